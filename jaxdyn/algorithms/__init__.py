@@ -1,0 +1,1 @@
+"""The algorithms: pure functions of ``(model, state...)`` for one sample."""

@@ -1,0 +1,141 @@
+"""Articulated-body forward dynamics as Kalman filter + Bryson-Frazier smoother (seed 000
+Result 8.1, (8.1)-(8.13); Featherstone's ABA, seed 002 section 1.6).
+
+Three sweeps: a scatter of velocities and bias terms, the inward Riccati *gather* of articulated
+inertias ``P`` and residual forces ``z`` (the filter), and the outward *scatter* of
+accelerations (the smoother).
+
+Glossary (seed 000 / Featherstone): P = IA articulated inertia (P^-), Pa = P+ = I^a, z = pA
+(z^-), za = z^+ = p^a, U = P S (= P H^T), D = S^T P S (+ armature), e = tau - S^T z
+(innovations e^-), c = v x S qd (eta), G = U D^-1 (Kalman gain).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .. import spatial, tree
+from ..model import Model
+from .common import check, joint_data, world_motion
+from .rnea import _smul, _stmul
+
+
+def _solve(D, x):
+    """``D^-1 x`` for the small joint-space blocks (k = 1: a division)."""
+    if D.shape[-1] == 1:
+        return x / D[..., 0]
+    return jnp.linalg.solve(D, x[..., None])[..., 0]
+
+
+def _inv(D):
+    if D.shape[-1] == 1:
+        return 1.0 / D
+    return jnp.linalg.inv(D)
+
+
+class ArticulatedQuantities(NamedTuple):
+    """Outputs of the Riccati gather, per scanned link (leading axis n; root separately).
+
+    P ``(6,6)`` articulated inertia about the joint (P^-); Pa ``(6,6)`` P^+ handed to the parent
+    (before the transform); z, za ``(6,)`` residual forces z^-, z^+; U = P S ``(6,k)``;
+    Dinv ``(k,k)``; e ``(k,)`` innovations tau - S^T z^- (seed 000 (8.6)); c ``(6,)`` bias
+    acceleration eta.
+    """
+
+    P: jnp.ndarray
+    Pa: jnp.ndarray
+    z: jnp.ndarray
+    za: jnp.ndarray
+    U: jnp.ndarray
+    Dinv: jnp.ndarray
+    e: jnp.ndarray
+    c: jnp.ndarray
+
+
+class ABAResult(NamedTuple):
+    qdd: Float[Array, " nv"]
+    a: Float[Array, "nb 6"]  # body accelerations (offset by -g when gravity is on)
+    v: Float[Array, "nb 6"]
+    link: ArticulatedQuantities
+    root: ArticulatedQuantities | None
+
+
+def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAResult:
+    """ABA returning the filter/smoother internals (see :class:`ArticulatedQuantities`).
+
+    Filter (inward, seed 000 (8.3)-(8.9), (8.24)): ``P = M + sum_children phi P+ phi^T``,
+    ``z = b + sum_children phi z+`` with ``b = v x* M v - f_ext`` (xi_k);
+    ``D = S^T P S``, ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``.
+    Smoother (outward, (8.11)-(8.13)): ``a' = phi^T a_parent + c``,
+    ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``.
+    """
+    check(model, "aba", q=q, qd=qd, tau=tau, f_ext=f_ext)
+    lay = model.layout
+    dtype = model.dtype
+    jd = joint_data(model, q)
+    I = model.body_inertias()
+    lb = lay.link_bodies
+    qd_l, qd_r = tree.v_to_link_values(lay, qd.astype(dtype))
+    tau_l, tau_r = tree.v_to_link_values(lay, tau.astype(dtype))
+    arm_l, arm_r = tree.v_to_link_values(lay, model.armature, pad=1.0)
+    if lay.k > 1:  # padded slots of 1-dof links get D = 1 (qdd = 0 there)
+        arm_l = jnp.where(jnp.asarray(lay.dof_mask), arm_l, 1.0)
+    fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else f_ext.astype(dtype)
+
+    # 1. scatter: velocities, bias accelerations c and bias forces b
+    def down_v(v_p, x):
+        X, S, qd_k = x
+        vJ = _smul(S, qd_k)
+        v = spatial.motion_to_child(X, v_p) + vJ
+        return v, spatial.cross_motion(v, vJ)
+
+    zero6 = jnp.zeros(6, dtype)
+    v, c_l, c_r = tree.scatter(lay, down_v, (jd.X, jd.S, qd_l), zero6,
+                               (jd.X_root, jd.S_root, qd_r) if lay.floating else None)
+    Iv = spatial.inertia_apply(I, v)
+    b = spatial.cross_force(v, Iv) - fe
+    P0 = spatial.inertia_matrix(I)
+
+    # 2. gather: Riccati recursion for articulated inertias (the Kalman filter)
+    def up(acc, x):
+        P, z = acc
+        X, S, tau_k, arm_k, c = x
+        U = P @ S
+        D = jnp.swapaxes(S, -1, -2) @ U + jnp.diag(arm_k)
+        Dinv = _inv(D)
+        e = tau_k - _stmul(S, z)
+        UDinv = U @ Dinv
+        Pa = P - UDinv @ U.T
+        za = z + Pa @ c + UDinv @ e
+        out = ArticulatedQuantities(P, Pa, z, za, U, Dinv, e, c)
+        return (spatial.matrix_inertia_to_parent(X, Pa), spatial.force_to_parent(X, za)), out
+
+    link_x = (jd.X, jd.S, tau_l, arm_l, c_l)
+    root_x = (jd.X_root, jd.S_root, tau_r, arm_r, c_r) if lay.floating else None
+    _, art_l, art_r = tree.gather(lay, up, (P0, b), link_x, root_x)
+
+    # 3. scatter: accelerations (the smoother)
+    def down_a(a_p, x):
+        X, S, art = x
+        a1 = spatial.motion_to_child(X, a_p) + art.c
+        qdd = art.Dinv @ (art.e - art.U.T @ a1)
+        return a1 + _smul(S, qdd), qdd
+
+    world = world_motion(model, dtype) if gravity else zero6
+    a, qdd_l, qdd_r = tree.scatter(lay, down_a, (jd.X, jd.S, art_l), world,
+                                   (jd.X_root, jd.S_root, art_r) if lay.floating else None)
+    qdd = tree.link_values_to_v(lay, qdd_l, qdd_r)
+    return ABAResult(qdd, a, v, art_l, art_r)
+
+
+def aba(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], tau: Float[Array, " nv"],
+        f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
+    """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` in O(N).
+
+    Args: q ``(nq,)``, qd ``(nv,)``, tau ``(nv,)``; f_ext optional ``(nb, 6)`` body wrenches
+    ``[moment; force]`` in body coordinates. Returns qdd ``(nv,)``.
+    """
+    return aba_full(model, q, qd, tau, f_ext).qdd

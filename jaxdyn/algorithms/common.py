@@ -1,0 +1,60 @@
+"""Per-sample joint data shared by the algorithms, and argument checks."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import jax.numpy as jnp
+
+from .. import joints, spatial, tree
+from ..model import Model
+
+
+class JointData(NamedTuple):
+    """Joint transforms and motion subspaces for one configuration.
+
+    X: placements of the scanned links in their parents (``phi^T(k+1, k)`` of seed 000, compact);
+    S: their motion subspaces ``(n, 6, k)`` (seed 000's ``H^T``);
+    X_root, S_root: the free root's pose in the world and ``S = 1_6`` (floating base only).
+    """
+
+    X: spatial.Pose
+    S: jnp.ndarray
+    X_root: Optional[spatial.Pose]
+    S_root: Optional[jnp.ndarray]
+
+
+def joint_data(model: Model, q) -> JointData:
+    lay = model.layout
+    lb = lay.link_bodies
+    axis = model.axis[lb]
+    placement = spatial.Pose(model.placement_R[lb], model.placement_p[lb])
+    X = joints.link_poses(lay, placement, axis, tree.q_to_link_values(lay, q).astype(axis.dtype))
+    S = joints.link_subspaces(lay, axis)
+    if lay.floating:
+        return JointData(X, S, joints.free_pose(q[:7].astype(axis.dtype)), joints.free_subspace(axis.dtype))
+    return JointData(X, S, None, None)
+
+
+def check(model: Model, fn: str, **args):
+    """Check trailing shapes of the named arguments (static, so free under jit).
+
+    Recognised names: q (nq), qd/qdd/tau/v/x/b (nv), f_ext (nb, 6).
+    """
+    sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
+    for name, x in args.items():
+        if x is None:
+            continue
+        want = sizes.get(name, (model.nv,))
+        shape = jnp.shape(x)
+        if tuple(shape) != want:
+            raise ValueError(
+                f"{fn}: argument '{name}' has shape {tuple(shape)}, expected {want} for model "
+                f"'{model.name}' (nq={model.nq}, nv={model.nv}, nb={model.nb}); batch with jax.vmap"
+            )
+
+
+def world_motion(model: Model, dtype):
+    """The world's spatial acceleration that stands in for gravity: ``[0; -g]`` (seed 000 R3:
+    the base boundary condition lambda_N^+ = [0; -g])."""
+    return jnp.concatenate([jnp.zeros(3, dtype), -model.gravity.astype(dtype)])

@@ -1,0 +1,44 @@
+"""Composite-rigid-body algorithm: the joint-space mass matrix (seed 000 (7.7)-(7.11)).
+
+Rodriguez writes ``M_{k,i} = H_k R_{k,i} H_i^T`` with ``R_{k,i} = phi_{k,i} R_{i,i}`` for
+``i <= k`` and ``R_{i,i}`` the composite inertia from the "Lyapunov-like" recursion
+``R_{k+1,k+1} = phi R_{k,k} phi^T + M_{k+1}`` (7.8)-(7.9). Expressed in world coordinates every
+``phi`` is absorbed into the coordinates: the composite inertia of a subtree is a plain sum of
+its bodies' world-frame inertias (a gather), and ``M[r, c] = S_r^T Ic_{b(c)} S_c`` whenever the
+body of dof r is an ancestor of (or equal to) the body of dof c. The last step is one dense
+``S^T F`` product, which is what a GPU does best; cost O(N) for the gather plus O(N^2) entries.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .. import spatial, tree
+from ..model import Model
+from .common import check
+from .kinematics import dof_motions_world
+
+
+def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
+    """Composite inertia of the subtree of every body, world coordinates about the world
+    origin (``R_{k,k}`` of seed 000 (7.8)-(7.9), in the world frame)."""
+    check(model, "composite_inertias_world", q=q)
+    _, poses = dof_motions_world(model, q)
+    Iw = spatial.inertia_to_parent(poses, model.body_inertias())
+    return tree.subtree_sum(model.layout, Iw)
+
+
+def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
+    """The joint-space mass matrix ``M(q)`` (symmetric positive definite), ``+ diag(armature)``."""
+    check(model, "crba", q=q)
+    lay = model.layout
+    Sw, poses = dof_motions_world(model, q)  # (6, nv)
+    Iw = spatial.inertia_to_parent(poses, model.body_inertias())
+    Ic = tree.subtree_sum(lay, Iw)
+    db = lay.dof_body
+    F = spatial.inertia_apply(spatial.RigidInertia(Ic.m[db], Ic.h[db], Ic.Ibar[db]), Sw.T)  # (nv, 6)
+    G = Sw.T @ F.T  # G[r, c] = S_r . (Ic_{b(c)} S_c)
+    anc = jnp.asarray(lay.ancestor[db][:, db])  # anc[r, c]: body(r) ancestor-or-self of body(c)
+    M = jnp.where(anc, G, jnp.where(anc.T, G.T, 0.0))
+    return M + jnp.diag(model.armature)

@@ -1,0 +1,159 @@
+"""Forward kinematics, body velocities and accelerations, frame Jacobians and their time
+derivatives, centre of mass and its Jacobian.
+
+Jacobian reference frames (Pinocchio's names; rows ``[angular; linear]``):
+``"local"`` (frame axes, about the frame origin), ``"world"`` (world axes, about the world
+origin) and ``"local_world_aligned"`` (world axes, about the frame origin).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from .. import spatial, tree
+from ..configuration import configuration_derivative
+from ..model import Model
+from .common import check, joint_data
+from .rnea import rnea_full
+
+REFERENCES = ("local", "world", "local_world_aligned")
+
+
+def forward_kinematics(model: Model, q: Float[Array, " nq"]) -> spatial.Pose:
+    """World placement of every body frame: ``Pose(R (nb,3,3), p (nb,3))`` (a scatter of
+    ``X_world,i = X_world,parent o X_parent,i``)."""
+    check(model, "forward_kinematics", q=q)
+    lay = model.layout
+    jd = joint_data(model, q)
+    world = spatial.identity_pose(model.dtype)
+
+    def down(parent, X):
+        Xw = spatial.compose(parent, X)
+        return Xw, None
+
+    poses, _, _ = tree.scatter(lay, down, jd.X, world, jd.X_root)
+    return poses
+
+
+def _with_world(poses: spatial.Pose) -> spatial.Pose:
+    eye = jnp.eye(3, dtype=poses.R.dtype)[None]
+    return spatial.Pose(jnp.concatenate([poses.R, eye]), jnp.concatenate([poses.p, jnp.zeros((1, 3), poses.p.dtype)]))
+
+
+def _frame_bodies(model: Model):
+    fb = np.array(model.topology.frame_bodies, np.int32)
+    return np.where(fb < 0, model.nb, fb)
+
+
+def frame_placements(model: Model, q: Float[Array, " nq"]) -> spatial.Pose:
+    """World placement of every named frame ``(nf, ...)`` (frames on the world stay fixed)."""
+    poses = _with_world(forward_kinematics(model, q))
+    fb = _frame_bodies(model)
+    return spatial.compose(spatial.Pose(poses.R[fb], poses.p[fb]), spatial.Pose(model.frame_R, model.frame_p))
+
+
+def frame_placement(model: Model, q, frame: str) -> spatial.Pose:
+    """World placement of one named frame."""
+    i = model.frame_index(frame)
+    Xb = _with_world(forward_kinematics(model, q))
+    b = _frame_bodies(model)[i]
+    return spatial.compose(spatial.Pose(Xb.R[b], Xb.p[b]), spatial.Pose(model.frame_R[i], model.frame_p[i]))
+
+
+def body_velocities(model: Model, q, qd) -> Float[Array, "nb 6"]:
+    """Spatial velocity of every body in its own frame ``[omega; v]`` (seed 000 (5.1)-(5.2))."""
+    z = jnp.zeros(model.nv, model.dtype)
+    return rnea_full(model, q, qd, z, gravity=False).v
+
+
+def body_accelerations(model: Model, q, qd, qdd) -> Float[Array, "nb 6"]:
+    """Spatial acceleration of every body in its own frame, without gravity (seed 000 (5.4)-(5.6);
+    the linear part is the body-frame derivative of ``v``, digest pitfall P6)."""
+    return rnea_full(model, q, qd, qdd, gravity=False).a
+
+
+def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Pose]:
+    """The motion subspace of every dof in world coordinates about the world origin (the
+    columns of the world Jacobian, ``phi^T H^T`` of seed 000 (7.2)), and the body poses."""
+    lay = model.layout
+    jd = joint_data(model, q)
+    poses = forward_kinematics(model, q)
+    lb = lay.link_bodies
+    link = spatial.motion_matrix_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S)  # (n, 6, k)
+    root = None
+    if lay.floating:
+        root = spatial.motion_matrix_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root).T  # (6dof, 6)
+    cols = tree.link_values_to_v(lay, jnp.swapaxes(link, -1, -2), root)  # (nv, 6)
+    return cols.T, poses
+
+
+def _jacobian_from_world(model: Model, Jw, Xf: spatial.Pose, body: int, reference: str):
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {REFERENCES}, got '{reference}'")
+    if body < model.nb:
+        mask = model.layout.ancestor[model.layout.dof_body, body]
+    else:
+        mask = np.zeros(model.nv, bool)
+    Jw = jnp.where(jnp.asarray(mask)[None, :], Jw, 0.0)
+    if reference == "world":
+        return Jw
+    ang, lin = Jw[:3], Jw[3:]
+    lin = lin + spatial.cross(ang.T, Xf.p[None, :]).T  # v_p = v_o + w x p
+    if reference == "local_world_aligned":
+        return jnp.concatenate([ang, lin], 0)
+    return jnp.concatenate([Xf.R.T @ ang, Xf.R.T @ lin], 0)
+
+
+def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: str = "local") -> Float[Array, "6 nv"]:
+    """Jacobian ``J`` of a named frame: its spatial velocity is ``J @ qd`` (rows ``[omega; v]``,
+    in the chosen ``reference``: "local", "world" or "local_world_aligned")."""
+    check(model, "frame_jacobian", q=q)
+    i = model.frame_index(frame)
+    Jw, poses = dof_motions_world(model, q)
+    b = int(_frame_bodies(model)[i])
+    Xb = _with_world(poses)
+    Xf = spatial.compose(spatial.Pose(Xb.R[b], Xb.p[b]), spatial.Pose(model.frame_R[i], model.frame_p[i]))
+    return _jacobian_from_world(model, Jw, Xf, b, reference)
+
+
+def body_jacobian(model: Model, q, body: str, reference: str = "local") -> Float[Array, "6 nv"]:
+    """Jacobian of a body frame (see :func:`frame_jacobian`)."""
+    check(model, "body_jacobian", q=q)
+    b = model.body_index(body)
+    Jw, poses = dof_motions_world(model, q)
+    return _jacobian_from_world(model, Jw, spatial.Pose(poses.R[b], poses.p[b]), b, reference)
+
+
+def frame_jacobian_time_derivative(model: Model, q, qd, frame: str, reference: str = "local") -> Float[Array, "6 nv"]:
+    """``dJ/dt`` along the motion ``qd``: the exact derivative of :func:`frame_jacobian` in the
+    same reference, by forward-mode differentiation along ``dq/dt`` (quaternion joints
+    included). ``J qdd + dJ qd`` is then the frame's acceleration in that reference (classical
+    for "local_world_aligned", spatial for "local")."""
+    check(model, "frame_jacobian_time_derivative", q=q, qd=qd)
+    qdot = configuration_derivative(model, q, qd)
+    return jax.jvp(lambda q_: frame_jacobian(model, q_, frame, reference), (q,), (qdot.astype(q.dtype),))[1]
+
+
+def center_of_mass(model: Model, q: Float[Array, " nq"]) -> Float[Array, " 3"]:
+    """World position of the centre of mass of all bodies (the world's own links excluded)."""
+    check(model, "center_of_mass", q=q)
+    poses = forward_kinematics(model, q)
+    c = spatial.transform_point(poses, model.com)
+    return jnp.sum(model.mass[:, None] * c, 0) / jnp.sum(model.mass)
+
+
+def center_of_mass_jacobian(model: Model, q: Float[Array, " nq"]) -> Float[Array, "3 nv"]:
+    """``Jcom`` with ``dcom/dt = Jcom qd``: column d is ``(m_sub lin_d + ang_d x h_sub) / m``,
+    with ``(m_sub, h_sub)`` the mass and first moment of the subtree moved by dof d (world
+    frame, from the composite inertias of seed 000 (7.8)-(7.9))."""
+    check(model, "center_of_mass_jacobian", q=q)
+    Jw, poses = dof_motions_world(model, q)
+    Iw = spatial.inertia_to_parent(poses, model.body_inertias())
+    comp = tree.subtree_sum(model.layout, Iw)
+    db = model.layout.dof_body
+    m_sub, h_sub = comp.m[db], comp.h[db]  # (nv,), (nv,3)
+    cols = m_sub[:, None] * Jw[3:].T + spatial.cross(Jw[:3].T, h_sub)
+    return cols.T / jnp.sum(model.mass)

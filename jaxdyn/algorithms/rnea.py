@@ -1,0 +1,117 @@
+"""Recursive Newton-Euler inverse dynamics (seed 000 section 7; seed 001 (4.2)).
+
+Glossary: X link placement in its parent, S motion subspace (``H^T``), v/a body spatial velocity
+and acceleration (``V``, ``lambda``), f spatial force (``x``), I body inertia (``M_k``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .. import spatial, tree
+from ..model import Model
+from .common import check, joint_data, world_motion
+
+
+def _smul(S, x):
+    """``S @ x`` for ``S (..., 6, k)`` and ``x (..., k)``."""
+    return jnp.sum(S * x[..., None, :], -1)
+
+
+def _stmul(S, f):
+    """``S^T @ f`` -> ``(..., k)``."""
+    return jnp.sum(S * f[..., :, None], -2)
+
+
+class RNEAResult(NamedTuple):
+    """tau ``(nv,)``; v, a ``(nb, 6)`` body velocities and accelerations (a offset by the
+    gravity acceleration when gravity is on); f ``(nb, 6)`` the joint wrenches ``x_k`` that each
+    parent exerts on its child, about the body origin in body coordinates (seed 000 R1)."""
+
+    tau: Float[Array, " nv"]
+    v: Float[Array, "nb 6"]
+    a: Float[Array, "nb 6"]
+    f: Float[Array, "nb 6"]
+
+
+def rnea_full(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True) -> RNEAResult:
+    """RNEA returning the intermediate quantities (see :class:`RNEAResult`).
+
+    Scatter (seed 000 (5.1)-(5.6)): ``v_k = X^-1 v_p + S qd``,
+    ``a_k = X^-1 a_p + S qdd + v_k x S qd`` (``eta_k``); world acceleration ``[0; -g]``.
+    Body forces (seed 000 (4.4)): ``f_k = I a_k + v_k x* I v_k - f_ext_k``.
+    Gather (seed 000 (4.1)-(4.3)): ``f_p += X* f_k``, ``tau_k = S^T f_k`` ((6.5)).
+    """
+    check(model, "rnea", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    lay = model.layout
+    dtype = model.dtype
+    jd = joint_data(model, q)
+    I = model.body_inertias()
+    lb = lay.link_bodies
+    qd_l, qd_r = tree.v_to_link_values(lay, qd.astype(dtype))
+    qdd_l, qdd_r = tree.v_to_link_values(lay, qdd.astype(dtype))
+    fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else f_ext.astype(dtype)
+    take = lambda tree_, idx: type(tree_)(*(x[idx] for x in tree_))
+
+    def down(parent, x):
+        X, S, qd_k, qdd_k, Ik, fe_k = x
+        v_p, a_p = parent
+        vJ = _smul(S, qd_k)
+        v = spatial.motion_to_child(X, v_p) + vJ
+        a = spatial.motion_to_child(X, a_p) + _smul(S, qdd_k) + spatial.cross_motion(v, vJ)
+        f = spatial.inertia_apply(Ik, a) + spatial.cross_force(v, spatial.inertia_apply(Ik, v)) - fe_k
+        return (v, a), f
+
+    zero6 = jnp.zeros(6, dtype)
+    world = (zero6, world_motion(model, dtype) if gravity else zero6)
+    link_x = (jd.X, jd.S, qd_l, qdd_l, take(I, lb), fe[lb])
+    root_x = (jd.X_root, jd.S_root, qd_r, qdd_r, take(I, 0), fe[0]) if lay.floating else None
+    (v, a), f_link, f_root = tree.scatter(lay, down, link_x, world, root_x)
+    f_body = jnp.zeros((model.nb, 6), dtype)
+    if len(lb):
+        f_body = f_body.at[lb].set(f_link)
+    if lay.floating:
+        f_body = f_body.at[0].set(f_root)
+
+    def up(f_k, x):
+        X, S = x
+        return spatial.force_to_parent(X, f_k), _stmul(S, f_k)
+
+    f, tau_l, tau_r = tree.gather(lay, up, f_body, (jd.X, jd.S), (jd.X_root, jd.S_root) if lay.floating else None)
+    tau = tree.link_values_to_v(lay, tau_l, tau_r) + model.armature * qdd
+    return RNEAResult(tau, v, a, f)
+
+
+def rnea(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"],
+         f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
+    """Inverse dynamics ``tau = M(q) qdd + C(q, qd) qd + g(q) - sum_k J_k^T f_ext_k``.
+
+    Args:
+      q ``(nq,)``, qd ``(nv,)``, qdd ``(nv,)``: state and joint accelerations (one sample; batch
+        with ``jax.vmap``).
+      f_ext: optional ``(nb, 6)`` external wrenches ``[moment; force]`` on each body, about the
+        body origin in body coordinates.
+
+    Returns: generalised forces ``(nv,)`` (for a free base: ``[moment; force]`` in the body frame).
+    """
+    return rnea_full(model, q, qd, qdd, f_ext).tau
+
+
+def bias_forces(model: Model, q, qd, f_ext=None) -> Float[Array, " nv"]:
+    """``C(q, qd) qd + g(q)`` (- external forces): RNEA with ``qdd = 0`` (seed 000 (7.11))."""
+    return rnea(model, q, qd, jnp.zeros_like(qd, dtype=model.dtype), f_ext)
+
+
+def gravity_torques(model: Model, q) -> Float[Array, " nv"]:
+    """``g(q)``: RNEA with zero velocity and acceleration."""
+    z = jnp.zeros(model.nv, model.dtype)
+    return rnea(model, q, z, z)
+
+
+def coriolis_torques(model: Model, q, qd) -> Float[Array, " nv"]:
+    """``C(q, qd) qd`` alone (no gravity)."""
+    z = jnp.zeros(model.nv, model.dtype)
+    return rnea_full(model, q, qd, z, gravity=False).tau

@@ -1,0 +1,330 @@
+"""URDF loader: standard-library XML only (no ROS, no Gazebo).
+
+* Fixed joints are merged: the child link's inertia is added to the moving body it hangs from
+  (as Pinocchio does) and the link becomes a named frame on that body. Links fixed to the world
+  (fixed-base models) are frames on the world and take no part in the dynamics.
+* Every URDF link is a named frame (``model.frame_names``); its body is the moving body it is
+  rigidly attached to.
+* Body ``i``'s frame is the frame of the child link of its joint; the joint axis is expressed
+  in that frame.
+* Joint order: depth-first from the root link, children in document order.
+* ``package://`` mesh references (and all geometry) are ignored.
+* Mimic joints: ``mimic="independent"`` (default, as Pinocchio's default) loads them as ordinary
+  independent joints; ``mimic="error"`` rejects them.
+* ``planar`` joints and ``floating`` joints below the root are rejected with a clear error; for a
+  floating base, pass ``floating_base=True``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..model import Model, Topology, make_model
+
+
+class URDFError(ValueError):
+    """A URDF that jaxdyn cannot load; the message names the element at fault."""
+
+
+def _floats(text, n, what):
+    try:
+        vals = [float(x) for x in text.split()]
+    except (AttributeError, ValueError):
+        raise URDFError(f"{what}: cannot parse {text!r} as {n} numbers") from None
+    if len(vals) != n or not all(math.isfinite(v) for v in vals):
+        raise URDFError(f"{what}: expected {n} finite numbers, got {text!r}")
+    return np.array(vals)
+
+
+def _rpy(r, p, y):
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    Ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    return Rz @ Ry @ Rx
+
+
+def _origin(elem, what):
+    o = elem.find("origin") if elem is not None else None
+    if o is None:
+        return np.eye(3), np.zeros(3)
+    xyz = _floats(o.get("xyz", "0 0 0"), 3, f"{what} <origin xyz>")
+    rpy = _floats(o.get("rpy", "0 0 0"), 3, f"{what} <origin rpy>")
+    return _rpy(*rpy), xyz
+
+
+def _attr_float(elem, name, default, what):
+    if elem is None or elem.get(name) is None:
+        return default
+    try:
+        v = float(elem.get(name))
+    except ValueError:
+        raise URDFError(f"{what}: attribute {name}={elem.get(name)!r} is not a number") from None
+    return v
+
+
+def _link_inertia(link):
+    """(mass, com, I_com) of a link in the link frame, validated."""
+    name = link.get("name")
+    inert = link.find("inertial")
+    if inert is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    what = f"link '{name}' <inertial>"
+    R, c = _origin(inert, what)
+    me = inert.find("mass")
+    m = _attr_float(me, "value", 0.0, what + " <mass>")
+    if not math.isfinite(m) or m < 0:
+        raise URDFError(f"{what}: mass must be a finite non-negative number, got {m}")
+    ie = inert.find("inertia")
+    g = lambda k: _attr_float(ie, k, 0.0, what + " <inertia>")
+    Il = np.array([[g("ixx"), g("ixy"), g("ixz")], [g("ixy"), g("iyy"), g("iyz")], [g("ixz"), g("iyz"), g("izz")]])
+    if not np.all(np.isfinite(Il)):
+        raise URDFError(f"{what}: inertia has non-finite entries")
+    scale = max(float(np.max(np.abs(Il))), 1e-300)
+    tol = 1e-9 * scale
+    ev = np.linalg.eigvalsh(Il)
+    if ev[0] < -tol:
+        raise URDFError(f"{what}: rotational inertia is not positive definite (eigenvalues {ev})")
+    a, b, cc = ev
+    if a + b < cc - 1e-6 * scale:
+        raise URDFError(
+            f"{what}: principal moments {ev} violate the triangle inequality (I1 + I2 >= I3): "
+            "no rigid body has this inertia"
+        )
+    if m == 0 and scale > 1e-300 and ev[-1] > 0:
+        raise URDFError(f"{what}: zero mass with non-zero rotational inertia")
+    return m, c, R @ Il @ R.T
+
+
+def _combine(m1, c1, I1, m2, c2, I2):
+    """Two rigid bodies (mass, COM, inertia about own COM, same frame) as one."""
+    m = m1 + m2
+    if m <= 0:
+        return 0.0, np.zeros(3), I1 + I2
+    c = (m1 * c1 + m2 * c2) / m
+
+    def shift(mm, cc):
+        d = cc - c
+        return mm * (d @ d * np.eye(3) - np.outer(d, d))
+
+    return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
+
+
+def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: str = "independent",
+              dtype=None, gravity=(0.0, 0.0, -9.81)) -> Model:
+    """Load a :class:`~jaxdyn.Model` from a URDF file path or an XML string.
+
+    Args:
+      source: a path to a ``.urdf`` file, or the XML text itself.
+      floating_base: give the root link a free-flyer joint (``q[:7] = [x, y, z, qw, qx, qy, qz]``).
+      mimic: ``"independent"`` (default) or ``"error"``; see the module docstring.
+      dtype: floating dtype of the model's arrays (default: JAX's default float).
+      gravity: world-frame gravity.
+
+    Raises:
+      URDFError: malformed XML, missing or duplicate links/joints, several roots, cycles,
+        unsupported joint types, invalid inertias, or moving bodies without mass (forward
+        dynamics would divide by zero). The message names the offending element.
+    """
+    if mimic not in ("independent", "error"):
+        raise ValueError(f"mimic must be 'independent' or 'error', got {mimic!r}")
+    text = str(source)
+    if not text.lstrip().startswith("<"):
+        if not os.path.exists(text):
+            raise URDFError(f"URDF file not found: {text}")
+        with open(text, encoding="utf-8") as fh:
+            text = fh.read()
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        raise URDFError(f"malformed URDF XML: {e}") from None
+    if root.tag != "robot":
+        raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
+    robot_name = root.get("name", "robot")
+
+    links = {}
+    for le in root.findall("link"):
+        n = le.get("name")
+        if not n:
+            raise URDFError("a <link> has no name")
+        if n in links:
+            raise URDFError(f"link '{n}' is defined twice")
+        links[n] = le
+    if not links:
+        raise URDFError("the URDF has no <link>")
+
+    joints_ = []
+    child_of = {}
+    names = set()
+    for je in root.findall("joint"):
+        n = je.get("name")
+        if not n:
+            raise URDFError("a <joint> has no name")
+        if n in names:
+            raise URDFError(f"joint '{n}' is defined twice")
+        names.add(n)
+        t = je.get("type")
+        pe, ce = je.find("parent"), je.find("child")
+        if pe is None or pe.get("link") is None:
+            raise URDFError(f"joint '{n}' has no <parent link=...>")
+        if ce is None or ce.get("link") is None:
+            raise URDFError(f"joint '{n}' has no <child link=...>")
+        p, c = pe.get("link"), ce.get("link")
+        for role, ln in (("parent", p), ("child", c)):
+            if ln not in links:
+                raise URDFError(f"joint '{n}': {role} link '{ln}' is not defined")
+        if t not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar"):
+            raise URDFError(f"joint '{n}': unknown joint type {t!r}")
+        if t == "planar":
+            raise URDFError(f"joint '{n}': type 'planar' is not supported by jaxdyn")
+        if t == "floating":
+            raise URDFError(
+                f"joint '{n}': 'floating' joints are not supported inside the tree; to give the root "
+                "link a free-flyer joint, remove this joint and load with floating_base=True"
+            )
+        if je.find("mimic") is not None and mimic == "error":
+            raise URDFError(f"joint '{n}' is a mimic joint of '{je.find('mimic').get('joint')}' (mimic='error')")
+        if c in child_of:
+            raise URDFError(f"link '{c}' is the child of two joints: '{child_of[c]}' and '{n}'")
+        child_of[c] = n
+        joints_.append((n, t, p, c, je))
+
+    roots = [ln for ln in links if ln not in child_of]
+    if len(roots) != 1:
+        if not roots:
+            raise URDFError("the URDF has no root link (every link has a parent): the joints form a cycle")
+        raise URDFError(f"the URDF has {len(roots)} root links ({', '.join(roots)}); expected one tree")
+    root_link = roots[0]
+    children = {ln: [] for ln in links}
+    for j in joints_:
+        children[j[2]].append(j)
+
+    # depth-first walk, merging fixed joints
+    body_parent, body_type, body_joint, body_name = [], [], [], []
+    pl_R, pl_p, axes = [], [], []
+    b_mass, b_com, b_I = [], [], []
+    lim_lo, lim_hi, vel, eff, damp, fric = [], [], [], [], [], []
+    frames = []  # (name, body, R, p)
+    owner = {}  # link -> (body, R_link_in_body, p_link_in_body)
+
+    def add_inertia(body, link_name, R, p):
+        m, c, I = _link_inertia(links[link_name])
+        if body < 0 or m == 0 and not np.any(I):
+            return
+        cb, Ib = R @ c + p, R @ I @ R.T
+        b_mass[body], b_com[body], b_I[body] = _combine(b_mass[body], b_com[body], b_I[body], m, cb, Ib)
+
+    def new_body(parent, jtype, jname, bname, R, p, ax):
+        body_parent.append(parent)
+        body_type.append(jtype)
+        body_joint.append(jname)
+        body_name.append(bname)
+        pl_R.append(R)
+        pl_p.append(p)
+        axes.append(ax)
+        b_mass.append(0.0)
+        b_com.append(np.zeros(3))
+        b_I.append(np.zeros((3, 3)))
+        return len(body_parent) - 1
+
+    if floating_base:
+        b = new_body(-1, "free", "root_joint", root_link, np.eye(3), np.zeros(3), np.zeros(3))
+        lim_lo += [-np.inf] * 7
+        lim_hi += [np.inf] * 7
+        vel += [np.inf] * 6
+        eff += [np.inf] * 6
+        damp += [0.0] * 6
+        fric += [0.0] * 6
+        owner[root_link] = (b, np.eye(3), np.zeros(3))
+        add_inertia(b, root_link, np.eye(3), np.zeros(3))
+    else:
+        owner[root_link] = (-1, np.eye(3), np.zeros(3))
+    frames.append((root_link, owner[root_link][0], np.eye(3), np.zeros(3)))
+
+    visited = {root_link}
+    stack = list(reversed(children[root_link]))
+    while stack:  # depth-first, children in document order; parents are created first
+        jn, t, p, c, je = stack.pop()
+        if c in visited:
+            raise URDFError(f"joint '{jn}' closes a cycle at link '{c}'")
+        visited.add(c)
+        stack.extend(reversed(children[c]))
+        pb, Rp, pp = owner[p]
+        Rj, pj = _origin(je, f"joint '{jn}'")
+        R, pos = Rp @ Rj, Rp @ pj + pp
+        if t == "fixed":
+            owner[c] = (pb, R, pos)
+            add_inertia(pb, c, R, pos)
+            frames.append((c, pb, R, pos))
+            continue
+        ax_e = je.find("axis")
+        ax = _floats(ax_e.get("xyz", "1 0 0"), 3, f"joint '{jn}' <axis>") if ax_e is not None else np.array([1.0, 0, 0])
+        nrm = np.linalg.norm(ax)
+        if nrm < 1e-12:
+            raise URDFError(f"joint '{jn}': the axis is zero")
+        b = new_body(pb, t, jn, c, R, pos, ax / nrm)
+        owner[c] = (b, np.eye(3), np.zeros(3))
+        add_inertia(b, c, np.eye(3), np.zeros(3))
+        frames.append((c, b, np.eye(3), np.zeros(3)))
+        le = je.find("limit")
+        lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>")
+        hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>")
+        if t == "continuous" or le is None or lo >= hi:
+            lo, hi = -np.inf, np.inf
+        v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>")
+        e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>")
+        lim_lo.append(lo)
+        lim_hi.append(hi)
+        vel.append(v_ if v_ > 0 else np.inf)
+        eff.append(e_ if e_ > 0 else np.inf)
+        de = je.find("dynamics")
+        damp.append(_attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>"))
+        fric.append(_attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>"))
+
+    if len(visited) != len(links):
+        missing = sorted(set(links) - visited)
+        raise URDFError(
+            f"links not reachable from the root link '{root_link}' (the joints among them form a "
+            f"cycle): {', '.join(missing)}"
+        )
+    if not body_parent:
+        raise URDFError("the URDF has no moving joint (and floating_base=False): nothing to simulate")
+
+    _check_massless(body_parent, body_type, body_joint, body_name, b_mass, b_I)
+    topo = Topology(
+        parents=tuple(body_parent), joint_types=tuple(body_type), joint_names=tuple(body_joint),
+        body_names=tuple(body_name), frame_names=tuple(f[0] for f in frames),
+        frame_bodies=tuple(f[1] for f in frames),
+    )
+    return make_model(
+        topo,
+        placement_R=np.array(pl_R), placement_p=np.array(pl_p), axis=np.array(axes),
+        mass=np.array(b_mass), com=np.array(b_com), inertia=np.array(b_I), gravity=gravity,
+        frame_R=np.array([f[2] for f in frames]), frame_p=np.array([f[3] for f in frames]),
+        q_lower=np.array(lim_lo), q_upper=np.array(lim_hi), velocity_limit=np.array(vel),
+        effort_limit=np.array(eff), damping=np.array(damp), friction=np.array(fric),
+        name=robot_name, dtype=dtype,
+    )
+
+
+def _check_massless(parents, types, jnames, bnames, mass, inertia):
+    """Reject moving bodies whose whole subtree has no mass and no inertia: the joint-space
+    articulated inertia ``D`` of seed 000 (8.5) would be zero and ABA would divide by zero."""
+    nb = len(parents)
+    sub_m = list(mass)
+    sub_I = [np.abs(I).sum() for I in inertia]
+    for b in range(nb - 1, -1, -1):
+        if parents[b] >= 0:
+            sub_m[parents[b]] += sub_m[b]
+            sub_I[parents[b]] += sub_I[b]
+    for b in range(nb):
+        if sub_m[b] <= 0 and sub_I[b] <= 0:
+            raise URDFError(
+                f"joint '{jnames[b]}' moves link '{bnames[b]}', which carries no mass or inertia "
+                "(nor does anything attached to it): forward dynamics would divide by zero. Give the "
+                "link an <inertial>, or make the joint fixed."
+            )

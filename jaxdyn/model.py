@@ -1,0 +1,323 @@
+"""The robot model: static topology plus array leaves for every number.
+
+``Model`` is an ``equinox.Module``. Its topology (parents, joint types, names) is static and
+hashable; every physical number (placements, axes, masses, centres of mass, inertias, gravity,
+limits) is an array leaf, so ``jax.grad`` with respect to the model and ``jax.vmap`` over a batch
+of models work with no extra code.
+
+Bodies are numbered in depth-first order (a parent always precedes its children). Body ``i`` is
+moved by joint ``i``; ``parents[i] == -1`` means the world. A floating-base model has exactly one
+``free`` joint, on body 0. The layout of ``q`` and ``qd`` follows the body order, joint by joint:
+``joint_nq`` and ``joint_nv`` give the sizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from . import joints, spatial
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """Static, hashable description of the kinematic tree (tuples only)."""
+
+    parents: tuple[int, ...]
+    joint_types: tuple[str, ...]
+    joint_names: tuple[str, ...]
+    body_names: tuple[str, ...]
+    frame_names: tuple[str, ...] = ()
+    frame_bodies: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        nb = len(self.parents)
+        for name, seq in (("joint_types", self.joint_types), ("joint_names", self.joint_names),
+                          ("body_names", self.body_names)):
+            if len(seq) != nb:
+                raise ValueError(f"Topology: {name} has {len(seq)} entries, parents has {nb}")
+        if len(self.frame_names) != len(self.frame_bodies):
+            raise ValueError("Topology: frame_names and frame_bodies differ in length")
+        for i, (p, t, n) in enumerate(zip(self.parents, self.joint_types, self.joint_names)):
+            if t not in joints.TYPES:
+                raise ValueError(f"joint '{n}': unsupported joint type '{t}' (supported: {joints.TYPES})")
+            if not -1 <= p < i:
+                raise ValueError(f"joint '{n}': parent body {p} must precede body {i} (depth-first order)")
+            if t == "free" and (i != 0 or p != -1):
+                raise ValueError(f"joint '{n}': a free joint is only supported on the root body 0")
+        if len(set(self.joint_names)) != nb:
+            raise ValueError("Topology: joint names are not unique")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Layout:
+    """Index arrays derived from a :class:`Topology` (numpy, computed once per topology)."""
+
+    nb: int
+    nq: int
+    nv: int
+    floating: bool
+    k: int  # dof slots per scanned link: 1, or 3 when a spherical joint is present
+    qw: int  # q slots per scanned link: 1, or 4
+    joint_nq: tuple[int, ...]
+    joint_nv: tuple[int, ...]
+    q_start: np.ndarray
+    v_start: np.ndarray
+    link_bodies: np.ndarray  # (n,) bodies handled by the scan (all but a free root)
+    link_parent: np.ndarray  # (n,) parent body, world -> nb
+    link_q: np.ndarray  # (n, qw) indices into q padded with one zero (pad = nq)
+    link_v: np.ndarray  # (n, k) indices into v padded with one zero (pad = nv)
+    dof_mask: np.ndarray  # (n, k)
+    is_rev: np.ndarray
+    is_pri: np.ndarray
+    is_sph: np.ndarray
+    any_pri: bool
+    any_sph: bool
+    v_gather: np.ndarray  # (nv,) positions in concat([root (6 if floating)], link (n*k))
+    dof_body: np.ndarray  # (nv,)
+    ancestor: np.ndarray  # (nb, nb) bool, ancestor[a, b]: a is b or an ancestor of b
+    depth: np.ndarray  # (nb,)
+
+
+@functools.lru_cache(maxsize=256)
+def layout(topo: Topology) -> Layout:
+    nb = len(topo.parents)
+    jnq = tuple(joints.NQ[t] for t in topo.joint_types)
+    jnv = tuple(joints.NV[t] for t in topo.joint_types)
+    q_start = np.concatenate([[0], np.cumsum(jnq)[:-1]]).astype(np.int32) if nb else np.zeros(0, np.int32)
+    v_start = np.concatenate([[0], np.cumsum(jnv)[:-1]]).astype(np.int32) if nb else np.zeros(0, np.int32)
+    nq, nv = int(sum(jnq)), int(sum(jnv))
+    floating = nb > 0 and topo.joint_types[0] == "free"
+    link_bodies = np.arange(1 if floating else 0, nb, dtype=np.int32)
+    types = [topo.joint_types[b] for b in link_bodies]
+    any_sph = "spherical" in types
+    k, qw = (3, 4) if any_sph else (1, 1)
+    n = len(link_bodies)
+    link_q = np.full((n, qw), nq, np.int32)
+    link_v = np.full((n, k), nv, np.int32)
+    dof_mask = np.zeros((n, k), bool)
+    for j, b in enumerate(link_bodies):
+        link_q[j, : jnq[b]] = q_start[b] + np.arange(jnq[b])
+        link_v[j, : jnv[b]] = v_start[b] + np.arange(jnv[b])
+        dof_mask[j, : jnv[b]] = True
+    base = 6 if floating else 0
+    v_gather = np.zeros(nv, np.int32)
+    if floating:
+        v_gather[:6] = np.arange(6)
+    for j, b in enumerate(link_bodies):
+        for c in range(jnv[b]):
+            v_gather[v_start[b] + c] = base + j * k + c
+    dof_body = np.concatenate([np.full(jnv[b], b) for b in range(nb)]).astype(np.int32) if nb else np.zeros(0, np.int32)
+    anc = np.eye(nb, dtype=bool)
+    depth = np.zeros(nb, np.int32)
+    for b in range(nb):
+        p = topo.parents[b]
+        if p >= 0:
+            anc[:, b] |= anc[:, p]
+            depth[b] = depth[p] + 1
+    parents = np.array(topo.parents, np.int32)
+    link_parent = np.where(parents[link_bodies] < 0, nb, parents[link_bodies]).astype(np.int32)
+    return Layout(
+        nb=nb, nq=nq, nv=nv, floating=floating, k=k, qw=qw, joint_nq=jnq, joint_nv=jnv,
+        q_start=q_start, v_start=v_start, link_bodies=link_bodies, link_parent=link_parent,
+        link_q=link_q, link_v=link_v, dof_mask=dof_mask,
+        is_rev=np.array([t in ("revolute", "continuous") for t in types], bool),
+        is_pri=np.array([t == "prismatic" for t in types], bool),
+        is_sph=np.array([t == "spherical" for t in types], bool),
+        any_pri="prismatic" in types, any_sph=any_sph,
+        v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth,
+    )
+
+
+class Model(eqx.Module):
+    """A rigid multibody tree.
+
+    Array leaves (``nb`` bodies, ``nf`` frames):
+      placement_R, placement_p: ``(nb,3,3)``, ``(nb,3)`` joint frame in the parent body frame
+        (identity for a free root);
+      axis: ``(nb,3)`` unit joint axis in the joint frame (unused for spherical/free);
+      mass ``(nb,)``, com ``(nb,3)``, inertia ``(nb,3,3)``: body mass, centre of mass and
+        rotational inertia about the centre of mass, in the body frame;
+      gravity ``(3,)`` in the world frame;
+      frame_R, frame_p: ``(nf,3,3)``, ``(nf,3)`` named frames in their body's frame;
+      q_lower, q_upper ``(nq,)``; velocity_limit, effort_limit, damping, friction, armature
+        ``(nv,)``. Armature enters the mass matrix as ``M + diag(armature)``.
+    """
+
+    topology: Topology = eqx.field(static=True)
+    placement_R: Float[Array, "nb 3 3"]
+    placement_p: Float[Array, "nb 3"]
+    axis: Float[Array, "nb 3"]
+    mass: Float[Array, " nb"]
+    com: Float[Array, "nb 3"]
+    inertia: Float[Array, "nb 3 3"]
+    gravity: Float[Array, " 3"]
+    frame_R: Float[Array, "nf 3 3"]
+    frame_p: Float[Array, "nf 3"]
+    q_lower: Float[Array, " nq"]
+    q_upper: Float[Array, " nq"]
+    velocity_limit: Float[Array, " nv"]
+    effort_limit: Float[Array, " nv"]
+    damping: Float[Array, " nv"]
+    friction: Float[Array, " nv"]
+    armature: Float[Array, " nv"]
+    name: str = eqx.field(static=True, default="robot")
+
+    # -- static layout ------------------------------------------------------------------------
+    @property
+    def layout(self) -> Layout:
+        return layout(self.topology)
+
+    @property
+    def nq(self) -> int:
+        return self.layout.nq
+
+    @property
+    def nv(self) -> int:
+        return self.layout.nv
+
+    @property
+    def nb(self) -> int:
+        return len(self.topology.parents)
+
+    @property
+    def floating_base(self) -> bool:
+        return self.layout.floating
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.topology.joint_names
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        return self.topology.body_names
+
+    @property
+    def frame_names(self) -> tuple[str, ...]:
+        return self.topology.frame_names
+
+    @property
+    def joint_types(self) -> tuple[str, ...]:
+        return self.topology.joint_types
+
+    @property
+    def parents(self) -> tuple[int, ...]:
+        return self.topology.parents
+
+    @property
+    def joint_nq(self) -> tuple[int, ...]:
+        return self.layout.joint_nq
+
+    @property
+    def joint_nv(self) -> tuple[int, ...]:
+        return self.layout.joint_nv
+
+    @property
+    def dtype(self):
+        return self.mass.dtype
+
+    def body_index(self, name: str) -> int:
+        try:
+            return self.topology.body_names.index(name)
+        except ValueError:
+            raise KeyError(f"no body named '{name}' (bodies: {', '.join(self.body_names)})") from None
+
+    def frame_index(self, name: str) -> int:
+        try:
+            return self.topology.frame_names.index(name)
+        except ValueError:
+            raise KeyError(f"no frame named '{name}' (frames: {', '.join(self.frame_names)})") from None
+
+    def joint_q_slice(self, name: str) -> slice:
+        j = self.joint_names.index(name)
+        s = int(self.layout.q_start[j])
+        return slice(s, s + self.joint_nq[j])
+
+    def joint_v_slice(self, name: str) -> slice:
+        j = self.joint_names.index(name)
+        s = int(self.layout.v_start[j])
+        return slice(s, s + self.joint_nv[j])
+
+    def astype(self, dtype) -> "Model":
+        """The same model with every floating-point leaf cast to ``dtype``."""
+        return jax.tree_util.tree_map(
+            lambda x: x.astype(dtype) if eqx.is_array(x) and jnp.issubdtype(x.dtype, jnp.floating) else x, self
+        )
+
+    def body_inertias(self) -> spatial.RigidInertia:
+        """Spatial inertias of all bodies about their frame origins (compact, seed 000 (3.1))."""
+        return spatial.inertia_from_com(self.mass, self.com, self.inertia)
+
+    def __repr__(self):
+        return (f"Model(name={self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}, "
+                f"floating_base={self.floating_base}, dtype={self.dtype})")
+
+
+def make_model(
+    topology: Topology,
+    *,
+    placement_R,
+    placement_p,
+    axis,
+    mass,
+    com,
+    inertia,
+    gravity=(0.0, 0.0, -9.81),
+    frame_R=None,
+    frame_p=None,
+    q_lower=None,
+    q_upper=None,
+    velocity_limit=None,
+    effort_limit=None,
+    damping=None,
+    friction=None,
+    armature=None,
+    name: str = "robot",
+    dtype=None,
+) -> Model:
+    """Build a :class:`Model` from numbers (numpy or JAX), filling optional fields with defaults.
+
+    ``dtype`` defaults to float64 when ``jax_enable_x64`` is on, else float32 (the library never
+    changes that setting).
+    """
+    dtype = dtype or jnp.result_type(float)
+    lay = layout(topology)
+    nf = len(topology.frame_names)
+
+    def arr(x, shape, fill=0.0):
+        if x is None:
+            return jnp.full(shape, fill, dtype)
+        a = jnp.asarray(np.asarray(x, dtype=np.float64), dtype)
+        if a.shape != shape:
+            raise ValueError(f"make_model: expected shape {shape}, got {a.shape}")
+        return a
+
+    nb = lay.nb
+    ql = np.full(lay.nq, -np.inf) if q_lower is None else q_lower
+    qu = np.full(lay.nq, np.inf) if q_upper is None else q_upper
+    return Model(
+        topology=topology,
+        placement_R=arr(placement_R, (nb, 3, 3)),
+        placement_p=arr(placement_p, (nb, 3)),
+        axis=arr(axis, (nb, 3)),
+        mass=arr(mass, (nb,)),
+        com=arr(com, (nb, 3)),
+        inertia=arr(inertia, (nb, 3, 3)),
+        gravity=arr(gravity, (3,)),
+        frame_R=arr(np.zeros((0, 3, 3)) if frame_R is None and nf == 0 else frame_R, (nf, 3, 3)),
+        frame_p=arr(np.zeros((0, 3)) if frame_p is None and nf == 0 else frame_p, (nf, 3)),
+        q_lower=arr(ql, (lay.nq,)),
+        q_upper=arr(qu, (lay.nq,)),
+        velocity_limit=arr(velocity_limit, (lay.nv,), np.inf),
+        effort_limit=arr(effort_limit, (lay.nv,), np.inf),
+        damping=arr(damping, (lay.nv,)),
+        friction=arr(friction, (lay.nv,)),
+        armature=arr(armature, (lay.nv,)),
+        name=name,
+    )

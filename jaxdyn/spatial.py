@@ -1,0 +1,306 @@
+"""Spatial (6D) algebra with compact transforms.
+
+Conventions (used everywhere in jaxdyn, as in the seeds and in Featherstone):
+
+* motion vectors ``[angular; linear]`` = ``[omega; v]``, ``v`` the velocity of the point at the
+  frame origin;
+* force vectors ``[moment; force]`` = ``[n; f]``, ``n`` the moment about the frame origin;
+* a :class:`Pose` ``(R, p)`` is the placement of a frame B in a frame A: ``R`` maps B coordinates
+  to A coordinates and ``p`` is B's origin in A coordinates (Pinocchio's ``SE3``). Never stored as
+  a 6x6 matrix: ``X @ v`` is done with two 3x3 products and a cross product.
+* a rigid-body inertia is stored compactly as :class:`RigidInertia` ``(m, h, Ibar)``: mass, first
+  moment ``h = m c`` (c the centre of mass) and rotational inertia about the frame origin.
+  Articulated inertias are general symmetric 6x6 matrices (seed 000 (8.4): they are not rigid).
+
+Glossary: ``X`` pose/transform, ``v`` motion, ``f`` force, ``I`` inertia, ``S`` motion subspace.
+Rodriguez (seed 000) writes the force transform as ``phi`` and the motion transform as
+``phi^T``; :func:`force_to_parent` is ``phi(k+1, k)`` and :func:`motion_to_child` is
+``phi^T(k+1, k)`` (seed 000 (3.5)-(3.6), digest section 0).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+def skew(w: Float[Array, "... 3"]) -> Float[Array, "... 3 3"]:
+    """Cross-product matrix: ``skew(w) @ x == cross(w, x)``."""
+    x, y, z = w[..., 0], w[..., 1], w[..., 2]
+    o = jnp.zeros_like(x)
+    return jnp.stack(
+        [jnp.stack([o, -z, y], -1), jnp.stack([z, o, -x], -1), jnp.stack([-y, x, o], -1)], -2
+    )
+
+
+def cross(a, b):
+    """3D cross product written elementwise (fuses better than ``jnp.cross`` under vmap)."""
+    return jnp.stack(
+        [
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ],
+        -1,
+    )
+
+
+def mv(A, x):
+    """``A @ x`` for (..., 3, 3) x (..., 3), elementwise so that XLA fuses it."""
+    return jnp.sum(A * x[..., None, :], -1)
+
+
+def mtv(A, x):
+    """``A.T @ x`` for (..., 3, 3) x (..., 3)."""
+    return jnp.sum(A * x[..., :, None], -2)
+
+
+def mm(A, B):
+    """``A @ B`` for small matrices, elementwise (no batched GEMM call under vmap)."""
+    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], -2)
+
+
+def mtm(A, B):
+    """``A.T @ B`` for small matrices."""
+    return jnp.sum(A[..., :, :, None] * B[..., :, None, :], -3)
+
+
+def mmt(A, B):
+    """``A @ B.T`` for small matrices."""
+    return jnp.sum(A[..., :, None, :] * B[..., None, :, :], -1)
+
+
+class Pose(NamedTuple):
+    """Placement of frame B in frame A: rotation ``R`` (B->A coordinates), origin ``p`` (in A)."""
+
+    R: Float[Array, "... 3 3"]
+    p: Float[Array, "... 3"]
+
+
+def identity_pose(dtype=jnp.float32, batch_shape=()) -> Pose:
+    return Pose(
+        jnp.broadcast_to(jnp.eye(3, dtype=dtype), batch_shape + (3, 3)),
+        jnp.zeros(batch_shape + (3,), dtype),
+    )
+
+
+def compose(a: Pose, b: Pose) -> Pose:
+    """Placement of C in A from B in A (``a``) and C in B (``b``)."""
+    return Pose(mm(a.R, b.R), a.p + mv(a.R, b.p))
+
+
+def inverse(a: Pose) -> Pose:
+    """Placement of A in B from B in A."""
+    Rt = jnp.swapaxes(a.R, -1, -2)
+    return Pose(Rt, -mv(Rt, a.p))
+
+
+def transform_point(X: Pose, x):
+    """Coordinates in A of a point given in B."""
+    return mv(X.R, x) + X.p
+
+
+def motion_to_parent(X: Pose, m):
+    """Motion vector in B -> same motion in A (``AX_B m``; Pinocchio's ``act``)."""
+    w = mv(X.R, m[..., :3])
+    return jnp.concatenate([w, mv(X.R, m[..., 3:]) + cross(X.p, w)], -1)
+
+
+def motion_to_child(X: Pose, m):
+    """Motion vector in A -> same motion in B (``BX_A m``, seed 000's ``phi^T``)."""
+    w = m[..., :3]
+    return jnp.concatenate([mtv(X.R, w), mtv(X.R, m[..., 3:] - cross(X.p, w))], -1)
+
+
+def force_to_parent(X: Pose, f):
+    """Force vector in B -> same force in A (``AX*_B f``, seed 000's ``phi``)."""
+    fl = mv(X.R, f[..., 3:])
+    return jnp.concatenate([mv(X.R, f[..., :3]) + cross(X.p, fl), fl], -1)
+
+
+def force_to_child(X: Pose, f):
+    """Force vector in A -> same force in B."""
+    fl = f[..., 3:]
+    return jnp.concatenate([mtv(X.R, f[..., :3] - cross(X.p, fl)), mtv(X.R, fl)], -1)
+
+
+def motion_matrix_to_parent(X: Pose, S):
+    """Columns of a (..., 6, k) motion matrix from B to A."""
+    return _map_cols(motion_to_parent, X, S)
+
+
+def _map_cols(fn, X, S):
+    # S: (..., 6, k); apply fn column-wise by moving k to a batch axis.
+    cols = jnp.swapaxes(S, -1, -2)
+    Xb = Pose(X.R[..., None, :, :], X.p[..., None, :])
+    return jnp.swapaxes(fn(Xb, cols), -1, -2)
+
+
+def cross_motion(v, m):
+    """Spatial motion cross product ``v x m`` (seed 001 (5.5); Featherstone ``crm``)."""
+    w, vl = v[..., :3], v[..., 3:]
+    return jnp.concatenate([cross(w, m[..., :3]), cross(w, m[..., 3:]) + cross(vl, m[..., :3])], -1)
+
+
+def cross_force(v, f):
+    """Spatial force cross product ``v x* f`` (Featherstone ``crf``; ``-V~^T f`` in seed 001)."""
+    w, vl = v[..., :3], v[..., 3:]
+    return jnp.concatenate([cross(w, f[..., :3]) + cross(vl, f[..., 3:]), cross(w, f[..., 3:])], -1)
+
+
+class RigidInertia(NamedTuple):
+    """Rigid-body spatial inertia about a frame origin, compact: mass, first moment, inertia.
+
+    As a 6x6 matrix (seed 000 (3.1)): ``[[Ibar, skew(h)], [skew(h).T, m 1]]`` with ``h = m c``
+    and ``Ibar = I_com + m (|c|^2 1 - c c^T)`` (parallel-axis theorem, seed 000 after (4.9)).
+    """
+
+    m: Float[Array, "..."]
+    h: Float[Array, "... 3"]
+    Ibar: Float[Array, "... 3 3"]
+
+
+def inertia_from_com(m, c, I_com) -> RigidInertia:
+    """Rigid inertia about the frame origin from mass, COM and rotational inertia about the COM."""
+    cc = jnp.sum(c * c, -1)[..., None, None] * jnp.eye(3, dtype=c.dtype) - c[..., :, None] * c[..., None, :]
+    return RigidInertia(m, m[..., None] * c, I_com + m[..., None, None] * cc)
+
+
+def inertia_apply(I: RigidInertia, v):
+    """``I @ v`` -> force."""
+    w, vl = v[..., :3], v[..., 3:]
+    n = mv(I.Ibar, w) + cross(I.h, vl)
+    f = I.m[..., None] * vl - cross(I.h, w)
+    return jnp.concatenate([n, f], -1)
+
+
+def inertia_to_parent(X: Pose, I: RigidInertia) -> RigidInertia:
+    """Express a rigid inertia given in B in frame A (``X*_B I BX_A``), compactly."""
+    h = mv(X.R, I.h)
+    Ib = mm(mm(X.R, I.Ibar), jnp.swapaxes(X.R, -1, -2))
+    P, H = skew(X.p), skew(h)
+    hA = h + I.m[..., None] * X.p
+    IA = Ib - mm(P, skew(hA)) - mm(H, P)
+    return RigidInertia(I.m, hA, IA)
+
+
+def inertia_add(a: RigidInertia, b: RigidInertia) -> RigidInertia:
+    return RigidInertia(a.m + b.m, a.h + b.h, a.Ibar + b.Ibar)
+
+
+def inertia_matrix(I: RigidInertia) -> Float[Array, "... 6 6"]:
+    """The 6x6 matrix of a rigid inertia (used to seed articulated inertias)."""
+    H = skew(I.h)
+    m = I.m[..., None, None] * jnp.eye(3, dtype=I.h.dtype)
+    top = jnp.concatenate([I.Ibar, H], -1)
+    bot = jnp.concatenate([jnp.swapaxes(H, -1, -2), m], -1)
+    return jnp.concatenate([top, bot], -2)
+
+
+def matrix_inertia_to_parent(X: Pose, M: Float[Array, "... 6 6"]) -> Float[Array, "... 6 6"]:
+    """A general symmetric 6x6 inertia (e.g. articulated) from B to A: ``X* M X``.
+
+    Block form with ``M = [[A, B], [B^T, C]]`` and ``A', B', C'`` rotated by ``R``:
+    ``C_A = C'``, ``B_A = B' + p~ C'``, ``A_A = A' + p~ B'^T - B' p~ - p~ C' p~``.
+    """
+    R, Rt = X.R, jnp.swapaxes(X.R, -1, -2)
+    A, B, C = M[..., :3, :3], M[..., :3, 3:], M[..., 3:, 3:]
+    A1, B1, C1 = mm(mm(R, A), Rt), mm(mm(R, B), Rt), mm(mm(R, C), Rt)
+    P = skew(X.p)
+    PC = mm(P, C1)
+    Bn = B1 + PC
+    An = A1 + mm(P, jnp.swapaxes(B1, -1, -2)) - mm(B1, P) - mm(PC, P)
+    top = jnp.concatenate([An, Bn], -1)
+    bot = jnp.concatenate([jnp.swapaxes(Bn, -1, -2), C1], -1)
+    return jnp.concatenate([top, bot], -2)
+
+
+# --- rotations -----------------------------------------------------------------------------
+
+
+def rotation_axis_angle(axis: Float[Array, "... 3"], angle: Float[Array, "..."]):
+    """Rodrigues' formula for a unit ``axis``."""
+    K = skew(axis)
+    s, c = jnp.sin(angle)[..., None, None], jnp.cos(angle)[..., None, None]
+    return jnp.eye(3, dtype=axis.dtype) + s * K + (1.0 - c) * mm(K, K)
+
+
+def quat_to_rotation(q: Float[Array, "... 4"]) -> Float[Array, "... 3 3"]:
+    """Rotation matrix of a quaternion ``[w, x, y, z]`` (normalised here, so any non-zero q works)."""
+    q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return jnp.stack(
+        [
+            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+
+
+def quat_multiply(a, b):
+    """Hamilton product of quaternions ``[w, x, y, z]``."""
+    aw, av = a[..., :1], a[..., 1:]
+    bw, bv = b[..., :1], b[..., 1:]
+    w = aw * bw - jnp.sum(av * bv, -1, keepdims=True)
+    v = aw * bv + bw * av + cross(av, bv)
+    return jnp.concatenate([w, v], -1)
+
+
+def quat_conjugate(q):
+    return jnp.concatenate([q[..., :1], -q[..., 1:]], -1)
+
+
+def _safe_norm(x, eps):
+    n2 = jnp.sum(x * x, -1)
+    small = n2 < eps
+    return jnp.sqrt(jnp.where(small, 1.0, n2)), small, n2
+
+
+def quat_exp(w: Float[Array, "... 3"]) -> Float[Array, "... 4"]:
+    """Unit quaternion of the rotation vector ``w`` (``exp(w^)``), smooth at ``w = 0``."""
+    th, small, th2 = _safe_norm(w, 1e-12)
+    half = 0.5 * th
+    s = jnp.where(small, 0.5 - th2 / 48.0, jnp.sin(half) / th)
+    c = jnp.where(small, 1.0 - th2 / 8.0, jnp.cos(half))
+    return jnp.concatenate([c[..., None], s[..., None] * w], -1)
+
+
+def quat_log(q: Float[Array, "... 4"]) -> Float[Array, "... 3"]:
+    """Rotation vector of a unit quaternion, angle in [0, pi] (shortest rotation)."""
+    q = jnp.where(q[..., :1] < 0, -q, q)
+    v = q[..., 1:]
+    sn, small, sn2 = _safe_norm(v, 1e-12)
+    ang = 2.0 * jnp.arctan2(sn, q[..., 0])
+    scale = jnp.where(small, 2.0 / q[..., 0] * (1.0 - sn2 / (3.0 * q[..., 0] ** 2)), ang / sn)
+    return scale[..., None] * v
+
+
+def exp6(m: Float[Array, "... 6"]) -> tuple[Float[Array, "... 4"], Float[Array, "... 3"]]:
+    """SE(3) exponential of a twist ``[omega; v]``: returns (quaternion, translation).
+
+    ``p = V(omega) v`` with ``V = 1 + (1 - cos t)/t^2 w~ + (t - sin t)/t^3 w~^2`` (Rodrigues).
+    """
+    w, v = m[..., :3], m[..., 3:]
+    th, small, th2 = _safe_norm(w, 1e-10)
+    a = jnp.where(small, 0.5 - th2 / 24.0, (1.0 - jnp.cos(th)) / jnp.where(small, 1.0, th2))
+    b = jnp.where(small, 1.0 / 6.0 - th2 / 120.0, (th - jnp.sin(th)) / jnp.where(small, 1.0, th2 * th))
+    wv = cross(w, v)
+    p = v + a[..., None] * wv + b[..., None] * cross(w, wv)
+    return quat_exp(w), p
+
+
+def log6(quat, p) -> Float[Array, "... 6"]:
+    """Inverse of :func:`exp6`: twist ``[omega; v]`` with ``exp6(twist) == (quat, p)``."""
+    w = quat_log(quat)
+    th, small, th2 = _safe_norm(w, 1e-10)
+    safe_th = jnp.where(small, 1.0, th)
+    # V^-1 = 1 - w~/2 + c w~^2, c = (1 - t sin t / (2 (1 - cos t))) / t^2
+    c_big = (1.0 - safe_th * jnp.sin(safe_th) / (2.0 * (1.0 - jnp.cos(safe_th)))) / (safe_th**2)
+    c = jnp.where(small, 1.0 / 12.0 + th2 / 720.0, c_big)
+    wp = cross(w, p)
+    v = p - 0.5 * wp + c[..., None] * cross(w, wp)
+    return jnp.concatenate([w, v], -1)
