@@ -26,6 +26,8 @@ from .algorithms.kinematics import (
     forward_kinematics,
     frame_jacobian,
     frame_jacobian_time_derivative,
+    frame_jacobians,
+    frame_jacobians_time_derivative,
     frame_placement,
     frame_placements,
 )

@@ -1,11 +1,19 @@
 """Every algorithm against stored Pinocchio values, all shipped robots, fixed and floating base."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxdyn
 from pinocchio_ref import CASES, Ref, swap6
+
+J = {name: jax.jit(getattr(jaxdyn, name)) for name in (
+    "rnea", "crba", "aba", "bias_forces", "gravity_torques", "forward_kinematics", "frame_placements",
+    "body_velocities", "body_accelerations", "kinetic_energy", "potential_energy", "center_of_mass",
+    "center_of_mass_jacobian", "centroidal_momentum", "integrate", "difference")}
+J["frame_jacobians"] = jax.jit(jaxdyn.frame_jacobians, static_argnames="reference")
+J["frame_jacobians_time_derivative"] = jax.jit(jaxdyn.frame_jacobians_time_derivative, static_argnames="reference")
 
 RTOL = 1e-9
 
@@ -30,13 +38,13 @@ def test_dynamics(ref):
     m = ref.model
     for k in range(ref.K):
         q, v, a, tau = ref.q(k), ref.vec(k, "v"), ref.vec(k, "a"), ref.vec(k, "tau")
-        close(jaxdyn.rnea(m, q, v, a), ref.vec(k, "rnea"))
-        close(jaxdyn.rnea(m, q, v, a, ref.fext(k)), ref.vec(k, "rnea_fext"))
-        close(jaxdyn.crba(m, q), ref.mat(k, "crba"))
-        close(jaxdyn.aba(m, q, v, tau), ref.vec(k, "aba"), rtol=1e-8)
-        close(jaxdyn.aba(m, q, v, tau, ref.fext(k)), ref.vec(k, "aba_fext"), rtol=1e-8)
-        close(jaxdyn.bias_forces(m, q, v), ref.vec(k, "nle"))
-        close(jaxdyn.gravity_torques(m, q), ref.vec(k, "gravity_torque"))
+        close(J["rnea"](m, q, v, a), ref.vec(k, "rnea"))
+        close(J["rnea"](m, q, v, a, ref.fext(k)), ref.vec(k, "rnea_fext"))
+        close(J["crba"](m, q), ref.mat(k, "crba"))
+        close(J["aba"](m, q, v, tau), ref.vec(k, "aba"), rtol=1e-8)
+        close(J["aba"](m, q, v, tau, ref.fext(k)), ref.vec(k, "aba_fext"), rtol=1e-8)
+        close(J["bias_forces"](m, q, v), ref.vec(k, "nle"))
+        close(J["gravity_torques"](m, q), ref.vec(k, "gravity_torque"))
 
 
 def test_kinematics(ref):
@@ -44,40 +52,44 @@ def test_kinematics(ref):
     fnames = list(d["frame_names"])
     for k in range(ref.K):
         q, v, a = ref.q(k), ref.vec(k, "v"), ref.vec(k, "a")
-        X = jaxdyn.forward_kinematics(m, q)
+        X = J["forward_kinematics"](m, q)
         R, p = ref.body_pose(k)
         close(X.R, R)
         close(X.p, p)
-        F = jaxdyn.frame_placements(m, q)
+        F = J["frame_placements"](m, q)
         for i, name in enumerate(m.frame_names):
             pi = [j for j, n in enumerate(fnames) if n == name and d["frame_types"][j] == "BODY"][0]
             close(F.R[i], d["oMf_R"][k][pi])
             close(F.p[i], d["oMf_p"][k][pi])
-        close(jaxdyn.body_velocities(m, q, v), ref.body_motion(k, "v_local"))
-        close(jaxdyn.body_accelerations(m, q, v, a), ref.body_motion(k, "a_local"))
+        close(J["body_velocities"](m, q, v), ref.body_motion(k, "v_local"))
+        close(J["body_accelerations"](m, q, v, a), ref.body_motion(k, "a_local"))
 
 
 def test_jacobians(ref):
     m, d = ref.model, ref.d
+    idx = [m.frame_index(str(n)) for n in d["jac_frame_names"]]
     pairs = [("J_local", "local"), ("J_world", "world"), ("J_lwa", "local_world_aligned")]
     for k in range(min(ref.K, 2)):
         q, v = ref.q(k), ref.vec(k, "v")
-        for i, name in enumerate(d["jac_frame_names"]):
-            for key, refname in pairs:
-                close(jaxdyn.frame_jacobian(m, q, str(name), refname), ref.jac(k, key, i))
-            for key, refname in [("dJ_local", "local"), ("dJ_lwa", "local_world_aligned")]:
-                close(jaxdyn.frame_jacobian_time_derivative(m, q, v, str(name), refname), ref.jac(k, key, i), rtol=1e-8)
+        for key, refname in pairs:
+            Js = J["frame_jacobians"](m, q, reference=refname)
+            for i, fi in enumerate(idx):
+                close(Js[fi], ref.jac(k, key, i))
+        for key, refname in [("dJ_local", "local"), ("dJ_lwa", "local_world_aligned")]:
+            dJs = J["frame_jacobians_time_derivative"](m, q, v, reference=refname)
+            for i, fi in enumerate(idx):
+                close(dJs[fi], ref.jac(k, key, i), rtol=1e-8)
 
 
 def test_energy_com_momentum(ref):
     m, d = ref.model, ref.d
     for k in range(ref.K):
         q, v = ref.q(k), ref.vec(k, "v")
-        close(jaxdyn.kinetic_energy(m, q, v), d["kinetic_energy"][k])
-        close(jaxdyn.potential_energy(m, q), d["potential_energy"][k])
-        close(jaxdyn.center_of_mass(m, q), d["com"][k])
-        close(jaxdyn.center_of_mass_jacobian(m, q), d["Jcom"][k][:, ref.pv])
-        close(jaxdyn.centroidal_momentum(m, q, v), swap6(d["hg"][k]))
+        close(J["kinetic_energy"](m, q, v), d["kinetic_energy"][k])
+        close(J["potential_energy"](m, q), d["potential_energy"][k])
+        close(J["center_of_mass"](m, q), d["com"][k])
+        close(J["center_of_mass_jacobian"](m, q), d["Jcom"][k][:, ref.pv])
+        close(J["centroidal_momentum"](m, q, v), swap6(d["hg"][k]))
 
 
 def test_integrate_difference(ref):
@@ -85,10 +97,10 @@ def test_integrate_difference(ref):
     dt = float(d["dt"])
     for k in range(ref.K):
         q, v = ref.q(k), ref.vec(k, "v")
-        qn = np.array(jaxdyn.integrate(m, q, v, dt))
+        qn = np.array(J["integrate"](m, q, v, dt))
         qr = ref.q(k, "q_next")
         if m.floating_base:  # quaternion sign is arbitrary
             s = np.sign(qn[3:7] @ qr[3:7])
             qn[3:7] *= s
         close(qn, qr)
-        close(jaxdyn.difference(m, q, ref.q(k, "q_next")), ref.vec(k, "q_diff"))
+        close(J["difference"](m, q, ref.q(k, "q_next")), ref.vec(k, "q_diff"))

@@ -90,21 +90,33 @@ def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Po
     return cols.T, poses
 
 
-def _jacobian_from_world(model: Model, Jw, Xf: spatial.Pose, body: int, reference: str):
+def _jacobians_from_world(model: Model, Jw, Xf: spatial.Pose, bodies, reference: str):
+    """Jacobians of frames (poses ``Xf``, leading axis m) on ``bodies`` (``nb`` = the world)."""
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got '{reference}'")
-    if body < model.nb:
-        mask = model.layout.ancestor[model.layout.dof_body, body]
-    else:
-        mask = np.zeros(model.nv, bool)
-    Jw = jnp.where(jnp.asarray(mask)[None, :], Jw, 0.0)
+    lay = model.layout
+    anc = np.concatenate([lay.ancestor, np.zeros((model.nb, 1), bool)], 1)  # world column: no dof
+    mask = anc[lay.dof_body][:, np.asarray(bodies)].T  # (m, nv)
+    J = jnp.where(jnp.asarray(mask)[:, None, :], Jw[None], 0.0)  # (m, 6, nv)
     if reference == "world":
-        return Jw
-    ang, lin = Jw[:3], Jw[3:]
-    lin = lin + spatial.cross(ang.T, Xf.p[None, :]).T  # v_p = v_o + w x p
-    if reference == "local_world_aligned":
-        return jnp.concatenate([ang, lin], 0)
-    return jnp.concatenate([Xf.R.T @ ang, Xf.R.T @ lin], 0)
+        return J
+    ang, lin = J[:, :3], J[:, 3:]
+    lin = lin + jnp.swapaxes(spatial.cross(jnp.swapaxes(ang, 1, 2), Xf.p[:, None, :]), 1, 2)  # v_p = v_o + w x p
+    if reference == "local":
+        Rt = jnp.swapaxes(Xf.R, 1, 2)
+        ang, lin = Rt @ ang, Rt @ lin
+    return jnp.concatenate([ang, lin], 1)
+
+
+def frame_jacobians(model: Model, q: Float[Array, " nq"], reference: str = "local") -> Float[Array, "nf 6 nv"]:
+    """Jacobians of all named frames at once: ``(nf, 6, nv)``, rows ``[omega; v]`` in the chosen
+    ``reference`` ("local", "world" or "local_world_aligned")."""
+    check(model, "frame_jacobians", q=q)
+    Jw, poses = dof_motions_world(model, q)
+    fb = _frame_bodies(model)
+    Xb = _with_world(poses)
+    Xf = spatial.compose(spatial.Pose(Xb.R[fb], Xb.p[fb]), spatial.Pose(model.frame_R, model.frame_p))
+    return _jacobians_from_world(model, Jw, Xf, fb, reference)
 
 
 def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: str = "local") -> Float[Array, "6 nv"]:
@@ -116,7 +128,7 @@ def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: 
     b = int(_frame_bodies(model)[i])
     Xb = _with_world(poses)
     Xf = spatial.compose(spatial.Pose(Xb.R[b], Xb.p[b]), spatial.Pose(model.frame_R[i], model.frame_p[i]))
-    return _jacobian_from_world(model, Jw, Xf, b, reference)
+    return _jacobians_from_world(model, Jw, spatial.Pose(Xf.R[None], Xf.p[None]), [b], reference)[0]
 
 
 def body_jacobian(model: Model, q, body: str, reference: str = "local") -> Float[Array, "6 nv"]:
@@ -124,7 +136,15 @@ def body_jacobian(model: Model, q, body: str, reference: str = "local") -> Float
     check(model, "body_jacobian", q=q)
     b = model.body_index(body)
     Jw, poses = dof_motions_world(model, q)
-    return _jacobian_from_world(model, Jw, spatial.Pose(poses.R[b], poses.p[b]), b, reference)
+    return _jacobians_from_world(model, Jw, spatial.Pose(poses.R[b][None], poses.p[b][None]), [b], reference)[0]
+
+
+def frame_jacobians_time_derivative(model: Model, q, qd, reference: str = "local") -> Float[Array, "nf 6 nv"]:
+    """Time derivatives of :func:`frame_jacobians` along ``qd`` (see
+    :func:`frame_jacobian_time_derivative`)."""
+    check(model, "frame_jacobians_time_derivative", q=q, qd=qd)
+    qdot = configuration_derivative(model, q, qd)
+    return jax.jvp(lambda q_: frame_jacobians(model, q_, reference), (q,), (qdot.astype(q.dtype),))[1]
 
 
 def frame_jacobian_time_derivative(model: Model, q, qd, frame: str, reference: str = "local") -> Float[Array, "6 nv"]:
