@@ -9,6 +9,7 @@ The library never changes global JAX settings: enable float64 yourself with
 
 from . import spatial
 from .algorithms.aba import aba, aba_full
+from .algorithms.common import check_state
 from .algorithms.crba import composite_inertias_world, crba
 from .algorithms.energy import (
     centroidal_momentum,

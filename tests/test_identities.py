@@ -51,7 +51,7 @@ def test_energy_balance(model):
     qdot = jaxdyn.configuration_derivative(model, q, qd)
     dE = jax.jvp(lambda x, y: energy(model, x, y), (q, qd), (qdot, qdd))[1]
     assert_close(dE, tau @ qd, 1e-9)
-    h = 1e-4
+    h = 1e-5
     ep = energy(model, jaxdyn.integrate(model, q, h * qd + 0.5 * h * h * qdd), qd + h * qdd)
     em = energy(model, jaxdyn.integrate(model, q, -h * qd + 0.5 * h * h * qdd), qd - h * qdd)
     np.testing.assert_allclose((ep - em) / (2 * h), tau @ qd, rtol=1e-5, atol=1e-6)

@@ -58,3 +58,34 @@ def world_motion(model: Model, dtype):
     """The world's spatial acceleration that stands in for gravity: ``[0; -g]`` (seed 000 R3:
     the base boundary condition lambda_N^+ = [0; -g])."""
     return jnp.concatenate([jnp.zeros(3, dtype), -model.gravity.astype(dtype)])
+
+
+def check_state(model: Model, q, qd=None, qdd=None, tau=None, f_ext=None, quaternion_tol: float = 1e-3):
+    """Eagerly validate a (single or batched) state before handing it to the jitted kernels.
+
+    Checks trailing shapes, that every entry is finite (naming the argument and the first bad
+    index) and that the quaternions in ``q`` have unit norm. Not traceable (it reads values);
+    the kernels themselves never branch on data.
+    """
+    import numpy as np
+
+    args = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "f_ext": f_ext}
+    for name, x in args.items():
+        if x is None:
+            continue
+        want = (model.nq,) if name == "q" else (model.nb, 6) if name == "f_ext" else (model.nv,)
+        arr = np.asarray(x)
+        if arr.shape[arr.ndim - len(want):] != want:
+            raise ValueError(f"check_state: argument '{name}' has shape {arr.shape}, expected (..., {', '.join(map(str, want))})")
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            idx = np.argwhere(bad)[0]
+            raise ValueError(f"check_state: argument '{name}' contains NaN or inf at index {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])}")
+    lay = model.layout
+    qa = np.asarray(q)
+    for j, t in enumerate(model.joint_types):
+        if t in ("spherical", "free"):
+            s = int(lay.q_start[j]) + (3 if t == "free" else 0)
+            n = np.linalg.norm(qa[..., s:s + 4], axis=-1)
+            if np.any(np.abs(n - 1) > quaternion_tol):
+                raise ValueError(f"check_state: the quaternion of joint '{model.joint_names[j]}' (q[{s}:{s + 4}]) is not unit norm")

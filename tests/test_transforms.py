@@ -1,0 +1,101 @@
+"""jit, vmap (over states and over models), grad/jacfwd/jacrev (check_grads), float32."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import jaxdyn
+from jaxdyn import builders
+from helpers import aba, assert_close, crba, rnea, state, zoo
+
+
+def test_vmap_over_states_equals_loop():
+    model = zoo("tree_mixed_float")
+    keys = jax.random.split(jax.random.PRNGKey(0), 5)
+    qs = jax.vmap(lambda k: jaxdyn.random_configuration(model, k))(keys)
+    qd = jax.random.normal(keys[0], (5, model.nv))
+    tau = jax.random.normal(keys[1], (5, model.nv))
+    batched = jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))(model, qs, qd, tau)
+    for i in range(5):
+        assert_close(batched[i], aba(model, qs[i], qd[i], tau[i]), 1e-12)
+    Mb = jax.jit(jax.vmap(jaxdyn.crba, in_axes=(None, 0)))(model, qs)
+    assert_close(Mb[3], crba(model, qs[3]), 1e-12)
+
+
+def test_vmap_over_models():
+    """A batch of models with different masses: vmap over the Model pytree."""
+    base = zoo("chain_mixed")
+    scales = jnp.array([0.5, 1.0, 2.0])
+    models = jax.vmap(lambda s: jaxdyn.Model(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
+                                                 "mass": base.mass * s}))(scales)
+    q, qd, qdd, _ = state(base)
+    taus = jax.vmap(jaxdyn.rnea, in_axes=(0, None, None, None))(models, q, qd, qdd)
+    for i, s in enumerate(scales):
+        mi = jax.tree_util.tree_map(lambda x: x[i] if isinstance(x, jax.Array) else x, models)
+        assert_close(taus[i], rnea(mi, q, qd, qdd), 1e-12)
+    assert not np.allclose(taus[0], taus[2])
+
+
+@pytest.mark.parametrize("name", ["chain_mixed_float", "tree_rev_pri"])
+def test_check_grads_state(name):
+    model = zoo(name)
+    q, qd, qdd, tau = state(model)
+    check_grads(lambda q_, v_, a_: jaxdyn.rnea(model, q_, v_, a_), (q, qd, qdd), order=1, modes=("fwd", "rev"))
+    check_grads(lambda q_, v_, t_: jaxdyn.aba(model, q_, v_, t_), (q, qd, tau), order=1, modes=("fwd", "rev"))
+    check_grads(lambda q_: jaxdyn.crba(model, q_), (q,), order=1, modes=("fwd", "rev"))
+    check_grads(lambda q_, v_: jaxdyn.kinetic_energy(model, q_, v_) + jaxdyn.potential_energy(model, q_),
+                (q, qd), order=1, modes=("fwd", "rev"))
+    frame = model.frame_names[-1]
+    check_grads(lambda q_: jaxdyn.frame_jacobian(model, q_, frame, "local_world_aligned"), (q,), order=1, modes=("rev",))
+    check_grads(lambda q_: jaxdyn.center_of_mass(model, q_), (q,), order=1, modes=("rev",))
+
+
+def test_grad_wrt_model_parameters():
+    """d tau / d (mass, com, inertia, placements) by check_grads, and jacfwd == jacrev."""
+    model = zoo("tree_mixed")
+    q, qd, qdd, tau = state(model)
+
+    def f(mass, com, inertia, pp):
+        m = jaxdyn.Model(**{**{f: getattr(model, f) for f in model.__dataclass_fields__},
+                            "mass": mass, "com": com, "inertia": inertia, "placement_p": pp})
+        return jaxdyn.rnea(m, q, qd, qdd), jaxdyn.aba(m, q, qd, tau)
+
+    args = (model.mass, model.com, model.inertia, model.placement_p)
+    check_grads(f, args, order=1, modes=("fwd", "rev"), eps=1e-6)
+    jf = jax.jacfwd(lambda mass: f(mass, *args[1:])[1])(model.mass)
+    jr = jax.jacrev(lambda mass: f(mass, *args[1:])[1])(model.mass)
+    assert_close(jf, jr, 1e-10)
+    # rnea is linear in the inertial parameters: tau(2 * params) = 2 * tau(params)
+    t1 = f(*args)[0]
+    t2 = f(2 * model.mass, model.com, 2 * model.inertia, model.placement_p)[0]
+    assert_close(t2, 2 * t1, 1e-10)
+
+
+@pytest.mark.parametrize("name", ["panda", "solo12", "tree_mixed_float"])
+def test_float32_matches_float64(name):
+    m64 = zoo(name)
+    m32 = m64.astype(jnp.float32)
+    assert m32.dtype == jnp.float32
+    worst = {}
+    for seed in range(3):
+        q, qd, qdd, tau = state(m64, seed)
+        c = lambda x: x.astype(jnp.float32)
+        for fn, args in (("rnea", (q, qd, qdd)), ("aba", (q, qd, tau)), ("crba", (q,))):
+            f = jax.jit(getattr(jaxdyn, fn))
+            r64 = np.asarray(f(m64, *args))
+            r32 = f(m32, *map(c, args))
+            assert r32.dtype == jnp.float32
+            err = np.max(np.abs(np.asarray(r32, np.float64) - r64)) / max(1.0, np.max(np.abs(r64)))
+            worst[fn] = max(worst.get(fn, 0.0), err)
+    assert all(e < 1e-4 for e in worst.values()), worst
+
+
+def test_library_leaves_global_config_alone():
+    import subprocess
+    import sys
+
+    code = "import jax, jaxdyn; m = jaxdyn.load_robot('ur5'); print(jax.config.jax_enable_x64, m.dtype)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "float32"]
