@@ -7,16 +7,40 @@ The library never changes global JAX settings: enable float64 yourself with
 ``jax.config.update("jax_enable_x64", True)`` if you want it.
 """
 
-from . import spatial
+from . import algorithms, builders, spatial
 from .algorithms.aba import aba, aba_full
 from .algorithms.common import check_state
 from .algorithms.crba import composite_inertias_world, crba
+from .algorithms.diagonalized import (
+    diagonal_coriolis,
+    diagonal_dynamics,
+    joint_rates_from_total,
+    simulate_diagonal,
+    total_joint_rates,
+    working_moments,
+)
 from .algorithms.energy import (
     centroidal_momentum,
     kinetic_energy,
     mechanical_energy,
     momentum,
     potential_energy,
+)
+from .algorithms.innovations import (
+    MassFactorization,
+    apply_innovations_factor,
+    apply_innovations_factor_transpose,
+    apply_innovations_inverse,
+    apply_innovations_inverse_transpose,
+    apply_mass_matrix,
+    body_inverse_inertias,
+    factorize,
+    frame_inverse_inertia,
+    innovations_factorization,
+    joint_space_inertias,
+    logdet_mass_matrix,
+    mass_matrix_inverse,
+    solve_mass_matrix,
 )
 from .algorithms.kinematics import (
     body_accelerations,
@@ -31,6 +55,14 @@ from .algorithms.kinematics import (
     frame_jacobians_time_derivative,
     frame_placement,
     frame_placements,
+)
+from .algorithms.lagrange import LagrangeTerms, lagrange_dynamics, lagrange_mcg, paper_op_counts, pseudo_inertia
+from .algorithms.regressor import (
+    base_parameters,
+    inertial_parameters,
+    model_with_parameters,
+    parameters_to_inertia,
+    regressor,
 )
 from .algorithms.rnea import bias_forces, coriolis_torques, gravity_torques, rnea, rnea_full
 from .configuration import configuration_derivative, difference, integrate, neutral, normalize, random_configuration

@@ -104,3 +104,20 @@ def test_integrate_difference(ref):
             qn[3:7] *= s
         close(qn, qr)
         close(J["difference"](m, q, ref.q(k, "q_next")), ref.vec(k, "q_diff"))
+
+
+J["mass_matrix_inverse"] = jax.jit(jaxdyn.mass_matrix_inverse)
+J["regressor"] = jax.jit(jaxdyn.regressor)
+
+
+def test_minverse_and_regressor(ref):
+    """Seed algorithms against Pinocchio's computeMinverse and computeJointTorqueRegressor."""
+    m, d = ref.model, ref.d
+    cols = np.concatenate([np.arange(10 * pj, 10 * pj + 10) for pj in ref.pin_joint])
+    for k in range(2):
+        q, v, a = ref.q(k), ref.vec(k, "v"), ref.vec(k, "a")
+        close(J["mass_matrix_inverse"](m, q), ref.mat(k, "minv"), rtol=1e-8)
+        Y = np.asarray(J["regressor"](m, q, v, a))
+        Yp = d["regressor"][k][ref.pv][:, cols]
+        close(Y, Yp)
+    close(jaxdyn.inertial_parameters(m).ravel(), d["dynamic_params"][cols])

@@ -41,7 +41,8 @@ class ArticulatedQuantities(NamedTuple):
 
     P ``(6,6)`` articulated inertia about the joint (P^-); Pa ``(6,6)`` P^+ handed to the parent
     (before the transform); z, za ``(6,)`` residual forces z^-, z^+; U = P S ``(6,k)``;
-    Dinv ``(k,k)``; e ``(k,)`` innovations tau - S^T z^- (seed 000 (8.6)); c ``(6,)`` bias
+    D = S^T P S ``(k,k)`` (seed 000 (8.5)) and its inverse Dinv; G = P S D^-1 ``(6,k)`` the
+    Kalman gain and tau_bar = 1 - G S^T ``(6,6)`` the projector (seed 000 (8.9), (10.6)); e ``(k,)`` innovations tau - S^T z^- (seed 000 (8.6)); c ``(6,)`` bias
     acceleration eta.
     """
 
@@ -50,7 +51,10 @@ class ArticulatedQuantities(NamedTuple):
     z: jnp.ndarray
     za: jnp.ndarray
     U: jnp.ndarray
+    D: jnp.ndarray
     Dinv: jnp.ndarray
+    G: jnp.ndarray
+    tau_bar: jnp.ndarray
     e: jnp.ndarray
     c: jnp.ndarray
 
@@ -110,7 +114,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         UDinv = U @ Dinv
         Pa = P - UDinv @ U.T
         za = z + Pa @ c + UDinv @ e
-        out = ArticulatedQuantities(P, Pa, z, za, U, Dinv, e, c)
+        out = ArticulatedQuantities(P, Pa, z, za, U, D, Dinv, UDinv, jnp.eye(6, dtype=P.dtype) - UDinv @ S.T, e, c)
         return (spatial.matrix_inertia_to_parent(X, Pa), spatial.force_to_parent(X, za)), out
 
     link_x = (jd.X, jd.S, tau_l, arm_l, c_l)

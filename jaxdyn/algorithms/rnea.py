@@ -37,19 +37,21 @@ class RNEAResult(NamedTuple):
     f: Float[Array, "nb 6"]
 
 
-def rnea_full(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True) -> RNEAResult:
+def rnea_full(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True,
+              inertia: spatial.RigidInertia | None = None) -> RNEAResult:
     """RNEA returning the intermediate quantities (see :class:`RNEAResult`).
 
     Scatter (seed 000 (5.1)-(5.6)): ``v_k = X^-1 v_p + S qd``,
     ``a_k = X^-1 a_p + S qdd + v_k x S qd`` (``eta_k``); world acceleration ``[0; -g]``.
     Body forces (seed 000 (4.4)): ``f_k = I a_k + v_k x* I v_k - f_ext_k``.
     Gather (seed 000 (4.1)-(4.3)): ``f_p += X* f_k``, ``tau_k = S^T f_k`` ((6.5)).
+    ``inertia`` overrides the model's body inertias (used by the regressor).
     """
     check(model, "rnea", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     lay = model.layout
     dtype = model.dtype
     jd = joint_data(model, q)
-    I = model.body_inertias()
+    I = model.body_inertias() if inertia is None else inertia
     lb = lay.link_bodies
     qd_l, qd_r = tree.v_to_link_values(lay, qd.astype(dtype))
     qdd_l, qdd_r = tree.v_to_link_values(lay, qdd.astype(dtype))

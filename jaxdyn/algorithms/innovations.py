@@ -1,0 +1,231 @@
+"""Innovations factorization of the mass matrix and O(N) mass-matrix operators.
+
+Seed 001 (4.1b)-(4.1d) (Jain & Rodriguez), from the Kalman filter of seed 000 section 8-10:
+
+    M = [I + H phi K] D [I + H phi K]^T,    [I + H phi K]^-1 = I - H psi K,
+    M^-1 = [I - H psi K]^T D^-1 [I - H psi K],
+
+with ``D``, ``G = P H^T D^-1`` and ``P`` the Riccati (articulated-inertia) gather of seed 000
+(8.4)-(8.9), computed here by :func:`~jaxdyn.aba_full` with zero velocity and gravity. We write
+``L = I + H phi K`` ("innovations factor") and ``Linv = I - H psi K``. Each is applied in O(N)
+without forming a matrix:
+
+* ``Linv @ tau`` = the filter's innovations ``e = tau - H z`` with ``z`` the residual forces
+  propagated with the gains (seed 000 (8.3), (8.6)-(8.7) with xi = eta = 0);
+* ``L @ e``: the same gather run backwards, ``tau = e + H z``;
+* ``Linv^T @ y``: the smoother (seed 000 (8.11)-(8.13)) ``qdd = y - G^T a'``;
+* ``L^T @ x``: the smoother inverted, ``y = x + G^T a'``.
+
+Triangularity of ``L`` holds in the papers' tip-first order (digest pitfall P1): with jaxdyn's
+base-first dof order ``L`` is *upper* triangular (a body's innovation depends on its
+descendants only).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .. import spatial, tree
+from ..model import Model
+from .aba import ArticulatedQuantities, aba_full
+from .common import JointData, check, joint_data
+from .rnea import _smul, _stmul, rnea_full
+
+
+class MassFactorization(NamedTuple):
+    """Riccati gather of one configuration: joint data and per-link articulated quantities."""
+
+    jd: JointData
+    link: ArticulatedQuantities
+    root: ArticulatedQuantities | None
+
+
+def factorize(model: Model, q: Float[Array, " nq"]) -> MassFactorization:
+    """The O(N) Riccati gather (seed 000 (8.4)-(8.9)) at ``q``, shared by all operators below."""
+    check(model, "factorize", q=q)
+    z = jnp.zeros(model.nv, model.dtype)
+    r = aba_full(model, q, z, z, gravity=False)
+    return MassFactorization(joint_data(model, q), r.link, r.root)
+
+
+def _root_x(model, fac, *extra):
+    return (fac.jd.X_root, fac.jd.S_root, *extra, fac.root) if model.layout.floating else None
+
+
+def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[Array, " nv"]) -> Float[Array, " nv"]:
+    """``[I - H psi K] tau``: the innovations ``e`` of the filter (seed 000 (8.6); seed 001 (4.1c))."""
+    lay = model.layout
+    t_l, t_r = tree.v_to_link_values(lay, tau)
+
+    def up(z, x):
+        X, S, t, art = x
+        e = t - _stmul(S, z)
+        za = z + art.U @ (art.Dinv @ e)
+        return spatial.force_to_parent(X, za), e
+
+    _, e_l, e_r = tree.gather(lay, up, jnp.zeros((model.nb, 6), tau.dtype), (fac.jd.X, fac.jd.S, t_l, fac.link),
+                              _root_x(model, fac, t_r))
+    return tree.link_values_to_v(lay, e_l, e_r)
+
+
+def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Array, " nv"]) -> Float[Array, " nv"]:
+    """``[I + H phi K] e``: generalized forces whose innovations are ``e`` (seed 001 (4.1b))."""
+    lay = model.layout
+    e_l, e_r = tree.v_to_link_values(lay, e)
+
+    def up(z, x):
+        X, S, ek, art = x
+        t = ek + _stmul(S, z)
+        za = z + art.U @ (art.Dinv @ ek)
+        return spatial.force_to_parent(X, za), t
+
+    _, t_l, t_r = tree.gather(lay, up, jnp.zeros((model.nb, 6), e.dtype), (fac.jd.X, fac.jd.S, e_l, fac.link),
+                              _root_x(model, fac, e_r))
+    return tree.link_values_to_v(lay, t_l, t_r)
+
+
+def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y: Float[Array, " nv"]) -> Float[Array, " nv"]:
+    """``[I - H psi K]^T y``: the smoother ``qdd_k = y_k - G_k^T a'_k`` (seed 000 (8.12))."""
+    lay = model.layout
+    y_l, y_r = tree.v_to_link_values(lay, y)
+
+    def down(a_p, x):
+        X, S, yk, art = x
+        a1 = spatial.motion_to_child(X, a_p)
+        out = yk - art.Dinv @ (art.U.T @ a1)
+        return a1 + _smul(S, out), out
+
+    _, o_l, o_r = tree.scatter(lay, down, (fac.jd.X, fac.jd.S, y_l, fac.link), jnp.zeros(6, y.dtype),
+                               _root_x(model, fac, y_r))
+    return tree.link_values_to_v(lay, o_l, o_r)
+
+
+def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: Float[Array, " nv"]) -> Float[Array, " nv"]:
+    """``[I + H phi K]^T x``: the smoother inverted, ``y_k = x_k + G_k^T a'_k``."""
+    lay = model.layout
+    x_l, x_r = tree.v_to_link_values(lay, x)
+
+    def down(a_p, xx):
+        X, S, xk, art = xx
+        a1 = spatial.motion_to_child(X, a_p)
+        out = xk + art.Dinv @ (art.U.T @ a1)
+        return a1 + _smul(S, xk), out
+
+    _, o_l, o_r = tree.scatter(lay, down, (fac.jd.X, fac.jd.S, x_l, fac.link), jnp.zeros(6, x.dtype),
+                               _root_x(model, fac, x_r))
+    return tree.link_values_to_v(lay, o_l, o_r)
+
+
+def _apply_blocks(model, fac, x, which):
+    lay = model.layout
+    x_l, x_r = tree.v_to_link_values(lay, x)
+    B_l = getattr(fac.link, which)
+    out_l = jnp.einsum("nij,nj->ni", B_l, x_l) if len(lay.link_bodies) else x_l
+    out_r = getattr(fac.root, which) @ x_r if lay.floating else None
+    return tree.link_values_to_v(lay, out_l, out_r)
+
+
+def joint_space_inertias(model: Model, fac: MassFactorization) -> Float[Array, "nv nv"]:
+    """``D`` as a dense block-diagonal ``(nv, nv)`` matrix (1x1, 3x3 or 6x6 blocks)."""
+    return jax.vmap(lambda e: _apply_blocks(model, fac, e, "D"))(jnp.eye(model.nv, dtype=model.dtype)).T
+
+
+class InnovationsFactors(NamedTuple):
+    """Dense factors for inspection: ``M = L D L^T`` and ``Linv = L^-1``."""
+
+    L: Float[Array, "nv nv"]
+    D: Float[Array, "nv nv"]
+    Linv: Float[Array, "nv nv"]
+
+
+def innovations_factorization(model: Model, q: Float[Array, " nq"]) -> InnovationsFactors:
+    """Dense ``L = I + H phi K``, block-diagonal ``D`` and ``Linv = I - H psi K`` (seed 001 (4.1)),
+    each column computed by the O(N) operator (O(N^2) in all)."""
+    fac = factorize(model, q)
+    eye = jnp.eye(model.nv, dtype=model.dtype)
+    L = jax.vmap(lambda e: apply_innovations_factor(model, fac, e))(eye).T
+    Linv = jax.vmap(lambda e: apply_innovations_inverse(model, fac, e))(eye).T
+    return InnovationsFactors(L, joint_space_inertias(model, fac), Linv)
+
+
+def solve_mass_matrix(model: Model, q: Float[Array, " nq"], b: Float[Array, " nv"]) -> Float[Array, " nv"]:
+    """``M(q)^-1 b`` in O(N), matrix-free: ``Linv^T D^-1 Linv b`` (seed 001 (4.1d))."""
+    check(model, "solve_mass_matrix", q=q, b=b)
+    fac = factorize(model, q)
+    return _solve(model, fac, b.astype(model.dtype))
+
+
+def _solve(model, fac, b):
+    e = apply_innovations_inverse(model, fac, b)
+    return apply_innovations_inverse_transpose(model, fac, _apply_blocks(model, fac, e, "Dinv"))
+
+
+def apply_mass_matrix(model: Model, q: Float[Array, " nq"], x: Float[Array, " nv"]) -> Float[Array, " nv"]:
+    """``M(q) x`` in O(N), matrix-free: RNEA with zero velocity and gravity (seed 001 (4.1a))."""
+    check(model, "apply_mass_matrix", q=q, x=x)
+    return rnea_full(model, q, jnp.zeros(model.nv, model.dtype), x, gravity=False).tau
+
+
+def mass_matrix_inverse(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
+    """Dense ``M(q)^-1`` without forming or inverting ``M``: one Riccati gather, then the O(N)
+    filter/smoother product ``Linv^T D^-1 Linv`` applied to each unit vector (O(N^2) in all)."""
+    check(model, "mass_matrix_inverse", q=q)
+    fac = factorize(model, q)
+    Minv = jax.vmap(lambda e: _solve(model, fac, e))(jnp.eye(model.nv, dtype=model.dtype))
+    return 0.5 * (Minv + Minv.T)
+
+
+def logdet_mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
+    """``log det M = sum_k log det D_k`` in O(N) (seed 001 (4.1b): ``det L = 1``)."""
+    fac = factorize(model, q)
+    lay = model.layout
+    total = jnp.zeros((), model.dtype)
+    if len(lay.link_bodies):
+        D = fac.link.D
+        total = total + (jnp.sum(jnp.log(D[:, 0, 0])) if lay.k == 1 else jnp.sum(jnp.linalg.slogdet(D)[1]))
+    if lay.floating:
+        total = total + jnp.linalg.slogdet(fac.root.D)[1]
+    return total
+
+
+def _sym_motion_to_child(X: spatial.Pose, C):
+    """``BX_A C BX_A^T`` for a symmetric motion-type matrix (a compliance)."""
+    C1 = spatial._map_cols(spatial.motion_to_child, X, C)
+    return jnp.swapaxes(spatial._map_cols(spatial.motion_to_child, X, jnp.swapaxes(C1, -1, -2)), -1, -2)
+
+
+def body_inverse_inertias(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nb 6 6"]:
+    """Operational-space compliance ``Lambda_k = J_k M^-1 J_k^T`` of every body, in body
+    coordinates, by the outward recursion of seed 000 (9.20)-(9.21):
+    ``Lambda' = phi^T Lambda_parent phi``, ``Lambda = tau_bar^T Lambda' tau_bar + H^T D^-1 H``
+    with ``tau_bar = 1 - G H``. O(N)."""
+    check(model, "body_inverse_inertias", q=q)
+    fac = factorize(model, q)
+
+    def down(C_p, x):
+        X, S, art = x
+        C1 = _sym_motion_to_child(X, C_p)
+        G = art.U @ art.Dinv  # (6, k)
+        tb = jnp.eye(6, dtype=C1.dtype) - G @ S.T
+        C = tb.T @ C1 @ tb + S @ art.Dinv @ S.T
+        return C, None
+
+    world = jnp.zeros((6, 6), model.dtype)
+    C, _, _ = tree.scatter(model.layout, down, (fac.jd.X, fac.jd.S, fac.link), world,
+                           (fac.jd.X_root, fac.jd.S_root, fac.root) if model.layout.floating else None)
+    return C
+
+
+def frame_inverse_inertia(model: Model, q: Float[Array, " nq"], frame: str) -> Float[Array, "6 6"]:
+    """``J M^-1 J^T`` of a named frame, local coordinates (``J`` = the "local" frame Jacobian),
+    from :func:`body_inverse_inertias` moved to the frame."""
+    i = model.frame_index(frame)
+    b = model.topology.frame_bodies[i]
+    if b < 0:
+        return jnp.zeros((6, 6), model.dtype)
+    C = body_inverse_inertias(model, q)[b]
+    return _sym_motion_to_child(spatial.Pose(model.frame_R[i], model.frame_p[i]), C)

@@ -1,0 +1,99 @@
+"""Seed 000/001 operators: innovations factorization, O(N) mass-matrix operators, Minv, log det,
+operational-space compliance, regressor and base parameters (identities of the digests)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdyn
+from helpers import ZOO, assert_close, crba, state, zoo
+
+factors = jax.jit(jaxdyn.innovations_factorization)
+minv = jax.jit(jaxdyn.mass_matrix_inverse)
+solve = jax.jit(jaxdyn.solve_mass_matrix)
+apply_m = jax.jit(jaxdyn.apply_mass_matrix)
+logdet = jax.jit(jaxdyn.logdet_mass_matrix)
+lam = jax.jit(jaxdyn.body_inverse_inertias)
+regressor = jax.jit(jaxdyn.regressor)
+
+
+@pytest.fixture(params=ZOO)
+def model(request):
+    return zoo(request.param)
+
+
+def test_factorization_identities(model):
+    q, qd, _, tau = state(model)
+    M = np.asarray(crba(model, q))
+    F = factors(model, q)
+    nv = model.nv
+    assert_close(F.L @ F.D @ F.L.T, M)  # digest identity 1
+    assert_close(F.L @ F.Linv, np.eye(nv))  # identity 2: (I + H phi K)(I - H psi K) = I
+    assert_close(np.diag(F.L), np.ones(nv), 1e-12)  # unit triangular
+    assert np.abs(np.tril(F.L, -1)).max() < 1e-12  # upper triangular in base-first order (pitfall P1)
+    assert_close(F.Linv @ M @ F.Linv.T, F.D)  # identity 13: innovations are white
+    Dblocks = np.asarray(F.D)
+    assert np.linalg.eigvalsh(0.5 * (Dblocks + Dblocks.T)).min() > 0  # D > 0
+    # identity 5: D_tip-ward... the last dof's D equals 1/(M^-1)_{kk} at a root dof
+    Mi = np.asarray(minv(model, q))
+    assert_close(M @ Mi, np.eye(nv), 1e-9)
+    assert_close(logdet(model, q), np.linalg.slogdet(M)[1])  # identity 4: det M = prod D
+    # identity 6 (1-dof joints): 1/(M^-1)_kk <= D_k <= M_kk
+    d = np.diag(Dblocks)
+    one = [i for i in range(nv) if np.count_nonzero(Dblocks[i]) == 1]
+    assert np.all(d[one] <= np.diag(M)[one] * (1 + 1e-12))
+    assert np.all(d[one] >= 1 / np.diag(Mi)[one] * (1 - 1e-12))
+
+
+def test_matrix_free_operators(model):
+    q, qd, qdd, tau = state(model)
+    M = np.asarray(crba(model, q))
+    assert_close(apply_m(model, q, qdd), M @ qdd)
+    assert_close(solve(model, q, tau), np.linalg.solve(M, tau), 1e-9)
+    fac = jaxdyn.factorize(model, q)
+    F = factors(model, q)
+    for f, mat in ((jaxdyn.apply_innovations_factor, F.L), (jaxdyn.apply_innovations_inverse, F.Linv),
+                   (jaxdyn.apply_innovations_factor_transpose, F.L.T), (jaxdyn.apply_innovations_inverse_transpose, F.Linv.T)):
+        assert_close(f(model, fac, tau), mat @ tau)
+    # ABA with zero velocity and gravity is M^-1 (digest identity 10)
+    m0 = jaxdyn.Model(**{**{f: getattr(model, f) for f in model.__dataclass_fields__}, "gravity": jnp.zeros(3)})
+    assert_close(jaxdyn.aba(m0, q, jnp.zeros(model.nv), tau), solve(model, q, tau), 1e-9)
+
+
+def test_operational_space_compliance(model):
+    """Lambda_k = J_k M^-1 J_k^T by the outward recursion of seed 000 (9.20)-(9.21)."""
+    q, _, _, _ = state(model)
+    Mi = np.asarray(minv(model, q))
+    C = lam(model, q)
+    for b in range(model.nb):
+        J = jaxdyn.body_jacobian(model, q, model.body_names[b], "local")
+        assert_close(C[b], J @ Mi @ J.T, 1e-9)
+    f = model.frame_names[-1]
+    Jf = jaxdyn.frame_jacobian(model, q, f, "local")
+    assert_close(jaxdyn.frame_inverse_inertia(model, q, f), Jf @ Mi @ Jf.T, 1e-9)
+
+
+def test_regressor(model):
+    q, qd, qdd, _ = state(model)
+    pi = jaxdyn.inertial_parameters(model)
+    Y = regressor(model, q, qd, qdd)
+    assert_close(Y @ pi.ravel(), jaxdyn.rnea(model, q, qd, qdd))
+    # model <-> parameters round trip
+    m2 = jaxdyn.model_with_parameters(model, pi)
+    assert_close(m2.com, model.com)
+    assert_close(m2.inertia, model.inertia)
+
+
+@pytest.mark.parametrize("name", ["chain_rev", "tree_mixed_float"])
+def test_base_parameters(name):
+    model = zoo(name)
+    pi = jaxdyn.inertial_parameters(model)
+    B, s = jaxdyn.base_parameters(model, jax.random.PRNGKey(1), n_samples=12)
+    assert 0 < B.shape[0] < pi.size
+    # a parameter change in the null space does not change any torque
+    null = np.linalg.svd(B, full_matrices=True)[2][B.shape[0]:]
+    dpi = null.T @ np.random.default_rng(0).normal(size=null.shape[0])
+    q2, qd2, qdd2, _ = state(model, 7)
+    Y2 = np.asarray(regressor(model, q2, qd2, qdd2))
+    assert np.abs(Y2 @ dpi).max() < 1e-8 * max(1, np.abs(Y2).max())
