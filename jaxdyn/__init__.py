@@ -3,8 +3,8 @@
 Conventions: motion ``[angular; linear]``, force ``[moment; force]``; free-flyer
 ``q = [x, y, z, qw, qx, qy, qz]`` with body-frame velocity ``[omega; v]``; gravity in the world
 frame. Every function takes one sample; batch with ``jax.vmap`` and compile with ``jax.jit``.
-The library never changes global JAX settings: enable float64 yourself with
-``jax.config.update("jax_enable_x64", True)`` if you want it.
+The library never changes global JAX settings: to work in float64, set the ``jax_enable_x64``
+flag in your own program.
 """
 
 from . import algorithms, builders, spatial

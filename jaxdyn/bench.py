@@ -127,10 +127,14 @@ def main(argv=None) -> int:
     p.add_argument("--no-save", action="store_true")
     args = p.parse_args(argv)
 
-    import jax
+    from .cli import x64_context
 
-    if "float64" in args.dtypes:
-        jax.config.update("jax_enable_x64", True)
+    with x64_context("float64" in args.dtypes):
+        return _run(args)
+
+
+def _run(args) -> int:
+    import jax
     import jax.numpy as jnp
 
     import jaxdyn

@@ -7,11 +7,28 @@ import sys
 import time
 
 
-def _demo(args) -> int:
+def x64_context(enabled: bool):
+    """A context with float64 enabled (scoped: the global JAX setting is left untouched)."""
+    import contextlib
+
     import jax
 
-    if args.dtype == "float64":
-        jax.config.update("jax_enable_x64", True)  # the user's choice, made here in the CLI only
+    if not enabled:
+        return contextlib.nullcontext()
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # older JAX
+
+    return enable_x64()
+
+
+def _demo(args) -> int:
+    with x64_context(args.dtype == "float64"):
+        return _demo_body(args)
+
+
+def _demo_body(args) -> int:
+    import jax
     import jax.numpy as jnp
     import numpy as np
 

@@ -128,11 +128,11 @@ def force_to_child(X: Pose, f):
 
 def motion_matrix_to_parent(X: Pose, S):
     """Columns of a (..., 6, k) motion matrix from B to A."""
-    return _map_cols(motion_to_parent, X, S)
+    return map_columns(motion_to_parent, X, S)
 
 
-def _map_cols(fn, X, S):
-    # S: (..., 6, k); apply fn column-wise by moving k to a batch axis.
+def map_columns(fn, X, S):
+    """Apply a vector transform ``fn(X, v)`` to every column of a ``(..., 6, k)`` matrix."""
     cols = jnp.swapaxes(S, -1, -2)
     Xb = Pose(X.R[..., None, :, :], X.p[..., None, :])
     return jnp.swapaxes(fn(Xb, cols), -1, -2)

@@ -8,12 +8,30 @@ import pytest
 import jaxdyn
 from pinocchio_ref import CASES, Ref, swap6
 
-J = {name: jax.jit(getattr(jaxdyn, name)) for name in (
-    "rnea", "crba", "aba", "bias_forces", "gravity_torques", "forward_kinematics", "frame_placements",
-    "body_velocities", "body_accelerations", "kinetic_energy", "potential_energy", "center_of_mass",
-    "center_of_mass_jacobian", "centroidal_momentum", "integrate", "difference")}
-J["frame_jacobians"] = jax.jit(jaxdyn.frame_jacobians, static_argnames="reference")
-J["frame_jacobians_time_derivative"] = jax.jit(jaxdyn.frame_jacobians_time_derivative, static_argnames="reference")
+
+
+def everything(m, q, v, a, tau, fext):
+    """Every quantity compared with Pinocchio, for one state (vmapped and jitted once per model)."""
+    X = jaxdyn.forward_kinematics(m, q)
+    F = jaxdyn.frame_placements(m, q)
+    out = {
+        "rnea": jaxdyn.rnea(m, q, v, a), "rnea_fext": jaxdyn.rnea(m, q, v, a, fext),
+        "crba": jaxdyn.crba(m, q), "aba": jaxdyn.aba(m, q, v, tau), "aba_fext": jaxdyn.aba(m, q, v, tau, fext),
+        "nle": jaxdyn.bias_forces(m, q, v), "gravity_torque": jaxdyn.gravity_torques(m, q),
+        "oMi_R": X.R, "oMi_p": X.p, "oMf_R": F.R, "oMf_p": F.p,
+        "v_local": jaxdyn.body_velocities(m, q, v), "a_local": jaxdyn.body_accelerations(m, q, v, a),
+        "kinetic_energy": jaxdyn.kinetic_energy(m, q, v), "potential_energy": jaxdyn.potential_energy(m, q),
+        "com": jaxdyn.center_of_mass(m, q), "Jcom": jaxdyn.center_of_mass_jacobian(m, q),
+        "hg": jaxdyn.centroidal_momentum(m, q, v),
+        "q_next": jaxdyn.integrate(m, q, v, 0.1), "minv": jaxdyn.mass_matrix_inverse(m, q),
+        "regressor": jaxdyn.regressor(m, q, v, a),
+    }
+    for key, r in (("J_local", "local"), ("J_world", "world"), ("J_lwa", "local_world_aligned")):
+        out[key] = jaxdyn.frame_jacobians(m, q, r)
+    for key, r in (("dJ_local", "local"), ("dJ_lwa", "local_world_aligned")):
+        out[key] = jaxdyn.frame_jacobians_time_derivative(m, q, v, r)
+    return out
+
 
 RTOL = 1e-9
 
@@ -26,7 +44,15 @@ def close(a, b, rtol=RTOL, atol_scale=1.0):
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{r}-{b}" for r, b in CASES])
 def ref(request):
-    return Ref(*request.param)
+    r = Ref(*request.param)
+    K = r.K
+    stack = lambda f: np.stack([f(k) for k in range(K)])
+    args = (stack(r.q), stack(lambda k: r.vec(k, "v")), stack(lambda k: r.vec(k, "a")), stack(lambda k: r.vec(k, "tau")),
+            stack(r.fext))
+    assert float(r.d["dt"]) == 0.1
+    r.out = jax.jit(jax.vmap(everything, in_axes=(None, 0, 0, 0, 0, 0)))(r.model, *args)
+    r.out = {k: np.asarray(v) for k, v in r.out.items()}
+    return r
 
 
 def test_layout(ref):
@@ -35,89 +61,64 @@ def test_layout(ref):
 
 
 def test_dynamics(ref):
-    m = ref.model
+    o = ref.out
     for k in range(ref.K):
-        q, v, a, tau = ref.q(k), ref.vec(k, "v"), ref.vec(k, "a"), ref.vec(k, "tau")
-        close(J["rnea"](m, q, v, a), ref.vec(k, "rnea"))
-        close(J["rnea"](m, q, v, a, ref.fext(k)), ref.vec(k, "rnea_fext"))
-        close(J["crba"](m, q), ref.mat(k, "crba"))
-        close(J["aba"](m, q, v, tau), ref.vec(k, "aba"), rtol=1e-8)
-        close(J["aba"](m, q, v, tau, ref.fext(k)), ref.vec(k, "aba_fext"), rtol=1e-8)
-        close(J["bias_forces"](m, q, v), ref.vec(k, "nle"))
-        close(J["gravity_torques"](m, q), ref.vec(k, "gravity_torque"))
+        for key in ("rnea", "rnea_fext", "nle", "gravity_torque"):
+            close(o[key][k], ref.vec(k, key))
+        close(o["crba"][k], ref.mat(k, "crba"))
+        close(o["aba"][k], ref.vec(k, "aba"), rtol=1e-8)
+        close(o["aba_fext"][k], ref.vec(k, "aba_fext"), rtol=1e-8)
+        close(o["minv"][k], ref.mat(k, "minv"), rtol=1e-8)
 
 
 def test_kinematics(ref):
-    m, d = ref.model, ref.d
+    m, d, o = ref.model, ref.d, ref.out
     fnames = list(d["frame_names"])
+    fidx = [[j for j, n in enumerate(fnames) if n == name and d["frame_types"][j] == "BODY"][0] for name in m.frame_names]
     for k in range(ref.K):
-        q, v, a = ref.q(k), ref.vec(k, "v"), ref.vec(k, "a")
-        X = J["forward_kinematics"](m, q)
         R, p = ref.body_pose(k)
-        close(X.R, R)
-        close(X.p, p)
-        F = J["frame_placements"](m, q)
-        for i, name in enumerate(m.frame_names):
-            pi = [j for j, n in enumerate(fnames) if n == name and d["frame_types"][j] == "BODY"][0]
-            close(F.R[i], d["oMf_R"][k][pi])
-            close(F.p[i], d["oMf_p"][k][pi])
-        close(J["body_velocities"](m, q, v), ref.body_motion(k, "v_local"))
-        close(J["body_accelerations"](m, q, v, a), ref.body_motion(k, "a_local"))
+        close(o["oMi_R"][k], R)
+        close(o["oMi_p"][k], p)
+        close(o["oMf_R"][k], d["oMf_R"][k][fidx])
+        close(o["oMf_p"][k], d["oMf_p"][k][fidx])
+        close(o["v_local"][k], ref.body_motion(k, "v_local"))
+        close(o["a_local"][k], ref.body_motion(k, "a_local"))
 
 
 def test_jacobians(ref):
-    m, d = ref.model, ref.d
+    m, d, o = ref.model, ref.d, ref.out
     idx = [m.frame_index(str(n)) for n in d["jac_frame_names"]]
-    pairs = [("J_local", "local"), ("J_world", "world"), ("J_lwa", "local_world_aligned")]
-    for k in range(min(ref.K, 2)):
-        q, v = ref.q(k), ref.vec(k, "v")
-        for key, refname in pairs:
-            Js = J["frame_jacobians"](m, q, reference=refname)
+    for k in range(ref.K):
+        for key in ("J_local", "J_world", "J_lwa", "dJ_local", "dJ_lwa"):
             for i, fi in enumerate(idx):
-                close(Js[fi], ref.jac(k, key, i))
-        for key, refname in [("dJ_local", "local"), ("dJ_lwa", "local_world_aligned")]:
-            dJs = J["frame_jacobians_time_derivative"](m, q, v, reference=refname)
-            for i, fi in enumerate(idx):
-                close(dJs[fi], ref.jac(k, key, i), rtol=1e-8)
+                close(o[key][k][fi], ref.jac(k, key, i), rtol=1e-8)
 
 
 def test_energy_com_momentum(ref):
-    m, d = ref.model, ref.d
+    d, o = ref.d, ref.out
     for k in range(ref.K):
-        q, v = ref.q(k), ref.vec(k, "v")
-        close(J["kinetic_energy"](m, q, v), d["kinetic_energy"][k])
-        close(J["potential_energy"](m, q), d["potential_energy"][k])
-        close(J["center_of_mass"](m, q), d["com"][k])
-        close(J["center_of_mass_jacobian"](m, q), d["Jcom"][k][:, ref.pv])
-        close(J["centroidal_momentum"](m, q, v), swap6(d["hg"][k]))
+        close(o["kinetic_energy"][k], d["kinetic_energy"][k])
+        close(o["potential_energy"][k], d["potential_energy"][k])
+        close(o["com"][k], d["com"][k])
+        close(o["Jcom"][k], d["Jcom"][k][:, ref.pv])
+        close(o["hg"][k], swap6(d["hg"][k]))
 
 
 def test_integrate_difference(ref):
-    m, d = ref.model, ref.d
-    dt = float(d["dt"])
+    m, o = ref.model, ref.out
     for k in range(ref.K):
-        q, v = ref.q(k), ref.vec(k, "v")
-        qn = np.array(J["integrate"](m, q, v, dt))
+        qn = np.array(o["q_next"][k])
         qr = ref.q(k, "q_next")
         if m.floating_base:  # quaternion sign is arbitrary
-            s = np.sign(qn[3:7] @ qr[3:7])
-            qn[3:7] *= s
+            qn[3:7] *= np.sign(qn[3:7] @ qr[3:7])
         close(qn, qr)
-        close(J["difference"](m, q, ref.q(k, "q_next")), ref.vec(k, "q_diff"))
+        close(jaxdyn.difference(m, ref.q(k), qr), ref.vec(k, "q_diff"))
 
 
-J["mass_matrix_inverse"] = jax.jit(jaxdyn.mass_matrix_inverse)
-J["regressor"] = jax.jit(jaxdyn.regressor)
-
-
-def test_minverse_and_regressor(ref):
-    """Seed algorithms against Pinocchio's computeMinverse and computeJointTorqueRegressor."""
+def test_regressor(ref):
+    """Seed algorithm against Pinocchio's computeJointTorqueRegressor and dynamic parameters."""
     m, d = ref.model, ref.d
     cols = np.concatenate([np.arange(10 * pj, 10 * pj + 10) for pj in ref.pin_joint])
-    for k in range(2):
-        q, v, a = ref.q(k), ref.vec(k, "v"), ref.vec(k, "a")
-        close(J["mass_matrix_inverse"](m, q), ref.mat(k, "minv"), rtol=1e-8)
-        Y = np.asarray(J["regressor"](m, q, v, a))
-        Yp = d["regressor"][k][ref.pv][:, cols]
-        close(Y, Yp)
+    for k in range(ref.K):
+        close(ref.out["regressor"][k], d["regressor"][k][ref.pv][:, cols])
     close(jaxdyn.inertial_parameters(m).ravel(), d["dynamic_params"][cols])

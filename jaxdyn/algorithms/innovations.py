@@ -194,8 +194,8 @@ def logdet_mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]
 
 def _sym_motion_to_child(X: spatial.Pose, C):
     """``BX_A C BX_A^T`` for a symmetric motion-type matrix (a compliance)."""
-    C1 = spatial._map_cols(spatial.motion_to_child, X, C)
-    return jnp.swapaxes(spatial._map_cols(spatial.motion_to_child, X, jnp.swapaxes(C1, -1, -2)), -1, -2)
+    C1 = spatial.map_columns(spatial.motion_to_child, X, C)
+    return jnp.swapaxes(spatial.map_columns(spatial.motion_to_child, X, jnp.swapaxes(C1, -1, -2)), -1, -2)
 
 
 def body_inverse_inertias(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nb 6 6"]:
