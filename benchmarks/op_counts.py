@@ -6,9 +6,8 @@ For revolute chains of n links this prints, and writes to ``benchmarks/results/o
   Newton-Euler 90n-27 / 88n-24, Lagrange 27/2 n^3 + 165/2 n^2 + 5n / 40/3 n^3 + 58 n^2 - 64/3 n;
 * multiplications and additions in jaxdyn's jaxprs (rnea, aba, crba, lagrange_dynamics),
   counted by walking the jaxpr (scan bodies times their length; dot_general as m*n*k);
-* XLA's own flop estimate, ``jax.jit(f).lower(...).compile().cost_analysis()["flops"]``
-  (XLA counts a while-loop body once, so for the scan kernels it does not grow with n: reported
-  as is, for reference).
+* XLA's own flop estimate of the compiled program,
+  ``jax.jit(f).lower(...).compile().cost_analysis()["flops"]``, reported as is for reference.
 
 Run: ``python benchmarks/op_counts.py [--max-n 64]``. A log-log plot shows O(n), O(n^2), O(n^3).
 """

@@ -59,23 +59,31 @@ def _inputs(model, B, seed=0):
     return q, qd, x
 
 
-def time_jaxdyn(model, algo, B, repeats):
+def measure(f, args, repeats):
+    """jit-compile ``f`` for ``args``, warm up, time ``repeats`` calls with block_until_ready.
+    Returns ``(output, compile seconds, median seconds per call)``."""
     import jax
 
-    f, sig = _kernel(algo)
-    q, qd, x = _inputs(model, B)
-    args = (model, q) if sig == "q" else (model, q, qd, x)
     t0 = time.perf_counter()
     c = jax.jit(f).lower(*args).compile()
     compile_s = time.perf_counter() - t0
-    jax.block_until_ready(c(*args))
+    out = jax.block_until_ready(c(*args))
     ts = []
     for _ in range(repeats):
         t = time.perf_counter()
         jax.block_until_ready(c(*args))
         ts.append(time.perf_counter() - t)
     ts.sort()
-    med = ts[len(ts) // 2]
+    return out, compile_s, ts[len(ts) // 2]
+
+
+def time_jaxdyn(model, algo, B, repeats):
+    import jax
+
+    f, sig = _kernel(algo)
+    q, qd, x = _inputs(model, B)
+    args = (model, q) if sig == "q" else (model, q, qd, x)
+    _, compile_s, med = measure(f, args, repeats)
     peak = None
     try:
         stats = jax.devices()[0].memory_stats() or {}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 
 def x64_context(enabled: bool):
@@ -78,20 +77,10 @@ def _demo_body(args) -> int:
 
 
 def _time(name, f, a, B, rows, repeats):
-    import jax
+    from .bench import measure
 
-    t0 = time.perf_counter()
-    compiled = jax.jit(f).lower(*a).compile()
-    t1 = time.perf_counter()
-    out = jax.block_until_ready(compiled(*a))
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(compiled(*a))
-        ts.append(time.perf_counter() - t)
-    ts.sort()
-    med = ts[len(ts) // 2]
-    rows.append((name, t1 - t0, med, B / med))
+    out, compile_s, med = measure(f, a, repeats)
+    rows.append((name, compile_s, med, B / med))
     return out
 
 

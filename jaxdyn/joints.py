@@ -1,7 +1,8 @@
 """Joint types: configuration sizes, joint transforms, motion subspaces, configuration manifolds.
 
 Every joint type lives here, and nowhere else. Dispatch is on the *static* joint type in Python
-at trace time (never ``lax.switch``): the per-link work inside the traversals is branch-free.
+at trace time (never a traced switch over types): the per-link work inside the traversals is
+branch-free.
 
 Supported types (``nq``/``nv``):
 
