@@ -79,4 +79,5 @@ def free_pose(q_root) -> spatial.Pose:
 
 
 def free_subspace(dtype):
+    """Motion subspace of the free joint: ``1_6`` (body-frame ``[omega; v]``)."""
     return jnp.eye(6, dtype=dtype)

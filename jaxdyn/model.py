@@ -223,26 +223,35 @@ class Model(eqx.Module):
         return self.mass.dtype
 
     def body_index(self, name: str) -> int:
+        """Index of a body by name (KeyError listing the bodies if absent)."""
         try:
             return self.topology.body_names.index(name)
         except ValueError:
             raise KeyError(f"no body named '{name}' (bodies: {', '.join(self.body_names)})") from None
 
     def frame_index(self, name: str) -> int:
+        """Index of a named frame (KeyError listing the frames if absent)."""
         try:
             return self.topology.frame_names.index(name)
         except ValueError:
             raise KeyError(f"no frame named '{name}' (frames: {', '.join(self.frame_names)})") from None
 
     def joint_q_slice(self, name: str) -> slice:
+        """The slice of ``q`` that belongs to the named joint."""
         j = self.joint_names.index(name)
         s = int(self.layout.q_start[j])
         return slice(s, s + self.joint_nq[j])
 
     def joint_v_slice(self, name: str) -> slice:
+        """The slice of ``qd`` (and ``tau``) that belongs to the named joint."""
         j = self.joint_names.index(name)
         s = int(self.layout.v_start[j])
         return slice(s, s + self.joint_nv[j])
+
+    def replace(self, **changes) -> "Model":
+        """A copy with some fields replaced, e.g. ``model.replace(gravity=jnp.zeros(3))``
+        (works under ``vmap``/``grad`` with traced values)."""
+        return Model(**{**{f: getattr(self, f) for f in self.__dataclass_fields__}, **changes})
 
     def astype(self, dtype) -> "Model":
         """The same model with every floating-point leaf cast to ``dtype``."""
@@ -310,8 +319,8 @@ def make_model(
         com=arr(com, (nb, 3)),
         inertia=arr(inertia, (nb, 3, 3)),
         gravity=arr(gravity, (3,)),
-        frame_R=arr(np.zeros((0, 3, 3)) if frame_R is None and nf == 0 else frame_R, (nf, 3, 3)),
-        frame_p=arr(np.zeros((0, 3)) if frame_p is None and nf == 0 else frame_p, (nf, 3)),
+        frame_R=arr(np.broadcast_to(np.eye(3), (nf, 3, 3)) if frame_R is None else frame_R, (nf, 3, 3)),
+        frame_p=arr(np.zeros((nf, 3)) if frame_p is None else frame_p, (nf, 3)),
         q_lower=arr(ql, (lay.nq,)),
         q_upper=arr(qu, (lay.nq,)),
         velocity_limit=arr(velocity_limit, (lay.nv,), np.inf),

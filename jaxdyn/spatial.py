@@ -80,6 +80,7 @@ class Pose(NamedTuple):
 
 
 def identity_pose(dtype=jnp.float32, batch_shape=()) -> Pose:
+    """The identity placement (optionally broadcast to ``batch_shape``)."""
     return Pose(
         jnp.broadcast_to(jnp.eye(3, dtype=dtype), batch_shape + (3, 3)),
         jnp.zeros(batch_shape + (3,), dtype),
@@ -187,6 +188,7 @@ def inertia_to_parent(X: Pose, I: RigidInertia) -> RigidInertia:
 
 
 def inertia_add(a: RigidInertia, b: RigidInertia) -> RigidInertia:
+    """Inertia of two bodies rigidly joined (both about the same frame origin)."""
     return RigidInertia(a.m + b.m, a.h + b.h, a.Ibar + b.Ibar)
 
 
@@ -251,6 +253,7 @@ def quat_multiply(a, b):
 
 
 def quat_conjugate(q):
+    """Conjugate ``[w, -x, -y, -z]`` (the inverse of a unit quaternion)."""
     return jnp.concatenate([q[..., :1], -q[..., 1:]], -1)
 
 

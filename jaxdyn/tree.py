@@ -123,6 +123,7 @@ def v_to_link_values(lay: Layout, v, pad=0.0):
 
 
 def q_to_link_values(lay: Layout, q):
+    """Per-link configuration slots ``(n, qw)`` from ``q (nq,)`` (padding with zeros)."""
     qp = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
     return qp[jnp.asarray(lay.link_q)] if len(lay.link_bodies) else jnp.zeros((0, lay.qw), q.dtype)
 

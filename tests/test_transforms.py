@@ -28,8 +28,7 @@ def test_vmap_over_models():
     """A batch of models with different masses: vmap over the Model pytree."""
     base = zoo("chain_mixed")
     scales = jnp.array([0.5, 1.0, 2.0])
-    models = jax.vmap(lambda s: jaxdyn.Model(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
-                                                 "mass": base.mass * s}))(scales)
+    models = jax.vmap(lambda s: base.replace(mass=base.mass * s))(scales)
     q, qd, qdd, _ = state(base)
     taus = jax.vmap(jaxdyn.rnea, in_axes=(0, None, None, None))(models, q, qd, qdd)
     for i, s in enumerate(scales):
@@ -79,8 +78,7 @@ def test_grad_wrt_model_parameters():
     q, qd, qdd, tau = state(model)
 
     def f(mass, com, inertia, pp):
-        m = jaxdyn.Model(**{**{f: getattr(model, f) for f in model.__dataclass_fields__},
-                            "mass": mass, "com": com, "inertia": inertia, "placement_p": pp})
+        m = model.replace(mass=mass, com=com, inertia=inertia, placement_p=pp)
         return jnp.concatenate([jaxdyn.rnea(m, q, qd, qdd), jaxdyn.aba(m, q, qd, tau)])
 
     args = (model.mass, model.com, model.inertia, model.placement_p)

@@ -23,13 +23,6 @@ from .common import check, joint_data, world_motion
 from .rnea import _smul, _stmul
 
 
-def _solve(D, x):
-    """``D^-1 x`` for the small joint-space blocks (k = 1: a division)."""
-    if D.shape[-1] == 1:
-        return x / D[..., 0]
-    return jnp.linalg.solve(D, x[..., None])[..., 0]
-
-
 def _inv(D):
     if D.shape[-1] == 1:
         return 1.0 / D
@@ -81,7 +74,6 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     dtype = model.dtype
     jd = joint_data(model, q)
     I = model.body_inertias()
-    lb = lay.link_bodies
     qd_l, qd_r = tree.v_to_link_values(lay, qd.astype(dtype))
     tau_l, tau_r = tree.v_to_link_values(lay, tau.astype(dtype))
     arm_l, arm_r = tree.v_to_link_values(lay, model.armature, pad=1.0)

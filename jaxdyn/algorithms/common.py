@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import joints, spatial, tree
 from ..model import Model
@@ -67,8 +68,6 @@ def check_state(model: Model, q, qd=None, qdd=None, tau=None, f_ext=None, quater
     index) and that the quaternions in ``q`` have unit norm. Not traceable (it reads values);
     the kernels themselves never branch on data.
     """
-    import numpy as np
-
     args = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "f_ext": f_ext}
     for name, x in args.items():
         if x is None:

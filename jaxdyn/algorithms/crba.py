@@ -14,19 +14,17 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .. import spatial, tree
+from .. import spatial
 from ..model import Model
 from .common import check
-from .kinematics import dof_motions_world
+from .kinematics import composite_inertias_from_poses, dof_motions_world, forward_kinematics
 
 
 def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
     """Composite inertia of the subtree of every body, world coordinates about the world
     origin (``R_{k,k}`` of seed 000 (7.8)-(7.9), in the world frame)."""
     check(model, "composite_inertias_world", q=q)
-    _, poses = dof_motions_world(model, q)
-    Iw = spatial.inertia_to_parent(poses, model.body_inertias())
-    return tree.subtree_sum(model.layout, Iw)
+    return composite_inertias_from_poses(model, forward_kinematics(model, q))
 
 
 def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
@@ -34,8 +32,7 @@ def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     check(model, "crba", q=q)
     lay = model.layout
     Sw, poses = dof_motions_world(model, q)  # (6, nv)
-    Iw = spatial.inertia_to_parent(poses, model.body_inertias())
-    Ic = tree.subtree_sum(lay, Iw)
+    Ic = composite_inertias_from_poses(model, poses)
     db = lay.dof_body
     F = spatial.inertia_apply(spatial.RigidInertia(Ic.m[db], Ic.h[db], Ic.Ibar[db]), Sw.T)  # (nv, 6)
     G = Sw.T @ F.T  # G[r, c] = S_r . (Ic_{b(c)} S_c)

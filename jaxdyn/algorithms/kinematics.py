@@ -48,19 +48,22 @@ def _frame_bodies(model: Model):
     return np.where(fb < 0, model.nb, fb)
 
 
+def _frame_poses(model: Model, poses: spatial.Pose, idx) -> spatial.Pose:
+    """World placements of the frames ``idx`` from the body poses."""
+    Xb = _with_world(poses)
+    fb = _frame_bodies(model)[idx]
+    return spatial.compose(spatial.Pose(Xb.R[fb], Xb.p[fb]), spatial.Pose(model.frame_R[idx], model.frame_p[idx]))
+
+
 def frame_placements(model: Model, q: Float[Array, " nq"]) -> spatial.Pose:
-    """World placement of every named frame ``(nf, ...)`` (frames on the world stay fixed)."""
-    poses = _with_world(forward_kinematics(model, q))
-    fb = _frame_bodies(model)
-    return spatial.compose(spatial.Pose(poses.R[fb], poses.p[fb]), spatial.Pose(model.frame_R, model.frame_p))
+    """World placement of every named frame: ``Pose(R (nf,3,3), p (nf,3))`` (frames on the world
+    stay fixed)."""
+    return _frame_poses(model, forward_kinematics(model, q), np.arange(len(model.frame_names)))
 
 
 def frame_placement(model: Model, q, frame: str) -> spatial.Pose:
-    """World placement of one named frame."""
-    i = model.frame_index(frame)
-    Xb = _with_world(forward_kinematics(model, q))
-    b = _frame_bodies(model)[i]
-    return spatial.compose(spatial.Pose(Xb.R[b], Xb.p[b]), spatial.Pose(model.frame_R[i], model.frame_p[i]))
+    """World placement of one named frame: ``Pose(R (3,3), p (3,))``."""
+    return _frame_poses(model, forward_kinematics(model, q), model.frame_index(frame))
 
 
 def body_velocities(model: Model, q, qd) -> Float[Array, "nb 6"]:
@@ -113,22 +116,17 @@ def frame_jacobians(model: Model, q: Float[Array, " nq"], reference: str = "loca
     ``reference`` ("local", "world" or "local_world_aligned")."""
     check(model, "frame_jacobians", q=q)
     Jw, poses = dof_motions_world(model, q)
-    fb = _frame_bodies(model)
-    Xb = _with_world(poses)
-    Xf = spatial.compose(spatial.Pose(Xb.R[fb], Xb.p[fb]), spatial.Pose(model.frame_R, model.frame_p))
-    return _jacobians_from_world(model, Jw, Xf, fb, reference)
+    idx = np.arange(len(model.frame_names))
+    return _jacobians_from_world(model, Jw, _frame_poses(model, poses, idx), _frame_bodies(model), reference)
 
 
 def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: str = "local") -> Float[Array, "6 nv"]:
     """Jacobian ``J`` of a named frame: its spatial velocity is ``J @ qd`` (rows ``[omega; v]``,
     in the chosen ``reference``: "local", "world" or "local_world_aligned")."""
     check(model, "frame_jacobian", q=q)
-    i = model.frame_index(frame)
+    i = np.array([model.frame_index(frame)])
     Jw, poses = dof_motions_world(model, q)
-    b = int(_frame_bodies(model)[i])
-    Xb = _with_world(poses)
-    Xf = spatial.compose(spatial.Pose(Xb.R[b], Xb.p[b]), spatial.Pose(model.frame_R[i], model.frame_p[i]))
-    return _jacobians_from_world(model, Jw, spatial.Pose(Xf.R[None], Xf.p[None]), [b], reference)[0]
+    return _jacobians_from_world(model, Jw, _frame_poses(model, poses, i), _frame_bodies(model)[i], reference)[0]
 
 
 def body_jacobian(model: Model, q, body: str, reference: str = "local") -> Float[Array, "6 nv"]:
@@ -157,6 +155,13 @@ def frame_jacobian_time_derivative(model: Model, q, qd, frame: str, reference: s
     return jax.jvp(lambda q_: frame_jacobian(model, q_, frame, reference), (q,), (qdot.astype(q.dtype),))[1]
 
 
+def composite_inertias_from_poses(model: Model, poses: spatial.Pose) -> spatial.RigidInertia:
+    """Composite inertia of every body's subtree in world coordinates about the world origin:
+    the body inertias moved to the world, summed by a gather (``R_{k,k}`` of seed 000
+    (7.8)-(7.9), the ``phi`` transforms absorbed by the world coordinates)."""
+    return tree.subtree_sum(model.layout, spatial.inertia_to_parent(poses, model.body_inertias()))
+
+
 def center_of_mass(model: Model, q: Float[Array, " nq"]) -> Float[Array, " 3"]:
     """World position of the centre of mass of all bodies (the world's own links excluded)."""
     check(model, "center_of_mass", q=q)
@@ -171,8 +176,7 @@ def center_of_mass_jacobian(model: Model, q: Float[Array, " nq"]) -> Float[Array
     frame, from the composite inertias of seed 000 (7.8)-(7.9))."""
     check(model, "center_of_mass_jacobian", q=q)
     Jw, poses = dof_motions_world(model, q)
-    Iw = spatial.inertia_to_parent(poses, model.body_inertias())
-    comp = tree.subtree_sum(model.layout, Iw)
+    comp = composite_inertias_from_poses(model, poses)
     db = model.layout.dof_body
     m_sub, h_sub = comp.m[db], comp.h[db]  # (nv,), (nv,3)
     cols = m_sub[:, None] * Jw[3:].T + spatial.cross(Jw[:3].T, h_sub)

@@ -21,6 +21,7 @@ from .rnea import rnea_full
 
 
 def parameters_to_inertia(pi: Float[Array, "nb 10"]) -> spatial.RigidInertia:
+    """Compact rigid inertias ``(m, h, Ibar)`` from inertial parameters ``(nb, 10)``."""
     m, h = pi[:, 0], pi[:, 1:4]
     xx, xy, yy, xz, yz, zz = (pi[:, i] for i in range(4, 10))
     Ibar = jnp.stack([jnp.stack([xx, xy, xz], -1), jnp.stack([xy, yy, yz], -1), jnp.stack([xz, yz, zz], -1)], -2)
@@ -42,11 +43,7 @@ def model_with_parameters(model: Model, pi: Float[Array, "nb 10"]) -> Model:
     c = I.h / I.m[:, None]
     cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=c.dtype) - c[:, :, None] * c[:, None, :]
     I_com = I.Ibar - I.m[:, None, None] * cc
-    return _replace(model, mass=I.m, com=c, inertia=I_com)
-
-
-def _replace(model, **kw):
-    return Model(**{**{f: getattr(model, f) for f in model.__dataclass_fields__}, **kw})
+    return model.replace(mass=I.m, com=c, inertia=I_com)
 
 
 def regressor(model: Model, q, qd, qdd) -> Float[Array, "nv nb*10"]:
