@@ -84,6 +84,43 @@ def _time(name, f, a, B, rows, repeats):
     return out
 
 
+def _view(args) -> int:
+    """``jaxdyn view``: draw a shipped robot or a URDF file at one configuration into a PNG."""
+    import os
+
+    import jax
+    import numpy as np
+
+    import jaxdyn
+    from . import viewer
+
+    fb = {"fixed": False, "floating": True}.get(args.base)
+    if args.robot in jaxdyn.available_robots():
+        model = jaxdyn.load_robot(args.robot, floating_base=fb)
+    elif os.path.isfile(args.robot):
+        try:
+            model = jaxdyn.load_urdf(args.robot, floating_base=bool(fb))
+        except jaxdyn.URDFError as e:
+            raise SystemExit(f"jaxdyn view: {e}") from None
+    else:
+        raise SystemExit(f"jaxdyn view: '{args.robot}' is neither a shipped robot "
+                         f"({', '.join(jaxdyn.available_robots())}) nor a URDF file")
+    if args.q is not None and args.random:
+        raise SystemExit("jaxdyn view: give either --q or --random, not both")
+    if args.q is not None:
+        q = np.array(args.q)
+    elif args.random:
+        q = jaxdyn.random_configuration(model, jax.random.PRNGKey(args.seed))
+    else:
+        q = jaxdyn.neutral(model)
+    try:
+        viewer.draw(model, q, args.out, frames=args.frames, com=args.com, view=tuple(args.view))
+    except ValueError as e:
+        raise SystemExit(f"jaxdyn view: {e}") from None
+    print(f"wrote {args.out} ({model.name}: nq={model.nq}, {model.nb} bodies)")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="jaxdyn", description="Differentiable batched rigid-body dynamics in JAX")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -95,9 +132,28 @@ def main(argv=None) -> int:
     d.add_argument("--seed", type=int, default=0)
     b = sub.add_parser("bench", help="benchmark against the peers installed (see benchmarks/README.md)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
+    v = sub.add_parser("view", help="draw a robot (shipped name or URDF file) at one configuration into a PNG")
+    v.add_argument("robot", metavar="ROBOT_OR_URDF", help="a shipped robot name or a URDF file path")
+    v.add_argument("--q", type=float, nargs="+", help="the configuration: nq numbers (default: neutral)")
+    v.add_argument("--random", action="store_true", help="a random configuration (see --seed)")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--out", default="view.png", help="PNG file to write (default: view.png)")
+    v.add_argument("--frames", action="store_true", help="draw the body frames as RGB axis triads")
+    v.add_argument("--com", action="store_true", help="mark the centre of mass")
+    v.add_argument("--base", choices=("fixed", "floating"), help="override the robot's default base")
+    v.add_argument("--view", type=float, nargs=2, default=(22.0, -58.0), metavar=("ELEV", "AZIM"),
+                   help="camera elevation and azimuth in degrees")
+    i = sub.add_parser("identify", help="identify inertial parameters from measured torques, write a new URDF")
+    from . import sysid
+
+    sysid.add_cli_arguments(i)
     args = p.parse_args(argv)
+    if args.cmd == "identify":
+        return sysid.run_cli(args)
     if args.cmd == "demo":
         return _demo(args)
+    if args.cmd == "view":
+        return _view(args)
     from . import bench
 
     return bench.main(args.rest)
