@@ -80,7 +80,7 @@ from .algorithms.regressor import inertial_parameters, model_with_parameters, re
 from .model import Model
 
 __all__ = [
-    "SysIdData", "load_data", "save_data", "savgol_derivative", "split_holdout", "check_model",
+    "SysIdData", "fourier_excitation", "load_data", "save_data", "savgol_derivative", "split_holdout", "check_model",
     "parameters_to_pseudo_inertia", "pseudo_inertia_to_parameters", "log_cholesky_to_pseudo_inertia",
     "pseudo_inertia_to_log_cholesky", "log_cholesky_to_parameters", "parameters_to_log_cholesky",
     "BodyConsistency", "physical_consistency", "is_physically_consistent", "structural_base",
@@ -364,6 +364,49 @@ def split_holdout(data: SysIdData, fraction: float):
     return data.subset(slice(0, T - n_test)), data.subset(slice(T - n_test, T))
 
 
+def fourier_excitation(model: Model, duration: float, dt: float, *, seed: int = 0, n_harmonics: int = 5,
+                       base_frequency: float = 0.1, margin: float = 0.1):
+    """A finite-Fourier-series excitation trajectory (Swevers, Ganseman, Tukel, De Schutter &
+    Van Brussel 1997, IEEE T-RA 13(5)) sampled every ``dt`` for ``duration`` seconds:
+
+    ``q_j(t) = q0_j + s_j sum_l (a_jl sin(l w t) - b_jl cos(l w t)) / (l w)``, ``w = 2 pi f0``,
+
+    with random ``a, b ~ N(0, 1)`` and per-joint ``s_j, q0_j`` chosen so that the trajectory stays
+    inside the joint limits shrunk by ``margin`` (unlimited revolute joints: +-1 rad, prismatic:
+    +-0.1 m) and below ``(1 - margin)`` times the velocity limits. Returns ``(t, q, qd, qdd)``
+    numpy float64 arrays, derivatives exact."""
+    check_model(model, "fourier_excitation")
+    n = model.nv
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n_harmonics))
+    b = rng.standard_normal((n, n_harmonics))
+    w = 2 * np.pi * base_frequency * np.arange(1, n_harmonics + 1)
+
+    def series(t):
+        s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+        q = s @ (a / w).T - c @ (b / w).T
+        qd = c @ a.T + s @ b.T
+        qdd = -s @ (a * w).T + c @ (b * w).T
+        return q, qd, qdd
+
+    lo, hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
+    rev = np.array([t != "prismatic" for t in model.joint_types])
+    ok = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+    lo = np.where(ok, lo, np.where(rev, -1.0, -0.1))
+    hi = np.where(ok, hi, np.where(rev, 1.0, 0.1))
+    grid = np.linspace(0.0, 1.0 / base_frequency, 2000, endpoint=False)
+    o, od, _ = series(grid)
+    half = 0.5 * (hi - lo) * (1 - margin)
+    span = 0.5 * (o.max(0) - o.min(0))
+    s = half / span
+    vlim = np.asarray(model.velocity_limit, np.float64) * (1 - margin)
+    s = np.minimum(s, np.where(np.isfinite(vlim), vlim / np.abs(od).max(0), np.inf))
+    q0 = 0.5 * (lo + hi) - s * 0.5 * (o.max(0) + o.min(0))
+    t = np.arange(int(round(duration / dt))) * dt
+    q, qd, qdd = series(t)
+    return t, q0 + s * q, s * qd, s * qdd
+
+
 # ------------------------------------------------------------------------------------------
 # parametrisations and physical consistency
 # ------------------------------------------------------------------------------------------
@@ -595,17 +638,20 @@ def _result(method, model, pi, B, friction_vec, info):
 
 
 def identify_ls(model: Model, data: SysIdData, *, friction: bool = False, base=None, rows=None,
-                rcond: float = 1e-10) -> Identification:
+                rcond: float = 1e-10, mesh=None) -> Identification:
     """Least squares on the base parameters (module docstring). ``base``: ``B`` from
     :func:`structural_base` (computed if None); ``rows``: precomputed :func:`regressor_rows`.
     ``info`` holds the numerical ``rank`` and condition number ``cond`` of the base regressor and
-    ``sigma`` (residual standard deviation)."""
+    ``sigma`` (residual standard deviation), ``normal_matrix`` ``W^T W`` of the base regressor
+    ``W`` (``sigma^2 (W^T W)^-1`` is the estimate's covariance under white noise) and ``devices``
+    (the regressors were evaluated on that many devices of ``mesh``, default: all)."""
     check_model(model, "identify_ls")
-    B = structural_base(model)[0] if base is None else np.asarray(base)
+    mesh = parallel.batch_mesh() if mesh is None else mesh
+    B = structural_base(model, mesh=mesh)[0] if base is None else np.asarray(base)
     r = B.shape[0]
     nf = 2 * model.nv if friction else 0
     _min_rows(model, data, r + nf, "identify_ls")
-    Y, y = regressor_rows(model, data, friction=friction) if rows is None else rows
+    Y, y = regressor_rows(model, data, friction=friction, mesh=mesh) if rows is None else rows
     p = 10 * model.nb
     A = Y.reshape(-1, Y.shape[-1])
     b = y.reshape(-1)
@@ -622,7 +668,8 @@ def identify_ls(model: Model, data: SysIdData, *, friction: bool = False, base=N
     res = b - W @ x
     dof = max(W.shape[0] - rank, 1)
     info = {"rank": int(rank), "n_base": r, "cond": float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf"),
-            "sigma": float(np.sqrt(res @ res / dof)), "normal_matrix": W.T @ W}
+            "sigma": float(np.sqrt(res @ res / dof)), "normal_matrix": W.T @ W,
+            "devices": int(mesh.devices.size)}
     return _result("ls", model, pi, B, x[r:] if friction else None, info)
 
 
@@ -712,7 +759,8 @@ def identify_gradient(model: Model, data: SysIdData, *, friction: bool = False, 
     check_model(model, "identify_gradient")
     nv, nb = model.nv, model.nb
     nf = 2 * nv if friction else 0
-    B = structural_base(model)[0] if base is None else np.asarray(base)
+    mesh = parallel.batch_mesh() if mesh is None else mesh
+    B = structural_base(model, mesh=mesh)[0] if base is None else np.asarray(base)
     _min_rows(model, data, B.shape[0] + nf, "identify_gradient")
     Y, y = regressor_rows(model, data, friction=friction, mesh=mesh) if rows is None else rows
     dt = model.dtype
@@ -739,7 +787,6 @@ def identify_gradient(model: Model, data: SysIdData, *, friction: bool = False, 
     if friction:
         params["fric"] = jnp.asarray(np.concatenate([np.asarray(model.damping), np.asarray(model.friction)]), dt)
 
-    mesh = parallel.batch_mesh() if mesh is None else mesh
     T = Y.shape[0]
     (Yp, yp, mask), _ = parallel.pad_batch((jnp.asarray(Y, dt), jnp.asarray(y, dt), jnp.ones(T, dt)), mesh.devices.size)
     mask = mask.at[T:].set(0.0)
@@ -764,7 +811,8 @@ def identify_gradient(model: Model, data: SysIdData, *, friction: bool = False, 
             progress(done, steps, float(history[-1][-1]))
     pi = np.asarray(log_cholesky_to_parameters(params["theta"]), np.float64)
     fr = np.asarray(params["fric"], np.float64) if friction else None
-    info = {"loss": np.concatenate(history) if history else np.zeros(0), "theta": np.asarray(params["theta"])}
+    info = {"loss": np.concatenate(history) if history else np.zeros(0), "theta": np.asarray(params["theta"]),
+            "devices": int(mesh.devices.size)}
     return _result("gradient", model, pi, B, fr, info)
 
 
@@ -811,3 +859,122 @@ def predict_torques(parameters, data: SysIdData, model: Model, *, damping=None, 
 def torque_rmse(predicted, data: SysIdData) -> np.ndarray:
     """Per-joint root-mean-square torque error ``(n,)``."""
     return np.sqrt(np.mean((np.asarray(predicted) - data.tau) ** 2, 0))
+
+
+# ------------------------------------------------------------------------------------------
+# command line: ``jaxdyn identify``
+# ------------------------------------------------------------------------------------------
+
+
+def add_cli_arguments(p):
+    """Arguments of ``jaxdyn identify`` (added to an ``argparse`` parser)."""
+    p.add_argument("urdf", help="nominal URDF (fixed base, 1-dof joints)")
+    p.add_argument("data", help="measurements: .npz or .csv (format: python -c 'import jaxdyn.sysid; help(jaxdyn.sysid)')")
+    p.add_argument("--out", required=True, help="identified URDF to write (must differ from the input)")
+    p.add_argument("--method", choices=("ls", "gradient", "both"), default="both",
+                   help="least squares on base parameters, physically consistent gradient fit, or both (default)")
+    p.add_argument("--holdout", type=float, default=0.2, help="fraction of samples (the last ones) held out (default 0.2)")
+    p.add_argument("--plots", default=None, help="directory for PNG plots of predicted vs measured torques")
+    p.add_argument("--steps", type=int, default=500, help="gradient-fit iterations (default 500)")
+    p.add_argument("--reg", type=float, default=1e-6, help="weight of the divergence to the nominal model (default 1e-6)")
+    p.add_argument("--friction", action="store_true", help="also identify viscous and Coulomb joint friction")
+    p.add_argument("--dt", type=float, default=None, help="sample period [s] when the data has no time stamps")
+    p.add_argument("--window", type=int, default=31, help="Savitzky-Golay window (samples) for missing qd/qdd")
+
+
+def run_cli(args) -> int:
+    """``jaxdyn identify``: returns the exit status (0 ok, 2 bad input, 3 no consistent result)."""
+    from .cli import x64_context
+
+    if os.path.exists(args.urdf) and os.path.realpath(args.out) == os.path.realpath(args.urdf):
+        print(f"jaxdyn identify: --out {args.out} is the input URDF; choose another path", file=sys.stderr)
+        return 2
+    with x64_context(True):
+        try:
+            return _run_cli(args)
+        except ValueError as e:  # URDFError is a ValueError
+            print(f"jaxdyn identify: error: {e}", file=sys.stderr)
+            return 2
+
+
+def _run_cli(args) -> int:
+    from .io.urdf import load_urdf
+    from .io.urdf_write import write_urdf
+
+    model = load_urdf(args.urdf, dtype=jnp.float64)
+    check_model(model, "jaxdyn identify")
+    data = load_data(args.data, model, dt=args.dt, window=args.window)
+    train, test = split_holdout(data, args.holdout)
+    if len(test) == 0:
+        test = train
+    print(f"model '{model.name}': {model.nv} joints, {model.nb} bodies; data: {len(data)} samples"
+          f"{' (' + '/'.join(data.estimated) + ' estimated by Savitzky-Golay)' if data.estimated else ''}; "
+          f"{len(train)} for fitting, {len(test)} held out")
+    results = identify(model, train, args.method, friction=args.friction, steps=args.steps, reg=args.reg,
+                       progress=ProgressBar("gradient fit", stream=sys.stderr))
+    first = next(iter(results.values()))
+    print(f"base parameters: {first.base.shape[0]} of {10 * model.nb}")
+    if "ls" in results:
+        i = results["ls"].info
+        print(f"least squares: rank {i['rank']}/{i['n_base'] + (2 * model.nv if args.friction else 0)}, "
+              f"condition number {i['cond']:.3g}, residual std {i['sigma']:.4g}")
+
+    rows = regressor_rows(model, test)
+    pi0 = np.asarray(inertial_parameters(model), np.float64)
+    fr0 = dict(damping=np.asarray(model.damping), coulomb=np.asarray(model.friction)) if args.friction else {}
+    preds = {"nominal": predict_torques(pi0, test, model, rows=rows, **fr0)}
+    for k, r in results.items():
+        preds[k] = predict_torques(r.parameters, test, model, damping=r.damping, coulomb=r.coulomb, rows=rows)
+    rmse = {k: torque_rmse(v, test) for k, v in preds.items()}
+    w = max(10, max(len(j) for j in model.joint_names) + 2)
+    print(f"\nheld-out torque RMSE [N m or N]:\n{'joint':<{w}}" + "".join(f"{k:>14}" for k in rmse))
+    for j, name in enumerate(model.joint_names):
+        print(f"{name:<{w}}" + "".join(f"{v[j]:>14.5g}" for v in rmse.values()))
+    print(f"{'all':<{w}}" + "".join(f"{np.sqrt(np.mean(v ** 2)):>14.5g}" for v in rmse.values()))
+
+    final = results.get("gradient", results.get("ls"))
+    print(f"\nphysical consistency ({final.method}):")
+    for c in final.consistency:
+        print(f"  {c.body:<{w}} m={c.mass:<10.4g} min eig(J)={c.min_eig_J:<11.3e} "
+              f"{'ok' if c.consistent else 'NOT CONSISTENT'}")
+    if not final.consistent:
+        bad = [c.body for c in final.consistency if not c.consistent]
+        print(f"jaxdyn identify: the {final.method} estimate is not physically consistent for {', '.join(bad)}; "
+              "no URDF written (use --method gradient or both)", file=sys.stderr)
+        return 3
+    write_urdf(args.urdf, final.model, args.out, dynamics=args.friction)
+    back = np.asarray(inertial_parameters(load_urdf(args.out, dtype=jnp.float64)))
+    print(f"wrote {args.out} ({final.method}); re-loaded parameters differ by at most "
+          f"{np.max(np.abs(back - final.parameters)):.2e}")
+    if args.plots:
+        paths = plot_torques(test, preds, args.plots)
+        print(f"plots: {', '.join(paths)}")
+    return 0
+
+
+def plot_torques(data: SysIdData, predictions: dict, directory) -> list:
+    """One PNG per joint in ``directory``: measured torques and each of ``predictions``
+    (``{label: (T, n)}``) against time. Returns the paths. Uses matplotlib's Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    os.makedirs(directory, exist_ok=True)
+    t = data.t if data.t is not None else np.arange(len(data))
+    paths = []
+    for j, name in enumerate(data.joint_names):
+        fig = Figure(figsize=(8, 3.2), tight_layout=True)
+        ax = fig.add_subplot()
+        ax.plot(t, data.tau[:, j], color="0.6", lw=2.0, label="measured")
+        for k, v in predictions.items():
+            e = np.sqrt(np.mean((v[:, j] - data.tau[:, j]) ** 2))
+            ax.plot(t, v[:, j], lw=1.0, ls="--" if k == "nominal" else "-", label=f"{k} (RMSE {e:.3g})")
+        ax.set_xlabel("t [s]" if data.t is not None else "sample")
+        ax.set_ylabel("torque")
+        ax.set_title(f"{name}: predicted vs measured (held out)")
+        ax.legend(fontsize=8, loc="upper right")
+        path = os.path.join(directory, f"torque_{name}.png")
+        fig.savefig(path, dpi=90)
+        paths.append(path)
+    return paths
