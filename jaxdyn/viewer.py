@@ -63,10 +63,6 @@ class _Structure:
     segments: np.ndarray  # (S, 2) point indices
     kinds: tuple[str, ...]  # per segment: "link", "frame" or "com"
 
-    @property
-    def n_points(self) -> int:
-        return self.nb + int(self.world) + len(self.leaf_frames) + len(self.stub_bodies)
-
 
 def _on_segment(x, c, tol):
     """Is point ``x`` on the segment from the origin to ``c`` (within ``tol``)?"""

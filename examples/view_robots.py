@@ -1,0 +1,86 @@
+"""Pictures of the shipped robots with jaxdyn.viewer (no display needed).
+
+Writes, under examples/output/:
+  robots.png  every shipped robot at a random joint configuration (floating bases upright at
+              the origin, so the limbs are easy to read) and a random tree from jaxdyn.builders;
+  panda.gif   the Panda moving along a smooth (minimum-jerk) joint trajectory from mid-range to a
+              random configuration and back, with the trail of its tool point and the goal marked.
+
+Run: python examples/view_robots.py [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxdyn
+from jaxdyn import viewer
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+
+
+def random_q(model, key):
+    """A random configuration; a floating base is put back upright at the origin."""
+    q = jaxdyn.random_configuration(model, key)
+    if model.floating_base:
+        q = q.at[:7].set(jaxdyn.neutral(model)[:7])
+    return q
+
+
+def robots_grid(seed: int) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    models = [jaxdyn.load_robot(name) for name in jaxdyn.available_robots()]
+    models.append(jaxdyn.builders.random_tree(10, ("revolute", "prismatic"), seed=seed))
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(models))
+    fig = Figure(figsize=(15, 10), dpi=90)
+    FigureCanvasAgg(fig)
+    fig.subplots_adjust(left=0.0, right=0.98, bottom=0.02, top=0.93, wspace=0.05, hspace=0.08)
+    names = list(jaxdyn.available_robots()) + ["builders.random_tree(10)"]
+    for i, (model, key, name) in enumerate(zip(models, keys, names)):
+        ax = fig.add_subplot(2, 3, i + 1, projection="3d")
+        base = "floating base" if model.floating_base else "fixed base"
+        viewer.draw(model, random_q(model, key), ax=ax, com=True,
+                    title=f"{name}  (nq={model.nq}, {model.nb} bodies, {base})")
+    fig.suptitle(f"jaxdyn shipped robots at random configurations (seed {seed})", fontsize=14)
+    path = os.path.join(OUT, "robots.png")
+    fig.savefig(path)
+    return path
+
+
+def panda_gif(seed: int) -> str:
+    model = jaxdyn.load_robot("panda")
+    lo, hi = np.asarray(model.q_lower), np.asarray(model.q_upper)
+    start = 0.5 * (lo + hi)
+    goal = np.asarray(jaxdyn.random_configuration(model, jax.random.PRNGKey(seed + 1)))
+    goal = start + 0.8 * (goal - start)  # stay clear of the limits
+    T = 72
+    t = np.linspace(0.0, 2.0, T)
+    u = np.where(t <= 1.0, t, 2.0 - t)  # there and back
+    s = 10 * u**3 - 15 * u**4 + 6 * u**5  # minimum-jerk profile, zero velocity at the ends
+    qs = start + s[:, None] * (goal - start)
+    target = np.asarray(jaxdyn.frame_placement(model, jnp.asarray(goal, model.dtype), "panda_hand_tcp").p)
+    path = os.path.join(OUT, "panda.gif")
+    viewer.animate(model, qs, path, fps=24, trail="panda_hand_tcp", target=target, dt=2.0 / (T - 1),
+                   title="panda: minimum-jerk reach and return", view=(20.0, -50.0))
+    return path
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    os.makedirs(OUT, exist_ok=True)
+    for path in (robots_grid(args.seed), panda_gif(args.seed)):
+        print(f"wrote {os.path.relpath(path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
