@@ -570,15 +570,19 @@ def regressor_rows(model: Model, data: SysIdData, *, friction: bool = False, chu
 def structural_base(model: Model, *, seed: int = 0, n_samples: int = 256, rtol: Optional[float] = None, mesh=None):
     """``(B, s)``: orthonormal basis ``(r, 10 nb)`` of the identifiable (base) parameter space
     (the row space of regressors stacked over random states: ``Y == (Y B^T) B``) and the singular
-    values. Like :func:`jaxdyn.base_parameters`, but reuses this module's compiled regressor."""
-    from .configuration import random_configuration
-
+    values. Like :func:`jaxdyn.base_parameters` (random states: joints uniform within their limits,
+    velocities and accelerations standard normal), but reuses this module's compiled regressor."""
+    check_model(model, "structural_base")
     rtol = (1e-9 if model.dtype == jnp.float64 else 1e-4) if rtol is None else rtol
-    keys = jax.random.split(jax.random.PRNGKey(seed), 3)
-    q = jax.vmap(lambda k: random_configuration(model, k))(jax.random.split(keys[0], n_samples))
-    qd = jax.random.normal(keys[1], (n_samples, model.nv), model.dtype)
-    qdd = jax.random.normal(keys[2], (n_samples, model.nv), model.dtype)
-    Y = _chunked((model, *(np.asarray(a) for a in (q, qd, qdd))), n_samples, mesh)
+    rng = np.random.default_rng(seed)
+    lo, hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
+    rev = np.array([t != "prismatic" for t in model.joint_types])
+    ok = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+    lo = np.where(ok, lo, np.where(rev, -np.pi, -1.0))
+    hi = np.where(ok, hi, np.where(rev, np.pi, 1.0))
+    q = lo + (hi - lo) * rng.random((n_samples, model.nq))
+    qd, qdd = rng.standard_normal((2, n_samples, model.nv))
+    Y = _chunked((model, q, qd, qdd), n_samples, mesh)
     _, s, Vt = np.linalg.svd(Y.reshape(-1, Y.shape[-1]), full_matrices=False)
     r = int(np.sum(s > rtol * s[0]))
     return Vt[:r], s
@@ -796,7 +800,11 @@ def identify_gradient(model: Model, data: SysIdData, *, friction: bool = False, 
          jnp.asarray(np.linalg.slogdet(J0)[1], dt)), mesh)
     params = parallel.replicate(params, mesh)
 
-    optimizer, run, loss_fn = _gradient_step_fn(nv, friction, int(steps), float(learning_rate), float(reg), optimizer)
+    if optimizer == "adam":
+        key = (int(steps), float(learning_rate))
+    else:  # L-BFGS ignores both: share one compiled loop across step counts
+        key = (0, 0.0)
+    optimizer, run, loss_fn = _gradient_step_fn(nv, friction, *key, float(reg), optimizer)
     opt_state = optimizer.init(params)
     chunk_steps = max(1, min(chunk_steps, steps))
     history, done = [], 0
