@@ -1,4 +1,4 @@
-"""Console entry point: ``jaxdyn demo`` and ``jaxdyn bench``."""
+"""Console entry point: ``jaxdyn demo``, ``jaxdyn bench``, ``jaxdyn view`` and ``jaxdyn identify``."""
 
 from __future__ import annotations
 
