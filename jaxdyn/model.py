@@ -83,10 +83,38 @@ class Layout:
     dof_body: np.ndarray  # (nv,)
     ancestor: np.ndarray  # (nb, nb) bool, ancestor[a, b]: a is b or an ancestor of b
     depth: np.ndarray  # (nb,)
+    traversal: str = "scan"  # how tree.scatter/gather walk the links: "scan", "level" or "unroll"
+    # "level" strategy: links grouped by depth, padded to the widest level with the dummy slot nb + 1
+    # Pads duplicate the level's first link (finite values and gradients), write to slot nb + 1.
+    level_links: np.ndarray = None  # (L, W) positions into the scanned links
+    level_bodies: np.ndarray = None  # (L, W) body index to write (pad: nb + 1)
+    level_parent: np.ndarray = None  # (L, W) parent body to write, world -> nb (pad: nb + 1)
+    level_bodies_read: np.ndarray = None  # (L, W) body index to read (pad: the first link's)
+    level_parent_read: np.ndarray = None  # (L, W) parent to read (pad: the first link's)
+    link_level_pos: np.ndarray = None  # (n,) flat position of each scanned link in (L * W)
+
+
+TRAVERSALS = ("auto", "scan", "level", "unroll")
+# "auto" unrolls trees with at most this many scanned links, else scans. Measured on XLA CPU
+# (benchmarks/results/traversal-cpu.md): with the compact-transform step functions the unrolled
+# program is only ~10% faster per sample at batch 4096, slower at batch 1 (more thunks) and 3-10x
+# slower to compile, and "level" is slower on CPU; so "auto" scans everywhere until a GPU run
+# says otherwise.
+UNROLL_MAX_LINKS = 0
+
+
+def resolve_traversal(topo: Topology, traversal: str) -> str:
+    """The concrete strategy for ``traversal`` (``"auto"`` picks by the tree's size)."""
+    if traversal not in TRAVERSALS:
+        raise ValueError(f"unknown traversal '{traversal}', choose one of {', '.join(TRAVERSALS)}")
+    if traversal != "auto":
+        return traversal
+    n = len(topo.parents) - (1 if topo.parents and topo.joint_types[0] == "free" else 0)
+    return "unroll" if n <= UNROLL_MAX_LINKS else "scan"
 
 
 @functools.lru_cache(maxsize=256)
-def layout(topo: Topology) -> Layout:
+def layout(topo: Topology, traversal: str = "scan") -> Layout:
     nb = len(topo.parents)
     jnq = tuple(joints.NQ[t] for t in topo.joint_types)
     jnv = tuple(joints.NV[t] for t in topo.joint_types)
@@ -123,6 +151,22 @@ def layout(topo: Topology) -> Layout:
             depth[b] = depth[p] + 1
     parents = np.array(topo.parents, np.int32)
     link_parent = np.where(parents[link_bodies] < 0, nb, parents[link_bodies]).astype(np.int32)
+    traversal = resolve_traversal(topo, traversal)
+    link_depth = depth[link_bodies] if n else np.zeros(0, np.int32)
+    levels = [np.flatnonzero(link_depth == d) for d in np.unique(link_depth)]
+    W = max((len(l) for l in levels), default=0)
+    level_links = np.zeros((len(levels), W), np.int32)
+    level_bodies = np.full((len(levels), W), nb + 1, np.int32)
+    level_parent = np.full((len(levels), W), nb + 1, np.int32)
+    link_level_pos = np.zeros(n, np.int32)
+    for l, idx in enumerate(levels):
+        level_links[l] = idx[0]
+        level_links[l, : len(idx)] = idx
+        level_bodies[l, : len(idx)] = link_bodies[idx]
+        level_parent[l, : len(idx)] = link_parent[idx]
+        link_level_pos[idx] = l * W + np.arange(len(idx))
+    level_bodies_read = link_bodies[level_links] if n else level_bodies
+    level_parent_read = link_parent[level_links] if n else level_parent
     return Layout(
         nb=nb, nq=nq, nv=nv, floating=floating, k=k, qw=qw, joint_nq=jnq, joint_nv=jnv,
         q_start=q_start, v_start=v_start, link_bodies=link_bodies, link_parent=link_parent,
@@ -131,7 +175,10 @@ def layout(topo: Topology) -> Layout:
         is_pri=np.array([t == "prismatic" for t in types], bool),
         is_sph=np.array([t == "spherical" for t in types], bool),
         any_pri="prismatic" in types, any_sph=any_sph,
-        v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth,
+        v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth, traversal=traversal,
+        level_links=level_links, level_bodies=level_bodies, level_parent=level_parent,
+        level_bodies_read=level_bodies_read, level_parent_read=level_parent_read,
+        link_level_pos=link_level_pos,
     )
 
 
@@ -168,11 +215,21 @@ class Model(eqx.Module):
     friction: Float[Array, " nv"]
     armature: Float[Array, " nv"]
     name: str = eqx.field(static=True, default="robot")
+    traversal: str = eqx.field(static=True, default="auto")
 
     # -- static layout ------------------------------------------------------------------------
     @property
     def layout(self) -> Layout:
-        return layout(self.topology)
+        return layout(self.topology, self.traversal)
+
+    def with_traversal(self, traversal: str) -> "Model":
+        """The same model walked by another strategy: ``"scan"`` (one ``lax.scan`` over links,
+        compile time flat in depth), ``"level"`` (a scan over depth levels, the step ``vmap``ped
+        across each level: fewer sequential steps for branched trees), ``"unroll"`` (a Python loop
+        over links: fastest for small robots, compile time grows with the link count) or
+        ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links, else scan). Results are identical."""
+        resolve_traversal(self.topology, traversal)
+        return self.replace(traversal=traversal)
 
     @property
     def nq(self) -> int:

@@ -3,7 +3,16 @@
 In the spatial operator algebra (seed 000 sections 4-5, seed 001 (4.3)-(4.6)) a *scatter* is an
 application of ``phi^T`` (velocities, accelerations move outward) and a *gather* an application of
 ``phi`` (forces, composite and articulated inertias move inward). Algorithms supply a per-link
-step function; this module supplies the loop, as one ``jax.lax.scan`` over links.
+step function; this module supplies the loop. Three strategies (``Layout.traversal``, chosen per
+model with :meth:`jaxdyn.Model.with_traversal`), all computing the same recursion:
+
+* ``"scan"``: one ``jax.lax.scan`` over links in topological order (compile time independent of
+  the number of links);
+* ``"level"``: one ``jax.lax.scan`` over depth levels, the step ``vmap``ped across the links of a
+  level (padded to the widest level; pads read and write a dummy slot ``nb + 1``): a branched
+  tree takes ``depth`` sequential steps instead of ``n``;
+* ``"unroll"``: a Python loop over links with static parent indices (no buffer, no dynamic
+  indexing; XLA fuses across links). Compile time grows with ``n``: for small robots.
 
 Per-body values live in a buffer with one extra slot for the world (index ``nb``), so a link
 whose parent is the world reads/writes that slot. A free-floating root is not part of the scan:
@@ -48,6 +57,27 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
     n = len(lay.link_bodies)
     if n == 0:
         return tmap(lambda b: b[:nb], buf), None, root_out
+    if lay.traversal == "unroll":
+        vals = [tmap(lambda b: b[i], buf) for i in range(nb + 1)]
+        outs = []
+        for j in range(n):
+            val, out = step(vals[int(lay.link_parent[j])], tmap(lambda a: a[j], link_x))
+            vals[int(lay.link_bodies[j])] = val
+            outs.append(out)
+        return _stack(vals[:nb]), _stack(outs), root_out
+    if lay.traversal == "level":
+        buf = tmap(lambda b: jnp.concatenate([b, jnp.zeros_like(b[:1])], 0), buf)  # dummy slot nb + 1
+
+        def body(buf, xs):
+            bodies, parents, x = xs
+            pv = tmap(lambda b: b[parents], buf)
+            val, out = jax.vmap(step)(pv, x)
+            buf = tmap(lambda b, v: b.at[bodies].set(v), buf, val)
+            return buf, out
+
+        xs = (jnp.asarray(lay.level_bodies), jnp.asarray(lay.level_parent_read), _to_levels(lay, link_x))
+        buf, link_out = jax.lax.scan(body, buf, xs)
+        return tmap(lambda b: b[:nb], buf), _from_levels(lay, link_out), root_out
 
     def body(buf, xs):
         i, parent, x = xs
@@ -59,6 +89,24 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
     xs = (jnp.asarray(lay.link_bodies), jnp.asarray(lay.link_parent), link_x)
     buf, link_out = jax.lax.scan(body, buf, xs)
     return tmap(lambda b: b[:nb], buf), link_out, root_out
+
+
+def _stack(items):
+    if items[0] is None:
+        return None
+    return tmap(lambda *a: jnp.stack(a), *items)
+
+
+def _to_levels(lay: Layout, link_x):
+    """Per-link inputs ``(n, ...)`` -> per-level ``(L, W, ...)`` (pads repeat link 0)."""
+    idx = jnp.asarray(lay.level_links)
+    return tmap(lambda a: a[idx], link_x)
+
+
+def _from_levels(lay: Layout, level_out):
+    """Per-level outputs ``(L, W, ...)`` -> per-link ``(n, ...)``."""
+    pos = jnp.asarray(lay.link_level_pos)
+    return tmap(lambda a: a.reshape((-1,) + a.shape[2:])[pos], level_out)
 
 
 def gather(lay: Layout, step, init, link_x, root_x=None):
@@ -80,7 +128,29 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     buf = tmap(lambda a: jnp.concatenate([a, jnp.zeros((1,) + a.shape[1:], a.dtype)], 0), init)
     n = len(lay.link_bodies)
     link_out = None
-    if n:
+    if n and lay.traversal == "unroll":
+        accs = [tmap(lambda b: b[i], buf) for i in range(nb + 1)]
+        outs = [None] * n
+        for j in reversed(range(n)):
+            i, parent = int(lay.link_bodies[j]), int(lay.link_parent[j])
+            contrib, outs[j] = step(accs[i], tmap(lambda a: a[j], link_x))
+            accs[parent] = tmap(jnp.add, accs[parent], contrib)
+        buf = _stack(accs)
+        link_out = _stack(outs)
+    elif n and lay.traversal == "level":
+        buf = tmap(lambda b: jnp.concatenate([b, jnp.zeros_like(b[:1])], 0), buf)  # dummy slot nb + 1
+
+        def body(buf, xs):
+            read, bodies, parents, x = xs
+            contrib, out = jax.vmap(step)(tmap(lambda b: b[read], buf), x)
+            buf = tmap(lambda b, c: b.at[parents].add(c), buf, contrib)
+            return buf, out
+
+        xs = (jnp.asarray(lay.level_bodies_read), jnp.asarray(lay.level_bodies), jnp.asarray(lay.level_parent),
+              _to_levels(lay, link_x))
+        buf, link_out = jax.lax.scan(body, buf, xs, reverse=True)
+        link_out = _from_levels(lay, link_out)
+    elif n:
         def body(buf, xs):
             i, parent, x = xs
             contrib, out = step(tmap(lambda b: b[i], buf), x)
