@@ -7,7 +7,7 @@ The library never changes global JAX settings: to work in float64, set the ``jax
 flag in your own program.
 """
 
-from . import algorithms, builders, spatial
+from . import algorithms, builders, parallel, sim, spatial, sysid, viewer
 from .algorithms.aba import aba, aba_full
 from .algorithms.common import check_state
 from .algorithms.crba import composite_inertias_world, crba
@@ -68,6 +68,7 @@ from .algorithms.rnea import bias_forces, coriolis_torques, gravity_torques, rne
 from .configuration import configuration_derivative, difference, integrate, neutral, normalize, random_configuration
 from .io import URDFError, load_urdf
 from .model import Model, Topology, make_model
+from .sim import SimOptions, Trajectory, rollout
 from .robots import available_robots, load_robot
 
 __version__ = "0.1.0"

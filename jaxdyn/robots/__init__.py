@@ -1,4 +1,4 @@
-"""Robots shipped inside the package (mesh-free URDFs from example-robot-data, BSD/Apache).
+"""Robots shipped inside the package.
 
 ======================  ==========================================  ======================
 name                    what                                        default base
@@ -8,7 +8,13 @@ name                    what                                        default base
 ``panda``               Franka Panda, 7 revolute + 2 prismatic      fixed
 ``solo12``              Solo-12 quadruped, 12 revolute              floating (18 dof)
 ``talos``               TALOS humanoid (reduced), 32 revolute       floating (38 dof)
+``pendulum``            single pendulum, 1 revolute (RL task)       fixed
+``acrobot``             acrobot (Spong), 2 revolute (RL task)       fixed
+``cartpole``            cart-pole, prismatic + revolute (RL task)   fixed
 ======================  ==========================================  ======================
+
+The first five are mesh-free URDFs from example-robot-data (BSD/Apache); the last three were
+written for jaxdyn's RL environments (``jaxdyn.envs``).
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from ..io.urdf import load_urdf
 from ..model import Model
 
 _DIR = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_FLOATING = {"double_pendulum": False, "ur5": False, "panda": False, "solo12": True, "talos": True}
+DEFAULT_FLOATING = {"double_pendulum": False, "ur5": False, "panda": False, "solo12": True, "talos": True,
+                    "pendulum": False, "acrobot": False, "cartpole": False}
 
 
 def available_robots() -> tuple[str, ...]:
