@@ -1,0 +1,171 @@
+"""iLQR (jaxdyn.trajopt): the LQR special case against a Riccati recursion and a direct solve,
+the double-pendulum swing-up with torque limits, monotone cost, first-order model of the cost
+change, bad input. One jitted solve per problem structure (compile time dominates)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdyn
+from jaxdyn import trajopt as to
+
+UMAX = 0.5  # [N m] torque limit of the swing-up (gravity torque at horizontal is ~0.75 N m)
+OPT = to.ILQROptions(max_iterations=80, tolerance=1e-6)
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    """Double pendulum (q = 0 is upright, q = (pi, 0) hanging), 1.2 s at 10 ms, SIE."""
+    m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    dyn = to.model_dynamics(m, 0.01, "semi_implicit_euler")
+    cost = to.quadratic_cost(jnp.zeros(4), 0.0, 1.0, Qf=[100.0, 100.0, 1.0, 1.0], nu=2)
+    x0 = jnp.array([np.pi, 0.0, 0.0, 0.0])
+    T = 120
+    res = to.ilqr(dyn, cost, x0, jnp.zeros((T, 2)), -UMAX, UMAX, options=OPT)
+    inf = jnp.full(2, jnp.inf)
+
+    @jax.jit
+    def probe(us, alphas):
+        """Rollout of ``us``, then one unconstrained backward pass and the forward passes for
+        ``alphas`` (``alphas[0] = 0`` gives the cost of ``us`` itself)."""
+        xs = to.simulate(dyn, x0, us)
+        exp = to.linearize(dyn, cost, xs, us)
+        k, K, dV, ok = to.backward_pass(exp, us, -inf, inf, 0.0)
+        fw = jax.vmap(lambda a: to.forward_pass(dyn, cost, xs, us, k, K, a, -inf, inf)[2])
+        return xs, fw(alphas), dV, ok
+
+    return m, dyn, cost, x0, res, probe
+
+
+def test_swing_up_reaches_goal_within_limits(pendulum):
+    m, dyn, cost, x0, res, probe = pendulum
+    h = np.asarray(res.cost_history)
+    h = h[np.isfinite(h)]
+    assert len(h) == int(res.iterations) + 1
+    # from zero torque (the pendulum stays hanging) to upright
+    assert h[-1] < 0.1 * h[0]
+    assert np.all(np.diff(h) <= 1e-12 * h[:-1]), "cost must decrease monotonically"
+    xT = np.asarray(res.x[-1])
+    assert np.all(np.abs(xT[:2]) < 0.05), f"final angles {xT[:2]} not upright"
+    assert np.all(np.abs(xT[2:]) < 0.5), f"final velocities {xT[2:]} not small"
+    u = np.asarray(res.u)
+    assert np.all(np.abs(u) <= UMAX + 1e-12)
+    assert np.max(np.abs(u)) > 0.99 * UMAX  # the limit is active: the swing-up needs pumping
+    # the returned states are the rollout of the returned controls
+    xs, J, _, _ = probe(res.u, jnp.array([0.0, 1e-2, 1e-3, 1e-4]))
+    np.testing.assert_allclose(xs, res.x, atol=1e-10)
+    np.testing.assert_allclose(J[0], res.cost, rtol=1e-10)
+    assert res.K.shape == (120, 2, 4) and res.k.shape == (120, 2)
+
+
+def test_expected_decrease_is_first_order_exact(pendulum):
+    """At a non-optimal trajectory the model dV(alpha) = alpha dV1 + alpha^2 dV2 of the backward
+    pass must match the actual cost change of the forward pass to first order in alpha (a check
+    of the jacfwd dynamics and the cost gradients against the true rollout)."""
+    m, dyn, cost, x0, _, probe = pendulum
+    T = 120
+    us = 0.2 * jnp.sin(jnp.linspace(0.0, 6.0, T))[:, None] * jnp.array([1.0, -0.5])
+    alphas = jnp.array([0.0, 1e-2, 1e-3, 1e-4])
+    _, Ja, dV, ok = probe(us, alphas)
+    assert bool(ok) and float(dV[0]) < 0
+    J, Ja, alphas = Ja[0], Ja[1:], alphas[1:]
+    ratio = np.asarray((Ja - J) / (alphas * dV[0] + alphas**2 * dV[1]))
+    np.testing.assert_allclose(ratio[1:], 1.0, atol=2e-3)
+    assert abs(ratio[-1] - 1.0) < abs(ratio[0] - 1.0) + 1e-6
+
+
+def _riccati(A, B, Q, R, Qf, T):
+    P, Ks = Qf, []
+    for _ in range(T):
+        K = -np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
+        P = Q + A.T @ P @ A + A.T @ P @ B @ K
+        Ks.append(K)
+    return Ks[::-1]
+
+
+def test_lqr_one_iteration_matches_riccati_and_direct_solve():
+    rng = np.random.default_rng(3)
+    nx, nu, T = 4, 2, 15
+    A = np.eye(nx) + 0.1 * rng.standard_normal((nx, nx))
+    B = rng.standard_normal((nx, nu))
+    Q, R, Qf = np.diag([1.0, 2.0, 0.5, 1.0]), np.diag([0.3, 0.1]), 10.0 * np.eye(nx)
+    dyn = to.LinearDynamics(A, B)
+    cost = to.quadratic_cost(jnp.zeros(nx), Q, R, Qf)
+    x0 = rng.standard_normal(nx)
+    res = to.ilqr(dyn, cost, x0, jnp.zeros((T, nu)), options=to.ILQROptions(mu_init=0.0, max_iterations=10))
+    assert int(res.iterations) == 1 and bool(res.converged)
+    # direct solve of the quadratic program in the stacked controls
+    # direct solve of the quadratic program in the stacked controls: x = P x0 + G u
+    P = np.zeros(((T + 1) * nx, nx))
+    G = np.zeros(((T + 1) * nx, T * nu))
+    P[:nx] = np.eye(nx)
+    for t in range(T):
+        P[(t + 1) * nx:(t + 2) * nx] = A @ P[t * nx:(t + 1) * nx]
+        G[(t + 1) * nx:(t + 2) * nx] = A @ G[t * nx:(t + 1) * nx]
+        G[(t + 1) * nx:(t + 2) * nx, t * nu:(t + 1) * nu] = B
+    Qbig = np.kron(np.eye(T + 1), Q)
+    Qbig[-nx:, -nx:] = Qf
+    Rbig = np.kron(np.eye(T), R)
+    u_star = -np.linalg.solve(G.T @ Qbig @ G + Rbig, G.T @ Qbig @ P @ x0)
+    xs = P @ x0 + G @ u_star
+    J_star = 0.5 * xs @ Qbig @ xs + 0.5 * u_star @ Rbig @ u_star
+    np.testing.assert_allclose(res.u, u_star.reshape(T, nu), atol=1e-10)
+    np.testing.assert_allclose(res.x, xs.reshape(T + 1, nx), atol=1e-10)
+    np.testing.assert_allclose(res.cost, J_star, rtol=1e-12)
+    np.testing.assert_allclose(res.cost_history[1], res.cost, rtol=1e-12)
+    for t, K in enumerate(_riccati(A, B, Q, R, Qf, T)):
+        np.testing.assert_allclose(res.K[t], K, atol=1e-10)
+    np.testing.assert_allclose(res.k, 0.0, atol=1e-10)  # converged: no feedforward left
+
+
+def test_box_qp_active_bounds():
+    H = jnp.array([[2.0, 0.5], [0.5, 1.0]])
+    g = jnp.array([-4.0, 0.2])
+    lo, hi = jnp.array([-1.0, -1.0]), jnp.array([1.0, 1.0])
+    qp = jax.jit(to.box_qp)  # one program for both calls
+    k, free, L = qp(H, g, lo, hi, jnp.zeros(2))
+    # KKT by hand: u0 at its upper bound with an outward gradient, u1 interior with zero gradient
+    # (0.5 * 1 + 1.0 * u1 + 0.2 = 0)
+    np.testing.assert_allclose(k, [1.0, -0.7], atol=1e-12)
+    assert not bool(free[0]) and bool(free[1])
+    grad = g + H @ k
+    assert float(grad[0]) < 0 and abs(float(grad[1])) < 1e-12
+    # without bounds: the Newton solution
+    k2, free2, _ = qp(H, g, -jnp.full(2, jnp.inf), jnp.full(2, jnp.inf), jnp.zeros(2))
+    np.testing.assert_allclose(k2, -np.linalg.solve(np.asarray(H), np.asarray(g)), atol=1e-12)
+    assert bool(jnp.all(free2))
+
+
+def test_bad_input():
+    m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    dyn = to.model_dynamics(m, 0.01)
+    cost = to.quadratic_cost(jnp.zeros(4), 1.0, 1.0, nu=2)
+    x0, u = jnp.zeros(4), jnp.zeros((5, 2))
+    with pytest.raises(ValueError, match="x0"):
+        to.ilqr(dyn, cost, jnp.zeros(3), u)
+    with pytest.raises(ValueError, match="u_init"):
+        to.ilqr(dyn, cost, x0, jnp.zeros((5, 3)))
+    with pytest.raises(ValueError, match="u_init"):
+        to.ilqr(dyn, cost, x0, jnp.zeros(5))
+    with pytest.raises(ValueError, match="x0 contains NaN"):
+        to.ilqr(dyn, cost, x0.at[1].set(jnp.nan), u)
+    with pytest.raises(ValueError, match="u_init contains NaN"):
+        to.ilqr(dyn, cost, x0, u.at[2, 0].set(jnp.nan))
+    with pytest.raises(ValueError, match="u_lower"):
+        to.ilqr(dyn, cost, x0, u, 1.0, -1.0)
+    with pytest.raises(ValueError, match="u_upper"):
+        to.ilqr(dyn, cost, x0, u, -1.0, jnp.ones(3))
+    with pytest.raises(ValueError, match="cost"):
+        to.ilqr(dyn, lambda x: x, x0, u)
+    with pytest.raises(ValueError, match="nope"):
+        to.model_dynamics(m, 0.01, actuated=["nope"])
+    with pytest.raises(ValueError, match="integrator"):
+        to.model_dynamics(m, 0.01, "leapfrog")
+    with pytest.raises(ValueError, match="dt"):
+        to.model_dynamics(m, -0.01)
+    with pytest.raises(ValueError, match="frame 'nope'"):
+        to.FramePositionCost(m, "nope", jnp.zeros(3))
+    with pytest.raises(ValueError, match="Q must"):
+        to.quadratic_cost(jnp.zeros(4), jnp.ones(3), 1.0, nu=2)
+    assert to.model_dynamics(m, 0.01, actuated=["joint2"]).actuated == (1,)
