@@ -7,8 +7,8 @@ their initial opening by a quadratic cost. Torques are limited to the URDF's ``e
 
 Cost (``dt`` = control period)::
 
-    J = sum_t dt/2 |tau_t|^2 + W_FINGER/2 |q_fingers - q_fingers0|^2
-        + W_POS/2 |p_tcp(q_T) - target|^2 + W_VEL/2 |qd_T|^2
+    J = sum_t dt/2 (|tau_t|^2 + W_FINGER |q_fingers,t - q_fingers,0|^2 + W_QD |qd_t|^2)
+        + W_FINGER/2 |q_fingers,T - q_fingers,0|^2 + W_POS/2 |p_tcp(q_T) - target|^2 + W_VEL/2 |qd_T|^2
 
 Initial guess: the gravity-compensation torques of the start configuration (the robot does not
 move). Baseline for comparison: a minimum-jerk joint-space path to a configuration that reaches the
@@ -47,10 +47,11 @@ Q_GOAL = [0.9, -0.2, 0.3, -1.7, 0.2, 1.9, 1.0, 0.02, 0.02]  # only used to make 
 W_POS = 1e5  # [1/m^2] terminal tool-point error (1 mm -> 0.05)
 W_VEL = 1e4  # terminal joint velocity (0.01 rad/s -> 0.5e-2 per joint)
 W_FINGER = 1e4  # finger opening, every step and at the end
+W_QD = 5.0  # running joint-velocity cost: keeps the light wrist from whipping round
 
 
 class EffortCost(trajopt.Cost):
-    """``dt/2 |u|^2`` per step plus the finger-holding and terminal velocity terms."""
+    """``dt/2 |u|^2`` per step plus the finger-holding and joint-velocity terms."""
 
     dt: float
     finger_ref: jnp.ndarray
@@ -58,7 +59,8 @@ class EffortCost(trajopt.Cost):
 
     def running(self, x, u, t):
         f = x[self.nq - 2 : self.nq] - self.finger_ref
-        return 0.5 * self.dt * u @ u + 0.5 * W_FINGER * self.dt * f @ f
+        qd = x[self.nq :]
+        return 0.5 * self.dt * (u @ u + W_FINGER * f @ f + W_QD * qd @ qd)
 
     def terminal(self, x):
         f = x[self.nq - 2 : self.nq] - self.finger_ref
