@@ -2,9 +2,19 @@
 
 Run ``jaxdyn bench --help`` (or ``python benchmarks/run.py``). For each case it reports jit
 compile time, median time per batch after warm-up (``block_until_ready``), samples per second,
-peak device memory where the backend reports it, and - in the same process - Pinocchio's time
-per call from Python when ``pin`` is importable, as the ratio jaxdyn / Pinocchio (throughput).
-Results go to ``benchmarks/results/<device>-<date>.{json,md}``.
+peak device memory where the backend reports it, and - in the same process, on the same random
+inputs' shapes - the peers that are importable:
+
+* Pinocchio (``pin``): time per call from Python (``pin.aba`` looped);
+* frax (``frax``): ``jit(vmap(Robot.forward_dynamics / rnea / crba))`` loaded from the same URDF
+  (it forms the mass matrix and solves it densely);
+* MuJoCo MJX (``mujoco.mjx``): ``jit(vmap(mjx.forward))`` (contacts and constraints off) for
+  forward dynamics, ``mjx.inverse`` for inverse dynamics, ``kinematics + com_pos + crb`` for the
+  mass matrix, from the same URDF (a free joint added for floating bases).
+
+Ratios are jaxdyn throughput / peer throughput (> 1: jaxdyn faster). Results go to
+``benchmarks/results/<device>-<date>.{json,md}``. The peers are never jaxdyn dependencies:
+install them in a separate environment together with jaxdyn (see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ import os
 import platform
 import time
 
-ALGOS = ("rnea", "crba", "aba", "aba_jacobian")
+ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations")
 
 
 def _model(name, dtype):
@@ -44,6 +54,10 @@ def _kernel(algo):
     if algo == "aba_jacobian":
         f = jax.jacfwd(lambda m, q, v, t: jaxdyn.aba(m, q, v, t), argnums=(1, 2, 3))
         return jax.vmap(f, in_axes=(None, 0, 0, 0)), "q qd x"
+    if algo == "minv":
+        return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
+    if algo == "innovations":
+        return jax.vmap(jaxdyn.innovations_factorization, in_axes=(None, 0)), "q"
     raise ValueError(f"unknown algorithm {algo!r}; choose from {ALGOS}")
 
 
@@ -124,6 +138,104 @@ def time_pinocchio(robot_name, algo, repeats=2000):
     return sorted(ts)[2]
 
 
+def _robot_base(robot_name):
+    from jaxdyn.robots import DEFAULT_FLOATING, robot_path
+
+    robot, _, base = robot_name.partition(":")
+    fb = DEFAULT_FLOATING[robot] if not base else base == "floating"
+    return robot_path(robot), fb
+
+
+def frax_kernel(robot_name, algo):
+    """A batched frax function with jaxdyn's argument convention, or None if unavailable."""
+    if robot_name.startswith("chain"):
+        return None
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import frax
+    except ImportError:
+        return None
+    import jax
+
+    path, fb = _robot_base(robot_name)
+    r = frax.Robot(str(path), floating_base="quaternion" if fb else None)
+    if algo == "aba":
+        return jax.vmap(lambda q, v, t: r.forward_dynamics(q, v, t, None)), "q qd x"
+    if algo == "rnea":
+        import jax.numpy as jnp
+
+        g = jnp.array([0.0, 0.0, 9.81, 0.0, 0.0, 0.0])  # frax's own convention (its forward_dynamics)
+        return jax.vmap(lambda q, v, a: r.rnea(q, v, a, g.astype(q.dtype), None)), "q qd x"
+    if algo == "crba":
+        return jax.vmap(r.crba), "q"
+    if algo == "aba_jacobian":
+        f = jax.jacfwd(lambda q, v, t: r.forward_dynamics(q, v, t, None), argnums=(0, 1, 2))
+        return jax.vmap(f), "q qd x"
+    return None
+
+
+def mjx_kernel(robot_name, algo):
+    """A batched MuJoCo MJX function with jaxdyn's argument convention, or None."""
+    if robot_name.startswith("chain") or algo not in ("aba", "rnea", "crba", "aba_jacobian"):
+        return None
+    try:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            import mujoco
+            from mujoco import mjx
+    except ImportError:
+        return None
+    import jax
+
+    path, fb = _robot_base(robot_name)
+    spec = mujoco.MjSpec.from_file(str(path))
+    if fb:
+        spec.worldbody.first_body().add_freejoint()
+    m = spec.compile()
+    m.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+                           | mujoco.mjtDisableBit.mjDSBL_EQUALITY)  # URDF mimic -> equality in MuJoCo
+    mx = mjx.put_model(m)
+    d0 = mjx.make_data(mx)
+
+    def fwd(q, v, t):
+        return mjx.forward(mx, d0.replace(qpos=q, qvel=v, qfrc_applied=t)).qacc
+
+    if algo == "aba":
+        return jax.vmap(fwd), "q qd x"
+    if algo == "aba_jacobian":
+        return jax.vmap(jax.jacfwd(fwd, argnums=(0, 1, 2))), "q qd x"
+    if algo == "rnea":
+        return jax.vmap(lambda q, v, a: mjx.inverse(mx, d0.replace(qpos=q, qvel=v, qacc=a)).qfrc_inverse), "q qd x"
+
+    def crb(q):
+        d = mjx.kinematics(mx, d0.replace(qpos=q))
+        d = mjx.com_pos(mx, d)
+        return mjx.full_m(mx, mjx.crb(mx, d))
+
+    return jax.vmap(crb), "q"
+
+
+def time_peer(kernel, model, B, repeats):
+    """Time a peer's batched kernel on random inputs of jaxdyn's shapes (the peers use the same
+    q layout: free-flyer position + (w, x, y, z) quaternion, then joints)."""
+    if kernel is None:
+        return None
+    f, sig = kernel
+    q, qd, x = _inputs(model, B)
+    args = (q,) if sig == "q" else (q, qd, x)
+    try:
+        _, compile_s, med = measure(f, args, repeats)
+    except Exception as e:  # noqa: BLE001 - a peer that cannot run a case is reported, not fatal
+        print(f"  (peer failed: {type(e).__name__}: {str(e)[:120]})")
+        return None
+    return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="jaxdyn bench")
     p.add_argument("--algos", default="rnea,crba,aba", help=f"comma list from {ALGOS}")
@@ -133,12 +245,20 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--out", default=os.path.join("benchmarks", "results"))
     p.add_argument("--no-save", action="store_true")
+    p.add_argument("--peers", default="pinocchio,frax,mjx", help="peers to time when importable (comma list)")
+    p.add_argument("--traversal", default=None, choices=["auto", "scan", "level", "unroll"],
+                   help="jaxdyn traversal strategy (default: the model's, 'auto')")
+    p.add_argument("--tag", default="", help="suffix of the results file name")
     args = p.parse_args(argv)
 
     from .cli import x64_context
 
     with x64_context("float64" in args.dtypes):
         return _run(args)
+
+
+def _fmt(x, scale=1.0, spec=".3g"):
+    return "n/a" if x is None else format(x * scale, spec)
 
 
 def _run(args) -> int:
@@ -153,14 +273,23 @@ def _run(args) -> int:
         "device": f"{dev.platform}:{dev.device_kind}", "cpu": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
     }
-    try:
-        import pinocchio as pin
+    for mod, attr in (("pinocchio", "__version__"), ("frax", None), ("mujoco", "__version__")):
+        try:
+            import contextlib
+            import importlib
+            import io
+            import warnings
 
-        env["pinocchio"] = pin.__version__
-    except ImportError:
-        env["pinocchio"] = None
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                m = importlib.import_module(mod)
+            env[mod] = getattr(m, attr, "installed") if attr else _dist_version(mod)
+        except ImportError:
+            env[mod] = None
+    peers = [p for p in args.peers.split(",") if p]
     print(" ".join(f"{k}={v}" for k, v in env.items()))
-    hdr = f"{'algo':<13}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}{'pin us/call':>12}{'ratio':>8}"
+    hdr = (f"{'algo':<13}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
+           f"{'pin x':>8}{'frax x':>8}{'mjx x':>8}")
     print(hdr)
     rows = []
     pin_cache = {}
@@ -168,33 +297,96 @@ def _run(args) -> int:
         dtype = {"float32": jnp.float32, "float64": jnp.float64}[dt]
         for robot in args.robots.split(","):
             model = _model(robot, dtype)
+            if args.traversal:
+                model = model.with_traversal(args.traversal)
             for algo in args.algos.split(","):
                 key = (robot, algo)
                 if key not in pin_cache:
-                    pin_cache[key] = time_pinocchio(robot, algo)
+                    pin_cache[key] = time_pinocchio(robot, algo) if "pinocchio" in peers else None
                 pin_s = pin_cache[key]
+                fk = frax_kernel(robot, algo) if "frax" in peers else None
+                mk = mjx_kernel(robot, algo) if "mjx" in peers else None
                 for B in map(int, args.batches.split(",")):
                     r = time_jaxdyn(model, algo, B, args.repeats)
-                    ratio = r["samples_per_s"] * pin_s if pin_s else None
+                    fr = time_peer(fk, model, B, args.repeats)
+                    mr = time_peer(mk, model, B, args.repeats)
                     row = {"algo": algo, "robot": robot, "nv": model.nv, "dtype": dt, "batch": B, **r,
-                           "pinocchio_s_per_call": pin_s, "ratio_vs_pinocchio": ratio}
+                           "traversal": model.layout.traversal,
+                           "pinocchio_s_per_call": pin_s,
+                           "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
+                           "frax": fr, "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,
+                           "mjx": mr, "ratio_vs_mjx": r["samples_per_s"] / mr["samples_per_s"] if mr else None}
                     rows.append(row)
                     print(f"{algo:<13}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
-                          f"{r['samples_per_s']:>12.3g}{(pin_s or float('nan')) * 1e6:>12.2f}"
-                          f"{(ratio if ratio else float('nan')):>8.2f}")
+                          f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
+                          f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}", flush=True)
     if not args.no_save:
         os.makedirs(args.out, exist_ok=True)
-        stem = os.path.join(args.out, f"{dev.platform}-{env['date']}")
+        stem = os.path.join(args.out, f"{dev.platform}-{env['date']}{args.tag}")
         with open(stem + ".json", "w") as fh:
             json.dump({"env": env, "rows": rows}, fh, indent=1)
         with open(stem + ".md", "w") as fh:
             fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
-            fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | Pinocchio us/call | jaxdyn/Pinocchio |\n")
-            fh.write("|---|---|---|---|---|---|---|---|---|---|\n")
+            fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
+                     "from Python.\n\n")
+            fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | Pinocchio us/call "
+                     "| x Pinocchio | frax samples/s | x frax | MJX samples/s | x MJX |\n")
+            fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
             for r in rows:
-                pin_us = f"{r['pinocchio_s_per_call'] * 1e6:.2f}" if r["pinocchio_s_per_call"] else "n/a"
-                rat = f"{r['ratio_vs_pinocchio']:.2f}" if r["ratio_vs_pinocchio"] else "n/a"
                 fh.write(f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
-                         f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {pin_us} | {rat} |\n")
-        print(f"wrote {stem}.json and {stem}.md")
+                         f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
+                         f"{_fmt(r['pinocchio_s_per_call'], 1e6, '.2f')} | {_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | "
+                         f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
+                         f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} |\n")
+        _plot(rows, stem + ".png", env)
+        print(f"wrote {stem}.json, {stem}.md and {stem}.png")
     return 0
+
+
+def _dist_version(mod):
+    try:
+        from importlib.metadata import version
+
+        return version(mod)
+    except Exception:  # noqa: BLE001
+        return "installed"
+
+
+def _plot(rows, path, env):
+    """Throughput vs batch, one panel per robot, one line per (algo, implementation)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.figure import Figure
+    except ImportError:
+        return
+    robots = sorted({r["robot"] for r in rows})
+    fig = Figure(figsize=(4.2 * len(robots), 3.6))
+    axes = [fig.add_subplot(1, len(robots), i + 1) for i in range(len(robots))]
+    for ax, robot in zip(axes, robots):
+        rr = [r for r in rows if r["robot"] == robot]
+        for algo in sorted({r["algo"] for r in rr}):
+            for dt in sorted({r["dtype"] for r in rr}):
+                sel = sorted((r for r in rr if r["algo"] == algo and r["dtype"] == dt), key=lambda r: r["batch"])
+                if len({r["batch"] for r in sel}) < 1:
+                    continue
+                bs = [r["batch"] for r in sel]
+                ax.plot(bs, [r["samples_per_s"] for r in sel], "o-", label=f"jaxdyn {algo} {dt}")
+                for peer, style in (("frax", "s--"), ("mjx", "^:")):
+                    pts = [(r["batch"], r[peer]["samples_per_s"]) for r in sel if r[peer]]
+                    if pts:
+                        ax.plot(*zip(*pts), style, label=f"{peer} {algo} {dt}")
+                pin = [r["pinocchio_s_per_call"] for r in sel if r["pinocchio_s_per_call"]]
+                if pin:
+                    ax.axhline(1.0 / pin[0], color="gray", lw=0.8, ls="-.", label=f"Pinocchio {algo} (1 core)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(robot)
+        ax.set_xlabel("batch size")
+        ax.set_ylabel("samples / s")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.suptitle(f"jaxdyn {env['jaxdyn']} on {env['device']}, jax {env['jax']}, {env['date']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
