@@ -20,8 +20,12 @@ Episodes end by *termination* (the task's failure/success condition) or *truncat
 the returned ``reward``/``done`` (and ``info["final_observation"]``) describe the ending
 transition while the returned ``state``/``obs`` are already those of a fresh episode, drawn
 with a key split off the state's key. :meth:`Env.transition` is the same step without the
-reset. ``info`` holds ``terminated``, ``truncated``, ``final_observation`` and
-``episode_return`` (the undiscounted return of the episode up to and including this step).
+reset. ``info`` holds ``terminated``, ``truncated``, ``final_observation``,
+``episode_return`` (the undiscounted return of the episode up to and including this step) and
+``tau`` (the joint torque applied, after the effort limits).
+
+The reset draw is computed on every step and selected with ``jnp.where`` (under ``vmap`` a
+branch would run both sides anyway), so a step costs one :meth:`Env.reset` more than the physics.
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ class CartPole(Env):
 
 # Reflected rotor inertia and joint damping of the Panda arm joints in MuJoCo Menagerie's
 # franka_emika_panda model (armature 0.1 kg m^2, damping 1 N m s/rad): the URDF has none, and
-# without them the light wrist (0.007 kg m^2 about joint 7) makes the dynamics stiff.
+# without them the light wrist (0.007 kg m^2 about joint 7) and fingers make the dynamics stiff.
 PANDA_ARMATURE = 0.1
 PANDA_DAMPING = 1.0
 PANDA_READY = (0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4, 0.02, 0.02)
@@ -177,8 +177,11 @@ class PandaReach(Env):
 
     Torque control of the 7 arm joints (``[-1, 1] * action_scale * effort limit``); the fingers
     are passive. With ``gravity_compensation=True`` (default; Franka's torque interface does the
-    same) ``g(q)`` is added to the command. The arm gets ``armature``/``damping`` per joint
-    (default: MuJoCo Menagerie's Panda values, :data:`PANDA_ARMATURE`, :data:`PANDA_DAMPING`).
+    same) ``g(q)`` is added to the command. Every joint gets the rotor inertia ``armature``
+    (fingers too: the gripper's leadscrew drive) and the arm joints the viscous ``damping``
+    (default: MuJoCo Menagerie's Panda values, :data:`PANDA_ARMATURE`, :data:`PANDA_DAMPING`;
+    ``None`` keeps the URDF's). Without them the light fingers and wrist make the semi-implicit
+    Euler step at ``dt / substeps = 5 ms`` unstable against the soft joint limits.
 
     Targets are reachable by construction: the end-effector position of a configuration drawn
     uniformly within the joint limits (the first of 8 draws that is 10 cm above the floor and
