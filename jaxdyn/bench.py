@@ -26,7 +26,8 @@ import os
 import platform
 import time
 
-ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations")
+ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa")
+# *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
 def _model(name, dtype):
@@ -54,6 +55,10 @@ def _kernel(algo):
     if algo == "aba_jacobian":
         f = jax.jacfwd(lambda m, q, v, t: jaxdyn.aba(m, q, v, t), argnums=(1, 2, 3))
         return jax.vmap(f, in_axes=(None, 0, 0, 0)), "q qd x"
+    if algo in ("aba_soa", "rnea_soa"):
+        from jaxdyn import kernels
+
+        return (kernels.aba_batch if algo == "aba_soa" else kernels.rnea_batch), "q qd x soa"
     if algo == "minv":
         return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
     if algo == "innovations":
@@ -73,13 +78,13 @@ def _inputs(model, B, seed=0):
     return q, qd, x
 
 
-def measure(f, args, repeats):
-    """jit-compile ``f`` for ``args``, warm up, time ``repeats`` calls with block_until_ready.
-    Returns ``(output, compile seconds, median seconds per call)``."""
+def measure(f, args, repeats, jit=None):
+    """jit-compile ``f`` for ``args`` (with ``jit``, default ``jax.jit``), warm up, time
+    ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per call)``."""
     import jax
 
     t0 = time.perf_counter()
-    c = jax.jit(f).lower(*args).compile()
+    c = (jit or jax.jit)(f).lower(*args).compile()
     compile_s = time.perf_counter() - t0
     out = jax.block_until_ready(c(*args))
     ts = []
@@ -97,7 +102,12 @@ def time_jaxdyn(model, algo, B, repeats):
     f, sig = _kernel(algo)
     q, qd, x = _inputs(model, B)
     args = (model, q) if sig == "q" else (model, q, qd, x)
-    _, compile_s, med = measure(f, args, repeats)
+    jit = None
+    if sig.endswith("soa"):
+        from jaxdyn import kernels
+
+        jit = kernels.jit
+    _, compile_s, med = measure(f, args, repeats, jit)
     peak = None
     try:
         stats = jax.devices()[0].memory_stats() or {}
@@ -126,7 +136,9 @@ def time_pinocchio(robot_name, algo, repeats=2000):
     q = pin.neutral(m)
     v, a = rng.normal(size=m.nv), rng.normal(size=m.nv)
     call = {"rnea": lambda: pin.rnea(m, d, q, v, a), "aba": lambda: pin.aba(m, d, q, v, a),
-            "crba": lambda: pin.crba(m, d, q)}[algo]
+            "crba": lambda: pin.crba(m, d, q), "minv": lambda: pin.computeMinverse(m, d, q)}.get(algo)
+    if call is None:
+        return None
     for _ in range(100):
         call()
     ts = []
@@ -300,12 +312,13 @@ def _run(args) -> int:
             if args.traversal:
                 model = model.with_traversal(args.traversal)
             for algo in args.algos.split(","):
-                key = (robot, algo)
+                palgo = algo.replace("_soa", "")  # the peers' counterpart
+                key = (robot, palgo)
                 if key not in pin_cache:
-                    pin_cache[key] = time_pinocchio(robot, algo) if "pinocchio" in peers else None
+                    pin_cache[key] = time_pinocchio(robot, palgo) if "pinocchio" in peers else None
                 pin_s = pin_cache[key]
-                fk = frax_kernel(robot, algo) if "frax" in peers else None
-                mk = mjx_kernel(robot, algo) if "mjx" in peers else None
+                fk = frax_kernel(robot, palgo) if "frax" in peers else None
+                mk = mjx_kernel(robot, palgo) if "mjx" in peers else None
                 for B in map(int, args.batches.split(",")):
                     r = time_jaxdyn(model, algo, B, args.repeats)
                     fr = time_peer(fk, model, B, args.repeats)
