@@ -41,8 +41,9 @@ def test_aba_rnea_match_generic_float64(tree):
     np.testing.assert_allclose(tau_back, tau, rtol=1e-9, atol=1e-9)  # rnea(aba(tau)) == tau
 
 
-def test_ur5_float32_and_single_sample():
-    m = jaxdyn.load_robot("ur5", dtype=jnp.float32)
+def test_float32_and_single_sample():
+    """float32 (a 4-link arm with a prismatic joint: cheap to compile) and a single (nq,) sample."""
+    m = builders.chain(4, ("revolute", "revolute", "prismatic", "revolute"), seed=5, dtype=jnp.float32)
     q, qd, tau, _ = _state(m, 7, seed=1)
     f = kernels.jit(kernels.aba_batch)
     out = f(m, q, qd, tau)
