@@ -394,8 +394,9 @@ def _run(args) -> int:
                          f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
                          f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
                          f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |\n")
-        _plot(rows, stem + ".png", env)
-        print(f"wrote {stem}.json, {stem}.md and {stem}.png")
+        wrote = _plot(rows, stem + ".png", env)
+        print(f"wrote {stem}.json, {stem}.md" + (f" and {stem}.png" if wrote else " (no PNG: matplotlib missing; "
+              f"run `python -c \"import jaxdyn.bench as b; b.plot_json('{stem}.json')\"`)"))
     return 0
 
 
@@ -408,15 +409,19 @@ def _dist_version(mod):
         return "installed"
 
 
+def plot_json(path):
+    """Write the PNG of a results JSON written by the harness (``<stem>.json`` -> ``<stem>.png``)."""
+    with open(path) as fh:
+        res = json.load(fh)
+    return _plot(res["rows"], os.path.splitext(path)[0] + ".png", res["env"])
+
+
 def _plot(rows, path, env):
     """Throughput vs batch, one panel per robot, one line per (algo, implementation)."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
         from matplotlib.figure import Figure
     except ImportError:
-        return
+        return False
     robots = sorted({r["robot"] for r in rows})
     fig = Figure(figsize=(4.2 * len(robots), 3.6))
     axes = [fig.add_subplot(1, len(robots), i + 1) for i in range(len(robots))]
@@ -430,11 +435,13 @@ def _plot(rows, path, env):
                 bs = [r["batch"] for r in sel]
                 ax.plot(bs, [r["samples_per_s"] for r in sel], "o-", label=f"jaxdyn {algo} {dt}")
                 for peer, style in (("frax", "s--"), ("mjx", "^:")):
+                    if algo.endswith("_soa"):  # its peer line is already drawn with the plain algo
+                        break
                     pts = [(r["batch"], r[peer]["samples_per_s"]) for r in sel if r[peer]]
                     if pts:
                         ax.plot(*zip(*pts), style, label=f"{peer} {algo} {dt}")
                 pin = [r["pinocchio_s_per_call"] for r in sel if r["pinocchio_s_per_call"]]
-                if pin:
+                if pin and not algo.endswith("_soa"):
                     ax.axhline(1.0 / pin[0], color="gray", lw=0.8, ls="-.", label=f"Pinocchio {algo} (1 core)")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -446,3 +453,4 @@ def _plot(rows, path, env):
     fig.suptitle(f"jaxdyn {env['jaxdyn']} on {env['device']}, jax {env['jax']}, {env['date']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    return True
