@@ -96,11 +96,11 @@ class Layout:
 
 TRAVERSALS = ("auto", "scan", "level", "unroll")
 # "auto" unrolls trees with at most this many scanned links, else scans. Measured on XLA CPU
-# (benchmarks/results/traversal-cpu.md): with the compact-transform step functions the unrolled
-# program is only ~10% faster per sample at batch 4096, slower at batch 1 (more thunks) and 3-10x
-# slower to compile, and "level" is slower on CPU; so "auto" scans everywhere until a GPU run
-# says otherwise.
-UNROLL_MAX_LINKS = 0
+# (benchmarks/results/traversal-cpu.md): for 2 links the unrolled aba is 1.7x faster per sample
+# at batch 4096 and compiles as fast; for 6-7 links it is only ~10% faster, slower at batch 1
+# and 3x slower to compile, and "level" is slower on CPU. So tiny robots (pendulums, cart-pole,
+# acrobot: the RL tasks) unroll and everything else scans, until a GPU run says otherwise.
+UNROLL_MAX_LINKS = 3
 
 
 def resolve_traversal(topo: Topology, traversal: str) -> str:
