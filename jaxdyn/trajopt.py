@@ -97,15 +97,15 @@ class Dynamics(eqx.Module):
     """
 
     def __call__(self, x, u):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Dynamics subclass must define __call__(x, u)")
 
     @property
     def nx(self) -> int:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Dynamics subclass must define the property nx")
 
     @property
     def nu(self) -> int:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Dynamics subclass must define the property nu")
 
     @property
     def ndx(self) -> int:
@@ -274,10 +274,10 @@ class Cost(eqx.Module):
     ``terminal(x)``, both scalar. Costs add: ``cost_a + cost_b`` is a :class:`SumCost`."""
 
     def running(self, x, u, t):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Cost subclass must define running(x, u, t)")
 
     def terminal(self, x):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Cost subclass must define terminal(x)")
 
     def __add__(self, other: "Cost") -> "SumCost":
         if not isinstance(other, Cost):

@@ -114,6 +114,17 @@ def _combine(m1, c1, I1, m2, c2, I2):
     return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
 
 
+def read_urdf_text(source: str | os.PathLike) -> str:
+    """The XML text of ``source``: a path to a URDF file, or URDF text itself."""
+    text = str(source)
+    if not text.lstrip().startswith("<"):
+        if not os.path.exists(text):
+            raise URDFError(f"URDF file not found: {text}")
+        with open(text, encoding="utf-8") as fh:
+            text = fh.read()
+    return text
+
+
 def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: str = "independent",
               dtype=None, gravity=(0.0, 0.0, -9.81)) -> Model:
     """Load a :class:`~jaxdyn.Model` from a URDF file path or an XML string.
@@ -132,12 +143,7 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
     """
     if mimic not in ("independent", "error"):
         raise ValueError(f"mimic must be 'independent' or 'error', got {mimic!r}")
-    text = str(source)
-    if not text.lstrip().startswith("<"):
-        if not os.path.exists(text):
-            raise URDFError(f"URDF file not found: {text}")
-        with open(text, encoding="utf-8") as fh:
-            text = fh.read()
+    text = read_urdf_text(source)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:

@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..model import Model
-from .urdf import URDFError, load_urdf
+from .urdf import URDFError, load_urdf, read_urdf_text
 
 
 def _fmt(x) -> str:
@@ -67,12 +67,7 @@ def urdf_with_inertials(source, model: Model, *, dynamics: bool = False) -> str:
       URDFError: ``source`` cannot be read or parsed, or it does not describe ``model``.
       ValueError: a body has non-positive mass or a non-finite parameter.
     """
-    text = str(source)
-    if not text.lstrip().startswith("<"):
-        if not os.path.exists(text):
-            raise URDFError(f"URDF file not found: {text}")
-        with open(text, encoding="utf-8") as fh:
-            text = fh.read()
+    text = read_urdf_text(source)
     ref = load_urdf(text, floating_base=model.floating_base)
     if ref.body_names != model.body_names or ref.joint_names != model.joint_names:
         raise URDFError(
