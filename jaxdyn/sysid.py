@@ -962,10 +962,8 @@ def _run_cli(args) -> int:
 
 def plot_torques(data: SysIdData, predictions: dict, directory) -> list:
     """One PNG per joint in ``directory``: measured torques and each of ``predictions``
-    (``{label: (T, n)}``) against time. Returns the paths. Uses matplotlib's Agg backend."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    (``{label: (T, n)}``) against time. Returns the paths. Draws on a ``Figure`` (Agg canvas), so
+    the user's matplotlib backend is left alone."""
     from matplotlib.figure import Figure
 
     os.makedirs(directory, exist_ok=True)
