@@ -47,29 +47,42 @@ def cross(a, b):
     )
 
 
+# The small products below are written as explicit sums over the contracted axis instead of
+# ``jnp.sum(a * b, axis)``: XLA CPU (jax 0.10.2) miscompiles a reduce fused with an elementwise
+# consumer once the array passes ~2^15 elements (wrong rows from ~1,820 samples on in a batch of
+# (B, 6, 3); reproduced in tests/test_large_batch.py), and unrolled sums fuse better anyway.
+
+
+def _sum_terms(terms):
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
 def mv(A, x):
-    """``A @ x`` for (..., 3, 3) x (..., 3), elementwise so that XLA fuses it."""
-    return jnp.sum(A * x[..., None, :], -1)
+    """``A @ x`` for (..., m, n) x (..., n), elementwise so that XLA fuses it."""
+    return _sum_terms([A[..., :, j] * x[..., None, j] for j in range(A.shape[-1])])
 
 
 def mtv(A, x):
-    """``A.T @ x`` for (..., 3, 3) x (..., 3)."""
-    return jnp.sum(A * x[..., :, None], -2)
+    """``A.T @ x`` for (..., n, m) x (..., n)."""
+    return _sum_terms([A[..., j, :] * x[..., j, None] for j in range(A.shape[-2])])
 
 
 def mm(A, B):
     """``A @ B`` for small matrices, elementwise (no batched GEMM call under vmap)."""
-    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], -2)
+    return _sum_terms([A[..., :, j, None] * B[..., None, j, :] for j in range(A.shape[-1])])
 
 
 def mtm(A, B):
     """``A.T @ B`` for small matrices."""
-    return jnp.sum(A[..., :, :, None] * B[..., :, None, :], -3)
+    return _sum_terms([A[..., j, :, None] * B[..., None, j, :] for j in range(A.shape[-2])])
 
 
 def mmt(A, B):
     """``A @ B.T`` for small matrices."""
-    return jnp.sum(A[..., :, None, :] * B[..., None, :, :], -1)
+    return _sum_terms([A[..., :, None, j] * B[..., None, :, j] for j in range(A.shape[-1])])
 
 
 class Pose(NamedTuple):

@@ -18,12 +18,12 @@ from .common import check, joint_data, world_motion
 
 def _smul(S, x):
     """``S @ x`` for ``S (..., 6, k)`` and ``x (..., k)``."""
-    return jnp.sum(S * x[..., None, :], -1)
+    return spatial.mv(S, x)
 
 
 def _stmul(S, f):
     """``S^T @ f`` -> ``(..., k)``."""
-    return jnp.sum(S * f[..., :, None], -2)
+    return spatial.mtv(S, f)
 
 
 class RNEAResult(NamedTuple):
