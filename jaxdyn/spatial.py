@@ -260,7 +260,7 @@ def quat_multiply(a, b):
     """Hamilton product of quaternions ``[w, x, y, z]``."""
     aw, av = a[..., :1], a[..., 1:]
     bw, bv = b[..., :1], b[..., 1:]
-    w = aw * bw - jnp.sum(av * bv, -1, keepdims=True)
+    w = aw * bw - (av[..., :1] * bv[..., :1] + av[..., 1:2] * bv[..., 1:2] + av[..., 2:3] * bv[..., 2:3])
     v = aw * bv + bw * av + cross(av, bv)
     return jnp.concatenate([w, v], -1)
 
@@ -271,7 +271,7 @@ def quat_conjugate(q):
 
 
 def _safe_norm(x, eps):
-    n2 = jnp.sum(x * x, -1)
+    n2 = _sum_terms([x[..., j] * x[..., j] for j in range(x.shape[-1])])
     small = n2 < eps
     return jnp.sqrt(jnp.where(small, 1.0, n2)), small, n2
 

@@ -57,3 +57,17 @@ def test_spatial_products_at_large_batch():
     out = jax.jit(lambda A, h, w: spatial.mv(A[None], w) + spatial.cross(h[None], w))(A, h, w)
     ref = np.einsum("nij,bnj->bni", A, w) + np.cross(h[None], w)
     np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_free_flyer_integrate_at_large_batch():
+    """Quaternion products and norms (integrate/difference) at a batch of 16,384 free bases."""
+    m = jaxdyn.load_robot("solo12", dtype=jnp.float32)
+    B = 16384
+    k = jax.random.split(jax.random.PRNGKey(1), 2)
+    q = jax.vmap(lambda kk: jaxdyn.random_configuration(m, kk))(jax.random.split(k[0], B))
+    v = jax.random.normal(k[1], (B, m.nv), jnp.float32)
+    f = jax.jit(jax.vmap(lambda q, v: jaxdyn.difference(m, q, jaxdyn.integrate(m, q, v, 0.1)), in_axes=(0, 0)))
+    rows = np.array([0, 5000, 16383])
+    big, small = np.asarray(f(q, v))[rows], np.asarray(f(q[rows], v[rows]))
+    np.testing.assert_allclose(big, small, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(big, 0.1 * np.asarray(v)[rows], rtol=1e-3, atol=1e-3)
