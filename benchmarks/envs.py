@@ -30,14 +30,7 @@ import numpy as np
 import jaxdyn.envs as envs
 
 
-def _median_time(f, args, repeats):
-    jax.block_until_ready(f(*args))
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+from jaxdyn.bench import median_time as _median_time
 
 
 def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):

@@ -14,10 +14,10 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import jaxdyn
 from jaxdyn import builders
+from jaxdyn.bench import median_time
 
 
 def get_model(name, floating=None):
@@ -27,13 +27,7 @@ def get_model(name, floating=None):
 
 
 def timeit(f, *args, repeats=20):
-    jax.block_until_ready(f(*args))
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+    return median_time(f, args, repeats)
 
 
 def main(argv=None):

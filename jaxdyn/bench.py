@@ -88,16 +88,26 @@ def measure(f, args, repeats, jit=None, max_seconds=20.0):
     c = (jit or jax.jit)(f).lower(*args).compile()
     compile_s = time.perf_counter() - t0
     out = jax.block_until_ready(c(*args))
+    return out, compile_s, median_time(c, args, repeats, max_seconds, warm=True)
+
+
+def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
+    """Median seconds of ``f(*args)`` over ``repeats`` calls (``block_until_ready``), after one
+    warm-up call unless ``warm``; stops early once ``max_seconds`` have passed (slow cases)."""
+    import jax
+
+    if not warm:
+        jax.block_until_ready(f(*args))
     ts = []
     budget = time.perf_counter() + max_seconds
     for _ in range(repeats):
         t = time.perf_counter()
-        jax.block_until_ready(c(*args))
+        jax.block_until_ready(f(*args))
         ts.append(time.perf_counter() - t)
         if time.perf_counter() > budget:  # a very slow case: fewer repeats, still a median
             break
     ts.sort()
-    return out, compile_s, ts[len(ts) // 2]
+    return ts[len(ts) // 2]
 
 
 def time_jaxdyn(model, algo, B, repeats):
