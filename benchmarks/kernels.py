@@ -1,4 +1,4 @@
-"""SoA batched ABA (jaxdyn.kernels.aba_batch) vs generic jax.vmap(jaxdyn.aba) vs Pinocchio, CPU.
+"""SoA batched ABA (jaxdyn.kernels.aba_batch, per traversal) vs generic jax.vmap(jaxdyn.aba) vs Pinocchio, CPU.
 
 For each robot: compile time, batch-1 latency and per-sample time at large batches (medians of
 repeated timings; the machine may be shared, so read ratios more than absolute values).
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import subprocess
@@ -56,7 +57,9 @@ def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--robots", default="ur5,panda,solo12")
     p.add_argument("--batches", default="1,4096,65536")
-    p.add_argument("--variants", default="generic,soa")
+    p.add_argument("--variants", default="generic,soa",
+                   help="generic (jit(vmap(aba))), soa (kernels.aba_batch, its 'auto' traversal) or "
+                        "soa-unroll / soa-scan / soa-level")
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--pin-python", default="/work/refenv/bin/python")
     p.add_argument("--out", default=os.path.join("benchmarks", "results", "kernels-cpu.md"))
@@ -74,7 +77,8 @@ def main(argv=None):
                 if variant == "generic":
                     f = jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))
                 else:
-                    f = kernels.jit(kernels.aba_batch)
+                    trav = variant.partition("-")[2] or None
+                    f = kernels.jit(functools.partial(kernels.aba_batch, traversal=trav))
                 t0 = time.perf_counter()
                 c = f.lower(model, q, qd, tau).compile()
                 comp = time.perf_counter() - t0

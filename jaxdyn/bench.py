@@ -27,7 +27,7 @@ import os
 import platform
 import time
 
-ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa")
+ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa")
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
@@ -60,6 +60,10 @@ def _kernel(algo):
         from jaxdyn import kernels
 
         return (kernels.aba_batch if algo == "aba_soa" else kernels.rnea_batch), "q qd x soa"
+    if algo == "crba_soa":
+        from jaxdyn import kernels
+
+        return kernels.crba_batch, "q soa"
     if algo == "minv":
         return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
     if algo == "innovations":
@@ -115,7 +119,7 @@ def time_jaxdyn(model, algo, B, repeats):
 
     f, sig = _kernel(algo)
     q, qd, x = _inputs(model, B)
-    args = (model, q) if sig == "q" else (model, q, qd, x)
+    args = (model, q) if "qd" not in sig else (model, q, qd, x)
     jit = None
     if sig.endswith("soa"):
         from jaxdyn import kernels

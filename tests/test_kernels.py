@@ -4,6 +4,8 @@ Compile time dominates (the SoA programs are unrolled over links), so the models
 each (model, kernel) pair is compiled once.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -30,22 +32,24 @@ def tree():
     return m.replace(armature=jnp.linspace(0.05, 0.4, m.nv))
 
 
-def test_aba_rnea_match_generic_float64(tree):
+@pytest.mark.parametrize("traversal", ["unroll", "scan", "level"])
+def test_aba_rnea_match_generic_float64(tree, traversal):
     q, qd, tau, fe = _state(tree, 5)
     ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0, 0))(tree, q, qd, tau, fe)
-    out = kernels.jit(kernels.aba_batch)(tree, q, qd, tau, fe)
+    out = kernels.jit(functools.partial(kernels.aba_batch, traversal=traversal))(tree, q, qd, tau, fe)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
     ref = jax.vmap(jaxdyn.rnea, (None, 0, 0, 0, 0))(tree, q, qd, out, fe)
-    tau_back = kernels.jit(kernels.rnea_batch)(tree, q, qd, out, fe)
+    tau_back = kernels.jit(functools.partial(kernels.rnea_batch, traversal=traversal))(tree, q, qd, out, fe)
     np.testing.assert_allclose(tau_back, ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(tau_back, tau, rtol=1e-9, atol=1e-9)  # rnea(aba(tau)) == tau
 
 
-def test_float32_and_single_sample():
+@pytest.mark.parametrize("traversal", ["unroll", "scan"])
+def test_float32_and_single_sample(traversal):
     """float32 (a 4-link arm with a prismatic joint: cheap to compile) and a single (nq,) sample."""
     m = builders.chain(4, ("revolute", "revolute", "prismatic", "revolute"), seed=5, dtype=jnp.float32)
     q, qd, tau, _ = _state(m, 7, seed=1)
-    f = kernels.jit(kernels.aba_batch)
+    f = kernels.jit(functools.partial(kernels.aba_batch, traversal=traversal))
     out = f(m, q, qd, tau)
     assert out.dtype == jnp.float32 and out.shape == (7, m.nv)
     m64 = m.astype(jnp.float64)
@@ -57,13 +61,24 @@ def test_float32_and_single_sample():
     np.testing.assert_allclose(one, out[0], rtol=1e-6, atol=1e-6)
 
 
-def test_grad_wrt_q_and_mass_matches_generic():
+@pytest.mark.parametrize("traversal", ["unroll", "scan", "level"])
+def test_crba_matches_generic_float64(tree, traversal):
+    q, _, _, _ = _state(tree, 4)
+    ref = jax.vmap(jaxdyn.crba, (None, 0))(tree, q)
+    M = kernels.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
+    np.testing.assert_allclose(M, ref, rtol=1e-11, atol=1e-11)
+    if traversal == "scan":  # one (nq,) sample in, one (nv, nv) matrix out
+        np.testing.assert_allclose(kernels.crba_batch(tree, q[0], traversal="scan"), ref[0], rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("traversal", ["unroll", "scan"])
+def test_grad_wrt_q_and_mass_matches_generic(traversal):
     m = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=2, dtype=jnp.float64)
     q, qd, tau, _ = _state(m, 3, seed=2)
     w = jnp.linspace(-1.0, 1.0, m.nv)
 
     def loss_soa(model, q):
-        return jnp.sum(jnp.sin(kernels.aba_batch(model, q, qd, tau)) * w)
+        return jnp.sum(jnp.sin(kernels.aba_batch(model, q, qd, tau, traversal=traversal)) * w)
 
     def loss_ref(model, q):
         return jnp.sum(jnp.sin(jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(model, q, qd, tau)) * w)
@@ -73,6 +88,15 @@ def test_grad_wrt_q_and_mass_matches_generic():
     np.testing.assert_allclose(g[1], r[1], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(g[0].mass, r[0].mass, rtol=1e-8, atol=1e-8)
     assert np.all(np.isfinite(g[0].inertia)) and np.max(np.abs(g[0].mass)) > 0
+    # the mass matrix too: d/d(q, inertia) of a weighted sum of M
+    Wm = jnp.outer(w, w)
+    gm = kernels.jit(jax.grad(lambda mm, q: jnp.sum(kernels.crba_batch(mm, q, traversal=traversal) * Wm), (0, 1)))(m, q)
+    rm = jax.jit(jax.grad(lambda mm, q: jnp.sum(jax.vmap(jaxdyn.crba, (None, 0))(mm, q) * Wm), (0, 1)))(m, q)
+    np.testing.assert_allclose(gm[1], rm[1], rtol=1e-8, atol=1e-8)
+    # the generic path reads the full 3x3 inertia, the SoA path its symmetric part: equal
+    # directional derivatives along symmetric perturbations, i.e. equal symmetrised gradients
+    sym = lambda a: 0.5 * (a + jnp.swapaxes(a, -1, -2))  # noqa: E731
+    np.testing.assert_allclose(sym(gm[0].inertia), sym(rm[0].inertia), rtol=1e-8, atol=1e-8)
 
 
 def test_bad_input():
@@ -82,6 +106,8 @@ def test_bad_input():
         kernels.aba_batch(sph, q, qd, tau)
     with pytest.raises(ValueError, match="spherical.*jaxdyn.rnea"):
         kernels.rnea_batch(sph, q, qd, tau)
+    with pytest.raises(ValueError, match="spherical.*jaxdyn.crba"):
+        kernels.crba_batch(sph, q)
     m = builders.chain(2, "revolute", seed=0, dtype=jnp.float64)
     q, qd, tau, fe = _state(m, 3)
     with pytest.raises(ValueError, match="'q' has shape"):
@@ -92,3 +118,17 @@ def test_bad_input():
         kernels.rnea_batch(m, q, qd, tau, fe[:, :, :3])
     with pytest.raises(ValueError, match="mix of batched and single"):
         kernels.aba_batch(m, q[0], qd, tau)
+
+
+def test_traversal_choice():
+    """'auto' unrolls small models and scans large ones; the model's own traversal is honoured;
+    an unknown name is an error naming the choices."""
+    small = builders.chain(3, "revolute", seed=0, dtype=jnp.float64)
+    big = builders.chain(kernels.SOA_UNROLL_MAX_LINKS + 1, "revolute", seed=0, dtype=jnp.float64)
+    assert kernels.soa._traversal(small, None) == "unroll"
+    assert kernels.soa._traversal(big, None) == "scan"
+    assert kernels.soa._traversal(small.with_traversal("level"), None) == "level"
+    assert kernels.soa._traversal(big, "unroll") == "unroll"
+    q, qd, tau, _ = _state(small, 2)
+    with pytest.raises(ValueError, match="unknown traversal 'fast'.*scan"):
+        kernels.aba_batch(small, q, qd, tau, traversal="fast")

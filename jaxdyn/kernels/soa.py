@@ -48,6 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import tree
 from ..model import Model
 
 
@@ -211,13 +212,14 @@ def _art_to_parent(R, p, A, B, C):
 
 def _rigid_to_parent(R, p, m, h, Ib):
     """``X* I X`` for a rigid inertia, compactly: ``h' = R h + m p`` and
-    ``Ibar' = R Ibar R^T + (R h) p^T + p (R h)^T + m p p^T - (2 p.(R h) + m p.p) 1``
-    (parallel-axis theorem, from ``[a]x [b]x = b a^T - (a.b) 1``)."""
+    ``Ibar' = R Ibar R^T + (2 p.(R h) + m p.p) 1 - (R h) p^T - p (R h)^T - m p p^T``
+    (parallel-axis theorem: a mass ``m`` at ``c`` moved to ``c + p`` adds
+    ``m ((2 c.p + p.p) 1 - c p^T - p c^T - p p^T)``)."""
     hr = _mv(R, h)
     Ibr = _rot_sym(R, Ib)
     mp = _v_scale(m, p)
     tr = _add(_mul(2.0, _dot(p, hr)), _dot(mp, p))
-    Ibn = tuple(_sub(_add(Ibr[k], _mul(hr[r], p[c]), _mul(p[r], hr[c]), _mul(mp[r], p[c])), tr if r == c else 0.0)
+    Ibn = tuple(_sub(_add(Ibr[k], tr if r == c else 0.0), _add(_mul(hr[r], p[c]), _mul(p[r], hr[c]), _mul(mp[r], p[c])))
                 for k, (r, c) in enumerate(_UPPER))
     return m, _v_add(hr, mp), Ibn
 
@@ -282,6 +284,7 @@ def _model_numbers(model: Model):
     m, c, Ic = model.mass.astype(dt), model.com.astype(dt), model.inertia.astype(dt)
     cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=dt) - c[:, :, None] * c[:, None, :]
     Ib = Ic + m[:, None, None] * cc
+    Ib = 0.5 * (Ib + jnp.swapaxes(Ib, -1, -2))  # read symmetrically: gradients w.r.t. the inertia stay symmetric
     iu = np.array(_UPPER)
     Ib6 = Ib[:, iu[:, 0], iu[:, 1]]
     return {"A0": A0.reshape(-1, 9), "A1": (R0 - A0).reshape(-1, 9), "A2": A2.reshape(-1, 9), "R0": R0.reshape(-1, 9),
@@ -393,6 +396,93 @@ def _finish(rows, B, dtype, single, shape):
 # --- unrolled traversals (Python loop over links, static parents and joint types) -----------------
 
 
+# --- link steps shared by both traversals (SoA tuples in and out) -------------------------------
+
+_ZERO3 = (0.0, 0.0, 0.0)
+
+
+def _world_acc(model, B=None):
+    """``[0; -g]`` (seed 000 R3), as SoA scalars (``(B,)`` arrays when ``B`` is given)."""
+    g = model.gravity.astype(model.dtype)
+    la = (-g[0], -g[1], -g[2])
+    if B is None:
+        return _ZERO3, la
+    z = jnp.zeros((B,), model.dtype)
+    return (z, z, z), tuple(jnp.broadcast_to(x, (B,)) for x in la)
+
+
+def _velocity(R, p, S, qd, parent):
+    """``v = X^-1 v_p + S qd`` and the bias acceleration ``c = v x S qd`` (seed 000 (5.1), (8.3));
+    ``parent=None`` is the world (zero velocity)."""
+    vJ = (_v_scale(qd, S[0]), _v_scale(qd, S[1]))
+    w, v = (_ZERO3, _ZERO3) if parent is None else _motion_to_child(R, p, *parent)
+    w, v = _v_add(w, vJ[0]), _v_add(v, vJ[1])
+    return (w, v), _cross_motion(w, v, *vJ)
+
+
+def _bias_force(m, h, Ib, w, v, fe):
+    """``z = v x* I v - f_ext`` (seed 000 (8.24), xi)."""
+    n, f = _cross_force(w, v, *_inertia_apply(m, h, Ib, w, v))
+    if fe is not None:
+        n, f = _v_sub(n, fe[0:3]), _v_sub(f, fe[3:6])
+    return n, f
+
+
+def _riccati(P, Z, S, arm, tau, c, to_parent=True):
+    """One filter step (seed 000 (8.5)-(8.9)): ``U = P S``, ``D = S^T U + armature``,
+    ``e = tau - S^T z``; with ``to_parent``, also ``P+ = P - U D^-1 U^T`` and
+    ``z+ = z + P+ c + U D^-1 e``. Returns ``(U, D^-1, e, P+, z+)``."""
+    A, B, C = P
+    zn, zf = Z
+    sa, sl = S
+    Ua = _v_add(_sym_mv(A, sa), _mv(B, sl))
+    Ul = _v_add(_mtv(B, sa), _sym_mv(C, sl))
+    di = 1.0 / _add(_dot(sa, Ua), _dot(sl, Ul), arm)
+    e = _sub(tau, _add(_dot(sa, zn), _dot(sl, zf)))
+    if not to_parent:
+        return (Ua, Ul), di, e, None, None
+    Ga, Gl = _v_scale(di, Ua), _v_scale(di, Ul)
+    Aa = tuple(_sub(A[k], _mul(Ga[r], Ua[c])) for k, (r, c) in enumerate(_UPPER))
+    Ba = tuple(_sub(B[3 * r + c], _mul(Ga[r], Ul[c])) for r in range(3) for c in range(3))
+    Ca = tuple(_sub(C[k], _mul(Gl[r], Ul[c])) for k, (r, c) in enumerate(_UPPER))
+    cw, cv = c
+    za_n = _v_add(_v_add(zn, _v_add(_sym_mv(Aa, cw), _mv(Ba, cv))), _v_scale(e, Ga))
+    za_f = _v_add(_v_add(zf, _v_add(_mtv(Ba, cw), _sym_mv(Ca, cv))), _v_scale(e, Gl))
+    return (Ua, Ul), di, e, (Aa, Ba, Ca), (za_n, za_f)
+
+
+def _smooth(R, p, S, c, U, di, e, parent_a):
+    """One smoother step (seed 000 (8.11)-(8.13)): ``a' = X^-1 a_p + c``,
+    ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``. Returns ``(a, qdd)``."""
+    aw, av = _motion_to_child(R, p, *parent_a)
+    aw, av = _v_add(aw, c[0]), _v_add(av, c[1])
+    x = _mul(di, _sub(e, _add(_dot(U[0], aw), _dot(U[1], av))))
+    return (_v_add(aw, _v_scale(x, S[0])), _v_add(av, _v_scale(x, S[1]))), x
+
+
+def _free_root_solve(R, p, P, Z, tau6, arm6, world):
+    """The free root's smoother step (``S = 1_6``, ``U = P``): solve
+    ``(P + diag(armature)) qdd = tau - z - P a'`` with ``a' = X^-1 [0; -g]``."""
+    aw, av = _motion_to_child(R, p, *world)
+    Pm = _art_matrix(*P)
+    a1 = list(aw) + list(av)
+    z = Z[0] + Z[1]
+    rhs = [_sub(_sub(tau6[k], z[k]), _dot(Pm[k], a1)) for k in range(6)]
+    Dm = [[_add(Pm[r][c], arm6[r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
+    x = _ldl_solve(Dm, rhs)
+    return (_v_add(aw, tuple(x[:3])), _v_add(av, tuple(x[3:]))), x
+
+
+def _rnea_force(m, h, Ib, w, v, aw, av, fe):
+    """``f = I a + v x* I v - f_ext`` (seed 000 (5.3))."""
+    n1, f1 = _inertia_apply(m, h, Ib, aw, av)
+    n2, f2 = _bias_force(m, h, Ib, w, v, fe)
+    return _v_add(n1, n2), _v_add(f1, f2)
+
+
+# --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
+
+
 def _kinematics_unroll(model, nums, qT):
     """Per body: numbers, placement ``(R, p)`` in the parent, motion subspace (None for a free
     root)."""
@@ -408,10 +498,8 @@ def _kinematics_unroll(model, nums, qT):
     return bodies
 
 
-def _world_acc(model):
-    """``[0; -g]`` (seed 000 R3), as SoA scalars."""
-    g = model.gravity.astype(model.dtype)
-    return (0.0, 0.0, 0.0), (-g[0], -g[1], -g[2])
+def _fe(feT, i):
+    return None if feT is None else tuple(feT[i, k] for k in range(6))
 
 
 def _aba_unroll(model, nums, qT, qdT, tauT, feT):
@@ -420,27 +508,17 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
     arm = model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb = model.nb
-    zero3 = (0.0, 0.0, 0.0)
     V, Cb, P, Z = [None] * nb, [None] * nb, [None] * nb, [None] * nb
     # 1. outward: velocities v, bias accelerations c = v x S qd, bias forces z = v x* I v - f_ext
     for i in range(nb):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:  # free root: v = qd[0:6] (body frame), c = v x v = 0
-            w, v = tuple(qdT[vs:vs + 3]), tuple(qdT[vs + 3:vs + 6])
-            Cb[i] = (zero3, zero3)
+            V[i], Cb[i] = (tuple(qdT[vs:vs + 3]), tuple(qdT[vs + 3:vs + 6])), (_ZERO3, _ZERO3)
         else:
-            qd = qdT[vs]
-            vJ = (_v_scale(qd, S[0]), _v_scale(qd, S[1]))
             pa = parents[i]
-            w, v = (zero3, zero3) if pa < 0 else _motion_to_child(R, p, *V[pa])
-            w, v = _v_add(w, vJ[0]), _v_add(v, vJ[1])
-            Cb[i] = _cross_motion(w, v, *vJ)
-        V[i] = (w, v)
-        n, f = _cross_force(w, v, *_inertia_apply(bn["m"], bn["h"], bn["Ib"], w, v))
-        if feT is not None:
-            n, f = _v_sub(n, tuple(feT[i, k] for k in range(3))), _v_sub(f, tuple(feT[i, k] for k in range(3, 6)))
-        Z[i] = (n, f)
+            V[i], Cb[i] = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
+        Z[i] = _bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
         P[i] = _rigid_to_art(bn["m"], bn["h"], bn["Ib"])
     # 2. inward Riccati sweep (the filter)
     U, Dinv, E = [None] * nb, [None] * nb, [None] * nb
@@ -449,29 +527,14 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         if S is None:
             continue
         vs = int(lay.v_start[i])
-        A, B, C = P[i]
-        zn, zf = Z[i]
-        sa, sl = S
-        Ua = _v_add(_sym_mv(A, sa), _mv(B, sl))
-        Ul = _v_add(_mtv(B, sa), _sym_mv(C, sl))
-        D = _add(_dot(sa, Ua), _dot(sl, Ul), arm[vs])
-        di = 1.0 / D
-        e = _sub(tauT[vs], _add(_dot(sa, zn), _dot(sl, zf)))
-        U[i], Dinv[i], E[i] = (Ua, Ul), di, e
         pa = parents[i]
+        U[i], Dinv[i], E[i], Pa, za = _riccati(P[i], Z[i], S, arm[vs], tauT[vs], Cb[i], to_parent=pa >= 0)
         if pa < 0:
             continue
-        Ga, Gl = _v_scale(di, Ua), _v_scale(di, Ul)
-        Aa = tuple(_sub(A[k], _mul(Ga[r], Ua[c])) for k, (r, c) in enumerate(_UPPER))
-        Ba = tuple(_sub(B[3 * r + c], _mul(Ga[r], Ul[c])) for r in range(3) for c in range(3))
-        Ca = tuple(_sub(C[k], _mul(Gl[r], Ul[c])) for k, (r, c) in enumerate(_UPPER))
-        cw, cv = Cb[i]
-        za_n = _v_add(_v_add(zn, _v_add(_sym_mv(Aa, cw), _mv(Ba, cv))), _v_scale(e, Ga))
-        za_f = _v_add(_v_add(zf, _v_add(_mtv(Ba, cw), _sym_mv(Ca, cv))), _v_scale(e, Gl))
-        An, Bn, Cn = _art_to_parent(R, p, Aa, Ba, Ca)
+        An, Bn, Cn = _art_to_parent(R, p, *Pa)
         Ap, Bp, Cp = P[pa]
         P[pa] = (_v_add(Ap, An), _v_add(Bp, Bn), _v_add(Cp, Cn))
-        fn, ff = _force_to_parent(R, p, za_n, za_f)
+        fn, ff = _force_to_parent(R, p, *za)
         Z[pa] = (_v_add(Z[pa][0], fn), _v_add(Z[pa][1], ff))
     # 3. outward accelerations (the smoother)
     Acc = [None] * nb
@@ -480,44 +543,13 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
     for i in range(nb):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
-        if S is None:  # free root: U = P, D = P + diag(armature), qdd = D^-1 (e - P a')
-            aw, av = _motion_to_child(R, p, *world)
-            A, B, C = P[i]
-            Pm = _art_matrix(A, B, C)
-            a1 = list(aw) + list(av)
-            rhs = [_sub(_sub(tauT[vs + k], (Z[i][0] + Z[i][1])[k]), _dot(Pm[k], a1)) for k in range(6)]
-            Dm = [[_add(Pm[r][c], arm[vs + r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
-            x = _ldl_solve(Dm, rhs)
+        if S is None:
+            Acc[i], x = _free_root_solve(R, p, P[i], Z[i], tauT[vs:vs + 6], arm[vs:vs + 6], world)
             qdd[vs:vs + 6] = x
-            Acc[i] = (_v_add(aw, tuple(x[:3])), _v_add(av, tuple(x[3:])))
             continue
         pa = parents[i]
-        aw, av = _motion_to_child(R, p, *(world if pa < 0 else Acc[pa]))
-        aw, av = _v_add(aw, Cb[i][0]), _v_add(av, Cb[i][1])
-        x = _mul(Dinv[i], _sub(E[i], _add(_dot(U[i][0], aw), _dot(U[i][1], av))))
-        qdd[vs] = x
-        Acc[i] = (_v_add(aw, _v_scale(x, S[0])), _v_add(av, _v_scale(x, S[1])))
+        Acc[i], qdd[vs] = _smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
     return qdd
-
-
-def aba_batch(model: Model, q, qd, tau, f_ext=None):
-    """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` for a batch, in SoA form.
-
-    Same result as ``jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))`` (armature included), with the
-    Featherstone/Rodriguez recursion of the module docstring written on ``(B,)`` scalars.
-
-    Args:
-      model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
-      q ``(B, nq)``, qd ``(B, nv)``, tau ``(B, nv)``; a single sample ``(nq,)``/``(nv,)`` also works.
-      f_ext: optional ``(B, nb, 6)`` body wrenches ``[moment; force]`` in body coordinates.
-
-    Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample). Compile with :func:`jit` (on CPU).
-    """
-    B, single, a = _prepare(model, "aba_batch", q=q, qd=qd, tau=tau, f_ext=f_ext)
-    nums = _model_numbers(model)
-    qdd = _rows(_aba_unroll(model, nums, a["q"], a["qd"], a["tau"], a["f_ext"]), B, model.dtype)
-    return _finish(qdd, B, model.dtype, single, (model.nv,))
-
 
 
 def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
@@ -527,34 +559,21 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     kin = _kinematics_unroll(model, nums, qT)
     nb = model.nb
     world = _world_acc(model)
-    zero3 = (0.0, 0.0, 0.0)
     V, Acc, F = [None] * nb, [None] * nb, [None] * nb
     # outward: v = X^-1 v_p + S qd, a = X^-1 a_p + S qdd + v x S qd, f = I a + v x* I v - f_ext
     for i in range(nb):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:  # free root: v = qd[0:6], a = X^-1 [0; -g] + qdd[0:6]
-            w, v = tuple(qdT[vs:vs + 3]), tuple(qdT[vs + 3:vs + 6])
+            V[i] = tuple(qdT[vs:vs + 3]), tuple(qdT[vs + 3:vs + 6])
             aw, av = _motion_to_child(R, p, *world)
-            aw, av = _v_add(aw, tuple(qddT[vs:vs + 3])), _v_add(av, tuple(qddT[vs + 3:vs + 6]))
+            Acc[i] = _v_add(aw, tuple(qddT[vs:vs + 3])), _v_add(av, tuple(qddT[vs + 3:vs + 6]))
         else:
-            qd, qdd = qdT[vs], qddT[vs]
-            vJ = (_v_scale(qd, S[0]), _v_scale(qd, S[1]))
             pa = parents[i]
-            w, v = (zero3, zero3) if pa < 0 else _motion_to_child(R, p, *V[pa])
-            w, v = _v_add(w, vJ[0]), _v_add(v, vJ[1])
-            aw, av = _motion_to_child(R, p, *(world if pa < 0 else Acc[pa]))
-            cw, cv = _cross_motion(w, v, *vJ)
-            aw = _v_add(_v_add(aw, _v_scale(qdd, S[0])), cw)
-            av = _v_add(_v_add(av, _v_scale(qdd, S[1])), cv)
-        V[i], Acc[i] = (w, v), (aw, av)
-        m, h, Ib = bn["m"], bn["h"], bn["Ib"]
-        n1, f1 = _inertia_apply(m, h, Ib, aw, av)
-        n2, f2 = _cross_force(w, v, *_inertia_apply(m, h, Ib, w, v))
-        n, f = _v_add(n1, n2), _v_add(f1, f2)
-        if feT is not None:
-            n, f = _v_sub(n, tuple(feT[i, k] for k in range(3))), _v_sub(f, tuple(feT[i, k] for k in range(3, 6)))
-        F[i] = (n, f)
+            V[i], c = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
+            Acc[i], _ = _smooth(R, p, S, c, (_ZERO3, _ZERO3), 0.0, 0.0, world if pa < 0 else Acc[pa])
+            Acc[i] = _v_add(Acc[i][0], _v_scale(qddT[vs], S[0])), _v_add(Acc[i][1], _v_scale(qddT[vs], S[1]))
+        F[i] = _rnea_force(bn["m"], bn["h"], bn["Ib"], *V[i], *Acc[i], _fe(feT, i))
     # inward: tau = S^T f + armature qdd, f_p += X* f
     tau = [None] * model.nv
     for i in reversed(range(nb)):
@@ -572,13 +591,324 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     return tau
 
 
-def rnea_batch(model: Model, q, qd, qdd, f_ext=None):
+# --- scanned traversal (jaxdyn.tree scatter/gather over links or depth levels) --------------------
+
+
+def _link_numbers(model, nums):
+    """Per scanned link (leading axis n, in ``layout.link_bodies`` order): the joint data of a
+    type-agnostic step. ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d`` covers both joint
+    types (prismatic: ``A0 = R0``, ``A1 = A2 = 0``, ``d = R0 u``; revolute: ``d = 0``) and
+    ``S = [u rev; u pri]``. Without prismatic joints ``d`` and the linear half of ``S`` are left
+    out (structural zeros)."""
+    lay = model.layout
+    idx = np.asarray(lay.link_bodies)
+    rev = jnp.asarray(lay.is_rev, model.dtype)[:, None]  # per scanned link
+    x = {k: nums[k][idx] for k in ("A0", "A1", "A2", "p0", "m", "h", "Ib")}
+    x["arm"] = jnp.concatenate([model.armature.astype(model.dtype), jnp.zeros((1,), model.dtype)])[lay.link_v[:, 0]]
+    if lay.any_pri:
+        pri = 1.0 - rev
+        x["A0"] = rev * x["A0"] + pri * nums["R0"][idx]
+        x["A1"], x["A2"] = rev * x["A1"], rev * x["A2"]
+        x["d"], x["sa"], x["sl"] = pri * nums["w"][idx], rev * nums["u"][idx], pri * nums["u"][idx]
+    else:
+        x["sa"] = nums["u"][idx]
+    return x
+
+
+def _link_X_S(x, q):
+    """Placement and motion subspace of a scanned link from :func:`_link_numbers`."""
+    s, c = jnp.sin(q), jnp.cos(q)
+    R = tuple(a0 + c * a1 + s * a2 for a0, a1, a2 in zip(_split(x["A0"]), _split(x["A1"]), _split(x["A2"])))
+    p = _split(x["p0"])
+    if "d" in x:
+        p = tuple(pk + q * dk for pk, dk in zip(p, _split(x["d"])))
+        return (R, p), (_split(x["sa"]), _split(x["sl"]))
+    return (R, p), (_split(x["sa"]), _ZERO3)
+
+
+def _inertia_x(x):
+    return x["m"], _split(x["h"]), _split(x["Ib"])
+
+
+def _tree_inputs(model, nums, feT, **per_dof):
+    """``(link_x, root_x)`` for :mod:`jaxdyn.tree`: the model numbers of each scanned link plus
+    its per-sample ``(n, B)`` slots of ``per_dof`` (``q`` and the ``(nv, B)`` arrays), and the
+    free root's numbers and slots (or None)."""
+    lay = model.layout
+    lx = _link_numbers(model, nums)
+    for k, a in per_dof.items():
+        lx[k] = a[lay.link_q[:, 0] if k == "q" else lay.link_v[:, 0]]
+    if feT is not None:
+        lx["fe"] = feT[np.asarray(lay.link_bodies)]
+    rx = None
+    if lay.floating:
+        rx = {k: v[0] for k, v in nums.items() if k in ("m", "h", "Ib")}
+        rx["root"] = True  # static marker: the step functions branch on it at trace time
+        rx["arm"] = model.armature.astype(model.dtype)[0:6]
+        rx.update({k: a[0:7] if k == "q" else a[0:6] for k, a in per_dof.items()})
+        if feT is not None:
+            rx["fe"] = feT[0]
+    return lx, rx
+
+
+def _assemble(model, link_rows, root_rows):
+    """``(nv, B)`` from per-link ``(n, B)`` rows and the root's 6 rows."""
+    lay = model.layout
+    parts = []
+    if lay.floating:
+        parts.append(jnp.stack(list(root_rows)))
+    if len(lay.link_bodies):
+        parts.append(link_rows)
+    return jnp.concatenate(parts)[jnp.asarray(lay.v_gather)]
+
+
+def _fe_x(x):
+    return _split(x["fe"]) if "fe" in x else None
+
+
+def _link_bias_acc(x, S):
+    """``c = v x S qd`` from the link's stored velocity."""
+    return _cross_motion(*x["v"], _v_scale(x["qd"], S[0]), _v_scale(x["qd"], S[1]))
+
+
+def _soa_zeros(structure, B, dtype, nb=None):
+    shape = (B,) if nb is None else (nb, B)
+    return jax.tree_util.tree_map(lambda _: jnp.zeros(shape, dtype), structure)
+
+
+_MOTION = (_ZERO3, _ZERO3)
+_ART = ((0.0,) * 6, (0.0,) * 9, (0.0,) * 6)
+
+
+def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
+    """ABA as three :mod:`jaxdyn.tree` sweeps over SoA values (same equations as the unrolled
+    form; the free root is the tree's root step)."""
+    B, dt = qT.shape[-1], model.dtype
+    lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
+
+    def vel_step(parent_v, x):
+        if "root" in x:
+            return (_split(x["qd"][0:3]), _split(x["qd"][3:6])), None
+        (R, p), S = _link_X_S(x, x["q"])
+        return _velocity(R, p, S, x["qd"], parent_v)[0], None
+
+    V, _, _ = tree.scatter(lay, vel_step, lx, _soa_zeros(_MOTION, B, dt), rx)
+    lx["v"] = jax.tree_util.tree_map(lambda a: a[np.asarray(lay.link_bodies)], V)
+    if rx is not None:
+        rx["v"] = jax.tree_util.tree_map(lambda a: a[0], V)
+
+    def filter_step(acc, x):
+        m, h, Ib = _inertia_x(x)
+        P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
+        Z = tuple(_v_add(a, b) for a, b in zip(_bias_force(m, h, Ib, *x["v"], _fe_x(x)), acc[1]))
+        if "root" in x:
+            return None, (P, Z)
+        (R, p), S = _link_X_S(x, x["q"])
+        U, di, e, Pa, za = _riccati(P, Z, S, x["arm"], x["tau"], _link_bias_acc(x, S))
+        return (_art_to_parent(R, p, *Pa), _force_to_parent(R, p, *za)), (U, di, e)
+
+    init = _soa_zeros(_ART, B, dt, model.nb), _soa_zeros(_MOTION, B, dt, model.nb)
+    _, filt, root_PZ = tree.gather(lay, filter_step, init, lx, rx)
+    if filt is not None:
+        lx["U"], lx["di"], lx["e"] = filt
+    world = _world_acc(model, B)
+
+    def smooth_step(parent_a, x):
+        if "root" in x:
+            R, p = _free_X(_split(x["q"]))
+            return _free_root_solve(R, p, *root_PZ, _split(x["tau"]), _split(x["arm"]), world)
+        (R, p), S = _link_X_S(x, x["q"])
+        return _smooth(R, p, S, _link_bias_acc(x, S), x["U"], x["di"], x["e"], parent_a)
+
+    _, qdd_l, qdd_r = tree.scatter(lay, smooth_step, lx, world, rx)
+    return _assemble(model, qdd_l, qdd_r)
+
+
+def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
+    """RNEA as a :mod:`jaxdyn.tree` scatter (v, a, f) and gather (f, tau) over SoA values."""
+    B, dt = qT.shape[-1], model.dtype
+    lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
+    world = _world_acc(model, B)
+
+    def fwd_step(parent, x):
+        m, h, Ib = _inertia_x(x)
+        if "root" in x:
+            R, p = _free_X(_split(x["q"]))
+            V = _split(x["qd"][0:3]), _split(x["qd"][3:6])
+            aw, av = _motion_to_child(R, p, *world)
+            A = _v_add(aw, _split(x["qdd"][0:3])), _v_add(av, _split(x["qdd"][3:6]))
+        else:
+            (R, p), S = _link_X_S(x, x["q"])
+            V, c = _velocity(R, p, S, x["qd"], parent[0])
+            (aw, av), _ = _smooth(R, p, S, c, _MOTION, 0.0, 0.0, parent[1])
+            A = _v_add(aw, _v_scale(x["qdd"], S[0])), _v_add(av, _v_scale(x["qdd"], S[1]))
+        return (V, A), _rnea_force(m, h, Ib, *V, *A, _fe_x(x))
+
+    _, lx["f"], f_root = tree.scatter(lay, fwd_step, lx, (_soa_zeros(_MOTION, B, dt), world), rx)
+    if rx is not None:
+        rx["f"] = f_root
+
+    def back_step(acc, x):
+        n, f = (_v_add(a, b) for a, b in zip(x["f"], acc))
+        if "root" in x:
+            return None, [_add(y, _mul(x["arm"][k], x["qdd"][k])) for k, y in enumerate(n + f)]
+        (R, p), S = _link_X_S(x, x["q"])
+        tau = _add(_dot(S[0], n), _dot(S[1], f), _mul(x["arm"], x["qdd"]))
+        return _force_to_parent(R, p, n, f), tau
+
+    _, tau_l, tau_r = tree.gather(lay, back_step, _soa_zeros(_MOTION, B, dt, model.nb), lx, rx)
+    return _assemble(model, tau_l, tau_r)
+
+
+# --- public entry points ---------------------------------------------------------------------------
+
+TRAVERSALS = ("auto", "unroll", "scan", "level")
+# "auto" unrolls models with at most this many moving links and scans the rest (the free root does
+# not count). Unrolled SoA programs are the fastest per sample but compile time grows with the
+# link count (talos, 38 links: ~80 s on the 2-core CPU); the scanned form compiles in a time flat
+# in the link count. Measured in benchmarks/results/kernels-cpu.md.
+SOA_UNROLL_MAX_LINKS = 12
+
+
+def _traversal(model, traversal):
+    t = traversal or model.traversal
+    if t not in TRAVERSALS:
+        raise ValueError(f"unknown traversal '{t}', choose one of {', '.join(TRAVERSALS)}")
+    if t == "auto":
+        t = "unroll" if len(model.layout.link_bodies) <= SOA_UNROLL_MAX_LINKS else "scan"
+    return t
+
+
+def _run(model, fn, unrolled, scanned, traversal, **args):
+    B, single, a = _prepare(model, fn, **args)
+    nums = _model_numbers(model)
+    t = _traversal(model, traversal)
+    vals = list(a.values())
+    if t == "unroll":
+        rows = _rows(unrolled(model, nums, *vals), B, model.dtype)
+    else:
+        rows = scanned(model, model.with_traversal(t).layout, nums, *vals)
+    return _finish(rows, B, model.dtype, single, (model.nv,))
+
+
+def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = None):
+    """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` for a batch, in SoA form.
+
+    Same result as ``jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))`` (armature included), with the
+    Featherstone/Rodriguez recursion of the module docstring written on ``(B,)`` scalars.
+
+    Args:
+      model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
+      q ``(B, nq)``, qd ``(B, nv)``, tau ``(B, nv)``; a single sample ``(nq,)``/``(nv,)`` also works.
+      f_ext: optional ``(B, nb, 6)`` body wrenches ``[moment; force]`` in body coordinates.
+      traversal: ``"unroll"`` (a Python loop over links: fastest, compile time grows with the
+        links), ``"scan"`` / ``"level"`` (:mod:`jaxdyn.tree` sweeps: compile time flat in the
+        links) or ``"auto"`` (unroll up to :data:`SOA_UNROLL_MAX_LINKS` links). Default: the
+        model's ``traversal`` field (``"auto"`` unless set with ``Model.with_traversal``).
+
+    Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample). Compile with :func:`jit` (on CPU).
+    """
+    return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, q=q, qd=qd, tau=tau, f_ext=f_ext)
+
+
+def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = None):
     """Inverse dynamics ``tau = M qdd + C qd + g - sum J^T f_ext`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0))`` (armature included).
     Args as :func:`aba_batch` with ``qdd (B, nv)``; returns tau ``(B, nv)``.
     """
-    B, single, a = _prepare(model, "rnea_batch", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
-    nums = _model_numbers(model)
-    tau = _rows(_rnea_unroll(model, nums, a["q"], a["qd"], a["qdd"], a["f_ext"]), B, model.dtype)
-    return _finish(tau, B, model.dtype, single, (model.nv,))
+    return _run(model, "rnea_batch", _rnea_unroll, _rnea_tree, traversal, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+
+
+# --- CRBA --------------------------------------------------------------------------------------
+
+
+def _crba_pair_index(lay):
+    """Static gather map for the mass matrix: ``pairs`` ``(r, c)`` with body(r) an ancestor (or
+    the body) of body(c), and for every entry of the ``nv x nv`` matrix the pair that holds it
+    (``M`` symmetric; ``len(pairs)``, a zero row, where neither body is an ancestor of the other)."""
+    db = np.asarray(lay.dof_body)
+    anc = np.asarray(lay.ancestor)[db][:, db]
+    rs, cs = np.nonzero(anc)
+    pos = {(int(r), int(c)): k for k, (r, c) in enumerate(zip(rs, cs))}
+    nv = len(db)
+    idx = np.full((nv, nv), len(rs), np.int32)
+    for r in range(nv):
+        for c in range(nv):
+            idx[r, c] = pos.get((r, c), pos.get((c, r), len(rs)))
+    return rs, cs, idx
+
+
+def _crba_tree(model, lay, nums, qT):
+    """Mass matrix (Featherstone (6.2); seed 000 (7.7)-(7.11)) in a common frame (the world, or
+    the free root's body frame, where the root's ``S`` is ``1_6``): a scatter gives each body's
+    pose ``(R, p)``, its motion subspace ``S`` and rigid inertia ``I`` in that frame; composite
+    inertias ``Ic`` are subtree sums; ``M[r, c] = S_r^T Ic_{b(c)} S_c`` for body(r) ancestor of
+    body(c) (the other triangle by symmetry), ``+ armature`` on the diagonal."""
+    B, dt = qT.shape[-1], model.dtype
+    lx, rx = _tree_inputs(model, nums, None, q=qT)
+    one, zero = jnp.ones((B,), dt), jnp.zeros((B,), dt)
+    ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
+
+    def pose_step(parent, x):
+        m, h, Ib = _inertia_x(x)
+        if "root" in x:
+            return ident, (m, h, Ib)
+        Rp, pp = parent
+        (R, p), (sa, sl) = _link_X_S(x, x["q"])
+        Rw, pw = _mm(Rp, R), _v_add(pp, _mv(Rp, p))
+        saw = _mv(Rw, sa)
+        slw = _v_add(_mv(Rw, sl), _cross(pw, saw))
+        return (Rw, pw), ((saw, slw), _rigid_to_parent(Rw, pw, m, h, Ib))
+
+    _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident, rx)
+    stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
+    nb = model.nb
+    Iw = [jnp.zeros((nb, B), dt), jnp.zeros((nb, 3, B), dt), jnp.zeros((nb, 6, B), dt)]
+    idx = np.asarray(lay.link_bodies)
+    S_parts, body_of = [], []
+    if lay.floating:
+        Iw = [Iw[0].at[0].set(root_I[0]), Iw[1].at[0].set(stack(root_I[1])), Iw[2].at[0].set(stack(root_I[2]))]
+        S_parts.append(jnp.broadcast_to(jnp.eye(6, dtype=dt)[:, :, None], (6, 6, B)))
+        body_of += [0] * 6
+    if len(idx):
+        (saw, slw), (m, h, Ib) = link_out
+        Iw = [Iw[0].at[idx].set(jnp.broadcast_to(m[:, None], (len(idx), B))), Iw[1].at[idx].set(jnp.stack(h, 1)), Iw[2].at[idx].set(jnp.stack(Ib, 1))]
+        S_parts.append(jnp.concatenate([jnp.stack(saw, 1), jnp.stack(slw, 1)], 1))
+        body_of += list(idx)
+    Ic = tree.subtree_sum(lay, Iw)
+    S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
+    bo = np.asarray(body_of)
+    F = _inertia_apply(Ic[0][bo], _split(Ic[1][bo].swapaxes(0, 1)), _split(Ic[2][bo].swapaxes(0, 1)),
+                       _split(S[:, 0:3].swapaxes(0, 1)), _split(S[:, 3:6].swapaxes(0, 1)))
+    F = jnp.stack(F[0] + F[1], 1)  # (ndof, 6, B)
+    g = jnp.asarray(lay.v_gather)
+    S, F = S[g], F[g]  # dof order
+    rs, cs, pidx = _crba_pair_index(lay)
+    Sr, Fc = S[rs], F[cs]
+    vals = Sr[:, 0] * Fc[:, 0]
+    for k in range(1, 6):  # explicit sum (see spatial.mv: XLA CPU and tiny reductions)
+        vals = vals + Sr[:, k] * Fc[:, k]
+    arm = model.armature.astype(dt)
+    vals = vals + jnp.where(jnp.asarray(rs == cs)[:, None], arm[rs][:, None], 0.0)
+    vals = jnp.concatenate([vals, jnp.zeros((1, B), dt)])
+    return vals[jnp.asarray(pidx.reshape(-1))]
+
+
+def crba_batch(model: Model, q, *, traversal: str | None = None):
+    """Joint-space mass matrix ``M(q) + diag(armature)`` for a batch, in SoA form.
+
+    Same result as ``jax.vmap(jaxdyn.crba, in_axes=(None, 0))``. Every traversal walks the tree
+    through :mod:`jaxdyn.tree` (``"auto"``/``"unroll"`` unroll it with static parents).
+
+    Args:
+      model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
+      q: ``(B, nq)`` (or one ``(nq,)`` sample).
+      traversal: as :func:`aba_batch`.
+
+    Returns: M ``(B, nv, nv)`` (or ``(nv, nv)``).
+    """
+    B, single, a = _prepare(model, "crba_batch", q=q)
+    t = _traversal(model, traversal)
+    rows = _crba_tree(model, model.with_traversal(t).layout, _model_numbers(model), a["q"])
+    return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
