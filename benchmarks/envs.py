@@ -18,6 +18,7 @@ matching integrator, joint torques from random actions scaled to the effort limi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import platform
@@ -28,13 +29,15 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxdyn.envs as envs
+from jaxdyn import kernels
 
 
 from jaxdyn.bench import median_time as _median_time
 
 
 def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):
-    """Returns (compile seconds, environment steps per second)."""
+    """Returns (compile seconds, environment steps per second). An env whose
+    ``options.kernel == "soa"`` is compiled with :func:`jaxdyn.kernels.jit`."""
     states = jax.jit(lambda k: envs.vector_reset(env, k, n))(jax.random.PRNGKey(0))
     if shard:
         from jaxdyn.parallel import shard_batch
@@ -55,7 +58,7 @@ def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):
 
         return jax.lax.scan(body, states, jax.random.split(key, steps))[0]
 
-    f = jax.jit(run)
+    f = (kernels.jit if env.options.kernel == "soa" else jax.jit)(run)
     t = time.perf_counter()
     f = f.lower(states, jax.random.PRNGKey(1)).compile()
     compile_s = time.perf_counter() - t
@@ -138,6 +141,8 @@ def main(argv=None):
     ap.add_argument("--shard", action="store_true", help="shard the batch over all devices")
     ap.add_argument("--physics-only", action="store_true", help="also time env.transition (no auto-reset)")
     ap.add_argument("--no-mjx", action="store_true")
+    ap.add_argument("--kernels", default="generic,soa",
+                    help="forward-dynamics kernels to time (SimOptions.kernel): generic, soa or both")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args(argv)
     if args.dtype == "float64":
@@ -154,7 +159,10 @@ def main(argv=None):
         f"{', batch sharded' if args.shard else ''}.",
         "",
     ]
-    cols = ["env", "nv", "dt [s]", "integrator x substeps", "compile [s]", "env steps/s"]
+    kinds = args.kernels.split(",")
+    cols = ["env", "nv", "dt [s]", "integrator x substeps"]
+    for k in kinds:
+        cols += [f"compile [s] ({k})", f"env steps/s ({k})"]
     if args.physics_only:
         cols.append("env.transition steps/s")
     if mjx_ok:
@@ -164,8 +172,11 @@ def main(argv=None):
     mj_version = None
     for name in args.envs:
         env = envs.make(name, dtype=dtype)
-        comp, rate = bench_jaxdyn(env, args.n_envs, args.steps, args.repeats, args.shard)
-        row = [name, str(env.model.nv), f"{env.dt:g}", f"{env.integrator} x {env.substeps}", f"{comp:.1f}", f"{rate:.3g}"]
+        row = [name, str(env.model.nv), f"{env.dt:g}", f"{env.integrator} x {env.substeps}"]
+        for k in kinds:
+            ek = envs.make(name, dtype=dtype, options=dataclasses.replace(env.options, kernel=k))
+            comp, rate = bench_jaxdyn(ek, args.n_envs, args.steps, args.repeats, args.shard)
+            row += [f"{comp:.1f}", f"{rate:.3g}"]
         if args.physics_only:
             row.append(f"{bench_jaxdyn(env, args.n_envs, args.steps, args.repeats, args.shard, True)[1]:.3g}")
         if mjx_ok:
@@ -185,7 +196,10 @@ def main(argv=None):
     else:
         lines.append("MJX comparison: not run (`mujoco.mjx` is not importable in this environment).")
     lines.append("")
-    lines.append(f"Reproduce: `python benchmarks/envs.py --n-envs {args.n_envs} --steps {args.steps}`.")
+    lines.append("generic: `vmap` of the per-sample ABA; soa: `SimOptions(kernel=\"soa\")`, the same step with "
+                 "forward dynamics batched into `jaxdyn.kernels.aba_batch` (compiled with `kernels.jit`).")
+    lines.append("")
+    lines.append(f"Reproduce: `python benchmarks/envs.py --n-envs {args.n_envs} --steps {args.steps} --kernels {args.kernels}`.")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"envs-{dev.platform}.md")
     with open(path, "w") as f:
