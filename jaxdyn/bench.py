@@ -27,7 +27,8 @@ import os
 import platform
 import time
 
-ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa")
+ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
+         "aba_jacobian_soa")
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
@@ -60,10 +61,10 @@ def _kernel(algo):
         from jaxdyn import kernels
 
         return (kernels.aba_batch if algo == "aba_soa" else kernels.rnea_batch), "q qd x soa"
-    if algo == "crba_soa":
+    if algo in ("crba_soa", "aba_jacobian_soa"):
         from jaxdyn import kernels
 
-        return kernels.crba_batch, "q soa"
+        return (kernels.crba_batch, "q soa") if algo == "crba_soa" else (kernels.aba_jacobian_batch, "q qd x soa")
     if algo == "minv":
         return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
     if algo == "innovations":

@@ -71,6 +71,17 @@ def test_crba_matches_generic_float64(tree, traversal):
         np.testing.assert_allclose(kernels.crba_batch(tree, q[0], traversal="scan"), ref[0], rtol=1e-11, atol=1e-11)
 
 
+def test_aba_jacobian_batch_matches_jacfwd(tree):
+    q, qd, tau, _ = _state(tree, 3)
+    J = kernels.jit(functools.partial(kernels.aba_jacobian_batch, traversal="scan"))(tree, q, qd, tau)
+    R = jax.jit(jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), (None, 0, 0, 0)))(tree, q, qd, tau)
+    for a, b in zip(J, R):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
+    with pytest.raises(ValueError, match="batched inputs"):
+        kernels.aba_jacobian_batch(tree, q[0], qd[0], tau[0])
+
+
 @pytest.mark.parametrize("traversal", ["unroll", "scan"])
 def test_grad_wrt_q_and_mass_matches_generic(traversal):
     m = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=2, dtype=jnp.float64)

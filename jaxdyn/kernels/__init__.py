@@ -6,6 +6,7 @@ take ``(B, nq)``/``(B, nv)`` arrays and give the same numbers as ``jax.vmap`` of
 off for these programs, see :data:`COMPILER_OPTIONS`).
 """
 
-from .soa import COMPILER_OPTIONS, SOA_UNROLL_MAX_LINKS, TRAVERSALS, aba_batch, crba_batch, jit, rnea_batch
+from .soa import (COMPILER_OPTIONS, SOA_UNROLL_MAX_LINKS, TRAVERSALS, aba_batch, aba_jacobian_batch, crba_batch, jit,
+                  rnea_batch)
 
-__all__ = ["COMPILER_OPTIONS", "SOA_UNROLL_MAX_LINKS", "TRAVERSALS", "aba_batch", "crba_batch", "jit", "rnea_batch"]
+__all__ = ["COMPILER_OPTIONS", "SOA_UNROLL_MAX_LINKS", "TRAVERSALS", "aba_batch", "aba_jacobian_batch", "crba_batch", "jit", "rnea_batch"]

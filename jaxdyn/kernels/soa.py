@@ -912,3 +912,33 @@ def crba_batch(model: Model, q, *, traversal: str | None = None):
     t = _traversal(model, traversal)
     rows = _crba_tree(model, model.with_traversal(t).layout, _model_numbers(model), a["q"])
     return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
+
+
+def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None):
+    """Per-sample Jacobians of forward dynamics, ``d qdd / d (q, qd, tau)``, for a batch.
+
+    Forward mode through :func:`aba_batch`: one ``jax.jvp`` per input coordinate with the same
+    one-hot tangent for every sample (samples are independent, so the jvp of the batch is the
+    batch of per-sample jvps), ``vmap``ped over the coordinates. Same numbers as
+    ``jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))``.
+
+    Args: as :func:`aba_batch` (batched ``(B, ...)`` inputs only).
+
+    Returns: ``(dq (B, nv, nq), dqd (B, nv, nv), dtau (B, nv, nv))``.
+    """
+    B, single, _ = _prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
+    if single:
+        raise ValueError("aba_jacobian_batch: expects batched inputs (B, nq)/(B, nv); "
+                         "use jax.jacfwd(jaxdyn.aba) for one sample")
+    dt = model.dtype
+    q, qd, tau = (jnp.asarray(x).astype(dt) for x in (q, qd, tau))
+    nq, nv = model.nq, model.nv
+
+    def column(k):  # tangent e_k of the stacked (q, qd, tau) coordinates, for every sample
+        e = jax.nn.one_hot(k, nq + 2 * nv, dtype=dt)
+        t = tuple(jnp.broadcast_to(e[a:b], (B, b - a)) for a, b in ((0, nq), (nq, nq + nv), (nq + nv, nq + 2 * nv)))
+        return jax.jvp(lambda *x: aba_batch(model, *x, traversal=traversal), (q, qd, tau), t)[1]
+
+    cols = jax.vmap(column)(jnp.arange(nq + 2 * nv))  # (nq + 2 nv, B, nv)
+    J = jnp.moveaxis(cols, 0, -1)  # (B, nv, nq + 2 nv)
+    return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
