@@ -298,7 +298,8 @@ def time_pinocchio_batch(robot_name, algo, B, threads=None, repeats=5):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="jaxdyn bench")
-    p.add_argument("--algos", default="rnea,crba,aba", help=f"comma list from {ALGOS}")
+    p.add_argument("--algos", default="aba,aba_soa,rnea,rnea_soa,crba,crba_soa",
+                   help=f"comma list from {ALGOS} (*_soa: the struct-of-arrays kernels of jaxdyn.kernels)")
     p.add_argument("--robots", default="panda,talos", help="shipped robots (robot[:fixed|floating]) and chainN")
     p.add_argument("--batches", default="1,4096")
     p.add_argument("--dtypes", default="float32")
@@ -351,7 +352,7 @@ def _run(args) -> int:
     hdr = (f"{'algo':<13}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
            f"{'pin x':>8}{'pinMP x':>8}{'frax x':>8}{'mjx x':>8}{'best x':>8}")
     print(hdr)
-    rows = []
+    rows, failed = [], []
     pin_cache = {}
     for dt in args.dtypes.split(","):
         dtype = {"float32": jnp.float32, "float64": jnp.float64}[dt]
@@ -368,7 +369,13 @@ def _run(args) -> int:
                 fk = frax_kernel(robot, palgo) if "frax" in peers else None
                 mk = mjx_kernel(robot, palgo) if "mjx" in peers else None
                 for B in map(int, args.batches.split(",")):
-                    r = time_jaxdyn(model, algo, B, args.repeats)
+                    try:
+                        r = time_jaxdyn(model, algo, B, args.repeats)
+                    except Exception as e:  # noqa: BLE001 - e.g. out of device memory: report, go on
+                        msg = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
+                        print(f"{algo:<13}{robot:<16}{dt:<8}{B:>8}  failed: {msg}", flush=True)
+                        failed.append({"algo": algo, "robot": robot, "dtype": dt, "batch": B, "error": msg})
+                        continue
                     fr = time_peer(fk, model, B, args.repeats)
                     mr = time_peer(mk, model, B, args.repeats)
                     pb = time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1 else None
@@ -392,7 +399,7 @@ def _run(args) -> int:
         os.makedirs(args.out, exist_ok=True)
         stem = os.path.join(args.out, f"{dev.platform}-{env['date']}{args.tag}")
         with open(stem + ".json", "w") as fh:
-            json.dump({"env": env, "rows": rows}, fh, indent=1)
+            json.dump({"env": env, "rows": rows, "failed": failed}, fh, indent=1)
         with open(stem + ".md", "w") as fh:
             fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
             fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
@@ -409,10 +416,35 @@ def _run(args) -> int:
                          f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
                          f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
                          f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |\n")
+            fh.write(_summary(rows))
+            if failed:
+                fh.write("\nCases that did not run (the error, first line):\n\n")
+                for f in failed:
+                    fh.write(f"- {f['algo']} {f['robot']} {f['dtype']} batch {f['batch']}: {f['error']}\n")
         wrote = _plot(rows, stem + ".png", env)
         print(f"wrote {stem}.json, {stem}.md" + (f" and {stem}.png" if wrote else " (no PNG: matplotlib missing; "
               f"run `python -c \"import jaxdyn.bench as b; b.plot_json('{stem}.json')\"`)"))
     return 0
+
+
+def _summary(rows):
+    """Headline table: per (algorithm, robot, dtype, batch) the faster jaxdyn implementation
+    (generic ``vmap`` or SoA kernel) against each peer and the best one."""
+    best = {}
+    for r in rows:
+        key = (r["algo"].replace("_soa", ""), r["robot"], r["dtype"], r["batch"])
+        if key not in best or r["samples_per_s"] > best[key]["samples_per_s"]:
+            best[key] = r
+    out = ["", "## Headline: the faster jaxdyn path per case", "",
+           "| algo | robot | dtype | batch | jaxdyn path | samples/s | x Pinocchio per call | x Pinocchio OpenMP "
+           "| x frax | x MJX | x best peer |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (algo, robot, dt, B), r in best.items():
+        pb = r.get("pinocchio_batch_s_per_sample")
+        out.append(f"| {algo} | {robot} | {dt} | {B} | {r['algo']} | {r['samples_per_s']:.3g} | "
+                   f"{_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | {_fmt(pb and r['samples_per_s'] * pb, spec='.2f')} | "
+                   f"{_fmt(r['ratio_vs_frax'], spec='.2f')} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
+                   f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |")
+    return "\n".join(out) + "\n"
 
 
 def _dist_version(mod):

@@ -19,3 +19,28 @@ def test_harness_writes_results(tmp_path, capsys):
         assert r["samples_per_s"] > 0 and r["compile_s"] > 0 and r["ratio_vs_best_peer"] is None
     out = capsys.readouterr().out
     assert "rnea_soa" in out and "samples/s" in out
+
+
+def test_harness_reports_failed_cases_and_headline(tmp_path, monkeypatch):
+    """A case that raises (e.g. out of device memory) is reported and the run goes on; the
+    markdown has the headline table (the faster jaxdyn path per case)."""
+    real = bench.time_jaxdyn
+
+    def flaky(model, algo, B, repeats):
+        if B == 3:
+            raise RuntimeError("RESOURCE_EXHAUSTED: out of memory (simulated)")
+        return real(model, algo, B, repeats)
+
+    monkeypatch.setattr(bench, "time_jaxdyn", flaky)
+    rc = bench.main(["--robots", "double_pendulum", "--algos", "rnea,rnea_soa", "--batches", "1,3",
+                     "--repeats", "2", "--peers", "", "--out", str(tmp_path), "--tag=-fail"])
+    assert rc == 0
+    stem = [f for f in os.listdir(tmp_path) if f.endswith(".json")][0][:-5]
+    with open(tmp_path / f"{stem}.json") as fh:
+        res = json.load(fh)
+    assert {(r["algo"], r["batch"]) for r in res["rows"]} == {("rnea", 1), ("rnea_soa", 1)}
+    assert [(f["algo"], f["batch"]) for f in res["failed"]] == [("rnea", 3), ("rnea_soa", 3)]
+    md = open(tmp_path / f"{stem}.md").read()
+    assert "RESOURCE_EXHAUSTED" in md and "## Headline" in md
+    head = md.split("## Headline")[1]
+    assert head.count("| rnea | double_pendulum |") == 1  # one headline row per case, the faster path
