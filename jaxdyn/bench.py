@@ -28,7 +28,8 @@ import platform
 import time
 
 ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
-         "aba_jacobian_soa")
+         "aba_jacobian_soa", "aba_pallas")
+# aba_pallas: the fused Pallas kernel (jaxdyn.kernels.pallas), GPU only
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
@@ -118,9 +119,19 @@ def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
 def time_jaxdyn(model, algo, B, repeats):
     import jax
 
-    f, sig = _kernel(algo)
+    if algo == "aba_pallas":
+        if jax.default_backend() != "gpu":
+            raise RuntimeError("aba_pallas runs on a GPU only (on CPU Pallas interprets the kernel: a "
+                               "correctness check, not a benchmark)")
+        from jaxdyn.kernels.pallas import aba_pallas
+
+        f, sig = aba_pallas(model), "q qd x model-constant"
+    else:
+        f, sig = _kernel(algo)
     q, qd, x = _inputs(model, B)
     args = (model, q) if "qd" not in sig else (model, q, qd, x)
+    if sig.endswith("model-constant"):
+        args = args[1:]
     jit = None
     if sig.endswith("soa"):
         from jaxdyn import kernels
@@ -361,7 +372,7 @@ def _run(args) -> int:
             if args.traversal:
                 model = model.with_traversal(args.traversal)
             for algo in args.algos.split(","):
-                palgo = algo.replace("_soa", "")  # the peers' counterpart
+                palgo = algo.replace("_soa", "").replace("_pallas", "")  # the peers' counterpart
                 key = (robot, palgo)
                 if key not in pin_cache:
                     pin_cache[key] = time_pinocchio(robot, palgo) if "pinocchio" in peers else None
@@ -432,7 +443,7 @@ def _summary(rows):
     (generic ``vmap`` or SoA kernel) against each peer and the best one."""
     best = {}
     for r in rows:
-        key = (r["algo"].replace("_soa", ""), r["robot"], r["dtype"], r["batch"])
+        key = (r["algo"].replace("_soa", "").replace("_pallas", ""), r["robot"], r["dtype"], r["batch"])
         if key not in best or r["samples_per_s"] > best[key]["samples_per_s"]:
             best[key] = r
     out = ["", "## Headline: the faster jaxdyn path per case", "",
@@ -482,13 +493,13 @@ def _plot(rows, path, env):
                 bs = [r["batch"] for r in sel]
                 ax.plot(bs, [r["samples_per_s"] for r in sel], "o-", label=f"jaxdyn {algo} {dt}")
                 for peer, style in (("frax", "s--"), ("mjx", "^:")):
-                    if algo.endswith("_soa"):  # its peer line is already drawn with the plain algo
+                    if algo.endswith(("_soa", "_pallas")):  # its peer line is already drawn with the plain algo
                         break
                     pts = [(r["batch"], r[peer]["samples_per_s"]) for r in sel if r[peer]]
                     if pts:
                         ax.plot(*zip(*pts), style, label=f"{peer} {algo} {dt}")
                 pin = [r["pinocchio_s_per_call"] for r in sel if r["pinocchio_s_per_call"]]
-                if pin and not algo.endswith("_soa"):
+                if pin and not algo.endswith(("_soa", "_pallas")):
                     ax.axhline(1.0 / pin[0], color="gray", lw=0.8, ls="-.", label=f"Pinocchio {algo} (1 core)")
         ax.set_xscale("log")
         ax.set_yscale("log")

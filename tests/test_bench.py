@@ -44,3 +44,15 @@ def test_harness_reports_failed_cases_and_headline(tmp_path, monkeypatch):
     assert "RESOURCE_EXHAUSTED" in md and "## Headline" in md
     head = md.split("## Headline")[1]
     assert head.count("| rnea | double_pendulum |") == 1  # one headline row per case, the faster path
+
+
+def test_console_command_passes_options(capsys):
+    """``jaxdyn bench --help`` reaches the harness's own options."""
+    import pytest
+
+    from jaxdyn import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--help"])
+    assert e.value.code == 0
+    assert "--algos" in capsys.readouterr().out

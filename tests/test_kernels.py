@@ -143,3 +143,21 @@ def test_traversal_choice():
     q, qd, tau, _ = _state(small, 2)
     with pytest.raises(ValueError, match="unknown traversal 'fast'.*scan"):
         kernels.aba_batch(small, q, qd, tau, traversal="fast")
+
+
+def test_pallas_aba_matches_soa_interpret():
+    """The fused Pallas ABA (model folded in as constants), in Pallas interpret mode on CPU:
+    equal to the SoA kernel, padding of a batch that is not a multiple of the block included."""
+    from jaxdyn.kernels.pallas import aba_pallas
+
+    m = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=2, dtype=jnp.float64)
+    m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
+    q, qd, tau, _ = _state(m, 13, seed=5)
+    out = jax.jit(aba_pallas(m, block=8, interpret=True))(q, qd, tau)
+    ref = jax.jit(jax.vmap(jaxdyn.aba, (None, 0, 0, 0)))(m, q, qd, tau)
+    assert out.shape == (13, m.nv)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="power of two"):
+        aba_pallas(m, block=12)
+    with pytest.raises(ValueError, match="'tau' has shape"):
+        aba_pallas(m, block=8)(q, qd, tau[:, :2])

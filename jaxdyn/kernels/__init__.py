@@ -1,9 +1,12 @@
 """Fast paths for batches: struct-of-arrays (SoA) kernels (see :mod:`jaxdyn.kernels.soa`).
 
-``aba_batch(model, q, qd, tau, f_ext=None)`` and ``rnea_batch(model, q, qd, qdd, f_ext=None)``
-take ``(B, nq)``/``(B, nv)`` arrays and give the same numbers as ``jax.vmap`` of
-:func:`jaxdyn.aba`/:func:`jaxdyn.rnea`; compile them with :func:`jit` on CPU (instruction fusion
-off for these programs, see :data:`COMPILER_OPTIONS`).
+``aba_batch(model, q, qd, tau, f_ext=None)``, ``rnea_batch(model, q, qd, qdd, f_ext=None)``,
+``crba_batch(model, q)`` and ``aba_jacobian_batch(model, q, qd, tau)`` take ``(B, nq)``/``(B, nv)``
+arrays and give the same numbers as ``jax.vmap`` of :func:`jaxdyn.aba`, :func:`jaxdyn.rnea`,
+:func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``; ``traversal="auto" | "unroll" | "scan" |
+"level"`` picks how they walk the tree. Compile them with :func:`jit` on CPU (instruction fusion
+off for these programs, see :data:`COMPILER_OPTIONS`). ``jaxdyn.sim.SimOptions(kernel="soa")``
+routes batched simulation through :func:`aba_batch`.
 """
 
 from .soa import (COMPILER_OPTIONS, SOA_UNROLL_MAX_LINKS, TRAVERSALS, aba_batch, aba_jacobian_batch, crba_batch, jit,

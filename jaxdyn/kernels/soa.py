@@ -1,4 +1,4 @@
-"""Struct-of-arrays (SoA) batched kernels: ABA, RNEA and CRBA over a batch of states.
+"""Struct-of-arrays (SoA) batched kernels: ABA, RNEA, CRBA and the ABA Jacobian over a batch.
 
 The generic algorithms (:mod:`jaxdyn.algorithms`) work on one sample with ``(3,3)``/``(6,6)``
 arrays and are batched by ``jax.vmap``; on XLA CPU every small matrix product then becomes its
@@ -9,13 +9,20 @@ of 3 arrays, a rotation 9, a symmetric 3x3 its 6 upper entries, an articulated i
 ``(m, h (3), Ibar sym 6)``. All arithmetic is elementwise, so XLA fuses whole link steps into a
 few loop kernels, vectorised over the batch (SIMD lanes on CPU, coalesced threads on GPU).
 
+Two traversals (``traversal=`` of each kernel, default ``"auto"``): ``"unroll"`` is a Python
+loop over links with static parents and joint types (fastest per sample; compile time grows
+with the number of links), ``"scan"``/``"level"`` run the same link steps through
+:func:`jaxdyn.tree.scatter`/:func:`~jaxdyn.tree.gather` (``lax.scan`` over links or depth
+levels; compile time flat in the number of links; the joint data are then arrays, with a
+type-agnostic revolute/prismatic transform). ``"auto"`` unrolls models with at most
+:data:`SOA_UNROLL_MAX_LINKS` moving links.
+
 Structural zeros (the empty half of a motion subspace, the zero velocity of the world, the
 zero entries of skew matrices) are Python ``0.0`` literals at trace time and are skipped by the
 small helpers below (:func:`_mul`, :func:`_add`), so they cost nothing. Model numbers
 (placements, axes, masses, centres of mass, inertias, gravity, armature) stay JAX arrays read
 from the model: the kernels are differentiable w.r.t. the model and can take it as a ``jit``
-argument. The static topology drives a Python loop over links (compile time grows with the
-number of links: see benchmarks/results/kernels-cpu.md).
+argument (see benchmarks/results/kernels-cpu.md for compile times per traversal).
 
 Equations are those of :mod:`jaxdyn.algorithms` (seed 000 = Rodriguez, Jain & Kreutz-Delgado,
 "Spatial operator algebra"; Featherstone, "Rigid Body Dynamics Algorithms" (2008), tables 5.1,
@@ -297,8 +304,25 @@ def _split(x):
 
 
 def _body(nums, i):
-    """The per-body numbers of body ``i`` as tuples of 0-d arrays."""
+    """The per-body numbers of body ``i`` as tuples of 0-d arrays (or of Python floats, for the
+    constants of :func:`model_constants`)."""
+    if isinstance(nums, Constants):
+        return {k: v[i] for k, v in nums.bodies.items()}
     return {k: (v[i] if v.ndim == 1 else _split(v[i])) for k, v in nums.items()}
+
+
+class Constants:
+    """A model's numbers as Python floats (:func:`model_constants`): per-body ``bodies[k][i]``
+    (scalars or tuples), ``armature`` per dof and the world acceleration ``world``. Traced with
+    these, the unrolled kernels fold the model into the program (exact zeros of axes and
+    placements drop out) and capture no arrays: what a Pallas kernel body needs."""
+
+    def __init__(self, model: Model):
+        nums = {k: np.asarray(v, np.float64) for k, v in _model_numbers(model).items()}
+        self.bodies = {k: [float(x) if v.ndim == 1 else tuple(float(y) for y in x) for x in v] for k, v in nums.items()}
+        self.armature = [float(a) for a in np.asarray(model.armature, np.float64)]
+        g = [float(x) for x in np.asarray(model.gravity, np.float64)]
+        self.world = (_ZERO3, (-g[0], -g[1], -g[2]))
 
 
 def _joint_X(t, bn, qi):
@@ -505,7 +529,7 @@ def _fe(feT, i):
 def _aba_unroll(model, nums, qT, qdT, tauT, feT):
     lay = model.layout
     parents = model.parents
-    arm = model.armature.astype(model.dtype)
+    arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb = model.nb
     V, Cb, P, Z = [None] * nb, [None] * nb, [None] * nb, [None] * nb
@@ -539,7 +563,7 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
     # 3. outward accelerations (the smoother)
     Acc = [None] * nb
     qdd = [None] * model.nv
-    world = _world_acc(model)
+    world = nums.world if isinstance(nums, Constants) else _world_acc(model)
     for i in range(nb):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])

@@ -1,0 +1,72 @@
+"""A fused Pallas kernel for batched forward dynamics (ABA), specialised to one model.
+
+The struct-of-arrays ABA of :mod:`jaxdyn.kernels.soa` (unrolled over links; equations and seed
+references there) is traced inside one ``pallas_call`` body: each program of the grid loads a
+block of ``block`` samples of every input coordinate, runs the whole recursion on them in
+registers and writes ``qdd``: one GPU kernel per call, no intermediate in device memory. The
+model's numbers are folded in as constants (:class:`~jaxdyn.kernels.soa.Constants`), so the
+kernel is specialised to the robot (like generated code) and is not differentiable w.r.t. the
+model; it is for forward simulation at scale. Results equal :func:`jaxdyn.kernels.aba_batch`
+to rounding.
+
+Inputs are split into one ``(B,)`` column per coordinate outside the kernel (Triton wants
+power-of-two block shapes); ``B`` is padded to a multiple of ``block``.
+
+Status: written for GPUs (Triton backend of Pallas); checked in Pallas interpret mode on CPU
+(``interpret=True``, the default off-GPU) against the plain kernels. No GPU run has been made
+yet: speed and Triton compile time on a GPU are unmeasured.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..model import Model
+from .soa import Constants, _aba_unroll, _check_joints
+
+
+def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None):
+    """Build ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)`` as one Pallas kernel.
+
+    Args:
+      model: a concrete :class:`jaxdyn.Model` (its numbers are baked in; no spherical joints).
+      block: samples per program (a power of two).
+      interpret: run the kernel in Pallas interpret mode; default: True unless the default
+        backend is a GPU.
+    """
+    from jax.experimental import pallas as pl
+
+    _check_joints(model, "aba_pallas")
+    if block < 1 or block & (block - 1):
+        raise ValueError(f"aba_pallas: block must be a power of two, got {block}")
+    if interpret is None:
+        interpret = jax.default_backend() != "gpu"
+    consts = Constants(model)
+    nq, nv, dt = model.nq, model.nv, model.dtype
+
+    def kernel(*refs):
+        ins, outs = refs[:nq + 2 * nv], refs[nq + 2 * nv:]
+        cols = [r[...] for r in ins]
+        qdd = _aba_unroll(model, consts, cols[:nq], cols[nq:nq + nv], cols[nq + nv:], None)
+        for o, x in zip(outs, qdd):
+            o[...] = jnp.broadcast_to(jnp.asarray(x, dt), (block,))
+
+    spec = pl.BlockSpec((block,), lambda i: (i,))
+
+    def f(q, qd, tau):
+        q, qd, tau = (jnp.asarray(x, dt) for x in (q, qd, tau))
+        for name, x, n in (("q", q, nq), ("qd", qd, nv), ("tau", tau, nv)):
+            if x.ndim != 2 or x.shape[1] != n or x.shape[0] != q.shape[0]:
+                raise ValueError(f"aba_pallas: argument '{name}' has shape {x.shape}, expected ({q.shape[0]}, {n}) "
+                                 f"for model '{model.name}'")
+        B = q.shape[0]
+        Bp = -(-B // block) * block
+        cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in (q, qd, tau) for k in range(x.shape[1])]
+        if model.floating_base:  # padded samples need a unit quaternion
+            cols[3] = cols[3].at[B:].set(1.0)
+        out = pl.pallas_call(kernel, out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nv, grid=(Bp // block,),
+                             in_specs=[spec] * len(cols), out_specs=[spec] * nv, interpret=interpret)(*cols)
+        return jnp.stack(out, -1)[:B]
+
+    return f
