@@ -85,14 +85,29 @@ def _inputs(model, B, seed=0):
     return q, qd, x
 
 
-def measure(f, args, repeats, jit=None, max_seconds=20.0):
+def program_bytes(compiled):
+    """Device memory XLA's buffer assignment gives the compiled program (peak if reported, else
+    arguments + outputs + temporaries), or None. Backend-independent stand-in for the peak
+    device memory where the runtime does not report it (CPU)."""
+    try:
+        ma = compiled.memory_analysis()
+        peak = getattr(ma, "peak_memory_in_bytes", 0) or 0
+        return int(peak or (ma.argument_size_in_bytes + ma.output_size_in_bytes + ma.temp_size_in_bytes))
+    except Exception:  # noqa: BLE001 - not every backend implements it
+        return None
+
+
+def measure(f, args, repeats, jit=None, max_seconds=20.0, info=None):
     """jit-compile ``f`` for ``args`` (with ``jit``, default ``jax.jit``), warm up, time
-    ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per call)``."""
+    ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per call)``;
+    ``info`` (a dict), if given, receives ``program_bytes``."""
     import jax
 
     t0 = time.perf_counter()
     c = (jit or jax.jit)(f).lower(*args).compile()
     compile_s = time.perf_counter() - t0
+    if info is not None:
+        info["program_bytes"] = program_bytes(c)
     out = jax.block_until_ready(c(*args))
     return out, compile_s, median_time(c, args, repeats, max_seconds, warm=True)
 
@@ -137,14 +152,16 @@ def time_jaxdyn(model, algo, B, repeats):
         from jaxdyn import kernels
 
         jit = kernels.jit
-    _, compile_s, med = measure(f, args, repeats, jit)
+    info = {}
+    _, compile_s, med = measure(f, args, repeats, jit, info=info)
     peak = None
     try:
         stats = jax.devices()[0].memory_stats() or {}
         peak = stats.get("peak_bytes_in_use")
     except Exception:  # noqa: BLE001 - backends without memory stats
         pass
-    return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med, "peak_bytes": peak}
+    return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med, "peak_bytes": peak,
+            "program_bytes": info.get("program_bytes")}
 
 
 def time_pinocchio(robot_name, algo, repeats=2000):
@@ -414,14 +431,16 @@ def _run(args) -> int:
         with open(stem + ".md", "w") as fh:
             fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
             fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
-                     "from Python.\n\n")
-            fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | Pinocchio us/call "
+                     "from Python. peak MB: the device's peak memory in use (GPU); XLA program MB: what XLA's buffer "
+                     "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
+            fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
                      "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
                      "| x best peer |\n")
-            fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+            fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
             for r in rows:
                 fh.write(f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
                          f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
+                         f"{_fmt(r.get('program_bytes'), 1e-6, '.1f')} | "
                          f"{_fmt(r['pinocchio_s_per_call'], 1e6, '.2f')} | {_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | "
                          f"{_fmt(r['pinocchio_batch_s_per_sample'], 1e6, '.2f')} | "
                          f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
