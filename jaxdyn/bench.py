@@ -428,33 +428,38 @@ def _run(args) -> int:
         stem = os.path.join(args.out, f"{dev.platform}-{env['date']}{args.tag}")
         with open(stem + ".json", "w") as fh:
             json.dump({"env": env, "rows": rows, "failed": failed}, fh, indent=1)
-        with open(stem + ".md", "w") as fh:
-            fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
-            fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
-                     "from Python. peak MB: the device's peak memory in use (GPU); XLA program MB: what XLA's buffer "
-                     "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
-            fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
-                     "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
-                     "| x best peer |\n")
-            fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-            for r in rows:
-                fh.write(f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
-                         f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
-                         f"{_fmt(r.get('program_bytes'), 1e-6, '.1f')} | "
-                         f"{_fmt(r['pinocchio_s_per_call'], 1e6, '.2f')} | {_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | "
-                         f"{_fmt(r['pinocchio_batch_s_per_sample'], 1e6, '.2f')} | "
-                         f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
-                         f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
-                         f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |\n")
-            fh.write(_summary(rows))
-            if failed:
-                fh.write("\nCases that did not run (the error, first line):\n\n")
-                for f in failed:
-                    fh.write(f"- {f['algo']} {f['robot']} {f['dtype']} batch {f['batch']}: {f['error']}\n")
+        write_markdown(stem + ".md", env, rows, failed)
         wrote = _plot(rows, stem + ".png", env)
         print(f"wrote {stem}.json, {stem}.md" + (f" and {stem}.png" if wrote else " (no PNG: matplotlib missing; "
               f"run `python -c \"import jaxdyn.bench as b; b.plot_json('{stem}.json')\"`)"))
     return 0
+
+
+def write_markdown(path, env, rows, failed=()):
+    """The results table, the headline table and the cases that did not run, as markdown."""
+    with open(path, "w") as fh:
+        fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
+        fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
+                 "from Python. peak MB: the device's peak memory in use (GPU); XLA program MB: what XLA's buffer "
+                 "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
+        fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
+                 "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
+                 "| x best peer |\n")
+        fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            fh.write(f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
+                     f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
+                     f"{_fmt(r.get('program_bytes'), 1e-6, '.1f')} | "
+                     f"{_fmt(r['pinocchio_s_per_call'], 1e6, '.2f')} | {_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | "
+                     f"{_fmt(r['pinocchio_batch_s_per_sample'], 1e6, '.2f')} | "
+                     f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
+                     f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
+                     f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |\n")
+        fh.write(_summary(rows))
+        if failed:
+            fh.write("\nCases that did not run (the error, first line):\n\n")
+            for f in failed:
+                fh.write(f"- {f['algo']} {f['robot']} {f['dtype']} batch {f['batch']}: {f['error']}\n")
 
 
 def _summary(rows):
@@ -487,9 +492,11 @@ def _dist_version(mod):
 
 
 def plot_json(path):
-    """Write the PNG of a results JSON written by the harness (``<stem>.json`` -> ``<stem>.png``)."""
+    """Write the PNG and markdown of a results JSON written by the harness (``<stem>.json`` ->
+    ``<stem>.png``, ``<stem>.md``): e.g. after a run in an environment without matplotlib."""
     with open(path) as fh:
         res = json.load(fh)
+    write_markdown(os.path.splitext(path)[0] + ".md", res["env"], res["rows"], res.get("failed", ()))
     return _plot(res["rows"], os.path.splitext(path)[0] + ".png", res["env"])
 
 
