@@ -86,13 +86,13 @@ def _inputs(model, B, seed=0):
 
 
 def program_bytes(compiled):
-    """Device memory XLA's buffer assignment gives the compiled program (peak if reported, else
-    arguments + outputs + temporaries), or None. Backend-independent stand-in for the peak
-    device memory where the runtime does not report it (CPU)."""
+    """Device memory XLA's buffer assignment gives the compiled program: arguments + outputs +
+    the temporary arena (packed live temporaries), or None. A backend-independent stand-in for
+    the peak device memory where the runtime does not report it (CPU). (XLA CPU's
+    ``peak_memory_in_bytes`` leaves the temporaries out, so it is not used.)"""
     try:
         ma = compiled.memory_analysis()
-        peak = getattr(ma, "peak_memory_in_bytes", 0) or 0
-        return int(peak or (ma.argument_size_in_bytes + ma.output_size_in_bytes + ma.temp_size_in_bytes))
+        return int(ma.argument_size_in_bytes + ma.output_size_in_bytes + ma.temp_size_in_bytes)
     except Exception:  # noqa: BLE001 - not every backend implements it
         return None
 

@@ -71,6 +71,18 @@ def test_crba_matches_generic_float64(tree, traversal):
         np.testing.assert_allclose(kernels.crba_batch(tree, q[0], traversal="scan"), ref[0], rtol=1e-11, atol=1e-11)
 
 
+def test_chunked_batches_equal_whole(tree):
+    """``chunk``: the batch in pieces (lax.map, the last one padded) gives the same numbers."""
+    q, qd, tau, fe = _state(tree, 5)
+    f = kernels.jit(lambda q, qd, tau, fe, c: (kernels.aba_batch(tree, q, qd, tau, fe, traversal="scan", chunk=c),
+                                               kernels.crba_batch(tree, q, traversal="scan", chunk=c)),
+                    static_argnums=4)
+    for a, b in zip(f(q, qd, tau, fe, 2), f(q, qd, tau, fe, None)):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+    with pytest.raises(ValueError, match="aba_batch: argument 'chunk'"):
+        kernels.aba_batch(tree, q, qd, tau, chunk=0)
+
+
 def test_aba_jacobian_batch_matches_jacfwd(tree):
     q, qd, tau, _ = _state(tree, 3)
     J = kernels.jit(functools.partial(kernels.aba_jacobian_batch, traversal="scan"))(tree, q, qd, tau)

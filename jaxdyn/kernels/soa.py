@@ -803,19 +803,49 @@ def _traversal(model, traversal):
     return t
 
 
-def _run(model, fn, unrolled, scanned, traversal, **args):
+# Batches larger than this are processed in chunks of this many samples (``lax.map`` over
+# chunks) on CPU: with fusion off every intermediate of the recursion is a (B,) buffer, so a
+# chunk keeps them in cache and caps the memory (panda ABA at B = 2^20: 2.6 GB of XLA buffers
+# unchunked). On other backends the batch goes in whole (``chunk=None``).
+CPU_CHUNK = 16384
+
+
+def _chunk(chunk, B, fn):
+    if chunk == "auto":
+        chunk = CPU_CHUNK if jax.default_backend() == "cpu" else None
+    if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
+        raise ValueError(f"{fn}: argument 'chunk' must be a positive int, None or 'auto', got {chunk!r}")
+    return chunk if chunk is not None and B > chunk else None
+
+
+def _run(model, fn, unrolled, scanned, traversal, chunk, **args):
     B, single, a = _prepare(model, fn, **args)
     nums = _model_numbers(model)
     t = _traversal(model, traversal)
     vals = list(a.values())
-    if t == "unroll":
-        rows = _rows(unrolled(model, nums, *vals), B, model.dtype)
-    else:
-        rows = scanned(model, model.with_traversal(t).layout, nums, *vals)
-    return _finish(rows, B, model.dtype, single, (model.nv,))
+
+    def rows_of(*vals):
+        if t == "unroll":
+            return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
+        return scanned(model, model.with_traversal(t).layout, nums, *vals)
+
+    return _finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
 
 
-def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = None):
+def _map_chunks(rows_of, vals, B, chunk, fn):
+    """``rows_of(*vals)`` (batch-last arrays in, ``(k, B)`` out), in chunks of ``chunk`` samples
+    (padded by repeating the last sample; the padding is dropped)."""
+    c = _chunk(chunk, B, fn)
+    if c is None:
+        return rows_of(*vals)
+    n = -(-B // c)
+    pad = lambda x: jnp.concatenate([x, jnp.repeat(x[..., -1:], n * c - B, -1)], -1)  # noqa: E731
+    split = [None if x is None else jnp.moveaxis(pad(x).reshape(x.shape[:-1] + (n, c)), -2, 0) for x in vals]
+    rows = jax.lax.map(lambda xs: rows_of(*xs), split)  # (n, k, c)
+    return jnp.moveaxis(rows, 0, -2).reshape(rows.shape[1:-1] + (n * c,))[..., :B]
+
+
+def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = None, chunk="auto"):
     """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))`` (armature included), with the
@@ -829,19 +859,22 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
         links), ``"scan"`` / ``"level"`` (:mod:`jaxdyn.tree` sweeps: compile time flat in the
         links) or ``"auto"`` (unroll up to :data:`SOA_UNROLL_MAX_LINKS` links). Default: the
         model's ``traversal`` field (``"auto"`` unless set with ``Model.with_traversal``).
+      chunk: process the batch ``chunk`` samples at a time (``lax.map``): bounded memory and
+        cache-sized buffers; ``"auto"``: :data:`CPU_CHUNK` on CPU, the whole batch elsewhere;
+        ``None``: the whole batch.
 
     Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample). Compile with :func:`jit` (on CPU).
     """
-    return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, chunk, q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 
-def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = None):
+def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = None, chunk="auto"):
     """Inverse dynamics ``tau = M qdd + C qd + g - sum J^T f_ext`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0))`` (armature included).
     Args as :func:`aba_batch` with ``qdd (B, nv)``; returns tau ``(B, nv)``.
     """
-    return _run(model, "rnea_batch", _rnea_unroll, _rnea_tree, traversal, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    return _run(model, "rnea_batch", _rnea_unroll, _rnea_tree, traversal, chunk, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
 
 
 # --- CRBA --------------------------------------------------------------------------------------
@@ -919,7 +952,7 @@ def _crba_tree(model, lay, nums, qT):
     return vals[jnp.asarray(pidx.reshape(-1))]
 
 
-def crba_batch(model: Model, q, *, traversal: str | None = None):
+def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
     """Joint-space mass matrix ``M(q) + diag(armature)`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.crba, in_axes=(None, 0))``. Every traversal walks the tree
@@ -928,13 +961,13 @@ def crba_batch(model: Model, q, *, traversal: str | None = None):
     Args:
       model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
       q: ``(B, nq)`` (or one ``(nq,)`` sample).
-      traversal: as :func:`aba_batch`.
+      traversal, chunk: as :func:`aba_batch`.
 
     Returns: M ``(B, nv, nv)`` (or ``(nv, nv)``).
     """
     B, single, a = _prepare(model, "crba_batch", q=q)
-    t = _traversal(model, traversal)
-    rows = _crba_tree(model, model.with_traversal(t).layout, _model_numbers(model), a["q"])
+    lay, nums = model.with_traversal(_traversal(model, traversal)).layout, _model_numbers(model)
+    rows = _map_chunks(lambda qT: _crba_tree(model, lay, nums, qT), [a["q"]], B, chunk, "crba_batch")
     return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
 
 
