@@ -171,13 +171,10 @@ def time_pinocchio(robot_name, algo, repeats=2000):
         import pinocchio as pin
     except ImportError:
         return None
-    if robot_name.startswith("chain") or algo == "aba_jacobian":
+    if algo == "aba_jacobian":
         return None
-    from jaxdyn.robots import DEFAULT_FLOATING, robot_path
-
-    robot, _, base = robot_name.partition(":")
-    fb = DEFAULT_FLOATING[robot] if not base else base == "floating"
-    m = pin.buildModelFromUrdf(robot_path(robot), pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(robot_path(robot))
+    path, fb = _robot_base(robot_name)
+    m = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(str(path))
     d = m.createData()
     rng = np.random.default_rng(0)
     q = pin.neutral(m)
@@ -197,9 +194,26 @@ def time_pinocchio(robot_name, algo, repeats=2000):
     return sorted(ts)[2]
 
 
+_CHAIN_URDFS = {}
+
+
 def _robot_base(robot_name):
+    """``(URDF path, floating base)`` the peers load for a harness robot name; a ``chainN`` is
+    written from jaxdyn's own chain model (:func:`jaxdyn.io.urdf_write.model_to_urdf`), so every
+    engine runs the same robot."""
     from jaxdyn.robots import DEFAULT_FLOATING, robot_path
 
+    if robot_name.startswith("chain"):
+        if robot_name not in _CHAIN_URDFS:
+            import tempfile
+
+            from jaxdyn.io.urdf_write import model_to_urdf
+
+            fd, path = tempfile.mkstemp(prefix=f"jaxdyn-{robot_name}-", suffix=".urdf")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(model_to_urdf(_model(robot_name, None)))
+            _CHAIN_URDFS[robot_name] = path
+        return _CHAIN_URDFS[robot_name], False
     robot, _, base = robot_name.partition(":")
     fb = DEFAULT_FLOATING[robot] if not base else base == "floating"
     return robot_path(robot), fb
@@ -207,8 +221,6 @@ def _robot_base(robot_name):
 
 def frax_kernel(robot_name, algo):
     """A batched frax function with jaxdyn's argument convention, or None if unavailable."""
-    if robot_name.startswith("chain"):
-        return None
     try:
         import warnings
 
@@ -238,7 +250,7 @@ def frax_kernel(robot_name, algo):
 
 def mjx_kernel(robot_name, algo):
     """A batched MuJoCo MJX function with jaxdyn's argument convention, or None."""
-    if robot_name.startswith("chain") or algo not in ("aba", "rnea", "crba", "aba_jacobian"):
+    if algo not in ("aba", "rnea", "crba", "aba_jacobian"):
         return None
     try:
         import contextlib
@@ -279,6 +291,16 @@ def mjx_kernel(robot_name, algo):
     return jax.vmap(crb), "q"
 
 
+def _peer_kernel(build, robot, algo):
+    """A peer's kernel, or None (reported) when the peer cannot load or build the case."""
+    try:
+        return build(robot, algo)
+    except Exception as e:  # noqa: BLE001 - a peer that cannot load a robot is reported, not fatal
+        print(f"  ({build.__name__.replace('_kernel', '')} could not build {algo} for {robot}: "
+              f"{type(e).__name__}: {str(e)[:120]})")
+        return None
+
+
 def time_peer(kernel, model, B, repeats):
     """Time a peer's batched kernel on random inputs of jaxdyn's shapes (the peers use the same
     q layout: free-flyer position + (w, x, y, z) quaternion, then joints)."""
@@ -304,7 +326,7 @@ def time_pinocchio_batch(robot_name, algo, B, threads=None, repeats=5):
     except ImportError:
         return None
     fn = {"aba": getattr(pin, "abaInParallel", None), "rnea": getattr(pin, "rneaInParallel", None)}.get(algo)
-    if fn is None or robot_name.startswith("chain"):
+    if fn is None:
         return None
     path, fb = _robot_base(robot_name)
     m = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(str(path))
@@ -394,8 +416,8 @@ def _run(args) -> int:
                 if key not in pin_cache:
                     pin_cache[key] = time_pinocchio(robot, palgo) if "pinocchio" in peers else None
                 pin_s = pin_cache[key]
-                fk = frax_kernel(robot, palgo) if "frax" in peers else None
-                mk = mjx_kernel(robot, palgo) if "mjx" in peers else None
+                fk = _peer_kernel(frax_kernel, robot, palgo) if "frax" in peers else None
+                mk = _peer_kernel(mjx_kernel, robot, palgo) if "mjx" in peers else None
                 for B in map(int, args.batches.split(",")):
                     try:
                         r = time_jaxdyn(model, algo, B, args.repeats)

@@ -142,3 +142,60 @@ def write_urdf(source, model: Model, out_path, *, dynamics: bool = False) -> str
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(text)
     return text
+
+
+def _rpy(R):
+    """URDF ``rpy`` of a rotation ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    R = np.asarray(R, np.float64)
+    pitch = float(np.arcsin(np.clip(-R[2, 0], -1.0, 1.0)))
+    if abs(R[2, 0]) < 1.0 - 1e-12:
+        return float(np.arctan2(R[2, 1], R[2, 2])), pitch, float(np.arctan2(R[1, 0], R[0, 0]))
+    return 0.0, pitch, float(np.arctan2(-R[0, 1], R[1, 1]))  # gimbal lock: roll folded into yaw
+
+
+def model_to_urdf(model: Model, base_link: str = "base_link") -> str:
+    """A URDF of ``model`` (a model built from numbers, e.g. :func:`jaxdyn.builders.chain`), so
+    that other engines (Pinocchio, frax, MuJoCo) can load the same robot: one ``<link>`` per
+    body with its ``<inertial>``, one ``<joint>`` per body with the placement (``xyz``/``rpy``)
+    and axis. A fixed-base model hangs from ``base_link``; a floating model's root
+    body is the URDF root (load it with ``floating_base=True``); ``base_link`` carries a unit
+    inertial that no fixed-base dynamics sees (some URDF parsers require one). Revolute joints get the model's
+    limits where finite (``+-1e3`` otherwise, URDF requires a ``<limit>``); armature, damping and
+    friction are not written. Spherical joints have no URDF type and raise.
+    """
+    lines = [f'<robot name="{model.name}">']
+    floating = model.floating_base
+    if not floating:  # fixed to the world: its inertia takes no part (some parsers want one)
+        lines += [f'  <link name="{base_link}">', "    <inertial>", '      <origin xyz="0 0 0" rpy="0 0 0"/>',
+                  '      <mass value="1"/>', '      <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>',
+                  "    </inertial>", "  </link>"]
+    q_lo, q_hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
+    eff, vel = np.asarray(model.effort_limit, np.float64), np.asarray(model.velocity_limit, np.float64)
+    R0, p0, ax = (np.asarray(a, np.float64) for a in (model.placement_R, model.placement_p, model.axis))
+    m, c, I = (np.asarray(a, np.float64) for a in (model.mass, model.com, model.inertia))
+    lay = model.layout
+    for i, (t, name, body, parent) in enumerate(zip(model.joint_types, model.joint_names, model.body_names, model.parents)):
+        lines += [f'  <link name="{body}">', "    <inertial>",
+                  f'      <origin xyz="{" ".join(map(_fmt, c[i]))}" rpy="0 0 0"/>', f'      <mass value="{_fmt(m[i])}"/>',
+                  '      <inertia ' + " ".join(f'{k}="{_fmt(I[i][r, s])}"' for k, (r, s) in
+                                              (("ixx", (0, 0)), ("ixy", (0, 1)), ("ixz", (0, 2)), ("iyy", (1, 1)),
+                                               ("iyz", (1, 2)), ("izz", (2, 2)))) + "/>",
+                  "    </inertial>", "  </link>"]
+        if t == "free":
+            continue
+        if t not in ("revolute", "continuous", "prismatic"):
+            raise URDFError(f"model_to_urdf: joint '{name}' is {t}, which URDF cannot express")
+        qs, vs = int(lay.q_start[i]), int(lay.v_start[i])
+        lo, hi = (q_lo[qs], q_hi[qs]) if np.isfinite(q_lo[qs]) and np.isfinite(q_hi[qs]) else (-1e3, 1e3)
+        e = eff[vs] if np.isfinite(eff[vs]) else 1e6
+        v = vel[vs] if np.isfinite(vel[vs]) else 1e6
+        jt = "revolute" if t == "continuous" else t
+        lines += [f'  <joint name="{name}" type="{jt}">',
+                  f'    <parent link="{model.body_names[parent] if parent >= 0 else base_link}"/>',
+                  f'    <child link="{body}"/>',
+                  f'    <origin xyz="{" ".join(map(_fmt, p0[i]))}" rpy="{" ".join(map(_fmt, _rpy(R0[i])))}"/>',
+                  f'    <axis xyz="{" ".join(map(_fmt, ax[i]))}"/>',
+                  f'    <limit lower="{_fmt(lo)}" upper="{_fmt(hi)}" effort="{_fmt(e)}" velocity="{_fmt(v)}"/>',
+                  "  </joint>"]
+    lines.append("</robot>")
+    return "\n".join(lines) + "\n"
