@@ -92,6 +92,9 @@ class Layout:
     level_bodies_read: np.ndarray = None  # (L, W) body index to read (pad: the first link's)
     level_parent_read: np.ndarray = None  # (L, W) parent to read (pad: the first link's)
     link_level_pos: np.ndarray = None  # (n,) flat position of each scanned link in (L * W)
+    # every scanned link's parent is the link scanned just before it (the first one hangs from the
+    # world or the free root): "scan" then carries only the parent's value, no per-body buffer
+    is_chain: bool = False
 
 
 TRAVERSALS = ("auto", "scan", "level", "unroll")
@@ -165,6 +168,8 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
         level_bodies[l, : len(idx)] = link_bodies[idx]
         level_parent[l, : len(idx)] = link_parent[idx]
         link_level_pos[idx] = l * W + np.arange(len(idx))
+    is_chain = bool(n) and int(link_parent[0]) in ((0,) if floating else (nb,)) and all(
+        int(link_parent[j]) == int(link_bodies[j - 1]) for j in range(1, n))
     level_bodies_read = link_bodies[level_links] if n else level_bodies
     level_parent_read = link_parent[level_links] if n else level_parent
     return Layout(
@@ -177,7 +182,7 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
         any_pri="prismatic" in types, any_sph=any_sph,
         v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth, traversal=traversal,
         level_links=level_links, level_bodies=level_bodies, level_parent=level_parent,
-        level_bodies_read=level_bodies_read, level_parent_read=level_parent_read,
+        level_bodies_read=level_bodies_read, level_parent_read=level_parent_read, is_chain=is_chain,
         link_level_pos=link_level_pos,
     )
 

@@ -7,7 +7,8 @@ step function; this module supplies the loop. Three strategies (``Layout.travers
 model with :meth:`jaxdyn.Model.with_traversal`), all computing the same recursion:
 
 * ``"scan"``: one ``jax.lax.scan`` over links in topological order (compile time independent of
-  the number of links);
+  the number of links); for a serial chain (``Layout.is_chain``) the scan carries only the
+  parent's (child's, in a gather) value instead of a per-body buffer;
 * ``"level"``: one ``jax.lax.scan`` over depth levels, the step ``vmap``ped across the links of a
   level (padded to the widest level; pads read and write a dummy slot ``nb + 1``): a branched
   tree takes ``depth`` sequential steps instead of ``n``;
@@ -79,6 +80,17 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
         buf, link_out = jax.lax.scan(body, buf, xs)
         return tmap(lambda b: b[:nb], buf), _from_levels(lay, link_out), root_out
 
+    if lay.is_chain:  # carry the parent's value only (no buffer read/update per step)
+        def chain_body(pv, x):
+            val, out = step(pv, x)
+            return _like(pv, val), (val, out)
+
+        first = tmap(lambda b: b[int(lay.link_parent[0])], buf)
+        _, (link_vals, link_out) = jax.lax.scan(chain_body, first, link_x)
+        idx = jnp.asarray(lay.link_bodies)
+        buf = tmap(lambda b, v: b.at[idx].set(v), buf, link_vals)
+        return tmap(lambda b: b[:nb], buf), link_out, root_out
+
     def body(buf, xs):
         i, parent, x = xs
         pv = tmap(lambda b: b[parent], buf)
@@ -89,6 +101,12 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
     xs = (jnp.asarray(lay.link_bodies), jnp.asarray(lay.link_parent), link_x)
     buf, link_out = jax.lax.scan(body, buf, xs)
     return tmap(lambda b: b[:nb], buf), link_out, root_out
+
+
+def _like(template, val):
+    """``val`` with the dtypes and shapes of ``template`` (a scan carry must keep its type; step
+    results may be Python scalars or broadcastable)."""
+    return tmap(lambda t, v: jnp.broadcast_to(jnp.asarray(v, t.dtype), t.shape), template, val)
 
 
 def _stack(items):
@@ -150,6 +168,19 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
               _to_levels(lay, link_x))
         buf, link_out = jax.lax.scan(body, buf, xs, reverse=True)
         link_out = _from_levels(lay, link_out)
+    elif n and lay.is_chain:  # reverse scan carrying the child's contribution only
+        def chain_body(carry, xs):
+            own, x = xs
+            acc = tmap(jnp.add, own, carry)
+            contrib, out = step(acc, x)
+            return _like(carry, contrib), (acc, out)
+
+        idx = jnp.asarray(lay.link_bodies)
+        own = tmap(lambda b: b[idx], buf)
+        zero = tmap(lambda b: jnp.zeros_like(b[0]), buf)
+        last, (accs, link_out) = jax.lax.scan(chain_body, zero, (own, link_x), reverse=True)
+        p0 = int(lay.link_parent[0])
+        buf = tmap(lambda b, a, c: b.at[idx].set(a).at[p0].add(c), buf, accs, last)
     elif n:
         def body(buf, xs):
             i, parent, x = xs

@@ -47,3 +47,20 @@ def test_level_layout_and_auto():
     assert resolve_traversal(m.topology, "auto") in ("scan", "unroll")
     with pytest.raises(ValueError, match="unknown traversal 'zigzag'"):
         m.with_traversal("zigzag")
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_chain_fast_path_agrees(floating):
+    """A serial chain takes the carry-only scan (Layout.is_chain): same results and gradients as
+    the unrolled and level strategies; a branched tree does not take it."""
+    model = builders.chain(5, ("revolute", "prismatic", "spherical"), floating_base=floating, seed=3)
+    assert model.layout.is_chain and model.with_traversal("scan").layout.is_chain
+    assert not builders.random_tree(6, "revolute", seed=0).layout.is_chain  # branched (seed 0)
+    key = jax.random.PRNGKey(2)
+    q = jaxdyn.random_configuration(model, key)
+    qd = jax.random.normal(key, (model.nv,))
+    tau = jax.random.normal(jax.random.PRNGKey(3), (model.nv,))
+    ref = EVERYTHING(model.with_traversal("unroll"), q, qd, tau)
+    out = EVERYTHING(model.with_traversal("scan"), q, qd, tau)
+    for a, b in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(ref)):
+        assert np.allclose(a, b, rtol=1e-10, atol=1e-10)
