@@ -7,8 +7,10 @@ step function; this module supplies the loop. Three strategies (``Layout.travers
 model with :meth:`jaxdyn.Model.with_traversal`), all computing the same recursion:
 
 * ``"scan"``: one ``jax.lax.scan`` over links in topological order (compile time independent of
-  the number of links); for a serial chain (``Layout.is_chain``) the scan carries only the
-  parent's (child's, in a gather) value instead of a per-body buffer;
+  the number of links). The scan carries the previous link's value (a serial chain,
+  ``Layout.is_chain``, needs nothing else) plus a small buffer of the branch points' values
+  only, never a per-body buffer: under ``vmap`` XLA copied a whole batch-major ``(B, nb+1, ...)``
+  buffer at every step, which made the time per sample quadratic in the number of links;
 * ``"level"``: one ``jax.lax.scan`` over depth levels, the step ``vmap``ped across the links of a
   level (padded to the widest level; pads read and write a dummy slot ``nb + 1``): a branched
   tree takes ``depth`` sequential steps instead of ``n``;
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .model import Layout
 
@@ -91,16 +94,72 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
         buf = tmap(lambda b, v: b.at[idx].set(v), buf, link_vals)
         return tmap(lambda b: b[:nb], buf), link_out, root_out
 
-    def body(buf, xs):
-        i, parent, x = xs
-        pv = tmap(lambda b: b[parent], buf)
-        val, out = step(pv, x)
-        buf = tmap(lambda b, v: b.at[i].set(v), buf, val)
-        return buf, out
+    # A branched tree: the parent's value comes from the carry when the parent was scanned just
+    # before, else from a small buffer holding only the branch points' values (K slots + a
+    # write-only dummy), so a step never touches a per-body buffer (see _branch_slots).
+    from_carry, read_slot, write_slot, slot_of, K = _branch_slots(lay)
+    bb = tmap(lambda w: jnp.zeros((K + 1,) + jnp.shape(w), jnp.result_type(w)), world)
+    for p, k in slot_of.items():  # world / free root values go in up front
+        bb = tmap(lambda b, v: b.at[k].set(v), bb, tmap(lambda x: x[p], buf))
 
-    xs = (jnp.asarray(lay.link_bodies), jnp.asarray(lay.link_parent), link_x)
-    buf, link_out = jax.lax.scan(body, buf, xs)
+    def body(c, xs):
+        bb, carry = c
+        flag, rs, ws, x = xs
+        pv = tmap(lambda a, b: jnp.where(flag, a, b[rs]), carry, bb)
+        val, out = step(pv, x)
+        val = _like(carry, val)
+        bb = tmap(lambda b, v: b.at[ws].set(v), bb, val)
+        return (bb, val), (val, out)
+
+    xs = (jnp.asarray(from_carry), jnp.asarray(read_slot), jnp.asarray(write_slot), link_x)
+    _, (link_vals, link_out) = jax.lax.scan(body, (bb, tmap(lambda b: b[nb], buf)), xs)
+    idx = jnp.asarray(lay.link_bodies)
+    buf = tmap(lambda b, v: b.at[idx].set(v), buf, link_vals)
     return tmap(lambda b: b[:nb], buf), link_out, root_out
+
+
+def _branch_slots(lay: Layout):
+    """Static tables of the branched-tree scan (links in scan order ``j``).
+
+    Scatter: link ``j`` reads its parent's value from the carry when the parent is link ``j-1``
+    (``from_carry``), else from slot ``read_slot[j]``; it writes its own value to
+    ``write_slot[j]`` (its slot if some later link reads it there, else the dummy ``K``).
+    Gather (reverse): link ``j`` sends its contribution through the carry when its parent is link
+    ``j-1`` and has no other child; otherwise it is added to the parent's slot. ``slot_of`` maps
+    the bodies with a slot (including the world ``nb`` and a free root ``0``) to slots."""
+    bodies, parents = [int(b) for b in lay.link_bodies], [int(p) for p in lay.link_parent]
+    n = len(bodies)
+    from_carry = [j > 0 and parents[j] == bodies[j - 1] for j in range(n)]
+    slot_of = {}
+    for j in range(n):
+        if not from_carry[j]:
+            slot_of.setdefault(parents[j], len(slot_of))
+    K = len(slot_of)
+    read_slot = [slot_of.get(parents[j], 0) if not from_carry[j] else 0 for j in range(n)]
+    write_slot = [slot_of.get(bodies[j], K) for j in range(n)]
+    return np.array(from_carry), np.array(read_slot, np.int32), np.array(write_slot, np.int32), slot_of, K
+
+
+def _gather_slots(lay: Layout):
+    """Gather counterpart of :func:`_branch_slots`: per link ``j``, ``send_carry[j]`` (parent is
+    link ``j-1`` with ``j`` its only child), the slot its contribution is added to otherwise
+    (``add_slot``, the write-only dummy ``K + 1`` when sent by carry) and the slot holding the
+    contributions of its own children (``own_slot``, the always-zero ``K`` if none)."""
+    bodies, parents = [int(b) for b in lay.link_bodies], [int(p) for p in lay.link_parent]
+    n = len(bodies)
+    nchild = {}
+    for p in parents:
+        nchild[p] = nchild.get(p, 0) + 1
+    send_carry = [j > 0 and parents[j] == bodies[j - 1] and nchild[parents[j]] == 1 for j in range(n)]
+    slot_of = {}
+    for j in range(n):
+        if not send_carry[j]:
+            slot_of.setdefault(parents[j], len(slot_of))
+    K = len(slot_of)
+    add_slot = [K + 1 if send_carry[j] else slot_of[parents[j]] for j in range(n)]
+    own_slot = [slot_of.get(bodies[j], K) for j in range(n)]
+    recv_carry = [j + 1 < n and send_carry[j + 1] for j in range(n)]
+    return (np.array(recv_carry), np.array(own_slot, np.int32), np.array(add_slot, np.int32), slot_of, K)
 
 
 def _like(template, val):
@@ -181,15 +240,27 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
         last, (accs, link_out) = jax.lax.scan(chain_body, zero, (own, link_x), reverse=True)
         p0 = int(lay.link_parent[0])
         buf = tmap(lambda b, a, c: b.at[idx].set(a).at[p0].add(c), buf, accs, last)
-    elif n:
-        def body(buf, xs):
-            i, parent, x = xs
-            contrib, out = step(tmap(lambda b: b[i], buf), x)
-            buf = tmap(lambda b, c: b.at[parent].add(c), buf, contrib)
-            return buf, out
+    elif n:  # branched tree: carry when possible, a small buffer of branch points otherwise
+        recv_carry, own_slot, add_slot, slot_of, K = _gather_slots(lay)
+        zero = tmap(lambda b: jnp.zeros_like(b[0]), buf)
+        bb = tmap(lambda b: jnp.zeros((K + 2,) + b.shape[1:], b.dtype), buf)
 
-        xs = (jnp.asarray(lay.link_bodies), jnp.asarray(lay.link_parent), link_x)
-        buf, link_out = jax.lax.scan(body, buf, xs, reverse=True)
+        def body(c, xs):
+            bb, carry = c
+            flag, os_, as_, own, x = xs
+            acc = tmap(lambda o, cr, b: o + jnp.where(flag, cr, jnp.zeros_like(cr)) + b[os_], own, carry, bb)
+            contrib, out = step(acc, x)
+            contrib = _like(carry, contrib)
+            bb = tmap(lambda b, v: b.at[as_].add(v), bb, contrib)
+            return (bb, contrib), (acc, out)
+
+        idx = jnp.asarray(lay.link_bodies)
+        xs = (jnp.asarray(recv_carry), jnp.asarray(own_slot), jnp.asarray(add_slot), tmap(lambda b: b[idx], buf), link_x)
+        (bb, _), (accs, link_out) = jax.lax.scan(body, (bb, zero), xs, reverse=True)
+        buf = tmap(lambda b, a: b.at[idx].set(a), buf, accs)
+        for p, k in slot_of.items():  # world / free root: their children's contributions
+            if p not in set(int(i) for i in lay.link_bodies):
+                buf = tmap(lambda b, x: b.at[p].add(x[k]), buf, bb)
     root_out = None
     if lay.floating:
         _, root_out = step(tmap(lambda b: b[0], buf), root_x)
