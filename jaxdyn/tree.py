@@ -268,7 +268,21 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
 
 
 def subtree_sum(lay: Layout, vals):
-    """Sum of per-body values over each body's subtree (a gather with identity transforms)."""
+    """Sum of per-body values over each body's subtree (a gather with identity transforms).
+
+    For a scanned branched tree this one adds into a per-body buffer (``acc[parent] += acc[i]``)
+    rather than :func:`gather`'s carry and branch-point slots: with nothing but an add per
+    step the buffer is cheaper (measured: talos CRBA 6.5 vs 10.8 us/sample at batch 4096 on CPU)."""
+    n = len(lay.link_bodies)
+    if n and lay.traversal == "scan" and not lay.is_chain:
+        buf = tmap(lambda a: jnp.concatenate([a, jnp.zeros((1,) + a.shape[1:], a.dtype)], 0), vals)
+
+        def body(buf, xs):
+            i, parent = xs
+            return tmap(lambda b: b.at[parent].add(b[i]), buf), None
+
+        buf, _ = jax.lax.scan(body, buf, (jnp.asarray(lay.link_bodies), jnp.asarray(lay.link_parent)), reverse=True)
+        return tmap(lambda b: b[:lay.nb], buf)
     acc, _, _ = gather(lay, lambda a, x: (a, None), vals, jnp.zeros(len(lay.link_bodies)),
                        root_x=None if not lay.floating else 0.0)
     return acc
