@@ -83,6 +83,8 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
         buf, link_out = jax.lax.scan(body, buf, xs)
         return tmap(lambda b: b[:nb], buf), _from_levels(lay, link_out), root_out
 
+    # A chain is a special case of the branched scan below (no slot is ever read), kept because
+    # skipping the slot select/update is 20-45% faster (chain64/512 ABA and RNEA, CPU).
     if lay.is_chain:  # carry the parent's value only (no buffer read/update per step)
         def chain_body(pv, x):
             val, out = step(pv, x)
@@ -258,8 +260,9 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
         xs = (jnp.asarray(recv_carry), jnp.asarray(own_slot), jnp.asarray(add_slot), tmap(lambda b: b[idx], buf), link_x)
         (bb, _), (accs, link_out) = jax.lax.scan(body, (bb, zero), xs, reverse=True)
         buf = tmap(lambda b, a: b.at[idx].set(a), buf, accs)
+        scanned = set(int(i) for i in lay.link_bodies)
         for p, k in slot_of.items():  # world / free root: their children's contributions
-            if p not in set(int(i) for i in lay.link_bodies):
+            if p not in scanned:
                 buf = tmap(lambda b, x: b.at[p].add(x[k]), buf, bb)
     root_out = None
     if lay.floating:
