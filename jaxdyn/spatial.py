@@ -232,6 +232,33 @@ def matrix_inertia_to_parent(X: Pose, M: Float[Array, "... 6 6"]) -> Float[Array
     return jnp.concatenate([top, bot], -2)
 
 
+def force_matrix(X: Pose) -> Float[Array, "... 6 6"]:
+    """``phi(k+1, k)`` as a 6x6 matrix (force in B -> force in A): ``[[R, p~ R], [0, R]]``.
+
+    Only for the latency path (Python-unrolled traversal at batch 1, see
+    :func:`matrix_inertia_to_parent_dense`): there one 6x6 product per use is a single XLA
+    kernel, while the compact form costs several, and on XLA CPU each kernel launch (~75 ns)
+    costs more than its arithmetic. Batched code keeps the compact form (fewer flops).
+    """
+    R = X.R
+    Z = jnp.zeros_like(R)
+    return jnp.concatenate([jnp.concatenate([R, mm(skew(X.p), R)], -1), jnp.concatenate([Z, R], -1)], -2)
+
+
+def motion_matrix(X: Pose) -> Float[Array, "... 6 6"]:
+    """``phi^T(k+1, k)`` as a 6x6 matrix (motion in A -> motion in B): ``[[R^T, 0], [-R^T p~, R^T]]``
+    (see :func:`force_matrix` for when it is used)."""
+    Rt = jnp.swapaxes(X.R, -1, -2)
+    Z = jnp.zeros_like(Rt)
+    return jnp.concatenate([jnp.concatenate([Rt, Z], -1), jnp.concatenate([-mm(Rt, skew(X.p)), Rt], -1)], -2)
+
+
+def matrix_inertia_to_parent_dense(F: Float[Array, "... 6 6"], M: Float[Array, "... 6 6"]):
+    """``F M F^T`` with ``F = force_matrix(X)``: :func:`matrix_inertia_to_parent` in two 6x6
+    products (more flops than the block form, fewer XLA kernels)."""
+    return mmt(mm(F, M), F)
+
+
 # --- rotations -----------------------------------------------------------------------------
 
 

@@ -204,11 +204,21 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
       step's output.
     """
     nb = lay.nb
-    buf = tmap(lambda a: jnp.concatenate([a, jnp.zeros((1,) + a.shape[1:], a.dtype)], 0), init)
     n = len(lay.link_bodies)
+    if n and lay.traversal == "unroll" and callable(init):
+        # Per-body initial values built one body at a time: no (nb, ...) array is materialised,
+        # which keeps every buffer of a batch-1 program small (see :func:`per_body`).
+        accs = [init(i) for i in range(nb)]
+        accs.append(tmap(jnp.zeros_like, accs[0]))
+    else:
+        if callable(init):
+            init = init(np.arange(nb))
+        buf = tmap(lambda a: jnp.concatenate([a, jnp.zeros((1,) + a.shape[1:], a.dtype)], 0), init)
+        accs = None
     link_out = None
     if n and lay.traversal == "unroll":
-        accs = [tmap(lambda b: b[i], buf) for i in range(nb + 1)]
+        if accs is None:
+            accs = [tmap(lambda b: b[i], buf) for i in range(nb + 1)]
         outs = [None] * n
         for j in reversed(range(n)):
             i, parent = int(lay.link_bodies[j]), int(lay.link_parent[j])

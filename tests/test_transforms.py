@@ -114,3 +114,21 @@ def test_library_leaves_global_config_alone():
     code = "import jax, jaxdyn; m = jaxdyn.load_robot('ur5'); print(jax.config.jax_enable_x64, m.dtype)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "float32"]
+
+
+def test_dense_transforms_equal_compact_ones():
+    """spatial.force_matrix / motion_matrix (the 6x6 forms of the unrolled latency path) equal
+    the compact transforms, and F M F^T equals matrix_inertia_to_parent."""
+    from jaxdyn import spatial
+
+    rng = np.random.default_rng(0)
+    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    X = spatial.Pose(jnp.asarray(R), jnp.asarray(rng.normal(size=3)))
+    m, f = jnp.asarray(rng.normal(size=6)), jnp.asarray(rng.normal(size=6))
+    A = rng.normal(size=(6, 6))
+    M = jnp.asarray(A + A.T)
+    F = spatial.force_matrix(X)  # float32 unless x64 is on: tolerance for both
+    assert_close(F @ f, spatial.force_to_parent(X, f), 1e-5)
+    assert_close(spatial.motion_matrix(X) @ m, spatial.motion_to_child(X, m), 1e-5)
+    assert_close(spatial.matrix_inertia_to_parent_dense(F, M), spatial.matrix_inertia_to_parent(X, M), 1e-5)
+    assert not np.allclose(np.asarray(F), np.eye(6))  # a non-trivial transform

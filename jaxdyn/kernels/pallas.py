@@ -26,7 +26,8 @@ from ..model import Model
 from .soa import Constants, _aba_unroll, _check_joints
 
 
-def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None):
+def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
+               num_warps: int | None = None):
     """Build ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)`` as one Pallas kernel.
 
     Args:
@@ -34,6 +35,10 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None)
       block: samples per program (a power of two).
       interpret: run the kernel in Pallas interpret mode; default: True unless the default
         backend is a GPU.
+      backend: GPU lowering, ``"triton"`` (the default: the body is elementwise math on 1-D
+        blocks, which Triton maps onto threads directly) or ``"mosaic"`` (Mosaic GPU, the
+        default of ``pallas_call`` itself in jax >= 0.8, which warns that this use is deprecated).
+      num_warps: Triton warps per program (default: Triton's choice).
     """
     from jax.experimental import pallas as pl
 
@@ -42,6 +47,14 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None)
         raise ValueError(f"aba_pallas: block must be a power of two, got {block}")
     if interpret is None:
         interpret = jax.default_backend() != "gpu"
+    if backend == "triton":
+        from jax.experimental.pallas import triton as pltriton
+        params = pltriton.CompilerParams(num_warps=num_warps, num_stages=1)
+    elif backend == "mosaic":
+        from jax.experimental.pallas import mosaic_gpu as plmgpu
+        params = plmgpu.CompilerParams()
+    else:
+        raise ValueError(f"aba_pallas: backend must be 'triton' or 'mosaic', got {backend!r}")
     consts = Constants(model)
     nq, nv, dt = model.nq, model.nv, model.dtype
 
@@ -66,7 +79,8 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None)
         if model.floating_base:  # padded samples need a unit quaternion
             cols[3] = cols[3].at[B:].set(1.0)
         out = pl.pallas_call(kernel, out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nv, grid=(Bp // block,),
-                             in_specs=[spec] * len(cols), out_specs=[spec] * nv, interpret=interpret)(*cols)
+                             in_specs=[spec] * len(cols), out_specs=[spec] * nv, interpret=interpret,
+                             compiler_params=None if interpret else params)(*cols)
         return jnp.stack(out, -1)[:B]
 
     return f
