@@ -357,7 +357,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=os.path.join("benchmarks", "results"))
     p.add_argument("--no-save", action="store_true")
     p.add_argument("--peers", default="pinocchio,frax,mjx", help="peers to time when importable (comma list)")
-    p.add_argument("--traversal", default=None, choices=["auto", "scan", "level", "unroll"],
+    p.add_argument("--traversal", default=None, choices=["auto", "scan", "level", "unroll", "latency"],
                    help="jaxdyn traversal strategy (default: the model's, 'auto')")
     p.add_argument("--tag", default="", help="suffix of the results file name")
     args = p.parse_args(argv)

@@ -84,6 +84,7 @@ class Layout:
     ancestor: np.ndarray  # (nb, nb) bool, ancestor[a, b]: a is b or an ancestor of b
     depth: np.ndarray  # (nb,)
     traversal: str = "scan"  # how tree.scatter/gather walk the links: "scan", "level" or "unroll"
+    dense: bool = False  # "latency": unrolled, with 6x6 transforms in the ABA (see TRAVERSALS)
     # "level" strategy: links grouped by depth, padded to the widest level with the dummy slot nb + 1
     # Pads duplicate the level's first link (finite values and gradients), write to slot nb + 1.
     level_links: np.ndarray = None  # (L, W) positions into the scanned links
@@ -97,7 +98,11 @@ class Layout:
     is_chain: bool = False
 
 
-TRAVERSALS = ("auto", "scan", "level", "unroll")
+TRAVERSALS = ("auto", "scan", "level", "unroll", "latency")
+# "latency" is "unroll" with the ABA's transforms as 6x6 products (spatial.force_matrix): for one
+# sample at a time on XLA CPU, where a call costs ~75 ns per XLA kernel launched and the
+# arithmetic is negligible, it launches fewer kernels (panda 259 -> 163); batched it does more
+# flops (panda 3.5 -> 4.9 us/sample at batch 4096), so it is never picked by "auto".
 # "auto" unrolls trees with at most this many scanned links, else scans. Measured on XLA CPU
 # (benchmarks/results/traversal-cpu.md): for 2 links the unrolled aba is 1.7x faster per sample
 # at batch 4096 and compiles as fast; for 6-7 links it is only ~10% faster, slower at batch 1
@@ -155,6 +160,8 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
     parents = np.array(topo.parents, np.int32)
     link_parent = np.where(parents[link_bodies] < 0, nb, parents[link_bodies]).astype(np.int32)
     traversal = resolve_traversal(topo, traversal)
+    dense = traversal == "latency"
+    traversal = "unroll" if dense else traversal
     link_depth = depth[link_bodies] if n else np.zeros(0, np.int32)
     levels = [np.flatnonzero(link_depth == d) for d in np.unique(link_depth)]
     W = max((len(l) for l in levels), default=0)
@@ -180,7 +187,7 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
         is_pri=np.array([t == "prismatic" for t in types], bool),
         is_sph=np.array([t == "spherical" for t in types], bool),
         any_pri="prismatic" in types, any_sph=any_sph,
-        v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth, traversal=traversal,
+        v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth, traversal=traversal, dense=dense,
         level_links=level_links, level_bodies=level_bodies, level_parent=level_parent,
         level_bodies_read=level_bodies_read, level_parent_read=level_parent_read, is_chain=is_chain,
         link_level_pos=link_level_pos,
@@ -231,8 +238,10 @@ class Model(eqx.Module):
         """The same model walked by another strategy: ``"scan"`` (one ``lax.scan`` over links,
         compile time flat in depth), ``"level"`` (a scan over depth levels, the step ``vmap``ped
         across each level: fewer sequential steps for branched trees), ``"unroll"`` (a Python loop
-        over links: fastest for small robots, compile time grows with the link count) or
-        ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links, else scan). Results are identical."""
+        over links: fastest for small robots, compile time grows with the link count),
+        ``"latency"`` (unrolled, with 6x6 transforms in the ABA: the fastest single-sample call
+        on CPU, slower batched) or ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links, else
+        scan). Results are identical to rounding."""
         resolve_traversal(self.topology, traversal)
         return self.replace(traversal=traversal)
 

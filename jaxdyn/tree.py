@@ -15,7 +15,12 @@ model with :meth:`jaxdyn.Model.with_traversal`), all computing the same recursio
   level (padded to the widest level; pads read and write a dummy slot ``nb + 1``): a branched
   tree takes ``depth`` sequential steps instead of ``n``;
 * ``"unroll"``: a Python loop over links with static parent indices (no buffer, no dynamic
-  indexing; XLA fuses across links). Compile time grows with ``n``: for small robots.
+  indexing; XLA fuses across links). Compile time grows with ``n``: for small robots. The
+  model traversal ``"latency"`` walks the same way (its layout says ``"unroll"``, with
+  ``Layout.dense`` set for the ABA). A per-body ``init`` may be given as a callable so that no
+  ``(nb, ...)`` array is built: XLA CPU runs a program's kernels sequentially in the calling
+  thread only if every buffer they touch is <= 512 bytes, else through its concurrent executor
+  (panda's single-sample ABA: ~30 us vs ~100+ us).
 
 Per-body values live in a buffer with one extra slot for the world (index ``nb``), so a link
 whose parent is the world reads/writes that slot. A free-floating root is not part of the scan:

@@ -1,4 +1,4 @@
-"""The three traversal strategies (scan, level, unroll) compute the same recursions."""
+"""The traversal strategies (scan, level, unroll, latency) compute the same recursions."""
 
 import jax
 import jax.numpy as jnp
@@ -31,7 +31,7 @@ def test_strategies_agree():
     qd = jax.random.normal(key, (model.nv,))
     tau = jax.random.normal(jax.random.PRNGKey(1), (model.nv,))
     ref = EVERYTHING(model.with_traversal("scan"), q, qd, tau)
-    for strategy in ("level", "unroll"):
+    for strategy in ("level", "unroll", "latency"):
         out = EVERYTHING(model.with_traversal(strategy), q, qd, tau)
         for a, b in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(ref)):
             assert np.all(np.isfinite(a))
@@ -45,6 +45,8 @@ def test_level_layout_and_auto():
     assert lay.level_links.shape == (3, 4) and np.all(lay.level_bodies <= m.nb)
     assert sorted(lay.link_level_pos.tolist()) == list(range(12))
     assert resolve_traversal(m.topology, "auto") in ("scan", "unroll")
+    assert layout(m.topology, "latency").traversal == "unroll" and layout(m.topology, "latency").dense
+    assert not layout(m.topology, "unroll").dense
     with pytest.raises(ValueError, match="unknown traversal 'zigzag'"):
         m.with_traversal("zigzag")
 

@@ -82,10 +82,10 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         arm_l = jnp.where(jnp.asarray(lay.dof_mask), arm_l, 1.0)
     fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else f_ext.astype(dtype)
 
-    # Python-unrolled traversal (batch-1 latency): each transform as one 6x6 product. On XLA CPU
-    # a small program is kernel-launch bound, and this cuts the launches (panda: 259 -> 163).
-    # Scanned/batched code keeps the compact transforms, which need fewer flops.
-    dense = lay.traversal == "unroll"
+    # traversal "latency" (unrolled, for one sample at a time): each transform as one 6x6
+    # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches
+    # (panda: 259 -> 163). Otherwise the compact transforms, which need fewer flops.
+    dense = lay.dense
     to_child = ((lambda X, m: spatial.mv(spatial.motion_matrix(X), m)) if dense  # noqa: E731
                 else spatial.motion_to_child)
 
