@@ -138,8 +138,12 @@ def time_jaxdyn(model, algo, B, repeats):
         if jax.default_backend() != "gpu":
             raise RuntimeError("aba_pallas runs on a GPU only (on CPU Pallas interprets the kernel: a "
                                "correctness check, not a benchmark)")
-        from jaxdyn.kernels.pallas import aba_pallas
+        from jaxdyn.kernels.pallas import PALLAS_MAX_LINKS, aba_pallas
 
+        if len(model.layout.link_bodies) > PALLAS_MAX_LINKS:
+            raise RuntimeError(f"aba_pallas skipped for {len(model.layout.link_bodies)} links (> {PALLAS_MAX_LINKS}): its "
+                               "Triton compile for talos (32 links) ran past 240 s in a deviceless H100 compile "
+                               "(benchmarks/results/gpu-aot-h100.md)")
         f, sig = aba_pallas(model), "q qd x model-constant"
     else:
         f, sig = _kernel(algo)

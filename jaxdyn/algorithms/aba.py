@@ -86,19 +86,25 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches
     # (panda: 259 -> 163). Otherwise the compact transforms, which need fewer flops.
     dense = lay.dense
-    to_child = ((lambda X, m: spatial.mv(spatial.motion_matrix(X), m)) if dense  # noqa: E731
+    # motion transform phi^T = force transform phi transposed: one 6x6 matrix per link serves all
+    # three passes (XLA merges the identical per-link builds)
+    to_child = ((lambda X, m: spatial.mtv(spatial.force_matrix(X), m)) if dense  # noqa: E731
                 else spatial.motion_to_child)
 
-    # 1. scatter: velocities, bias accelerations c and bias forces b
+    # 1. scatter: velocities; then, for all links at once, the bias accelerations c = v x vJ
+    # (seed 000 (8.1) eta) and bias forces b
+    vJ_l = _smul(jd.S, qd_l)
+    vJ_r = qd_r if lay.floating else None  # S_root = 1_6
+
     def down_v(v_p, x):
-        X, S, qd_k = x
-        vJ = _smul(S, qd_k)
-        v = to_child(X, v_p) + vJ
-        return v, spatial.cross_motion(v, vJ)
+        X, vJ = x
+        return to_child(X, v_p) + vJ, ()
 
     zero6 = jnp.zeros(6, dtype)
-    v, c_l, c_r = tree.scatter(lay, down_v, (jd.X, jd.S, qd_l), zero6,
-                               (jd.X_root, jd.S_root, qd_r) if lay.floating else None)
+    v, _, _ = tree.scatter(lay, down_v, (jd.X, vJ_l), zero6, (jd.X_root, vJ_r) if lay.floating else None)
+    lb = jnp.asarray(lay.link_bodies)
+    c_l = spatial.cross_motion(v[lb], vJ_l)
+    c_r = spatial.cross_motion(v[0], vJ_r) if lay.floating else None
     Iv = spatial.inertia_apply(I, v)
     b = spatial.cross_force(v, Iv) - fe
 

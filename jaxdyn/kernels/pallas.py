@@ -13,8 +13,11 @@ Inputs are split into one ``(B,)`` column per coordinate outside the kernel (Tri
 power-of-two block shapes); ``B`` is padded to a multiple of ``block``.
 
 Status: written for GPUs (Triton backend of Pallas); checked in Pallas interpret mode on CPU
-(``interpret=True``, the default off-GPU) against the plain kernels. No GPU run has been made
-yet: speed and Triton compile time on a GPU are unmeasured.
+(``interpret=True``, the default off-GPU) against the plain kernels, and lowered for CUDA on CPU
+(``jax.export``, tested). No GPU run has been made yet, so its speed is unmeasured. A deviceless
+H100 compile (``benchmarks/gpu_aot.py``, ``benchmarks/results/gpu-aot-h100.md``) took 1.7 s
+(ur5), 14 s (panda) and 40 s (solo12) with Triton, and over 240 s for talos (32 links): the
+harness runs it up to :data:`PALLAS_MAX_LINKS` links.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ import jax.numpy as jnp
 
 from ..model import Model
 from .soa import Constants, _aba_unroll, _check_joints
+
+
+# Largest robot (scanned links) the benchmark harness compiles this kernel for: Triton's compile
+# time grows steeply with the unrolled body (deviceless H100 compile: 12 links 40 s, 32 > 240 s).
+PALLAS_MAX_LINKS = 12
 
 
 def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",

@@ -1,0 +1,170 @@
+"""Deviceless ahead-of-time XLA GPU (H100) compilation of jaxdyn kernels on a CPU-only host.
+
+Compiles (does not run) the kernels for an H100 described by a GpuTargetConfig text proto
+(``benchmarks/gpu_targets/h100_sxm.txtpb``, the H100 SXM's published hardware parameters) to
+measure XLA GPU / Triton compile time, executable size and XLA's buffer sizes before a GPU is
+available, and to catch kernels whose GPU compile would stall a benchmark run. Speed needs a GPU.
+
+Set-up (a separate environment; the CUDA plugin is not a jaxdyn dependency), no GPU or driver:
+
+  python -m venv /tmp/cudaenv
+  /tmp/cudaenv/bin/pip install jax==0.10.2 jaxlib==0.10.2 "jax-cuda12-plugin[with-cuda]==0.10.2" -e .
+  JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py all --timeout 240 \
+      > benchmarks/results/gpu-aot-h100.jsonl
+  JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py one aba_batch panda [--batch B] [--traversal T]
+
+KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | pallas_triton | pallas_mosaic
+Each ``all`` case runs in its own subprocess (one at a time) under a timeout; one JSON line each.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGET = os.environ.get("GPU_TARGET_CONFIG", os.path.join(HERE, "gpu_targets", "h100_sxm.txtpb"))
+KERNELS = ["aba_batch", "aba_vmap", "rnea_batch", "crba_batch", "aba_jacobian_batch", "pallas_triton", "pallas_mosaic"]
+ROBOTS = ["ur5", "panda", "solo12", "talos:floating"]
+
+
+def h100_device(target=TARGET):
+    """A compile-only H100 device (no GPU needed): the CUDA PJRT plugin's topology from a
+    GpuTargetConfigProto text proto; the topology string is slices x hosts x devices."""
+    from jax.experimental import topologies
+    with open(target) as f:
+        cfg = f.read()
+    topo = topologies.get_topology_desc("", "cuda", target_config=cfg, topology="1x1x1")
+    return topo.devices[0]
+
+
+def build(kernel, robot, traversal):
+    import jax
+    import jax.numpy as jnp
+
+    import jaxdyn
+    from jaxdyn.bench import _model
+
+    if kernel == "trivial":
+        return (lambda x: jnp.sin(x) @ x), [(1024, 1024)], None, {}
+    model = _model(robot, jnp.float32)
+    info = {"nq": model.nq, "nv": model.nv, "links": len(model.layout.link_bodies)}
+    kw = {"chunk": None}  # what chunk="auto" picks on a GPU backend (we run with JAX_PLATFORMS=cpu)
+    if traversal:
+        kw["traversal"] = traversal
+    if kernel == "aba_batch":
+        f = lambda q, qd, tau: jaxdyn.kernels.aba_batch(model, q, qd, tau, **kw)  # noqa: E731
+    elif kernel == "rnea_batch":
+        f = lambda q, qd, qdd: jaxdyn.kernels.rnea_batch(model, q, qd, qdd, **kw)  # noqa: E731
+    elif kernel == "crba_batch":
+        return (lambda q: jaxdyn.kernels.crba_batch(model, q, **kw)), None, model, {**info, "args": "q"}
+    elif kernel == "aba_jacobian_batch":
+        kw.pop("chunk")
+        f = lambda q, qd, tau: jaxdyn.kernels.aba_jacobian_batch(model, q, qd, tau, **kw)  # noqa: E731
+    elif kernel == "aba_vmap":
+        g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
+        f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
+    elif kernel.startswith("pallas_"):
+        from jaxdyn.kernels.pallas import aba_pallas
+        f = aba_pallas(model, interpret=False, backend=kernel[len("pallas_"):])
+    else:
+        raise ValueError(kernel)
+    return f, None, model, info
+
+
+def one(kernel, robot, batch, traversal):
+    t_start = time.perf_counter()
+    import jax
+    import jax.numpy as jnp
+
+    res = {"kernel": kernel, "robot": robot, "batch": batch, "traversal": traversal or "auto"}
+    dev = h100_device()
+    res["device_kind"] = dev.device_kind
+    sh = jax.sharding.SingleDeviceSharding(dev)
+    f, shapes, model, info = build(kernel, robot, traversal)
+    res.update(info)
+    if shapes is None:
+        shapes = [(batch, model.nq)] if info.get("args") == "q" else [(batch, model.nq), (batch, model.nv), (batch, model.nv)]
+    args = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=sh) for s in shapes]
+    t0 = time.perf_counter()
+    lowered = jax.jit(f).trace(*args).lower()
+    t1 = time.perf_counter()
+    res["lower_s"] = round(t1 - t0, 3)
+    try:
+        ca = lowered.cost_analysis()
+        res["hlo_flops_unopt"] = ca.get("flops") if ca else None
+    except Exception as e:  # noqa: BLE001
+        res["hlo_flops_unopt"] = f"n/a: {e}"[:80]
+    compiled = lowered.compile()
+    res["compile_s"] = round(time.perf_counter() - t1, 3)
+    ma = compiled.memory_analysis()
+    if ma is not None:
+        for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"):
+            res[k.replace("_size_in_bytes", "_bytes")] = getattr(ma, k)
+    try:
+        ca = compiled.cost_analysis()
+        res["flops"] = ca.get("flops") if ca else None
+    except Exception as e:  # noqa: BLE001
+        res["flops"] = f"n/a: {e}"[:80]
+    txt = compiled.as_text()
+    entry = txt[txt.rfind("ENTRY"):]
+    res["entry_fusions"] = entry.count(" fusion(")
+    res["entry_custom_calls"] = entry.count("custom-call(")
+    res["entry_while"] = entry.count(" while(")
+    try:
+        from jax.experimental import serialize_executable as se
+        res["executable_bytes"] = len(se.serialize(compiled)[0])
+    except Exception as e:  # noqa: BLE001
+        res["executable_bytes"] = f"n/a: {e}"[:80]
+    res["total_s"] = round(time.perf_counter() - t_start, 3)
+    res["ok"] = True
+    return res
+
+
+def run_all(a):
+    for kernel in a.kernels.split(","):
+        for robot in ([""] if kernel == "trivial" else a.robots.split(",")):
+            cmd = [sys.executable, __file__, "one", kernel, robot or "-", "--batch", str(a.batch)]
+            if a.traversal:
+                cmd += ["--traversal", a.traversal]
+            t0 = time.perf_counter()
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+            try:
+                out, err = p.communicate(timeout=a.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                out, err = "", f"TIMEOUT after {a.timeout} s"
+            line = [ln for ln in out.splitlines() if ln.startswith("{")]
+            if line:
+                r = json.loads(line[-1])
+            else:
+                errs = [ln for ln in err.splitlines() if ln.strip() and "cuInit" not in ln]
+                tail = [ln for ln in errs if "Error" in ln or "error" in ln][-3:] or errs[-3:]
+                r = {"kernel": kernel, "robot": robot, "ok": False, "error": " | ".join(tail)[:600]}
+            r["wall_s"] = round(time.perf_counter() - t0, 1)
+            print(json.dumps(r), flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=["one", "all"])
+    p.add_argument("kernel", nargs="?")
+    p.add_argument("robot", nargs="?")
+    p.add_argument("--batch", type=int, default=131072)
+    p.add_argument("--traversal", default=None)
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--robots", default=",".join(ROBOTS))
+    p.add_argument("--kernels", default=",".join(KERNELS))
+    a = p.parse_args()
+    if a.mode == "one":
+        print(json.dumps(one(a.kernel, a.robot, a.batch, a.traversal)), flush=True)
+    else:
+        run_all(a)
+
+
+if __name__ == "__main__":
+    main()
