@@ -174,6 +174,9 @@ def main(argv=None):
     ap.add_argument("--blocks", type=int, default=7)
     for axis, values in AXES.items():
         ap.add_argument(f"--{axis}", default=",".join(values))
+    ap.add_argument("--trials", type=int, default=1,
+                    help="fresh processes per configuration; the fastest is reported (this VM's timings "
+                         "vary by up to 2x from one process to the next)")
     ap.add_argument("--out", default="benchmarks/results/latency-cpu", help="writes <out>.md and <out>.json")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -195,7 +198,11 @@ def main(argv=None):
             args.robots.split(","), args.dtypes.split(","), *choice.values()):
         spec = dict(robot=robot, dtype=dtype, dispatch=dispatch, traversal=traversal, model=model, cores=cores,
                     repeats=args.repeats, blocks=args.blocks)
-        results.append(run_child(spec))
+        trials = [run_child(spec) for _ in range(args.trials)]
+        ok = [r for r in trials if not r.get("failed")]
+        best = min(ok, key=lambda r: r["aba_us"]) if ok else trials[-1]
+        best["trials"] = len(trials)
+        results.append(best)
         print("| " + " | ".join(table_row(results[-1])) + " |", flush=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out + ".md", "w") as fh:
