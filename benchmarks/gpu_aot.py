@@ -74,6 +74,15 @@ def build(kernel, robot, traversal):
     return f, None, model, info
 
 
+def _flops(stage):
+    """XLA's flop estimate of a lowered or compiled stage, or why there is none."""
+    try:
+        ca = stage.cost_analysis()
+        return ca.get("flops") if ca else None
+    except Exception as e:  # noqa: BLE001
+        return f"n/a: {e}"[:80]
+
+
 def one(kernel, robot, batch, traversal):
     t_start = time.perf_counter()
     import jax
@@ -92,22 +101,14 @@ def one(kernel, robot, batch, traversal):
     lowered = jax.jit(f).trace(*args).lower()
     t1 = time.perf_counter()
     res["lower_s"] = round(t1 - t0, 3)
-    try:
-        ca = lowered.cost_analysis()
-        res["hlo_flops_unopt"] = ca.get("flops") if ca else None
-    except Exception as e:  # noqa: BLE001
-        res["hlo_flops_unopt"] = f"n/a: {e}"[:80]
+    res["hlo_flops_unopt"] = _flops(lowered)
     compiled = lowered.compile()
     res["compile_s"] = round(time.perf_counter() - t1, 3)
     ma = compiled.memory_analysis()
     if ma is not None:
         for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"):
             res[k.replace("_size_in_bytes", "_bytes")] = getattr(ma, k)
-    try:
-        ca = compiled.cost_analysis()
-        res["flops"] = ca.get("flops") if ca else None
-    except Exception as e:  # noqa: BLE001
-        res["flops"] = f"n/a: {e}"[:80]
+    res["flops"] = _flops(compiled)  # None for this target so far
     txt = compiled.as_text()
     entry = txt[txt.rfind("ENTRY"):]
     res["entry_fusions"] = entry.count(" fusion(")

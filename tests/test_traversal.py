@@ -66,3 +66,24 @@ def test_chain_fast_path_agrees(floating):
     out = EVERYTHING(model.with_traversal("scan"), q, qd, tau)
     for a, b in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(ref)):
         assert np.allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_latency_program_keeps_buffers_small():
+    """The single-sample ABA under traversal "latency" builds no array over 512 bytes: XLA CPU
+    runs a program's kernels sequentially in the calling thread only then (see tree.gather); a
+    stacked (nb, 6, 6) array made a 4-link call ~7x slower. Checks the compiled program's ENTRY
+    instructions (a structural check, no timing)."""
+    import re
+
+    m = builders.chain(4, ("revolute", "prismatic", "revolute", "revolute"), seed=1, dtype=jnp.float32)
+    m = m.with_traversal("latency")
+    q = jnp.zeros(m.nq, jnp.float32)
+    text = jax.jit(lambda q, qd, tau: jaxdyn.aba(m, q, qd, tau)).lower(q, q, q).compile().as_text()
+    entry = text.split("\nENTRY")[1]
+    sizes = {"f32": 4, "f64": 8, "s32": 4, "pred": 1, "u32": 4, "s64": 8}
+    big = []
+    for dt, dims in re.findall(r"= (f32|f64|s32|pred|u32|s64)\[([\d,]*)\]", entry):
+        n = int(np.prod([int(d) for d in dims.split(",") if d])) if dims else 1
+        if n * sizes[dt] > 512:
+            big.append(f"{dt}[{dims}]")
+    assert not big, big
