@@ -84,14 +84,18 @@ def test_chunked_batches_equal_whole(tree):
 
 
 def test_aba_jacobian_batch_matches_jacfwd(tree):
+    """Unchunked and in chunks of 2 (3 samples: one padded piece), against vmap(jacfwd(aba))."""
     q, qd, tau, _ = _state(tree, 3)
-    J = kernels.jit(functools.partial(kernels.aba_jacobian_batch, traversal="scan"))(tree, q, qd, tau)
     R = jax.jit(jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), (None, 0, 0, 0)))(tree, q, qd, tau)
-    for a, b in zip(J, R):
-        assert a.shape == b.shape
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
+    for chunk in (None, 2):
+        J = kernels.jit(functools.partial(kernels.aba_jacobian_batch, traversal="scan", chunk=chunk))(tree, q, qd, tau)
+        for a, b in zip(J, R):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
     with pytest.raises(ValueError, match="batched inputs"):
         kernels.aba_jacobian_batch(tree, q[0], qd[0], tau[0])
+    with pytest.raises(ValueError, match="'chunk' must be"):
+        kernels.aba_jacobian_batch(tree, q, qd, tau, chunk=0)
 
 
 @pytest.mark.parametrize("traversal", ["unroll", "scan"])

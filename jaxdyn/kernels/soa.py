@@ -971,7 +971,14 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
     return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
 
 
-def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None):
+# The Jacobian kernel holds nq + 2 nv tangent copies of every intermediate: by default it works
+# through the batch this many samples at a time, on every backend. A deviceless H100 compile
+# (benchmarks/results/gpu-aot-h100.md) reserved 22 GB of temporaries for talos at 131,072 samples
+# unchunked (168 KB per sample; 1.4 GB per chunk of 8192).
+JACOBIAN_CHUNK = 8192
+
+
+def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None, chunk="auto"):
     """Per-sample Jacobians of forward dynamics, ``d qdd / d (q, qd, tau)``, for a batch.
 
     Forward mode through :func:`aba_batch`: one ``jax.jvp`` per input coordinate with the same
@@ -979,7 +986,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
     batch of per-sample jvps), ``vmap``ped over the coordinates. Same numbers as
     ``jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))``.
 
-    Args: as :func:`aba_batch` (batched ``(B, ...)`` inputs only).
+    Args: as :func:`aba_batch` (batched ``(B, ...)`` inputs only); ``chunk``: samples per piece
+      (``lax.map`` over pieces; ``"auto"``: :data:`JACOBIAN_CHUNK` on every backend, ``None``:
+      the whole batch at once).
 
     Returns: ``(dq (B, nv, nq), dqd (B, nv, nv), dtau (B, nv, nv))``.
     """
@@ -987,15 +996,30 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
     if single:
         raise ValueError("aba_jacobian_batch: expects batched inputs (B, nq)/(B, nv); "
                          "use jax.jacfwd(jaxdyn.aba) for one sample")
+    if chunk == "auto":
+        chunk = JACOBIAN_CHUNK
+    if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
+        raise ValueError(f"aba_jacobian_batch: argument 'chunk' must be a positive int, None or 'auto', got {chunk!r}")
     dt = model.dtype
     q, qd, tau = (jnp.asarray(x).astype(dt) for x in (q, qd, tau))
     nq, nv = model.nq, model.nv
 
-    def column(k):  # tangent e_k of the stacked (q, qd, tau) coordinates, for every sample
-        e = jax.nn.one_hot(k, nq + 2 * nv, dtype=dt)
-        t = tuple(jnp.broadcast_to(e[a:b], (B, b - a)) for a, b in ((0, nq), (nq, nq + nv), (nq + nv, nq + 2 * nv)))
-        return jax.jvp(lambda *x: aba_batch(model, *x, traversal=traversal), (q, qd, tau), t)[1]
+    def jacobian(q, qd, tau):
+        b = q.shape[0]
 
-    cols = jax.vmap(column)(jnp.arange(nq + 2 * nv))  # (nq + 2 nv, B, nv)
-    J = jnp.moveaxis(cols, 0, -1)  # (B, nv, nq + 2 nv)
+        def column(k):  # tangent e_k of the stacked (q, qd, tau) coordinates, for every sample
+            e = jax.nn.one_hot(k, nq + 2 * nv, dtype=dt)
+            t = tuple(jnp.broadcast_to(e[a:c], (b, c - a)) for a, c in ((0, nq), (nq, nq + nv), (nq + nv, nq + 2 * nv)))
+            return jax.jvp(lambda *x: aba_batch(model, *x, traversal=traversal, chunk=None), (q, qd, tau), t)[1]
+
+        cols = jax.vmap(column)(jnp.arange(nq + 2 * nv))  # (nq + 2 nv, b, nv)
+        return jnp.moveaxis(cols, 0, -1)  # (b, nv, nq + 2 nv)
+
+    if chunk is None or B <= chunk:
+        J = jacobian(q, qd, tau)
+    else:
+        n = -(-B // chunk)
+        pieces = [jnp.concatenate([x, jnp.repeat(x[-1:], n * chunk - B, 0)]).reshape((n, chunk) + x.shape[1:])
+                  for x in (q, qd, tau)]
+        J = jax.lax.map(lambda xs: jacobian(*xs), pieces).reshape((n * chunk, nv, nq + 2 * nv))[:B]
     return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
