@@ -13,7 +13,8 @@ Set-up (a separate environment; the CUDA plugin is not a jaxdyn dependency), no 
       > benchmarks/results/gpu-aot-h100.jsonl
   JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py one aba_batch panda [--batch B] [--traversal T]
 
-KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | pallas_triton | pallas_mosaic
+KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | jacobian_vmap |
+        pallas_triton | pallas_mosaic
 Each ``all`` case runs in its own subprocess (one at a time) under a timeout; one JSON line each.
 """
 import argparse
@@ -26,7 +27,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET = os.environ.get("GPU_TARGET_CONFIG", os.path.join(HERE, "gpu_targets", "h100_sxm.txtpb"))
-KERNELS = ["aba_batch", "aba_vmap", "rnea_batch", "crba_batch", "aba_jacobian_batch", "pallas_triton", "pallas_mosaic"]
+KERNELS = ["aba_batch", "aba_vmap", "rnea_batch", "crba_batch", "aba_jacobian_batch", "jacobian_vmap", "pallas_triton",
+           "pallas_mosaic"]
 ROBOTS = ["ur5", "panda", "solo12", "talos:floating"]
 
 
@@ -63,6 +65,9 @@ def build(kernel, robot, traversal):
     elif kernel == "aba_jacobian_batch":
         kw.pop("chunk")
         f = lambda q, qd, tau: jaxdyn.kernels.aba_jacobian_batch(model, q, qd, tau, **kw)  # noqa: E731
+    elif kernel == "jacobian_vmap":
+        g = jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0))
+        f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
     elif kernel == "aba_vmap":
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
