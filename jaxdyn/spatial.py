@@ -232,8 +232,9 @@ def matrix_inertia_to_parent(X: Pose, M: Float[Array, "... 6 6"]) -> Float[Array
     return jnp.concatenate([top, bot], -2)
 
 
-def force_matrix(X: Pose) -> Float[Array, "... 6 6"]:
-    """``phi(k+1, k)`` as a 6x6 matrix (force in B -> force in A): ``[[R, p~ R], [0, R]]``.
+def force_matrix(X: Pose, pR=None) -> Float[Array, "... 6 6"]:
+    """``phi(k+1, k)`` as a 6x6 matrix (force in B -> force in A): ``[[R, p~ R], [0, R]]``
+    (``pR = p~ R`` may be passed precomputed, e.g. for all links at once).
 
     Only for the latency path (Python-unrolled traversal at batch 1, see
     :func:`matrix_inertia_to_parent_dense`): there one 6x6 product per use is a single XLA
@@ -242,7 +243,8 @@ def force_matrix(X: Pose) -> Float[Array, "... 6 6"]:
     """
     R = X.R
     Z = jnp.zeros_like(R)
-    return jnp.concatenate([jnp.concatenate([R, mm(skew(X.p), R)], -1), jnp.concatenate([Z, R], -1)], -2)
+    pR = mm(skew(X.p), R) if pR is None else pR
+    return jnp.concatenate([jnp.concatenate([R, pR], -1), jnp.concatenate([Z, R], -1)], -2)
 
 
 def motion_matrix(X: Pose) -> Float[Array, "... 6 6"]:

@@ -88,8 +88,15 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     dense = lay.dense
     # motion transform phi^T = force transform phi transposed: one 6x6 matrix per link serves all
     # three passes (XLA merges the identical per-link builds)
-    to_child = ((lambda X, m: spatial.mtv(spatial.force_matrix(X), m)) if dense  # noqa: E731
-                else spatial.motion_to_child)
+    if dense:  # p~ R for all links at once; each step assembles its F from R and p~ R
+        pR = spatial.mm(spatial.skew(jd.X.p), jd.X.R)
+        jd = jd._replace(X=spatial.Pose(jd.X.R, pR))
+        if lay.floating:
+            jd = jd._replace(X_root=spatial.Pose(jd.X_root.R, spatial.mm(spatial.skew(jd.X_root.p), jd.X_root.R)))
+        fmat = lambda X: spatial.force_matrix(X, pR=X.p)  # noqa: E731  (X.p holds p~ R here)
+        to_child = lambda X, m: spatial.mtv(fmat(X), m)  # noqa: E731
+    else:
+        to_child = spatial.motion_to_child
 
     # 1. scatter: velocities; then, for all links at once, the bias accelerations c = v x vJ
     # (seed 000 (8.1) eta) and bias forces b
@@ -126,7 +133,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         za = z + spatial.mv(Pa, c) + spatial.mv(UDinv, e)
         out = ArticulatedQuantities(P, Pa, z, za, U, D, Dinv, UDinv, jnp.eye(6, dtype=P.dtype) - spatial.mmt(UDinv, S), e, c)
         if dense:
-            F = spatial.force_matrix(X)
+            F = fmat(X)
             return (spatial.matrix_inertia_to_parent_dense(F, Pa), spatial.mv(F, za)), out
         return (spatial.matrix_inertia_to_parent(X, Pa), spatial.force_to_parent(X, za)), out
 
