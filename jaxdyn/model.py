@@ -101,7 +101,7 @@ class Layout:
 TRAVERSALS = ("auto", "scan", "level", "unroll", "latency")
 # "latency" is "unroll" with the ABA's transforms as 6x6 products (spatial.force_matrix): for one
 # sample at a time on XLA CPU, where a call costs ~75 ns per XLA kernel launched and the
-# arithmetic is negligible, it launches fewer kernels (panda 218 -> 118; 20-25 us per call with
+# arithmetic is negligible, it launches fewer kernels (panda 218 -> 110; 19-24 us per call with
 # synchronous dispatch, benchmarks/results/latency-cpu*.md); batched it does more flops (panda
 # 3.5 -> 4.9 us/sample at batch 4096), so it is never picked by "auto".
 # "auto" unrolls trees with at most this many scanned links, else scans. Measured on XLA CPU

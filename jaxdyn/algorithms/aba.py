@@ -84,7 +84,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
 
     # traversal "latency" (unrolled, for one sample at a time): each transform as one 6x6
     # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches
-    # (panda: 218 -> 118). Otherwise the compact transforms, which need fewer flops.
+    # (panda: 218 -> 110). Otherwise the compact transforms, which need fewer flops.
     dense = lay.dense
     # motion transform phi^T = force transform phi transposed: one 6x6 matrix per link serves all
     # three passes (XLA merges the identical per-link builds)
