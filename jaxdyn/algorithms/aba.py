@@ -30,6 +30,14 @@ def _inv(D):
     return jnp.linalg.inv(D)
 
 
+class _ForceParts(NamedTuple):
+    """A link transform for the "latency" traversal: ``R`` and ``p~ R``, the blocks of the 6x6
+    force matrix (:func:`jaxdyn.spatial.force_matrix`)."""
+
+    R: jnp.ndarray
+    pR: jnp.ndarray
+
+
 class ArticulatedQuantities(NamedTuple):
     """Outputs of the Riccati gather, per scanned link (leading axis n; root separately).
 
@@ -86,14 +94,14 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches
     # (panda: 218 -> 110). Otherwise the compact transforms, which need fewer flops.
     dense = lay.dense
-    # motion transform phi^T = force transform phi transposed: one 6x6 matrix per link serves all
-    # three passes (XLA merges the identical per-link builds)
-    if dense:  # p~ R for all links at once; each step assembles its F from R and p~ R
-        pR = spatial.mm(spatial.skew(jd.X.p), jd.X.R)
-        jd = jd._replace(X=spatial.Pose(jd.X.R, pR))
-        if lay.floating:
-            jd = jd._replace(X_root=spatial.Pose(jd.X_root.R, spatial.mm(spatial.skew(jd.X_root.p), jd.X_root.R)))
-        fmat = lambda X: spatial.force_matrix(X, pR=X.p)  # noqa: E731  (X.p holds p~ R here)
+    # The motion transform phi^T is the force transform phi transposed: one 6x6 matrix per link
+    # serves all three passes (XLA merges the identical per-link builds).
+    if dense:  # p~ R for all links at once; each step assembles its F from (R, p~ R)
+        def parts(X):
+            return _ForceParts(X.R, spatial.mm(spatial.skew(X.p), X.R))
+
+        jd = jd._replace(X=parts(jd.X), X_root=parts(jd.X_root) if lay.floating else None)
+        fmat = lambda X: spatial.force_matrix(X, pR=X.pR)  # noqa: E731
         to_child = lambda X, m: spatial.mtv(fmat(X), m)  # noqa: E731
     else:
         to_child = spatial.motion_to_child
