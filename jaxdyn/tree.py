@@ -198,7 +198,9 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     ``(contrib, out) = step(acc[i], x[i])``, visiting children before parents.
 
     Args:
-      init: pytree of per-body initial accumulators, leading axis ``nb``.
+      init: pytree of per-body initial accumulators, leading axis ``nb``; or a callable
+        ``init(idx)`` returning them for body indices ``idx`` (an int, or all bodies as an
+        array), which the unrolled traversal calls body by body.
       step: ``step(acc_i, x) -> (contrib_to_parent, out)``.
       link_x: per-link inputs (leading axis = number of scanned links).
       root_x: inputs of the free root step (floating base only); its contribution is dropped.
@@ -212,7 +214,7 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     n = len(lay.link_bodies)
     if n and lay.traversal == "unroll" and callable(init):
         # Per-body initial values built one body at a time: no (nb, ...) array is materialised,
-        # which keeps every buffer of a batch-1 program small (see :func:`per_body`).
+        # which keeps every buffer of a batch-1 program small (see the module docstring).
         accs = [init(i) for i in range(nb)]
         accs.append(tmap(jnp.zeros_like, accs[0]))
     else:

@@ -130,8 +130,8 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     def up(acc, x):
         P, z = acc
         X, S, tau_k, arm_k, c = x
-        # Small products as elementwise sums (spatial.mm/mv): XLA CPU calls a GEMM routine per
-        # dot_general, about 5 us each at these sizes, which dominated batch-1 latency.
+        # Small products as elementwise sums (spatial.mm/mv), as in the rest of the library: no
+        # GEMM call per tiny product on XLA CPU.
         U = spatial.mm(P, S)
         D = spatial.mtm(S, U) + jnp.diag(arm_k)
         Dinv = _inv(D)
