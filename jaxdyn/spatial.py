@@ -234,7 +234,8 @@ def matrix_inertia_to_parent(X: Pose, M: Float[Array, "... 6 6"]) -> Float[Array
 
 def force_matrix(X: Pose, pR=None) -> Float[Array, "... 6 6"]:
     """``phi(k+1, k)`` as a 6x6 matrix (force in B -> force in A): ``[[R, p~ R], [0, R]]``
-    (``pR = p~ R`` may be passed precomputed, e.g. for all links at once).
+    (``pR = p~ R`` may be passed precomputed, e.g. for all links at once). Its transpose is the
+    motion transform ``phi^T(k+1, k)`` (motion in A -> motion in B, :func:`motion_to_child`).
 
     Only for the latency path (Python-unrolled traversal at batch 1, see
     :func:`matrix_inertia_to_parent_dense`): there one 6x6 product per use is a single XLA
@@ -245,14 +246,6 @@ def force_matrix(X: Pose, pR=None) -> Float[Array, "... 6 6"]:
     Z = jnp.zeros_like(R)
     pR = mm(skew(X.p), R) if pR is None else pR
     return jnp.concatenate([jnp.concatenate([R, pR], -1), jnp.concatenate([Z, R], -1)], -2)
-
-
-def motion_matrix(X: Pose) -> Float[Array, "... 6 6"]:
-    """``phi^T(k+1, k)`` as a 6x6 matrix (motion in A -> motion in B): ``[[R^T, 0], [-R^T p~, R^T]]``
-    (see :func:`force_matrix` for when it is used)."""
-    Rt = jnp.swapaxes(X.R, -1, -2)
-    Z = jnp.zeros_like(Rt)
-    return jnp.concatenate([jnp.concatenate([Rt, Z], -1), jnp.concatenate([-mm(Rt, skew(X.p)), Rt], -1)], -2)
 
 
 def matrix_inertia_to_parent_dense(F: Float[Array, "... 6 6"], M: Float[Array, "... 6 6"]):

@@ -169,3 +169,21 @@ def test_bad_input():
     with pytest.raises(ValueError, match="Q must"):
         to.quadratic_cost(jnp.zeros(4), jnp.ones(3), 1.0, nu=2)
     assert to.model_dynamics(m, 0.01, actuated=["joint2"]).actuated == (1,)
+
+
+def test_abstract_bases_name_the_missing_method():
+    """Dynamics and Cost are abstract bases: a subclass that leaves a method out gets an error
+    naming the class and the method (the library's five NotImplementedError marks)."""
+    from jaxdyn.trajopt import Cost, Dynamics
+
+    class Half(Dynamics):
+        pass
+
+    class HalfCost(Cost):
+        pass
+
+    d, c = Half(), HalfCost()
+    for call, what in ((lambda: d(None, None), "__call__"), (lambda: d.nx, "nx"), (lambda: d.nu, "nu"),
+                       (lambda: c.running(None, None, 0), "running"), (lambda: c.terminal(None), "terminal")):
+        with pytest.raises(NotImplementedError, match=rf"Half\w*: a \w+ subclass must define (the property )?{what}"):
+            call()
