@@ -157,7 +157,7 @@ def time_jaxdyn(model, algo, B, repeats):
 
         jit = kernels.jit
     info = {}
-    _, compile_s, med = measure(f, args, repeats, jit, info=info)
+    out, compile_s, med = measure(f, args, repeats, jit, info=info)
     peak = None
     try:
         stats = jax.devices()[0].memory_stats() or {}
@@ -165,7 +165,30 @@ def time_jaxdyn(model, algo, B, repeats):
     except Exception:  # noqa: BLE001 - backends without memory stats
         pass
     return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med, "peak_bytes": peak,
-            "program_bytes": info.get("program_bytes")}
+            "program_bytes": info.get("program_bytes"), "_head": _head(out)}
+
+
+CHECK_SAMPLES = 512  # samples of each output cross-checked between jaxdyn paths
+
+
+def _head(out):
+    """The first CHECK_SAMPLES samples of a batched output (a pytree), flattened per sample, as
+    float64 NumPy: kept to cross-check the SoA / Pallas kernels against the generic path."""
+    import jax
+    import numpy as np
+
+    leaves = [np.asarray(x[:CHECK_SAMPLES], np.float64).reshape(min(CHECK_SAMPLES, x.shape[0]), -1)
+              for x in jax.tree_util.tree_leaves(out)]
+    return np.concatenate(leaves, axis=1)
+
+
+def rel_err(a, ref):
+    """||a - ref|| / ||ref|| (Frobenius, over the checked samples), or None if shapes differ."""
+    import numpy as np
+
+    if a is None or ref is None or a.shape != ref.shape:
+        return None
+    return float(np.linalg.norm(a - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def time_pinocchio(robot_name, algo, repeats=2000):
@@ -407,7 +430,10 @@ def _run(args) -> int:
            f"{'pin x':>8}{'pinMP x':>8}{'frax x':>8}{'mjx x':>8}{'best x':>8}")
     print(hdr)
     rows, failed = [], []
-    pin_cache = {}
+    pin_cache, peer_cache, heads = {}, {}, {}
+    stem = os.path.join(args.out, f"{dev.platform}-{env['date']}{args.tag}")
+    if not args.no_save:
+        os.makedirs(args.out, exist_ok=True)
     for dt in args.dtypes.split(","):
         dtype = {"float32": jnp.float32, "float64": jnp.float64}[dt]
         for robot in args.robots.split(","):
@@ -429,14 +455,24 @@ def _run(args) -> int:
                         msg = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
                         print(f"{algo:<18}{robot:<16}{dt:<8}{B:>8}  failed: {msg}", flush=True)
                         failed.append({"algo": algo, "robot": robot, "dtype": dt, "batch": B, "error": msg})
+                        if not args.no_save:
+                            _save(stem, env, rows, failed)
                         continue
-                    fr = time_peer(fk, model, B, args.repeats)
-                    mr = time_peer(mk, model, B, args.repeats)
-                    pb = time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1 else None
+                    head = r.pop("_head")
+                    hkey = (robot, palgo, dt, B)
+                    if algo == palgo:  # the generic path: the reference the fused kernels are checked against
+                        heads[hkey] = head
+                    err = None if algo == palgo else rel_err(head, heads.get(hkey))
+                    pkey = (robot, palgo, dt, B)  # aba and aba_soa share the peers' timings (one compile each)
+                    if pkey not in peer_cache:
+                        peer_cache[pkey] = (time_peer(fk, model, B, args.repeats), time_peer(mk, model, B, args.repeats),
+                                            time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1
+                                            else None)
+                    fr, mr, pb = peer_cache[pkey]
                     best = max([1.0 / pin_s if pin_s else 0.0, 1.0 / pb if pb else 0.0,
                                 fr["samples_per_s"] if fr else 0.0, mr["samples_per_s"] if mr else 0.0])
                     row = {"algo": algo, "robot": robot, "nv": model.nv, "dtype": dt, "batch": B, **r,
-                           "traversal": model.layout.traversal,
+                           "traversal": model.layout.traversal, "rel_err_vs_generic": err,
                            "pinocchio_s_per_call": pin_s,
                            "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
                            "frax": fr, "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,
@@ -448,17 +484,22 @@ def _run(args) -> int:
                           f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
                           f"{_fmt(pb and r['samples_per_s'] * pb, spec='.2f'):>8}"
                           f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}"
-                          f"{_fmt(row['ratio_vs_best_peer'], spec='.2f'):>8}", flush=True)
+                          f"{_fmt(row['ratio_vs_best_peer'], spec='.2f'):>8}"
+                          + (f"  (rel. err vs generic {err:.1e})" if err is not None else ""), flush=True)
+                    if not args.no_save:  # after every row: a run cut short keeps what it measured
+                        _save(stem, env, rows, failed)
     if not args.no_save:
-        os.makedirs(args.out, exist_ok=True)
-        stem = os.path.join(args.out, f"{dev.platform}-{env['date']}{args.tag}")
-        with open(stem + ".json", "w") as fh:
-            json.dump({"env": env, "rows": rows, "failed": failed}, fh, indent=1)
-        write_markdown(stem + ".md", env, rows, failed)
+        _save(stem, env, rows, failed)
         wrote = _plot(rows, stem + ".png", env)
         print(f"wrote {stem}.json, {stem}.md" + (f" and {stem}.png" if wrote else " (no PNG: matplotlib missing; "
               f"run `python -c \"import jaxdyn.bench as b; b.plot_json('{stem}.json')\"`)"))
     return 0
+
+
+def _save(stem, env, rows, failed):
+    with open(stem + ".json", "w") as fh:
+        json.dump({"env": env, "rows": rows, "failed": failed}, fh, indent=1)
+    write_markdown(stem + ".md", env, rows, failed)
 
 
 def write_markdown(path, env, rows, failed=()):
@@ -466,12 +507,12 @@ def write_markdown(path, env, rows, failed=()):
     with open(path, "w") as fh:
         fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
         fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
-                 "from Python. peak MB: the device's peak memory in use (GPU); XLA program MB: what XLA's buffer "
+                 "from Python. peak MB: the device's peak memory in use (GPU; the process's peak so far, so read it in a run of one case); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only); XLA program MB: what XLA's buffer "
                  "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
         fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
                  "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
-                 "| x best peer |\n")
-        fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+                 "| x best peer | rel. err vs generic |\n")
+        fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             fh.write(f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
                      f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
@@ -480,7 +521,7 @@ def write_markdown(path, env, rows, failed=()):
                      f"{_fmt(r['pinocchio_batch_s_per_sample'], 1e6, '.2f')} | "
                      f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
                      f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
-                     f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |\n")
+                     f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} | {_fmt(r.get('rel_err_vs_generic'), spec='.1e')} |\n")
         fh.write(_summary(rows))
         if failed:
             fh.write("\nCases that did not run (the error, first line):\n\n")

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One call on a lent GPU machine (the workplace's `device` tool): `bash benchmarks/gpu_session.sh PART`.
+# The machine has jax (CUDA) preinstalled and no network: the peers (frax, mujoco + mujoco-mjx and
+# their missing pure-Python needs) travel as wheels in .whl/ (see benchmarks/README.md, "On a GPU").
+# Each step runs under its own `timeout`, so a stalled case cannot eat the whole call; the
+# harness saves its results after every row, so a step cut short keeps what it measured.
+# Results land in $OUT (the tool brings that folder back), logs included.
+set -u
+OUT=${OUT:-/tmp/jaxdyn-gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+PY=${PY:-python3}
+if [ -d .whl ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD || exit 1
+else
+  export PYTHONPATH=$PWD
+fi
+B="131072,1048576"
+bench() {  # bench SECONDS TAG ARGS...: one harness process
+  local secs=$1 tag=$2; shift 2
+  echo "=== $(date +%T) bench $tag ($secs s): $*"
+  timeout "$secs" $PY benchmarks/run.py --out "$OUT" --tag="-$tag" "$@" 2>&1 | grep --line-buffered -v "^WARNING\|^  warnings.warn" | tee "$OUT/log-$tag.txt"
+}
+case "${1:-info}" in
+  info)
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv
+    $PY -c "import jax, jaxlib, equinox; print('jax', jax.__version__, jaxlib.__version__, 'equinox', equinox.__version__, jax.devices())"
+    ;;
+  part1)  # smoke (GPU, float64, Pinocchio reference values), then aba / rnea on the shipped robots
+    bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) smoke: Pinocchio reference tests on the GPU"
+    timeout 120 $PY -m pytest tests/test_pinocchio_reference.py -q -x -p no:cacheprovider -k "dynamics or layout" 2>&1 | tail -5 | tee "$OUT/smoke.txt"
+    bench 420 h100-aba-rnea --algos aba,aba_soa,rnea,rnea_soa --robots panda,talos:fixed,ur5,solo12 \
+      --batches $B --peers frax,mjx --repeats 10
+    ;;
+  part2)  # crba; device peak memory (one case per process); batch-1 latency
+    bench 200 h100-crba --algos crba,crba_soa --robots panda,talos:fixed,ur5,solo12 --batches $B --peers frax,mjx --repeats 10
+    bench 60 h100-mem-aba-soa --algos aba_soa --robots panda --batches 1048576 --peers "" --repeats 5
+    bench 40 h100-mem-aba --algos aba --robots panda --batches 1048576 --peers "" --repeats 5
+    bench 200 h100-batch1 --algos aba,rnea --robots ur5,panda,solo12,talos:floating --batches 1 --peers frax,mjx --repeats 50
+    ;;
+  part3)  # chains against MJX, the Jacobian against frax's jacfwd, the Pallas kernel
+    bench 100 h100-pallas --algos aba,aba_pallas --robots ur5,panda --batches $B --peers frax --repeats 10
+    bench 200 h100-jacobian --algos aba_jacobian,aba_jacobian_soa --robots ur5,panda --batches 131072 --peers frax --repeats 10
+    bench 220 h100-chains --algos aba,aba_soa,rnea,rnea_soa --robots chain32,chain128,chain1024 --batches 131072 \
+      --peers mjx --repeats 10
+    ;;
+  *) echo "unknown part $1"; exit 2 ;;
+esac
+echo "=== $(date +%T) done"
