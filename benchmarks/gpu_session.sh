@@ -34,15 +34,16 @@ case "${1:-info}" in
     bench 420 h100-aba-rnea --algos aba,aba_soa,rnea,rnea_soa --robots panda,talos:fixed,ur5,solo12 \
       --batches $B --peers frax,mjx --repeats 10
     ;;
-  part2)  # crba; device peak memory (one case per process); batch-1 latency
-    bench 200 h100-crba --algos crba,crba_soa --robots panda,talos:fixed,ur5,solo12 --batches $B --peers frax,mjx --repeats 10
-    bench 60 h100-mem-aba-soa --algos aba_soa --robots panda --batches 1048576 --peers "" --repeats 5
-    bench 40 h100-mem-aba --algos aba --robots panda --batches 1048576 --peers "" --repeats 5
-    bench 200 h100-batch1 --algos aba,rnea --robots ur5,panda,solo12,talos:floating --batches 1 --peers frax,mjx --repeats 50
-    ;;
-  part3)  # chains against MJX, the Jacobian against frax's jacfwd, the Pallas kernel
+  part2)  # the Pallas kernel; device peak memory (one case per process); crba; batch-1 latency
     bench 100 h100-pallas --algos aba,aba_pallas --robots ur5,panda --batches $B --peers frax --repeats 10
-    bench 200 h100-jacobian --algos aba_jacobian,aba_jacobian_soa --robots ur5,panda --batches 131072 --peers frax --repeats 10
+    bench 50 h100-mem-aba-soa --algos aba_soa --robots panda --batches 1048576 --peers "" --repeats 5
+    bench 25 h100-mem-aba --algos aba --robots panda --batches 1048576 --peers "" --repeats 5
+    bench 170 h100-crba --algos crba,crba_soa --robots panda,talos:fixed,ur5,solo12 --batches $B --peers frax,mjx --repeats 10
+    bench 130 h100-batch1 --algos aba,rnea --robots panda,talos:floating,ur5 --batches 1 --peers frax,mjx --repeats 50
+    ;;
+  part3)  # the Jacobian against frax's jacfwd; chains against MJX; solo12's rnea (cut off in part1)
+    bench 170 h100-jacobian --algos aba_jacobian,aba_jacobian_soa --robots panda,ur5 --batches 131072 --peers frax --repeats 10
+    bench 90 h100-solo12 --algos rnea,rnea_soa,aba --robots solo12 --batches $B --peers frax,mjx --repeats 10
     bench 220 h100-chains --algos aba,aba_soa,rnea,rnea_soa --robots chain32,chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
     ;;
