@@ -7,7 +7,8 @@
 # Results land in $OUT (the tool brings that folder back), logs included.
 set -u
 OUT=${OUT:-/tmp/jaxdyn-gpu-out}
-mkdir -p "$OUT"
+W=/tmp/jaxdyn-gpu-work  # the device tool brings back at most 8 files: everything is packed into one
+mkdir -p "$OUT" "$W"
 export PYTHONUNBUFFERED=1
 PY=${PY:-python3}
 if [ -d .whl ]; then
@@ -20,9 +21,11 @@ B="131072,1048576"
 bench() {  # bench SECONDS TAG ARGS...: one harness process
   local secs=$1 tag=$2; shift 2
   echo "=== $(date +%T) bench $tag ($secs s): $*"
-  timeout "$secs" $PY benchmarks/run.py --out "$OUT" --tag="-$tag" "$@" 2>&1 | grep --line-buffered -v "^WARNING\|^  warnings.warn" | tee "$OUT/log-$tag.txt"
+  timeout "$secs" $PY benchmarks/run.py --out "$W" --tag="-$tag" "$@" 2>&1 | grep --line-buffered -v "^WARNING\|^  warnings.warn" | tee "$W/log-$tag.txt"
+  tar czf "$OUT/results-${PART}.tgz" -C "$W" .
 }
-case "${1:-info}" in
+PART=${1:-info}
+case "$PART" in
   info)
     nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv
     $PY -c "import jax, jaxlib, equinox; print('jax', jax.__version__, jaxlib.__version__, 'equinox', equinox.__version__, jax.devices())"
@@ -41,10 +44,14 @@ case "${1:-info}" in
     bench 170 h100-crba --algos crba,crba_soa --robots panda,talos:fixed,ur5,solo12 --batches $B --peers frax,mjx --repeats 10
     bench 130 h100-batch1 --algos aba,rnea --robots panda,talos:floating,ur5 --batches 1 --peers frax,mjx --repeats 50
     ;;
-  part3)  # the Jacobian against frax's jacfwd; chains against MJX; solo12's rnea (cut off in part1)
-    bench 170 h100-jacobian --algos aba_jacobian,aba_jacobian_soa --robots panda,ur5 --batches 131072 --peers frax --repeats 10
-    bench 90 h100-solo12 --algos rnea,rnea_soa,aba --robots solo12 --batches $B --peers frax,mjx --repeats 10
-    bench 220 h100-chains --algos aba,aba_soa,rnea,rnea_soa --robots chain32,chain128,chain1024 --batches 131072 \
+  part3)  # CRBA after the full-precision fix; batch-1 latency of the fused paths; the Jacobian against
+          # frax's jacfwd; solo12 at 2^20; chains against MJX
+    bench 60 h100-crba-fullprec --algos crba,crba_soa --robots panda,talos:fixed --batches 131072 --peers frax --repeats 10
+    bench 110 h100-batch1-fused --algos aba,aba_pallas,aba_soa --robots ur5,panda --batches 1 --peers frax --repeats 50
+    bench 30 h100-batch1-latency --algos aba --robots ur5,panda --batches 1 --peers "" --repeats 50 --traversal latency
+    bench 120 h100-jacobian --algos aba_jacobian,aba_jacobian_soa --robots panda --batches 131072 --peers frax --repeats 10
+    bench 70 h100-solo12 --algos aba,aba_soa,rnea_soa --robots solo12 --batches 1048576 --peers frax,mjx --repeats 10
+    bench 130 h100-chains --algos aba,aba_soa,rnea,rnea_soa --robots chain32,chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;

@@ -16,7 +16,7 @@ from jaxtyping import Array, Float
 
 from .. import spatial
 from ..model import Model
-from .common import check
+from .common import check, full_precision
 from .kinematics import composite_inertias_from_poses, dof_motions_world, forward_kinematics
 
 
@@ -25,6 +25,9 @@ def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
     origin (``R_{k,k}`` of seed 000 (7.8)-(7.9), in the world frame)."""
     check(model, "composite_inertias_world", q=q)
     return composite_inertias_from_poses(model, forward_kinematics(model, q))
+
+
+@full_precision
 
 
 def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:

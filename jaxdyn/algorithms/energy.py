@@ -7,7 +7,7 @@ from jaxtyping import Array, Float
 
 from .. import spatial
 from ..model import Model
-from .common import check
+from .common import check, full_precision
 from .kinematics import body_velocities, center_of_mass, forward_kinematics
 
 
@@ -16,6 +16,9 @@ def kinetic_energy(model: Model, q, qd) -> Float[Array, ""]:
     check(model, "kinetic_energy", q=q, qd=qd)
     v = body_velocities(model, q, qd)
     return 0.5 * jnp.sum(v * spatial.inertia_apply(model.body_inertias(), v))
+
+
+@full_precision
 
 
 def potential_energy(model: Model, q) -> Float[Array, ""]:

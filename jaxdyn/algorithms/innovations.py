@@ -32,7 +32,7 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..model import Model
 from .aba import ArticulatedQuantities, aba_full
-from .common import JointData, check, joint_data
+from .common import JointData, check, full_precision, joint_data
 from .rnea import _smul, _stmul, rnea_full
 
 
@@ -56,6 +56,9 @@ def _root_x(model, fac, *extra):
     return (fac.jd.X_root, fac.jd.S_root, *extra, fac.root) if model.layout.floating else None
 
 
+@full_precision
+
+
 def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I - H psi K] tau``: the innovations ``e`` of the filter (seed 000 (8.6); seed 001 (4.1c))."""
     lay = model.layout
@@ -70,6 +73,9 @@ def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[A
     _, e_l, e_r = tree.gather(lay, up, jnp.zeros((model.nb, 6), tau.dtype), (fac.jd.X, fac.jd.S, t_l, fac.link),
                               _root_x(model, fac, t_r))
     return tree.link_values_to_v(lay, e_l, e_r)
+
+
+@full_precision
 
 
 def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Array, " nv"]) -> Float[Array, " nv"]:
@@ -88,6 +94,9 @@ def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Arra
     return tree.link_values_to_v(lay, t_l, t_r)
 
 
+@full_precision
+
+
 def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I - H psi K]^T y``: the smoother ``qdd_k = y_k - G_k^T a'_k`` (seed 000 (8.12))."""
     lay = model.layout
@@ -104,6 +113,9 @@ def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y:
     return tree.link_values_to_v(lay, o_l, o_r)
 
 
+@full_precision
+
+
 def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I + H phi K]^T x``: the smoother inverted, ``y_k = x_k + G_k^T a'_k``."""
     lay = model.layout
@@ -118,6 +130,9 @@ def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: 
     _, o_l, o_r = tree.scatter(lay, down, (fac.jd.X, fac.jd.S, x_l, fac.link), jnp.zeros(6, x.dtype),
                                _root_x(model, fac, x_r))
     return tree.link_values_to_v(lay, o_l, o_r)
+
+
+@full_precision
 
 
 def _apply_blocks(model, fac, x, which):
@@ -198,6 +213,7 @@ def _sym_motion_to_child(X: spatial.Pose, C):
     return jnp.swapaxes(spatial.map_columns(spatial.motion_to_child, X, jnp.swapaxes(C1, -1, -2)), -1, -2)
 
 
+@full_precision
 def body_inverse_inertias(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nb 6 6"]:
     """Operational-space compliance ``Lambda_k = J_k M^-1 J_k^T`` of every body, in body
     coordinates, by the outward recursion of seed 000 (9.20)-(9.21):

@@ -16,7 +16,7 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..configuration import configuration_derivative
 from ..model import Model
-from .common import check, joint_data
+from .common import check, full_precision, joint_data
 from .rnea import rnea_full
 
 REFERENCES = ("local", "world", "local_world_aligned")
@@ -93,6 +93,9 @@ def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Po
     return cols.T, poses
 
 
+@full_precision
+
+
 def _jacobians_from_world(model: Model, Jw, Xf: spatial.Pose, bodies, reference: str):
     """Jacobians of frames (poses ``Xf``, leading axis m) on ``bodies`` (``nb`` = the world)."""
     if reference not in REFERENCES:
@@ -118,6 +121,9 @@ def frame_jacobians(model: Model, q: Float[Array, " nq"], reference: str = "loca
     Jw, poses = dof_motions_world(model, q)
     idx = np.arange(len(model.frame_names))
     return _jacobians_from_world(model, Jw, _frame_poses(model, poses, idx), _frame_bodies(model), reference)
+
+
+@full_precision
 
 
 def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: str = "local") -> Float[Array, "6 nv"]:

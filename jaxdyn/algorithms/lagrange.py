@@ -28,7 +28,7 @@ from jaxtyping import Array, Float
 
 from .. import spatial
 from ..model import Model
-from .common import check
+from .common import check, full_precision
 from .kinematics import forward_kinematics
 
 
@@ -55,6 +55,9 @@ def pseudo_inertia(model: Model) -> Float[Array, "nb 4 4"]:
     top = jnp.concatenate([J, I.h[:, :, None]], -1)
     bot = jnp.concatenate([I.h[:, None, :], I.m[:, None, None]], -1)
     return jnp.concatenate([top, bot], -2)
+
+
+@full_precision
 
 
 def _derivatives(model: Model, q):
@@ -88,6 +91,9 @@ class LagrangeTerms(NamedTuple):
     G: Float[Array, " n"]
 
 
+@full_precision
+
+
 def lagrange_mcg(model: Model, q: Float[Array, " nq"]) -> LagrangeTerms:
     """``M``, the tensor ``C^i_jk`` and ``G`` of seed 004 (2.11), with
     ``tau = M qdd + [qd^T C^i qd]_i + G``. O(n^4) (the tensor itself has n^3 entries)."""
@@ -101,11 +107,17 @@ def lagrange_mcg(model: Model, q: Float[Array, " nq"]) -> LagrangeTerms:
     return LagrangeTerms(M + jnp.diag(model.armature), C, G)
 
 
+@full_precision
+
+
 def _gravity(model, T, dT):
     I = model.body_inertias()
     mr = jnp.concatenate([I.h, I.m[:, None]], -1)  # m_q [c_q; 1]
     g = jnp.concatenate([model.gravity, jnp.zeros(1, model.gravity.dtype)])
     return -jnp.einsum("a,qiab,qb->i", g, dT, mr)
+
+
+@full_precision
 
 
 def lagrange_dynamics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"]) -> Float[Array, " nv"]:

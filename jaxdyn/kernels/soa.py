@@ -57,6 +57,7 @@ import numpy as np
 
 from .. import tree
 from ..model import Model
+from ..algorithms.common import full_precision
 
 
 # --- scalar helpers that skip structural zeros (Python literals) ---------------------------------
@@ -274,6 +275,9 @@ def _check_joints(model: Model, fn: str):
             raise ValueError(
                 f"{fn}: joint '{model.joint_names[j]}' is spherical, which the SoA kernels do not "
                 f"support; use jaxdyn.{fn.replace('_batch', '')} with jax.vmap for this model")
+
+
+@full_precision
 
 
 def _model_numbers(model: Model):
