@@ -157,15 +157,25 @@ def time_jaxdyn(model, algo, B, repeats):
 
         jit = kernels.jit
     info = {}
+    before = _peak_bytes()
     out, compile_s, med = measure(f, args, repeats, jit, info=info)
-    peak = None
-    try:
-        stats = jax.devices()[0].memory_stats() or {}
-        peak = stats.get("peak_bytes_in_use")
-    except Exception:  # noqa: BLE001 - backends without memory stats
-        pass
+    after = _peak_bytes()
+    # The runtime's peak is the process's high-water mark and cannot be reset: it belongs to this
+    # case only if the case raised it (then it is exact: the most in use while the case ran,
+    # its inputs included). Otherwise the case stayed under an earlier peak: not reported.
+    peak = after if after is not None and (before is None or after > before) else None
     return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med, "peak_bytes": peak,
             "program_bytes": info.get("program_bytes"), "_head": _head(out)}
+
+
+def _peak_bytes():
+    """The device's peak memory in use so far (GPU), or None where the backend does not say."""
+    import jax
+
+    try:
+        return (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
+    except Exception:  # noqa: BLE001 - backends without memory stats
+        return None
 
 
 CHECK_SAMPLES = 512  # samples of each output cross-checked between jaxdyn paths
@@ -507,7 +517,7 @@ def write_markdown(path, env, rows, failed=()):
     with open(path, "w") as fh:
         fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
         fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
-                 "from Python. peak MB: the device's peak memory in use (GPU; the process's peak so far, so read it in a run of one case); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only); XLA program MB: what XLA's buffer "
+                 "from Python. peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only); XLA program MB: what XLA's buffer "
                  "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
         fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
                  "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
