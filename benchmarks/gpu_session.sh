@@ -38,7 +38,7 @@ case "$PART" in
       --batches $B --peers frax,mjx --repeats 10
     ;;
   part2)  # the Pallas kernel; device peak memory (one case per process); crba; batch-1 latency
-    bench 100 h100-pallas --algos aba,aba_pallas --robots ur5,panda --batches $B --peers frax --repeats 10
+    bench 100 h100-pallas --algos aba,aba_pallas,rnea,rnea_pallas --robots ur5,panda --batches $B --peers frax --repeats 10
     bench 50 h100-mem-aba-soa --algos aba_soa --robots panda --batches 1048576 --peers "" --repeats 5
     bench 25 h100-mem-aba --algos aba --robots panda --batches 1048576 --peers "" --repeats 5
     bench 170 h100-crba --algos crba,crba_soa --robots panda,talos:fixed,ur5,solo12 --batches $B --peers frax,mjx --repeats 10

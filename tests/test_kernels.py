@@ -179,6 +179,22 @@ def test_pallas_aba_matches_soa_interpret():
         aba_pallas(m, block=8)(q, qd, tau[:, :2])
 
 
+def test_pallas_rnea_matches_generic_interpret():
+    """The fused Pallas RNEA in interpret mode: equal to ``vmap(jaxdyn.rnea)`` (armature,
+    gravity and a free root included), padding included; bad shapes are named."""
+    from jaxdyn.kernels.pallas import rnea_pallas
+
+    m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=4, dtype=jnp.float64)
+    m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
+    q, qd, qdd, _ = _state(m, 11, seed=6)
+    out = jax.jit(rnea_pallas(m, block=8, interpret=True))(q, qd, qdd)
+    ref = jax.jit(jax.vmap(jaxdyn.rnea, (None, 0, 0, 0)))(m, q, qd, qdd)
+    assert out.shape == (11, m.nv)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="rnea_pallas: argument 'qdd' has shape"):
+        rnea_pallas(m, block=8)(q, qd, qdd[:, :2])
+
+
 @pytest.mark.parametrize("backend", ["triton", "mosaic"])
 def test_pallas_aba_lowers_for_cuda(backend):
     """Without a GPU, lower the Pallas ABA for the CUDA platform (jax.export, cross-platform):
@@ -186,15 +202,16 @@ def test_pallas_aba_lowers_for_cuda(backend):
     -> PTX) runs only on a GPU and is not exercised here."""
     from jax import export
 
-    from jaxdyn.kernels.pallas import aba_pallas
+    from jaxdyn.kernels.pallas import aba_pallas, rnea_pallas
 
     m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=2, dtype=jnp.float32)
-    f = jax.jit(aba_pallas(m, block=128, interpret=False, backend=backend))
     q = jax.ShapeDtypeStruct((256, m.nq), jnp.float32)
     v = jax.ShapeDtypeStruct((256, m.nv), jnp.float32)
     target = {"triton": "__gpu$xla.gpu.triton", "mosaic": "mosaic_gpu_v2"}[backend]
-    exp = export.export(f, platforms=["cuda"],
-                        disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q, v, v)
-    assert f"custom_call @{target}" in exp.mlir_module()
+    for build in (aba_pallas, rnea_pallas):
+        f = jax.jit(build(m, block=128, interpret=False, backend=backend))
+        exp = export.export(f, platforms=["cuda"],
+                            disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q, v, v)
+        assert f"custom_call @{target}" in exp.mlir_module()
     with pytest.raises(ValueError, match="backend must be"):
         aba_pallas(m, backend="cuda")

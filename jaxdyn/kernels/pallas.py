@@ -1,4 +1,5 @@
-"""A fused Pallas kernel for batched forward dynamics (ABA), specialised to one model.
+"""Fused Pallas kernels for batched forward (ABA) and inverse (RNEA) dynamics, specialised to one
+model (:func:`aba_pallas`, :func:`rnea_pallas`).
 
 The struct-of-arrays ABA of :mod:`jaxdyn.kernels.soa` (unrolled over links; equations and seed
 references there) is traced inside one ``pallas_call`` body: each program of the grid loads a
@@ -27,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from ..model import Model
-from .soa import Constants, _aba_unroll, _check_joints
+from .soa import Constants, _aba_unroll, _check_joints, _rnea_unroll
 
 
 # Largest robot (scanned links) the benchmark harness compiles this kernel for: Triton's compile
@@ -49,11 +50,26 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None,
         default of ``pallas_call`` itself in jax >= 0.8, which warns that this use is deprecated).
       num_warps: Triton warps per program (default: Triton's choice).
     """
+    return _fused(model, "aba_pallas", _aba_unroll, ("q", "qd", "tau"), block, interpret, backend, num_warps)
+
+
+def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
+                num_warps: int | None = None):
+    """Build ``f(q (B, nq), qd (B, nv), qdd (B, nv)) -> tau (B, nv)``: inverse dynamics (the
+    unrolled SoA RNEA of :mod:`jaxdyn.kernels.soa`, seed 000's outward velocity/acceleration and
+    inward force recursions) as one Pallas kernel, the model folded in. Arguments as
+    :func:`aba_pallas`."""
+    return _fused(model, "rnea_pallas", _rnea_unroll, ("q", "qd", "qdd"), block, interpret, backend, num_warps)
+
+
+def _fused(model, name, unrolled, arg_names, block, interpret, backend, num_warps):
+    """One Pallas kernel running ``unrolled(model, Constants(model), q, x1, x2, None)`` on a
+    block of samples per program: inputs ``(B, nq), (B, nv), (B, nv)``, output ``(B, nv)``."""
     from jax.experimental import pallas as pl
 
-    _check_joints(model, "aba_pallas")
+    _check_joints(model, name)
     if block < 1 or block & (block - 1):
-        raise ValueError(f"aba_pallas: block must be a power of two, got {block}")
+        raise ValueError(f"{name}: block must be a power of two, got {block}")
     if interpret is None:
         interpret = jax.default_backend() != "gpu"
     if backend == "triton":
@@ -63,28 +79,28 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None,
         from jax.experimental.pallas import mosaic_gpu as plmgpu
         params = plmgpu.CompilerParams()
     else:
-        raise ValueError(f"aba_pallas: backend must be 'triton' or 'mosaic', got {backend!r}")
+        raise ValueError(f"{name}: backend must be 'triton' or 'mosaic', got {backend!r}")
     consts = Constants(model)
     nq, nv, dt = model.nq, model.nv, model.dtype
 
     def kernel(*refs):
         ins, outs = refs[:nq + 2 * nv], refs[nq + 2 * nv:]
         cols = [r[...] for r in ins]
-        qdd = _aba_unroll(model, consts, cols[:nq], cols[nq:nq + nv], cols[nq + nv:], None)
-        for o, x in zip(outs, qdd):
+        res = unrolled(model, consts, cols[:nq], cols[nq:nq + nv], cols[nq + nv:], None)
+        for o, x in zip(outs, res):
             o[...] = jnp.broadcast_to(jnp.asarray(x, dt), (block,))
 
     spec = pl.BlockSpec((block,), lambda i: (i,))
 
-    def f(q, qd, tau):
-        q, qd, tau = (jnp.asarray(x, dt) for x in (q, qd, tau))
-        for name, x, n in (("q", q, nq), ("qd", qd, nv), ("tau", tau, nv)):
+    def f(q, x1, x2):
+        q, x1, x2 = (jnp.asarray(x, dt) for x in (q, x1, x2))
+        for arg, x, n in zip(arg_names, (q, x1, x2), (nq, nv, nv)):
             if x.ndim != 2 or x.shape[1] != n or x.shape[0] != q.shape[0]:
-                raise ValueError(f"aba_pallas: argument '{name}' has shape {x.shape}, expected ({q.shape[0]}, {n}) "
+                raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({q.shape[0]}, {n}) "
                                  f"for model '{model.name}'")
         B = q.shape[0]
         Bp = -(-B // block) * block
-        cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in (q, qd, tau) for k in range(x.shape[1])]
+        cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in (q, x1, x2) for k in range(x.shape[1])]
         if model.floating_base:  # padded samples need a unit quaternion
             cols[3] = cols[3].at[B:].set(1.0)
         out = pl.pallas_call(kernel, out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nv, grid=(Bp // block,),

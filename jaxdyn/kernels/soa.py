@@ -583,10 +583,11 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
 def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     lay = model.layout
     parents = model.parents
-    arm = model.armature.astype(model.dtype)
+    const = isinstance(nums, Constants)  # Python floats only: traceable inside a Pallas kernel
+    arm = nums.armature if const else model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb = model.nb
-    world = _world_acc(model)
+    world = nums.world if const else _world_acc(model)
     V, Acc, F = [None] * nb, [None] * nb, [None] * nb
     # outward: v = X^-1 v_p + S qd, a = X^-1 a_p + S qdd + v x S qd, f = I a + v x* I v - f_ext
     for i in range(nb):
