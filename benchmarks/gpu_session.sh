@@ -54,6 +54,18 @@ case "$PART" in
     bench 130 h100-chains --algos aba,aba_soa,rnea,rnea_soa --robots chain32,chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
     ;;
+  part4)  # not run yet (written after the 2026-11-23 run): the fused RNEA and Jacobian, talos by
+          # depth levels, the long chains
+    bench 150 h100-rnea-pallas --algos rnea,rnea_soa,rnea_pallas --robots ur5,panda,solo12,talos:fixed \
+      --batches $B --peers frax,mjx --repeats 10
+    bench 150 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
+      --batches 131072 --peers frax --repeats 10
+    bench 60 h100-jacobian-soa-scan --algos aba_jacobian,aba_jacobian_soa --robots panda --batches 131072 \
+      --peers "" --repeats 10 --traversal scan
+    bench 60 h100-talos-level --algos aba,aba_soa --robots talos:fixed --batches $B --peers "" --repeats 10 --traversal level
+    bench 150 h100-chains-long --algos aba,aba_soa,rnea,rnea_soa --robots chain128,chain1024 --batches 131072 \
+      --peers mjx --repeats 10
+    ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
 echo "=== $(date +%T) done"

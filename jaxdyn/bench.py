@@ -28,8 +28,8 @@ import platform
 import time
 
 ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
-         "aba_jacobian_soa", "aba_pallas", "rnea_pallas")
-# aba_pallas, rnea_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
+         "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "aba_jacobian_pallas")
+# *_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
@@ -134,14 +134,15 @@ def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
 def time_jaxdyn(model, algo, B, repeats):
     import jax
 
-    if algo in ("aba_pallas", "rnea_pallas"):
+    if algo in ("aba_pallas", "rnea_pallas", "aba_jacobian_pallas"):
         if jax.default_backend() != "gpu":
             raise RuntimeError(f"{algo} runs on a GPU only (on CPU Pallas interprets the kernel: a "
                                "correctness check, not a benchmark)")
         from jaxdyn.kernels import pallas
 
-        if len(model.layout.link_bodies) > pallas.PALLAS_MAX_LINKS:
-            raise RuntimeError(f"{algo} skipped for {len(model.layout.link_bodies)} links (> {pallas.PALLAS_MAX_LINKS}): "
+        limit = pallas.PALLAS_MAX_LINKS[algo]
+        if len(model.layout.link_bodies) > limit:
+            raise RuntimeError(f"{algo} skipped for {len(model.layout.link_bodies)} links (> {limit}): "
                                "the Triton compile of the ABA for talos (32 links) ran past 240 s in a deviceless H100 "
                                "compile (benchmarks/results/gpu-aot-h100.md)")
         f, sig = getattr(pallas, algo)(model), "q qd x model-constant"

@@ -1,5 +1,6 @@
 """Fused Pallas kernels for batched forward (ABA) and inverse (RNEA) dynamics, specialised to one
-model (:func:`aba_pallas`, :func:`rnea_pallas`).
+model (:func:`aba_pallas`, :func:`rnea_pallas`), and the Jacobian of ABA by forward-mode
+differentiation of the fused kernel (:func:`aba_jacobian_pallas`).
 
 The struct-of-arrays ABA of :mod:`jaxdyn.kernels.soa` (unrolled over links; equations and seed
 references there) is traced inside one ``pallas_call`` body: each program of the grid loads a
@@ -31,9 +32,10 @@ from ..model import Model
 from .soa import Constants, _aba_unroll, _check_joints, _rnea_unroll
 
 
-# Largest robot (scanned links) the benchmark harness compiles this kernel for: Triton's compile
-# time grows steeply with the unrolled body (deviceless H100 compile: 12 links 40 s, 32 > 240 s).
-PALLAS_MAX_LINKS = 12
+# Largest robot (scanned links) the benchmark harness compiles each kernel for: Triton's compile
+# time grows steeply with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s,
+# 32 > 240 s; of the RNEA: 12 links 5.7 s, 32 links 20 s).
+PALLAS_MAX_LINKS = {"aba_pallas": 12, "aba_jacobian_pallas": 12, "rnea_pallas": 32}
 
 
 def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
@@ -60,6 +62,32 @@ def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     return _fused(model, "rnea_pallas", _rnea_unroll, ("q", "qd", "qdd"), block, interpret, backend, num_warps)
+
+
+def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
+                        num_warps: int | None = None):
+    """Build ``f(q, qd, tau) -> (dqdd/dq (B, nv, nq), dqdd/dqd (B, nv, nv), dqdd/dtau (B, nv, nv))``,
+    the per-sample Jacobians of forward dynamics, as :func:`aba_pallas` differentiated in forward
+    mode: one tangent direction per input coordinate, seeded for every sample at once (samples
+    are independent), ``vmap``ped over the ``nq + 2 nv`` directions. Pallas differentiates the
+    kernel body itself, so each direction is one fused kernel program computing the primal and
+    its tangent in registers. Same numbers as ``vmap(jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))``
+    (``q`` in its coordinates, quaternion included). Arguments as :func:`aba_pallas`."""
+    f = aba_pallas(model, block=block, interpret=interpret, backend=backend, num_warps=num_warps)
+    nq, nv = model.nq, model.nv
+
+    def jac(q, qd, tau):
+        q, qd, tau = (jnp.asarray(x, model.dtype) for x in (q, qd, tau))
+
+        def column(e):
+            seeds = (jnp.broadcast_to(e[:nq], q.shape), jnp.broadcast_to(e[nq:nq + nv], qd.shape),
+                     jnp.broadcast_to(e[nq + nv:], tau.shape))
+            return jax.jvp(f, (q, qd, tau), seeds)[1]
+
+        J = jnp.moveaxis(jax.vmap(column)(jnp.eye(nq + 2 * nv, dtype=model.dtype)), 0, -1)  # (B, nv, nq + 2 nv)
+        return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
+
+    return jac
 
 
 def _fused(model, name, unrolled, arg_names, block, interpret, backend, num_warps):
