@@ -58,7 +58,7 @@ case "$PART" in
           # depth levels, the long chains
     bench 150 h100-rnea-pallas --algos rnea,rnea_soa,rnea_pallas --robots ur5,panda,solo12,talos:fixed \
       --batches $B --peers frax,mjx --repeats 10
-    bench 150 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
+    bench 330 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
       --batches 131072 --peers frax --repeats 10
     bench 60 h100-jacobian-soa-scan --algos aba_jacobian,aba_jacobian_soa --robots panda --batches 131072 \
       --peers "" --repeats 10 --traversal scan
