@@ -30,6 +30,8 @@ import time
 ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
          "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "aba_jacobian_pallas")
 # *_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
+DEFAULT_ALGOS = "aba,aba_soa,rnea,rnea_soa,crba,crba_soa"
+GPU_ALGOS = "aba_pallas,rnea_pallas"  # added to the default on a GPU: the fastest paths there
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
@@ -386,8 +388,10 @@ def time_pinocchio_batch(robot_name, algo, B, threads=None, repeats=5):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="jaxdyn bench")
-    p.add_argument("--algos", default="aba,aba_soa,rnea,rnea_soa,crba,crba_soa",
-                   help=f"comma list from {ALGOS} (*_soa: the struct-of-arrays kernels of jaxdyn.kernels)")
+    p.add_argument("--algos", default=None,
+                   help=f"comma list from {ALGOS} (*_soa: the struct-of-arrays kernels of jaxdyn.kernels; "
+                        f"*_pallas: the fused Pallas kernels, GPU only). Default: {DEFAULT_ALGOS}, plus "
+                        f"{GPU_ALGOS} on a GPU")
     p.add_argument("--robots", default="panda,talos", help="shipped robots (robot[:fixed|floating]) and chainN")
     p.add_argument("--batches", default="1,4096")
     p.add_argument("--dtypes", default="float32")
@@ -436,6 +440,10 @@ def _run(args) -> int:
         except ImportError:
             env[mod] = None
     peers = [p for p in args.peers.split(",") if p]
+    algos = (args.algos or DEFAULT_ALGOS + ("," + GPU_ALGOS if dev.platform == "gpu" else "")).split(",")
+    unknown = [a for a in algos if a not in ALGOS]
+    if unknown:
+        raise SystemExit(f"jaxdyn bench: unknown algorithm(s) {unknown}; choose from {', '.join(ALGOS)}")
     print(" ".join(f"{k}={v}" for k, v in env.items()))
     hdr = (f"{'algo':<18}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
            f"{'pin x':>8}{'pinMP x':>8}{'frax x':>8}{'mjx x':>8}{'best x':>8}")
@@ -451,7 +459,7 @@ def _run(args) -> int:
             model = _model(robot, dtype)
             if args.traversal:
                 model = model.with_traversal(args.traversal)
-            for algo in args.algos.split(","):
+            for algo in algos:
                 palgo = algo.replace("_soa", "").replace("_pallas", "")  # the peers' counterpart
                 key = (robot, palgo)
                 if key not in pin_cache:

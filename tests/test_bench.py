@@ -3,6 +3,8 @@
 import json
 import os
 
+import pytest
+
 from jaxdyn import bench
 
 
@@ -57,3 +59,9 @@ def test_console_command_passes_options(capsys):
         cli.main(["bench", "--help"])
     assert e.value.code == 0
     assert "--algos" in capsys.readouterr().out
+
+
+def test_bench_rejects_unknown_algorithm():
+    """An unknown algorithm name stops the harness before any case runs, naming it."""
+    with pytest.raises(SystemExit, match=r"unknown algorithm\(s\) \['abba'\]"):
+        bench.main(["--robots", "double_pendulum", "--algos", "aba,abba", "--batches", "2", "--no-save"])
