@@ -144,9 +144,9 @@ def time_jaxdyn(model, algo, B, repeats):
 
         limit = pallas.PALLAS_MAX_LINKS[algo]
         if len(model.layout.link_bodies) > limit:
-            raise RuntimeError(f"{algo} skipped for {len(model.layout.link_bodies)} links (> {limit}): "
-                               "the Triton compile of the ABA for talos (32 links) ran past 240 s in a deviceless H100 "
-                               "compile (benchmarks/results/gpu-aot-h100.md)")
+            raise RuntimeError(f"{algo} skipped for {len(model.layout.link_bodies)} links (> {limit}, "
+                               "kernels.pallas.PALLAS_MAX_LINKS): Triton's compile time grows steeply with the unrolled "
+                               "body (the ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)")
         f, sig = getattr(pallas, algo)(model), "q qd x model-constant"
     else:
         f, sig = _kernel(algo)

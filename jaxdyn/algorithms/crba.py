@@ -28,8 +28,6 @@ def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
 
 
 @full_precision
-
-
 def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """The joint-space mass matrix ``M(q)`` (symmetric positive definite), ``+ diag(armature)``."""
     check(model, "crba", q=q)

@@ -19,8 +19,6 @@ def kinetic_energy(model: Model, q, qd) -> Float[Array, ""]:
 
 
 @full_precision
-
-
 def potential_energy(model: Model, q) -> Float[Array, ""]:
     """Gravitational potential ``-sum_k m_k g . c_k`` (zero at the world origin)."""
     check(model, "potential_energy", q=q)

@@ -57,8 +57,6 @@ def _root_x(model, fac, *extra):
 
 
 @full_precision
-
-
 def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I - H psi K] tau``: the innovations ``e`` of the filter (seed 000 (8.6); seed 001 (4.1c))."""
     lay = model.layout
@@ -76,8 +74,6 @@ def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[A
 
 
 @full_precision
-
-
 def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I + H phi K] e``: generalized forces whose innovations are ``e`` (seed 001 (4.1b))."""
     lay = model.layout
@@ -95,8 +91,6 @@ def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Arra
 
 
 @full_precision
-
-
 def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I - H psi K]^T y``: the smoother ``qdd_k = y_k - G_k^T a'_k`` (seed 000 (8.12))."""
     lay = model.layout
@@ -114,8 +108,6 @@ def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y:
 
 
 @full_precision
-
-
 def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``[I + H phi K]^T x``: the smoother inverted, ``y_k = x_k + G_k^T a'_k``."""
     lay = model.layout
@@ -133,8 +125,6 @@ def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: 
 
 
 @full_precision
-
-
 def _apply_blocks(model, fac, x, which):
     lay = model.layout
     x_l, x_r = tree.v_to_link_values(lay, x)

@@ -94,8 +94,6 @@ def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Po
 
 
 @full_precision
-
-
 def _jacobians_from_world(model: Model, Jw, Xf: spatial.Pose, bodies, reference: str):
     """Jacobians of frames (poses ``Xf``, leading axis m) on ``bodies`` (``nb`` = the world)."""
     if reference not in REFERENCES:
@@ -124,8 +122,6 @@ def frame_jacobians(model: Model, q: Float[Array, " nq"], reference: str = "loca
 
 
 @full_precision
-
-
 def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: str = "local") -> Float[Array, "6 nv"]:
     """Jacobian ``J`` of a named frame: its spatial velocity is ``J @ qd`` (rows ``[omega; v]``,
     in the chosen ``reference``: "local", "world" or "local_world_aligned")."""

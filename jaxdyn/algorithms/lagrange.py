@@ -58,8 +58,6 @@ def pseudo_inertia(model: Model) -> Float[Array, "nb 4 4"]:
 
 
 @full_precision
-
-
 def _derivatives(model: Model, q):
     """World poses T (n,4,4), dT[q, j] (n,n,4,4), d2T[q, j, k] (n,n,n,4,4)."""
     poses = forward_kinematics(model, q)
@@ -92,8 +90,6 @@ class LagrangeTerms(NamedTuple):
 
 
 @full_precision
-
-
 def lagrange_mcg(model: Model, q: Float[Array, " nq"]) -> LagrangeTerms:
     """``M``, the tensor ``C^i_jk`` and ``G`` of seed 004 (2.11), with
     ``tau = M qdd + [qd^T C^i qd]_i + G``. O(n^4) (the tensor itself has n^3 entries)."""
@@ -108,8 +104,6 @@ def lagrange_mcg(model: Model, q: Float[Array, " nq"]) -> LagrangeTerms:
 
 
 @full_precision
-
-
 def _gravity(model, T, dT):
     I = model.body_inertias()
     mr = jnp.concatenate([I.h, I.m[:, None]], -1)  # m_q [c_q; 1]
@@ -118,8 +112,6 @@ def _gravity(model, T, dT):
 
 
 @full_precision
-
-
 def lagrange_dynamics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """Inverse dynamics by the Lagrange formulation in O(n^3): the velocity product
     ``sum_jk d2T_q qd_j qd_k`` is formed once per body (seed 004's reuse of products)."""

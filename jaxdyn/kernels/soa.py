@@ -278,8 +278,6 @@ def _check_joints(model: Model, fn: str):
 
 
 @full_precision
-
-
 def _model_numbers(model: Model):
     """Per-body model-only arrays: joint matrices ``A0, A1, A2`` (Rodrigues split, see the module
     docstring), ``w = R0 u``, ``p0``, axis ``u``, and the rigid inertia ``(m, h, Ibar)`` about
