@@ -161,38 +161,26 @@ def test_traversal_choice():
         kernels.aba_batch(small, q, qd, tau, traversal="fast")
 
 
-def test_pallas_aba_matches_soa_interpret():
-    """The fused Pallas ABA (model folded in as constants), in Pallas interpret mode on CPU:
-    equal to the SoA kernel, padding of a batch that is not a multiple of the block included."""
-    from jaxdyn.kernels.pallas import aba_pallas
+@pytest.mark.parametrize("algo", ["aba", "rnea"])
+def test_pallas_matches_generic_interpret(algo):
+    """The fused Pallas ABA / RNEA (model folded in as constants), in Pallas interpret mode on
+    CPU: equal to ``vmap`` of the generic algorithm (armature, gravity and a free root included),
+    padding of a batch that is not a multiple of the block included; bad arguments are named."""
+    from jaxdyn.kernels import pallas
 
-    m = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=2, dtype=jnp.float64)
+    build, ref_fn, last = {"aba": (pallas.aba_pallas, jaxdyn.aba, "tau"),
+                           "rnea": (pallas.rnea_pallas, jaxdyn.rnea, "qdd")}[algo]
+    m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=2, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
-    q, qd, tau, _ = _state(m, 13, seed=5)
-    out = jax.jit(aba_pallas(m, block=8, interpret=True))(q, qd, tau)
-    ref = jax.jit(jax.vmap(jaxdyn.aba, (None, 0, 0, 0)))(m, q, qd, tau)
+    q, qd, x, _ = _state(m, 13, seed=5)
+    out = jax.jit(build(m, block=8, interpret=True))(q, qd, x)
+    ref = jax.jit(jax.vmap(ref_fn, (None, 0, 0, 0)))(m, q, qd, x)
     assert out.shape == (13, m.nv)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
     with pytest.raises(ValueError, match="power of two"):
-        aba_pallas(m, block=12)
-    with pytest.raises(ValueError, match="'tau' has shape"):
-        aba_pallas(m, block=8)(q, qd, tau[:, :2])
-
-
-def test_pallas_rnea_matches_generic_interpret():
-    """The fused Pallas RNEA in interpret mode: equal to ``vmap(jaxdyn.rnea)`` (armature,
-    gravity and a free root included), padding included; bad shapes are named."""
-    from jaxdyn.kernels.pallas import rnea_pallas
-
-    m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=4, dtype=jnp.float64)
-    m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
-    q, qd, qdd, _ = _state(m, 11, seed=6)
-    out = jax.jit(rnea_pallas(m, block=8, interpret=True))(q, qd, qdd)
-    ref = jax.jit(jax.vmap(jaxdyn.rnea, (None, 0, 0, 0)))(m, q, qd, qdd)
-    assert out.shape == (11, m.nv)
-    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
-    with pytest.raises(ValueError, match="rnea_pallas: argument 'qdd' has shape"):
-        rnea_pallas(m, block=8)(q, qd, qdd[:, :2])
+        build(m, block=12)
+    with pytest.raises(ValueError, match=f"{algo}_pallas: argument '{last}' has shape"):
+        build(m, block=8)(q, qd, x[:, :2])
 
 
 def test_pallas_aba_jacobian_matches_jacfwd_interpret():
