@@ -445,7 +445,7 @@ def _run(args) -> int:
     if unknown:
         raise SystemExit(f"jaxdyn bench: unknown algorithm(s) {unknown}; choose from {', '.join(ALGOS)}")
     print(" ".join(f"{k}={v}" for k, v in env.items()))
-    hdr = (f"{'algo':<18}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
+    hdr = (f"{'algo':<20}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
            f"{'pin x':>8}{'pinMP x':>8}{'frax x':>8}{'mjx x':>8}{'best x':>8}")
     print(hdr)
     rows, failed = [], []
@@ -472,7 +472,7 @@ def _run(args) -> int:
                         r = time_jaxdyn(model, algo, B, args.repeats)
                     except Exception as e:  # noqa: BLE001 - e.g. out of device memory: report, go on
                         msg = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
-                        print(f"{algo:<18}{robot:<16}{dt:<8}{B:>8}  failed: {msg}", flush=True)
+                        print(f"{algo:<20}{robot:<16}{dt:<8}{B:>8}  failed: {msg}", flush=True)
                         failed.append({"algo": algo, "robot": robot, "dtype": dt, "batch": B, "error": msg})
                         if not args.no_save:
                             _save(stem, env, rows, failed)
@@ -499,7 +499,7 @@ def _run(args) -> int:
                            "pinocchio_batch_s_per_sample": pb,
                            "ratio_vs_best_peer": r["samples_per_s"] / best if best else None}
                     rows.append(row)
-                    print(f"{algo:<18}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
+                    print(f"{algo:<20}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
                           f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
                           f"{_fmt(pb and r['samples_per_s'] * pb, spec='.2f'):>8}"
                           f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}"
