@@ -63,8 +63,9 @@ case "$PART" in
     bench 60 h100-jacobian-soa-scan --algos aba_jacobian,aba_jacobian_soa --robots panda --batches 131072 \
       --peers "" --repeats 10 --traversal scan
     bench 60 h100-talos-level --algos aba,aba_soa --robots talos:fixed --batches $B --peers "" --repeats 10 --traversal level
-    # generic path unrolled: at batch 1 a scan pays a device-to-host sync per step for its loop
-    # condition (scan 440-500 us vs "latency" 204-214 us on 2026-11-23); is "unroll" also faster in bulk?
+    # generic path unrolled: at batch 1 the scans cost 440-500 us against 204-214 us unrolled
+    # ("latency", 2026-11-23): per-step while-loop overhead (launches; maybe a host sync for the
+    # loop condition, not verified). Is "unroll" also faster in bulk?
     bench 60 h100-generic-unroll --algos aba,rnea --robots ur5,panda --batches 1,131072 --peers "" --repeats 20 --traversal unroll
     bench 150 h100-chains-long --algos aba,aba_soa,rnea,rnea_soa --robots chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
