@@ -20,7 +20,10 @@ Status: written for GPUs (Triton backend of Pallas); checked in Pallas interpret
 it ran at 2.5e9 samples/s for ur5 and 1.2e9 for panda at 2^20 samples (32-41x frax's forward
 dynamics) and 81 / 89 us for one sample, within 1.3e-7 of the generic path; compile 3.5 s
 (ur5) and 25 s (panda). A deviceless H100 compile (``benchmarks/gpu_aot.py``) ran over 240 s
-for talos (32 links): the harness runs it up to :data:`PALLAS_MAX_LINKS` links.
+for talos (32 links): the harness runs each kernel up to its :data:`PALLAS_MAX_LINKS` entry.
+:func:`rnea_pallas` and :func:`aba_jacobian_pallas` are tested the same way (interpret mode,
+CUDA lowering) but have not run on a GPU yet; their deviceless compile times are in
+``benchmarks/results/gpu-aot-h100.md``.
 """
 
 from __future__ import annotations
