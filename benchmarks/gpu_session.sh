@@ -54,12 +54,12 @@ case "$PART" in
     bench 130 h100-chains --algos aba,aba_soa,rnea,rnea_soa --robots chain32,chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
     ;;
-  part4)  # not run yet (written after the 2026-11-23 run): the fused RNEA and Jacobian, talos by
-          # depth levels, the long chains
+  part4a)  # written after the 2026-11-23 run (part 4 split in two: one call runs at most 600 s):
+           # the fused RNEA, the SoA Jacobian scanned, talos by depth levels, the generic path
+           # unrolled, the long chains
+    bash "$0" info | tee "$OUT/info.txt"
     bench 150 h100-rnea-pallas --algos rnea,rnea_soa,rnea_pallas --robots ur5,panda,solo12,talos:fixed \
       --batches $B --peers frax,mjx --repeats 10
-    bench 330 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
-      --batches 131072 --peers frax --repeats 10
     bench 60 h100-jacobian-soa-scan --algos aba_jacobian,aba_jacobian_soa --robots panda --batches 131072 \
       --peers "" --repeats 10 --traversal scan
     bench 60 h100-talos-level --algos aba,aba_soa --robots talos:fixed --batches $B --peers "" --repeats 10 --traversal level
@@ -69,6 +69,14 @@ case "$PART" in
     bench 60 h100-generic-unroll --algos aba,rnea --robots ur5,panda --batches 1,131072 --peers "" --repeats 20 --traversal unroll
     bench 150 h100-chains-long --algos aba,aba_soa,rnea,rnea_soa --robots chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
+    ;;
+  part4b)  # the fused Jacobian (deviceless compile: panda 153 s); solo12 RNEA and at 2^20; float64
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 300 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
+      --batches 131072 --peers frax --repeats 10
+    bench 100 h100-solo12-b --algos rnea,rnea_soa,aba_soa --robots solo12 --batches $B --peers frax --repeats 10
+    bench 120 h100-float64 --algos aba,aba_soa,rnea,rnea_soa --robots panda,talos:fixed --batches 131072 \
+      --dtypes float64 --peers frax,mjx --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
