@@ -70,13 +70,11 @@ case "$PART" in
     bench 150 h100-chains-long --algos aba,aba_soa,rnea,rnea_soa --robots chain128,chain1024 --batches 131072 \
       --peers mjx --repeats 10
     ;;
-  part4b)  # the fused Jacobian (deviceless compile: panda 153 s); solo12 RNEA and at 2^20; float64
+  part4b)  # the fused Jacobian (deviceless compile: panda 153 s); solo12 RNEA and at 2^20
     bash "$0" info | tee "$OUT/info.txt"
     bench 300 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
       --batches 131072 --peers frax --repeats 10
     bench 100 h100-solo12-b --algos rnea,rnea_soa,aba_soa --robots solo12 --batches $B --peers frax --repeats 10
-    bench 120 h100-float64 --algos aba,aba_soa,rnea,rnea_soa --robots panda,talos:fixed --batches 131072 \
-      --dtypes float64 --peers frax,mjx --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
