@@ -74,7 +74,7 @@ case "$PART" in
     bash "$0" info | tee "$OUT/info.txt"
     bench 300 h100-jacobian-pallas --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda \
       --batches 131072 --peers frax --repeats 10
-    bench 100 h100-solo12-b --algos rnea,rnea_soa,aba_soa --robots solo12 --batches $B --peers frax --repeats 10
+    bench 140 h100-solo12-b --algos rnea,rnea_soa,aba_soa --robots solo12 --batches $B --peers frax --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
