@@ -924,18 +924,24 @@ def _crba_tree(model, lay, nums, qT):
     _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident, rx)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
     nb = model.nb
-    Iw = [jnp.zeros((nb, B), dt), jnp.zeros((nb, 3, B), dt), jnp.zeros((nb, 6, B), dt)]
+    # body masses do not depend on q: one (nb,) vector broadcast over the batch (an (nb, B)
+    # buffer updated with constants would be constant-folded into a literal of the batch's size)
+    mass = jnp.zeros((nb,), dt)
+    Iw = [None, jnp.zeros((nb, 3, B), dt), jnp.zeros((nb, 6, B), dt)]
     idx = np.asarray(lay.link_bodies)
     S_parts, body_of = [], []
     if lay.floating:
-        Iw = [Iw[0].at[0].set(root_I[0]), Iw[1].at[0].set(stack(root_I[1])), Iw[2].at[0].set(stack(root_I[2]))]
+        mass = mass.at[0].set(root_I[0])
+        Iw = [None, Iw[1].at[0].set(stack(root_I[1])), Iw[2].at[0].set(stack(root_I[2]))]
         S_parts.append(jnp.broadcast_to(jnp.eye(6, dtype=dt)[:, :, None], (6, 6, B)))
         body_of += [0] * 6
     if len(idx):
         (saw, slw), (m, h, Ib) = link_out
-        Iw = [Iw[0].at[idx].set(jnp.broadcast_to(m[:, None], (len(idx), B))), Iw[1].at[idx].set(jnp.stack(h, 1)), Iw[2].at[idx].set(jnp.stack(Ib, 1))]
+        mass = mass.at[idx].set(m)
+        Iw = [None, Iw[1].at[idx].set(jnp.stack(h, 1)), Iw[2].at[idx].set(jnp.stack(Ib, 1))]
         S_parts.append(jnp.concatenate([jnp.stack(saw, 1), jnp.stack(slw, 1)], 1))
         body_of += list(idx)
+    Iw[0] = jnp.broadcast_to(mass[:, None], (nb, B))
     Ic = tree.subtree_sum(lay, Iw)
     S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
     bo = np.asarray(body_of)
