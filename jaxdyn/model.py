@@ -110,16 +110,26 @@ TRAVERSALS = ("auto", "scan", "level", "unroll", "latency")
 # and 3x slower to compile, and "level" is slower on CPU. So tiny robots (pendulums, cart-pole,
 # acrobot: the RL tasks) unroll and everything else scans, until a GPU run says otherwise.
 UNROLL_MAX_LINKS = 3
+# On a GPU "auto" unrolls up to this many links. Measured on an H100 (jax 0.11.2,
+# benchmarks/results/h100-2026-11-23.md, "generic traversal"): a scanned program launches
+# kernels for every scan step of every pass, so for ur5 (6 links) and panda (9) the unrolled
+# `vmap(aba)` was 2.0-2.3x faster at batch 131,072 and 1.9-2.0x faster for one sample
+# (229-239 us against 440-500 us); compile 4.7-9.3 s against 1.1-1.3 s. Larger robots were not
+# measured unrolled and keep the scan (flat compile time).
+GPU_UNROLL_MAX_LINKS = 9
 
 
 def resolve_traversal(topo: Topology, traversal: str) -> str:
-    """The concrete strategy for ``traversal`` (``"auto"`` picks by the tree's size)."""
+    """The concrete strategy for ``traversal``: ``"auto"`` picks by the tree's size and the
+    default backend (``"unroll"`` up to :data:`UNROLL_MAX_LINKS` scanned links on CPU and
+    :data:`GPU_UNROLL_MAX_LINKS` on a GPU, else ``"scan"``)."""
     if traversal not in TRAVERSALS:
         raise ValueError(f"unknown traversal '{traversal}', choose one of {', '.join(TRAVERSALS)}")
     if traversal != "auto":
         return traversal
     n = len(topo.parents) - (1 if topo.parents and topo.joint_types[0] == "free" else 0)
-    return "unroll" if n <= UNROLL_MAX_LINKS else "scan"
+    limit = GPU_UNROLL_MAX_LINKS if jax.default_backend() == "gpu" else UNROLL_MAX_LINKS
+    return "unroll" if n <= limit else "scan"
 
 
 @functools.lru_cache(maxsize=256)
@@ -233,7 +243,9 @@ class Model(eqx.Module):
     # -- static layout ------------------------------------------------------------------------
     @property
     def layout(self) -> Layout:
-        return layout(self.topology, self.traversal)
+        # "auto" is resolved here (it depends on the backend), so the layout cache is keyed on
+        # the concrete strategy
+        return layout(self.topology, resolve_traversal(self.topology, self.traversal))
 
     def with_traversal(self, traversal: str) -> "Model":
         """The same model walked by another strategy: ``"scan"`` (one ``lax.scan`` over links,
@@ -241,8 +253,8 @@ class Model(eqx.Module):
         across each level: fewer sequential steps for branched trees), ``"unroll"`` (a Python loop
         over links: fastest for small robots, compile time grows with the link count),
         ``"latency"`` (unrolled, with 6x6 transforms in the ABA: the fastest single-sample call
-        on CPU, slower batched) or ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links, else
-        scan). Results are identical to rounding."""
+        on CPU, slower batched) or ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links on CPU,
+        ``GPU_UNROLL_MAX_LINKS`` on a GPU, else scan). Results are identical to rounding."""
         resolve_traversal(self.topology, traversal)
         return self.replace(traversal=traversal)
 

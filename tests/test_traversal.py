@@ -51,6 +51,22 @@ def test_level_layout_and_auto():
         m.with_traversal("zigzag")
 
 
+def test_auto_per_backend(monkeypatch):
+    """"auto" resolves per backend (H100 measurements: unrolled small robots on a GPU; SoA
+    kernels by depth levels for large branched trees on a GPU); the layout cache follows."""
+    from jaxdyn.kernels import soa
+    panda, talos = jaxdyn.load_robot("panda"), jaxdyn.load_robot("talos", floating_base=False)
+    chain = builders.chain(20, "revolute", seed=0)
+    expect = {"cpu": ("scan", "scan", "scan", "scan"), "gpu": ("unroll", "scan", "level", "scan")}
+    for backend, (gen_panda, gen_talos, soa_talos, soa_chain) in expect.items():
+        monkeypatch.setattr(jax, "default_backend", lambda: backend)
+        assert resolve_traversal(panda.topology, "auto") == panda.layout.traversal == gen_panda
+        assert talos.layout.traversal == gen_talos
+        assert soa._traversal(talos, None) == soa_talos and soa._traversal(chain, None) == soa_chain
+        assert soa._traversal(panda, None) == "unroll"
+        assert panda.with_traversal("scan").layout.traversal == "scan"  # an explicit choice stays
+
+
 @pytest.mark.parametrize("floating", [False, True])
 def test_chain_fast_path_agrees(floating):
     """A serial chain takes the carry-only scan (Layout.is_chain): same results and gradients as
