@@ -71,6 +71,9 @@ def build(kernel, robot, traversal):
     elif kernel == "aba_vmap":
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
+    elif kernel.startswith("crba_pallas_"):
+        from jaxdyn.kernels.pallas import crba_pallas
+        return crba_pallas(model, interpret=False, backend=kernel.rsplit("_", 1)[1]), None, model, {**info, "args": "q"}
     elif kernel.startswith(("pallas_", "rnea_pallas_", "jacobian_pallas_")):  # pallas_triton, rnea_pallas_mosaic, ...
         from jaxdyn.kernels.pallas import aba_jacobian_pallas, aba_pallas, rnea_pallas
         build_fn = {"rnea": rnea_pallas, "jacobian": aba_jacobian_pallas}.get(kernel.split("_")[0], aba_pallas)

@@ -28,10 +28,10 @@ import platform
 import time
 
 ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
-         "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "aba_jacobian_pallas")
+         "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "crba_pallas", "aba_jacobian_pallas")
 # *_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
 DEFAULT_ALGOS = "aba,aba_soa,rnea,rnea_soa,crba,crba_soa"
-GPU_ALGOS = "aba_pallas,rnea_pallas"  # added to the default on a GPU: the fastest paths there
+GPU_ALGOS = "aba_pallas,rnea_pallas,crba_pallas"  # added to the default on a GPU: the fastest paths there
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
 
 
@@ -136,7 +136,7 @@ def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
 def time_jaxdyn(model, algo, B, repeats):
     import jax
 
-    if algo in ("aba_pallas", "rnea_pallas", "aba_jacobian_pallas"):
+    if algo.endswith("_pallas"):
         if jax.default_backend() != "gpu":
             raise RuntimeError(f"{algo} runs on a GPU only (on CPU Pallas interprets the kernel: a "
                                "correctness check, not a benchmark)")
@@ -147,7 +147,7 @@ def time_jaxdyn(model, algo, B, repeats):
             raise RuntimeError(f"{algo} skipped for {len(model.layout.link_bodies)} links (> {limit}, "
                                "kernels.pallas.PALLAS_MAX_LINKS): Triton's compile time grows steeply with the unrolled "
                                "body (the ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)")
-        f, sig = getattr(pallas, algo)(model), "q qd x model-constant"
+        f, sig = getattr(pallas, algo)(model), ("q model-constant" if algo == "crba_pallas" else "q qd x model-constant")
     else:
         f, sig = _kernel(algo)
     q, qd, x = _inputs(model, B)

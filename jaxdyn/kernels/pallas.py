@@ -32,13 +32,13 @@ import jax
 import jax.numpy as jnp
 
 from ..model import Model
-from .soa import Constants, _aba_unroll, _check_joints, _rnea_unroll
+from .soa import Constants, _aba_unroll, _check_joints, _crba_unroll, _rnea_unroll
 
 
 # Largest robot (scanned links) the benchmark harness compiles each kernel for: Triton's compile
 # time grows steeply with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s,
 # 32 > 240 s; of the RNEA: 12 links 5.7 s, 32 links 20 s).
-PALLAS_MAX_LINKS = {"aba_pallas": 12, "aba_jacobian_pallas": 12, "rnea_pallas": 32}
+PALLAS_MAX_LINKS = {"aba_pallas": 12, "aba_jacobian_pallas": 12, "rnea_pallas": 32, "crba_pallas": 12}
 
 
 def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
@@ -55,7 +55,8 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None,
         default of ``pallas_call`` itself in jax >= 0.8, which warns that this use is deprecated).
       num_warps: Triton warps per program (default: Triton's choice).
     """
-    return _fused(model, "aba_pallas", _aba_unroll, ("q", "qd", "tau"), block, interpret, backend, num_warps)
+    return _fused(model, "aba_pallas", lambda c, q, qd, tau: _aba_unroll(model, c, q, qd, tau, None),
+                  ("q", "qd", "tau"), block, interpret, backend, num_warps)
 
 
 def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
@@ -64,38 +65,78 @@ def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None
     unrolled SoA RNEA of :mod:`jaxdyn.kernels.soa`, seed 000's outward velocity/acceleration and
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
-    return _fused(model, "rnea_pallas", _rnea_unroll, ("q", "qd", "qdd"), block, interpret, backend, num_warps)
+    return _fused(model, "rnea_pallas", lambda c, q, qd, qdd: _rnea_unroll(model, c, q, qd, qdd, None),
+                  ("q", "qd", "qdd"), block, interpret, backend, num_warps)
+
+
+def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
+                num_warps: int | None = None):
+    """Build ``f(q (B, nq)) -> M (B, nv, nv)``: the joint-space mass matrix (armature included;
+    the unrolled composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table
+    6.2, seed 000 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
+    :func:`aba_pallas`."""
+    nv = model.nv
+    f = _fused(model, "crba_pallas", lambda c, q: _crba_unroll(model, c, q), ("q",), block, interpret, backend,
+               num_warps, out_width=nv * nv)
+    return lambda q: f(q).reshape(q.shape[0], nv, nv)
 
 
 def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
                         num_warps: int | None = None):
     """Build ``f(q, qd, tau) -> (dqdd/dq (B, nv, nq), dqdd/dqd (B, nv, nv), dqdd/dtau (B, nv, nv))``,
-    the per-sample Jacobians of forward dynamics, as :func:`aba_pallas` differentiated in forward
-    mode: one tangent direction per input coordinate, seeded for every sample at once (samples
-    are independent), ``vmap``ped over the ``nq + 2 nv`` directions. Pallas differentiates the
-    kernel body itself, so each direction is one fused kernel program computing the primal and
-    its tangent in registers. Same numbers as ``vmap(jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))``
-    (``q`` in its coordinates, quaternion included). Arguments as :func:`aba_pallas`."""
-    f = aba_pallas(model, block=block, interpret=interpret, backend=backend, num_warps=num_warps)
-    nq, nv = model.nq, model.nv
+    the per-sample Jacobians of forward dynamics, from fused kernels and the inverse-dynamics
+    identity (implicit differentiation of ``ID(q, qd, FD(q, qd, tau)) = tau``, Carpentier &
+    Mansard, "Analytical derivatives of rigid body dynamics algorithms", RSS 2018, eq. (8))::
+
+        dqdd/dq = -M^-1 dID/dq,   dqdd/dqd = -M^-1 dID/dqd,   dqdd/dtau = M^-1,
+
+    with ``ID`` evaluated at ``qdd = FD(q, qd, tau)`` (``M`` includes the armature, as both
+    kernels do). Four fused programs: :func:`aba_pallas` for ``qdd``; :func:`rnea_pallas` in
+    forward mode with tangents in ``q`` only and in ``qd`` only (``vmap``ped over the ``nq`` and
+    ``nv`` directions, one-hot for every sample); ``M^-1`` applied to the ``nq + 2 nv`` columns
+    as the forward-mode derivative of :func:`aba_pallas` in ``tau`` alone (linear in ``tau``: no
+    tangent of the articulated inertias). Pallas differentiates a kernel body with the zero
+    tangents left out, so each program carries only what its direction needs: compiling it is
+    cheaper than the full tangent of ABA in ``(q, qd, tau)`` (panda: that one took over 170 s on
+    the H100 host, ``benchmarks/results/h100-2026-11-23.md``). Same numbers as
+    ``vmap(jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))`` (``q`` in its coordinates, quaternion
+    included). Arguments as :func:`aba_pallas`."""
+    nq, nv, dt = model.nq, model.nv, model.dtype
+    args = (block, interpret, backend, num_warps)
+
+    def tangent(fn, wrt):  # the forward-mode derivative of fn in its argument `wrt` alone
+        def body(c, *groups):
+            primal, dx = list(groups[:3]), groups[3]
+            g = lambda x: fn(model, c, *primal[:wrt], x, *primal[wrt + 1:], None)  # noqa: E731
+            return jax.jvp(g, (primal[wrt],), (dx,))[1]
+        return body
+
+    names = ("q", "qd", "x", "dx")
+    fd = aba_pallas(model, block=block, interpret=interpret, backend=backend, num_warps=num_warps)
+    did_dq = _fused(model, "aba_jacobian_pallas", tangent(_rnea_unroll, 0), names, *args, tangent_of_q=True)
+    did_dqd = _fused(model, "aba_jacobian_pallas", tangent(_rnea_unroll, 1), names, *args)
+    minv = _fused(model, "aba_jacobian_pallas", tangent(_aba_unroll, 2), names, *args)
 
     def jac(q, qd, tau):
-        q, qd, tau = (jnp.asarray(x, model.dtype) for x in (q, qd, tau))
-
-        def column(e):
-            seeds = (jnp.broadcast_to(e[:nq], q.shape), jnp.broadcast_to(e[nq:nq + nv], qd.shape),
-                     jnp.broadcast_to(e[nq + nv:], tau.shape))
-            return jax.jvp(f, (q, qd, tau), seeds)[1]
-
-        J = jnp.moveaxis(jax.vmap(column)(jnp.eye(nq + 2 * nv, dtype=model.dtype)), 0, -1)  # (B, nv, nq + 2 nv)
+        q, qd, tau = (jnp.asarray(x, dt) for x in (q, qd, tau))
+        qdd = fd(q, qd, tau)
+        one_hot = lambda x, n: jnp.broadcast_to(jnp.eye(n, dtype=dt)[:, None, :], (n,) + x.shape)  # noqa: E731
+        each = lambda k, x, d: jax.vmap(lambda t: k(q, qd, x, t))(d)  # noqa: E731
+        rhs = jnp.concatenate([-each(did_dq, qdd, one_hot(q, nq)), -each(did_dqd, qdd, one_hot(qd, nv)),
+                               one_hot(tau, nv)])  # (nq + 2 nv, B, nv)
+        J = jnp.moveaxis(each(minv, tau, rhs), 0, -1)  # M^-1 rhs: (B, nv, nq + 2 nv)
         return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
 
     return jac
 
 
-def _fused(model, name, unrolled, arg_names, block, interpret, backend, num_warps):
-    """One Pallas kernel running ``unrolled(model, Constants(model), q, x1, x2, None)`` on a
-    block of samples per program: inputs ``(B, nq), (B, nv), (B, nv)``, output ``(B, nv)``."""
+def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, tangent_of_q=False, out_width=None):
+    """One Pallas kernel running ``body(Constants(model), *groups)`` on a block of samples per
+    program, each group a list of ``(block,)`` columns: the first argument is ``q (B, nq)``, the
+    others ``(B, nv)`` (the last ``(B, nq)`` with ``tangent_of_q``); the output is ``(B, nv)``
+    (``(B, out_width)`` if given). Pallas's own JVP rule for ``pallas_call`` is
+    not used (it mis-counts its block mappings when some tangents are symbolic zeros, jax
+    0.10.2): derivatives are taken inside ``body``."""
     from jax.experimental import pallas as pl
 
     _check_joints(model, name)
@@ -113,29 +154,34 @@ def _fused(model, name, unrolled, arg_names, block, interpret, backend, num_warp
         raise ValueError(f"{name}: backend must be 'triton' or 'mosaic', got {backend!r}")
     consts = Constants(model)
     nq, nv, dt = model.nq, model.nv, model.dtype
+    nout = nv if out_width is None else out_width
+    widths = (nq,) + (nv,) * (len(arg_names) - 1)
+    if tangent_of_q:
+        widths = widths[:-1] + (nq,)
+    starts = [sum(widths[:k]) for k in range(len(widths) + 1)]
 
     def kernel(*refs):
-        ins, outs = refs[:nq + 2 * nv], refs[nq + 2 * nv:]
+        ins, outs = refs[:starts[-1]], refs[starts[-1]:]
         cols = [r[...] for r in ins]
-        res = unrolled(model, consts, cols[:nq], cols[nq:nq + nv], cols[nq + nv:], None)
+        res = body(consts, *[cols[a:b] for a, b in zip(starts[:-1], starts[1:])])
         for o, x in zip(outs, res):
             o[...] = jnp.broadcast_to(jnp.asarray(x, dt), (block,))
 
     spec = pl.BlockSpec((block,), lambda i: (i,))
 
-    def f(q, x1, x2):
-        q, x1, x2 = (jnp.asarray(x, dt) for x in (q, x1, x2))
-        for arg, x, n in zip(arg_names, (q, x1, x2), (nq, nv, nv)):
-            if x.ndim != 2 or x.shape[1] != n or x.shape[0] != q.shape[0]:
-                raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({q.shape[0]}, {n}) "
+    def f(*xs):
+        xs = tuple(jnp.asarray(x, dt) for x in xs)
+        B = xs[0].shape[0] if xs[0].ndim else 0
+        for arg, x, n in zip(arg_names, xs, widths):
+            if x.ndim != 2 or x.shape[1] != n or x.shape[0] != B:
+                raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({B}, {n}) "
                                  f"for model '{model.name}'")
-        B = q.shape[0]
         Bp = -(-B // block) * block
-        cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in (q, x1, x2) for k in range(x.shape[1])]
+        cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in xs for k in range(x.shape[1])]
         if model.floating_base:  # padded samples need a unit quaternion
             cols[3] = cols[3].at[B:].set(1.0)
-        out = pl.pallas_call(kernel, out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nv, grid=(Bp // block,),
-                             in_specs=[spec] * len(cols), out_specs=[spec] * nv, interpret=interpret,
+        out = pl.pallas_call(kernel, out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nout, grid=(Bp // block,),
+                             in_specs=[spec] * len(cols), out_specs=[spec] * nout, interpret=interpret,
                              compiler_params=None if interpret else params)(*cols)
         return jnp.stack(out, -1)[:B]
 

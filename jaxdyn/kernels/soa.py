@@ -619,6 +619,50 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     return tau
 
 
+def _crba_unroll(model, nums, qT):
+    """Mass matrix ``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the
+    tree (Featherstone table 6.2; seed 000 (7.7)-(7.11)): composite inertias ``Ic_p += X* Ic X``
+    inward (rigid, compact), then per dof ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature`` and
+    ``F <- X* F`` up the ancestors ``j``: ``M_ji = M_ij = S_j^T F``. A free root's ``S`` is
+    ``1_6`` (its six unit motions). Entries of bodies on different branches are exact zeros."""
+    lay = model.layout
+    parents = model.parents
+    arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
+    kin = _kinematics_unroll(model, nums, qT)
+    nb, nv = model.nb, model.nv
+    Ic = [(bn["m"], bn["h"], bn["Ib"]) for bn, _, _ in kin]
+    for i in reversed(range(nb)):
+        pa = parents[i]
+        if pa >= 0:
+            _, (R, p), _ = kin[i]
+            m, h, Ib = _rigid_to_parent(R, p, *Ic[i])
+            Ic[pa] = (_add(Ic[pa][0], m), _v_add(Ic[pa][1], h), _v_add(Ic[pa][2], Ib))
+    e = [tuple(float(k == j) for j in range(3)) for k in range(3)]
+    unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
+
+    def subspace(i):
+        return [kin[i][2]] if kin[i][2] is not None else unit
+
+    M = [[0.0] * nv for _ in range(nv)]
+    for i in range(nb):
+        vs = int(lay.v_start[i])
+        for c, Sc in enumerate(subspace(i)):
+            col = vs + c
+            F = _inertia_apply(*Ic[i], *Sc)
+            for r, Sr in enumerate(subspace(i)):
+                M[vs + r][col] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
+            M[col][col] = _add(M[col][col], arm[col])
+            j = i
+            while parents[j] >= 0:
+                _, (R, p), _ = kin[j]
+                F = _force_to_parent(R, p, *F)
+                j = parents[j]
+                vj = int(lay.v_start[j])
+                for r, Sr in enumerate(subspace(j)):
+                    M[vj + r][col] = M[col][vj + r] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
+    return [x for row in M for x in row]
+
+
 # --- scanned traversal (jaxdyn.tree scatter/gather over links or depth levels) --------------------
 
 
