@@ -76,6 +76,19 @@ case "$PART" in
       --batches 131072 --peers frax --repeats 10
     bench 140 h100-solo12-b --algos rnea,rnea_soa,aba_soa --robots solo12 --batches $B --peers frax --repeats 10
     ;;
+  part5)  # after part 4: the Jacobian from the inverse-dynamics identity, the fused CRBA, talos with
+          # the GPU default (SoA by depth levels) and the fused RNEA, the long chains (MJX did not
+          # compile chain128 within 145 s in part4a), float64
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 150 h100-jacobian-identity --algos aba_jacobian,aba_jacobian_pallas --robots ur5,panda --batches 131072 \
+      --peers frax --repeats 10
+    bench 120 h100-crba-pallas --algos crba,crba_pallas --robots ur5,panda,solo12 --batches $B --peers frax,mjx --repeats 10
+    bench 140 h100-talos-default --algos aba_soa,rnea_soa,rnea_pallas --robots talos:fixed --batches $B \
+      --peers frax,mjx --repeats 10
+    bench 60 h100-chains-jaxdyn --algos aba_soa,rnea_soa --robots chain128,chain1024 --batches 131072 --peers "" --repeats 10
+    bench 80 h100-float64 --algos aba,aba_soa,rnea_soa --robots panda --batches 131072 --dtypes float64 \
+      --peers frax,mjx --repeats 10
+    ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
 echo "=== $(date +%T) done"

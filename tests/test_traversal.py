@@ -52,12 +52,12 @@ def test_level_layout_and_auto():
 
 
 def test_auto_per_backend(monkeypatch):
-    """"auto" resolves per backend (H100 measurements: unrolled small robots on a GPU; SoA
-    kernels by depth levels for large branched trees on a GPU); the layout cache follows."""
+    """"auto" resolves per backend (H100 measurements: the generic path unrolls small robots on
+    a GPU; the SoA kernels pick the same on every backend); the layout cache follows."""
     from jaxdyn.kernels import soa
     panda, talos = jaxdyn.load_robot("panda"), jaxdyn.load_robot("talos", floating_base=False)
     chain = builders.chain(20, "revolute", seed=0)
-    expect = {"cpu": ("scan", "scan", "scan", "scan"), "gpu": ("unroll", "scan", "level", "scan")}
+    expect = {"cpu": ("scan", "scan", "scan", "scan"), "gpu": ("unroll", "scan", "scan", "scan")}
     for backend, (gen_panda, gen_talos, soa_talos, soa_chain) in expect.items():
         monkeypatch.setattr(jax, "default_backend", lambda: backend)
         assert resolve_traversal(panda.topology, "auto") == panda.layout.traversal == gen_panda

@@ -15,8 +15,7 @@ with the number of links), ``"scan"``/``"level"`` run the same link steps throug
 :func:`jaxdyn.tree.scatter`/:func:`~jaxdyn.tree.gather` (``lax.scan`` over links or depth
 levels; compile time flat in the number of links; the joint data are then arrays, with a
 type-agnostic revolute/prismatic transform). ``"auto"`` unrolls models with at most
-:data:`SOA_UNROLL_MAX_LINKS` moving links and scans the others (by depth levels for branched
-trees on a GPU).
+:data:`SOA_UNROLL_MAX_LINKS` moving links and scans the others.
 
 Structural zeros (the empty half of a motion subspace, the zero velocity of the world, the
 zero entries of skew matrices) are Python ``0.0`` literals at trace time and are skipped by the
@@ -840,10 +839,11 @@ TRAVERSALS = ("auto", "unroll", "scan", "level")
 # link count (talos, 38 links: ~80 s on the 2-core CPU); the scanned form compiles in a time flat
 # in the link count. Measured in benchmarks/results/kernels-cpu.md.
 SOA_UNROLL_MAX_LINKS = 12
-# Beyond that, branched trees are walked by depth levels on a GPU ("level": talos, 10 levels for
-# 32 links, fixed-base ABA at batch 131,072 on an H100: 2.54e7 samples/s against 2.23e7 scanned
-# link by link) and link by link elsewhere (on the 2-core CPU "level" was slower: 49-52 ms
-# against 33 ms per 4096 talos samples).
+# Beyond that the tree is scanned link by link on every backend. "level" (by depth levels) was
+# measured on an H100 for talos (fixed base, 32 links, 10 levels; benchmarks/results/
+# h100-2026-11-23.md): ABA 2.42-2.54e7 samples/s at batch 131,072 against 2.23e7 scanned, but
+# 2.46e7 against 3.65e7 at 2^20; RNEA 5.6e7 against 5.5e7 and 4.9e7 against 7.6e7. On the
+# 2-core CPU it was slower too (49-52 ms against 33 ms per 4096 talos samples).
 
 
 def _traversal(model, traversal):
@@ -851,11 +851,7 @@ def _traversal(model, traversal):
     if t not in TRAVERSALS:
         raise ValueError(f"unknown traversal '{t}', choose one of {', '.join(TRAVERSALS)}")
     if t == "auto":
-        lay = model.with_traversal("scan").layout
-        if len(lay.link_bodies) <= SOA_UNROLL_MAX_LINKS:
-            t = "unroll"
-        else:
-            t = "level" if jax.default_backend() == "gpu" and not lay.is_chain else "scan"
+        t = "unroll" if len(model.with_traversal("scan").layout.link_bodies) <= SOA_UNROLL_MAX_LINKS else "scan"
     return t
 
 
