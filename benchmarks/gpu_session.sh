@@ -89,6 +89,10 @@ case "$PART" in
     bench 80 h100-float64 --algos aba,aba_soa,rnea_soa --robots panda --batches 131072 --dtypes float64 \
       --peers frax,mjx --repeats 10
     ;;
+  part6)  # the last 245 s of the session's GPU time: what part5's steps did not reach
+    bench 90 h100-talos-rnea-pallas --algos rnea_pallas --robots talos:fixed --batches 131072 --peers mjx --repeats 10
+    bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
+    ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
 echo "=== $(date +%T) done"
