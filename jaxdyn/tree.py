@@ -39,15 +39,6 @@ from .model import Layout
 tmap = jax.tree_util.tree_map
 
 
-def _no_fold(x):
-    """``x`` behind an optimisation barrier. The scanned sweeps pad and update per-body buffers
-    built from ``world`` / ``init``, which are often constants (zeros, gravity); XLA would then
-    constant-fold every such buffer into a literal of the whole batch's size (talos SoA at
-    ``B = 2^20``: ``(34, B)`` literals, seconds of compile time and large constants in the
-    executable). The unrolled traversal, where the buffers are only sliced, keeps them foldable."""
-    return jax.lax.optimization_barrier(x)
-
-
 def _buffer(nb: int, world):
     return tmap(lambda w: jnp.zeros((nb + 1,) + jnp.shape(w), jnp.result_type(w)).at[nb].set(w), world)
 
@@ -67,8 +58,6 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
       stacked over scanned links; ``root_out`` the root step's output (None if fixed base).
     """
     nb = lay.nb
-    if lay.traversal != "unroll":
-        world = _no_fold(world)
     buf = _buffer(nb, world)
     root_out = None
     if lay.floating:
@@ -231,7 +220,6 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     else:
         if callable(init):
             init = init(np.arange(nb))
-        init = _no_fold(init) if n else init
         buf = tmap(lambda a: jnp.concatenate([a, jnp.zeros((1,) + a.shape[1:], a.dtype)], 0), init)
         accs = None
     link_out = None

@@ -744,7 +744,18 @@ def _link_bias_acc(x, S):
 
 def _soa_zeros(structure, B, dtype, nb=None):
     shape = (B,) if nb is None else (nb, B)
-    return jax.tree_util.tree_map(lambda _: jnp.zeros(shape, dtype), structure)
+    return _no_fold(jax.tree_util.tree_map(lambda _: jnp.zeros(shape, dtype), structure))
+
+
+def _no_fold(x):
+    """``x`` behind an optimisation barrier, for the constant seeds (zeros, gravity, identity)
+    of the scanned :mod:`jaxdyn.tree` sweeps over ``(B,)`` values: their per-body buffers are
+    padded and updated from these, and XLA would constant-fold every such buffer into a literal
+    of the batch's size (talos at ``B = 2^20``: ``(34, B)`` literals, seconds of compile time on
+    the H100 and large constants in the executable; guarded by tests/test_no_batch_constants.py).
+    Only here: in the generic ``vmap`` path the seeds are per-sample and small, and a barrier
+    there cost 25-35% on CPU (talos floating, panda at batch 4096)."""
+    return jax.lax.optimization_barrier(x)
 
 
 _MOTION = (_ZERO3, _ZERO3)
@@ -782,7 +793,7 @@ def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
     _, filt, root_PZ = tree.gather(lay, filter_step, init, lx, rx)
     if filt is not None:
         lx["U"], lx["di"], lx["e"] = filt
-    world = _world_acc(model, B)
+    world = _no_fold(_world_acc(model, B))
 
     def smooth_step(parent_a, x):
         if "root" in x:
@@ -799,7 +810,7 @@ def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
     """RNEA as a :mod:`jaxdyn.tree` scatter (v, a, f) and gather (f, tau) over SoA values."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
-    world = _world_acc(model, B)
+    world = _no_fold(_world_acc(model, B))
 
     def fwd_step(parent, x):
         m, h, Ib = _inertia_x(x)
@@ -970,7 +981,7 @@ def _crba_tree(model, lay, nums, qT):
         slw = _v_add(_mv(Rw, sl), _cross(pw, saw))
         return (Rw, pw), ((saw, slw), _rigid_to_parent(Rw, pw, m, h, Ib))
 
-    _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident, rx)
+    _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
     nb = model.nb
     # body masses do not depend on q: one (nb,) vector broadcast over the batch (an (nb, B)
