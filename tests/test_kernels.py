@@ -221,7 +221,7 @@ def test_pallas_aba_lowers_for_cuda(backend):
     -> PTX) runs only on a GPU and is not exercised here."""
     from jax import export
 
-    from jaxdyn.kernels.pallas import aba_jacobian_pallas, aba_pallas, rnea_pallas
+    from jaxdyn.kernels.pallas import aba_jacobian_pallas, aba_pallas, crba_pallas, rnea_pallas
 
     m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=2, dtype=jnp.float32)
     q = jax.ShapeDtypeStruct((256, m.nq), jnp.float32)
@@ -232,5 +232,8 @@ def test_pallas_aba_lowers_for_cuda(backend):
         exp = export.export(f, platforms=["cuda"],
                             disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q, v, v)
         assert f"custom_call @{target}" in exp.mlir_module()
+    f = jax.jit(crba_pallas(m, block=128, interpret=False, backend=backend))
+    exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q)
+    assert f"custom_call @{target}" in exp.mlir_module()
     with pytest.raises(ValueError, match="backend must be"):
         aba_pallas(m, backend="cuda")

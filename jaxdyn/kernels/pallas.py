@@ -1,6 +1,7 @@
-"""Fused Pallas kernels for batched forward (ABA) and inverse (RNEA) dynamics, specialised to one
-model (:func:`aba_pallas`, :func:`rnea_pallas`), and the Jacobian of ABA by forward-mode
-differentiation of the fused kernel (:func:`aba_jacobian_pallas`).
+"""Fused Pallas kernels for batched forward (ABA) and inverse (RNEA) dynamics and the mass matrix
+(CRBA), specialised to one model (:func:`aba_pallas`, :func:`rnea_pallas`, :func:`crba_pallas`),
+and the Jacobian of ABA from fused forward-mode derivatives of the ABA and RNEA kernels
+(:func:`aba_jacobian_pallas`).
 
 The struct-of-arrays ABA of :mod:`jaxdyn.kernels.soa` (unrolled over links; equations and seed
 references there) is traced inside one ``pallas_call`` body: each program of the grid loads a
@@ -16,14 +17,14 @@ power-of-two block shapes); ``B`` is padded to a multiple of ``block``.
 
 Status: written for GPUs (Triton backend of Pallas); checked in Pallas interpret mode on CPU
 (``interpret=True``, the default off-GPU) against the plain kernels, and lowered for CUDA on CPU
-(``jax.export``, tested). On an H100 (jax 0.11.2, ``benchmarks/results/h100-2026-11-23.md``)
-it ran at 2.5e9 samples/s for ur5 and 1.2e9 for panda at 2^20 samples (32-41x frax's forward
-dynamics) and 81 / 89 us for one sample, within 1.3e-7 of the generic path; compile 3.5 s
-(ur5) and 25 s (panda). A deviceless H100 compile (``benchmarks/gpu_aot.py``) ran over 240 s
-for talos (32 links): the harness runs each kernel up to its :data:`PALLAS_MAX_LINKS` entry.
-:func:`rnea_pallas` and :func:`aba_jacobian_pallas` are tested the same way (interpret mode,
-CUDA lowering) but have not run on a GPU yet; their deviceless compile times are in
-``benchmarks/results/gpu-aot-h100.md``.
+(``jax.export``, tested). On an H100 (jax 0.11.2, ``benchmarks/results/h100-2026-11-23.md``),
+at 2^20 samples: ABA 2.5e9 samples/s (ur5) and 1.2e9 (panda), 32-41x frax's forward dynamics,
+and 81 / 89 us for one sample; RNEA 3.2e9 / 1.7e9; CRBA 1.4e9 / 6.4e8. At 131,072 samples the
+Jacobian of ABA ran at 2.0e8 / 9.6e7, 61-65x frax's ``jacfwd``. All were within 5e-7 of the
+generic path. Compile times on the H100 host: ABA 3.5 s (ur5) and 25 s (panda); RNEA
+1.2 / 4.5 s; CRBA 0.8 / 7 s; Jacobian 5.4 / 33 s. A deviceless H100 compile
+(``benchmarks/gpu_aot.py``) ran over 240 s for talos's ABA (32 links): the harness runs each
+kernel up to its :data:`PALLAS_MAX_LINKS` entry.
 """
 
 from __future__ import annotations
