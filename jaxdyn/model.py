@@ -344,8 +344,14 @@ class Model(eqx.Module):
         )
 
     def body_inertias(self) -> spatial.RigidInertia:
-        """Spatial inertias of all bodies about their frame origins (compact, seed 000 (3.1))."""
-        return spatial.inertia_from_com(self.mass, self.com, self.inertia)
+        """Spatial inertias of all bodies about their frame origins (compact, seed 000 (3.1)).
+
+        ``inertia`` is read through its symmetric part ``(I + I^T) / 2``, so every algorithm is a
+        function of the physical (symmetric) inertia only: gradients w.r.t. ``inertia`` are
+        symmetric (a gradient step keeps it symmetric), and the inverse-dynamics identity behind
+        :func:`jaxdyn.aba`'s derivatives holds for any perturbation."""
+        I = self.inertia
+        return spatial.inertia_from_com(self.mass, self.com, (I + jnp.swapaxes(I, -1, -2)) / 2)
 
     def __repr__(self):
         return (f"Model(name={self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}, "

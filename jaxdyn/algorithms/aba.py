@@ -12,6 +12,7 @@ Glossary (seed 000 / Featherstone): P = IA articulated inertia (P^-), Pa = P+ = 
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -21,7 +22,7 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..model import Model
 from .common import check, joint_data, world_motion
-from .rnea import _smul, _stmul
+from .rnea import _smul, _stmul, rnea_full
 
 
 def _inv(D):
@@ -169,5 +170,58 @@ def aba(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], tau: Floa
 
     Args: q ``(nq,)``, qd ``(nv,)``, tau ``(nv,)``; f_ext optional ``(nb, 6)`` body wrenches
     ``[moment; force]`` in body coordinates. Returns qdd ``(nv,)``.
+
+    Derivatives (any order, forward and reverse mode, w.r.t. the state, ``tau``, ``f_ext`` and
+    the model's parameters) come from the inverse-dynamics identity rather than from
+    differentiating the three sweeps (see :func:`_aba_jvp`).
     """
+    return _aba(model, q, qd, tau, f_ext)
+
+
+@functools.partial(jax.custom_jvp)
+def _aba(model, q, qd, tau, f_ext):
     return aba_full(model, q, qd, tau, f_ext).qdd
+
+
+def _zero(t):
+    return isinstance(t, jax.custom_derivatives.SymbolicZero)
+
+
+def _dense(t):
+    return jnp.zeros(t.shape, t.dtype) if _zero(t) else t
+
+
+def _aba_jvp(primals, tangents):
+    """Tangent of forward dynamics by implicit differentiation of ``ID(p, q, qd, FD(p, q, qd,
+    tau)) = tau`` (``p``: the model's parameters and ``f_ext``; Carpentier & Mansard,
+    "Analytical derivatives of rigid body dynamics algorithms", RSS 2018, eq. (8)):
+    ``dqdd = M^-1 (dtau - dID)``, where ``dID`` is the RNEA's tangent along ``(dp, dq, dqd)`` at
+    fixed ``qdd`` and ``M^-1`` is applied as the ABA's tangent in ``tau`` alone (linear in
+    ``tau``: no tangent of the articulated inertias). Inputs whose tangent is a symbolic zero
+    are left out of both. Cheaper than the tangent of the three sweeps: with ``jacfwd`` over
+    ``(q, qd, tau)`` no direction carries tangents of the 6x6 articulated inertias.
+
+    The identity needs the RNEA and the ABA to be the same function of every parameter they
+    read; both read ``model.inertia`` through its symmetric part (``Model.body_inertias``)."""
+    model, q, qd, tau, f_ext = primals
+    dmodel, dq, dqd, dtau, df = tangents
+    qdd = aba_full(model, q, qd, tau, f_ext).qdd
+    names = ("model", "q", "qd", "f_ext")
+    vals = dict(zip(names, (model, q, qd, f_ext)))
+    tans = dict(zip(names, (dmodel, dq, dqd, df)))
+    live = [k for k in names if not all(_zero(t) for t in jax.tree_util.tree_leaves(tans[k], is_leaf=_zero))]
+    rhs = None if _zero(dtau) else dtau
+    if live:
+        def inverse(*xs):
+            v = {**vals, **dict(zip(live, xs))}
+            return rnea_full(v["model"], v["q"], v["qd"], qdd, v["f_ext"]).tau
+
+        dense = [jax.tree_util.tree_map(_dense, tans[k], is_leaf=_zero) for k in live]
+        did = jax.jvp(inverse, tuple(vals[k] for k in live), tuple(dense))[1]
+        rhs = -did if rhs is None else rhs - did
+    if rhs is None:
+        return qdd, jnp.zeros_like(qdd)
+    return qdd, jax.jvp(lambda t: aba_full(model, q, qd, t, f_ext).qdd, (tau,), (rhs,))[1]
+
+
+_aba.defjvp(_aba_jvp, symbolic_zeros=True)
