@@ -12,11 +12,11 @@ Glossary (seed 000 / Featherstone): P = IA articulated inertia (P^-), Pa = P+ = 
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from .. import spatial, tree
@@ -178,7 +178,7 @@ def aba(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], tau: Floa
     return _aba(model, q, qd, tau, f_ext)
 
 
-@functools.partial(jax.custom_jvp)
+@jax.custom_jvp
 def _aba(model, q, qd, tau, f_ext):
     return aba_full(model, q, qd, tau, f_ext).qdd
 
@@ -188,7 +188,9 @@ def _zero(t):
 
 
 def _dense(t):
-    return jnp.zeros(t.shape, t.dtype) if _zero(t) else t
+    if not _zero(t):
+        return t
+    return np.zeros(t.shape, t.dtype) if t.dtype == jax.dtypes.float0 else jnp.zeros(t.shape, t.dtype)
 
 
 def _aba_jvp(primals, tangents):
