@@ -96,10 +96,11 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
     forward mode with tangents in ``q`` only and in ``qd`` only (``vmap``ped over the ``nq`` and
     ``nv`` directions, one-hot for every sample); ``M^-1`` applied to the ``nq + 2 nv`` columns
     as the forward-mode derivative of :func:`aba_pallas` in ``tau`` alone (linear in ``tau``: no
-    tangent of the articulated inertias). Pallas differentiates a kernel body with the zero
-    tangents left out, so each program carries only what its direction needs: compiling it is
-    cheaper than the full tangent of ABA in ``(q, qd, tau)`` (panda: that one took over 170 s on
-    the H100 host, ``benchmarks/results/h100-2026-11-23.md``). Same numbers as
+    tangent of the articulated inertias). Each kernel body calls ``jax.jvp`` on the unrolled
+    recursion with a tangent in one argument only, so each program carries only what its
+    direction needs: compiling it is cheaper than the full tangent of ABA in ``(q, qd, tau)``
+    (panda: 33 s on the H100 host; the full tangent had not finished after 170 s,
+    ``benchmarks/results/h100-2026-11-23.md``). Same numbers as
     ``vmap(jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))`` (``q`` in its coordinates, quaternion
     included). Arguments as :func:`aba_pallas`."""
     nq, nv, dt = model.nq, model.nv, model.dtype
