@@ -113,7 +113,7 @@ UNROLL_MAX_LINKS = 3
 # On a GPU "auto" unrolls up to this many links. Measured on an H100 (jax 0.11.2,
 # benchmarks/results/h100-2026-11-23.md, "generic traversal"): a scanned program launches
 # kernels for every scan step of every pass, so for ur5 (6 links) and panda (9) the unrolled
-# `vmap(aba)` was 2.0-2.3x faster at batch 131,072 and 1.9-2.0x faster for one sample
+# `vmap(aba)` was 1.2x (ur5) and 2.2x (panda) faster at batch 131,072 and 1.9-2.0x faster for one sample
 # (229-239 us against 440-500 us); compile 4.7-9.3 s against 1.1-1.3 s. Larger robots were not
 # measured unrolled and keep the scan (flat compile time).
 GPU_UNROLL_MAX_LINKS = 9
