@@ -136,6 +136,7 @@ def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
 def time_jaxdyn(model, algo, B, repeats):
     import jax
 
+    traversal = model.layout.traversal
     if algo.endswith("_pallas"):
         if jax.default_backend() != "gpu":
             raise RuntimeError(f"{algo} runs on a GPU only (on CPU Pallas interprets the kernel: a "
@@ -143,11 +144,14 @@ def time_jaxdyn(model, algo, B, repeats):
         from jaxdyn.kernels import pallas
 
         limit = pallas.PALLAS_MAX_LINKS[algo]
-        if len(model.layout.link_bodies) > limit:
-            raise RuntimeError(f"{algo} skipped for {len(model.layout.link_bodies)} links (> {limit}, "
-                               "kernels.pallas.PALLAS_MAX_LINKS): Triton's compile time grows steeply with the unrolled "
-                               "body (the ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)")
-        f, sig = getattr(pallas, algo)(model), ("q model-constant" if algo == "crba_pallas" else "q qd x model-constant")
+        traversal = pallas.resolve_traversal(model, algo)
+        n = len(model.with_traversal("scan").layout.link_bodies)
+        if traversal == "unroll" and n > limit:
+            raise RuntimeError(f"{algo} skipped for {n} links (> {limit}, kernels.pallas.PALLAS_MAX_LINKS): it has "
+                               "no looped form and Triton's compile time grows steeply with the unrolled body (the "
+                               "ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)")
+        f = getattr(pallas, algo)(model)
+        sig = "q model-constant" if algo == "crba_pallas" else "q qd x model-constant"
     else:
         f, sig = _kernel(algo)
     q, qd, x = _inputs(model, B)
@@ -168,7 +172,8 @@ def time_jaxdyn(model, algo, B, repeats):
     # its inputs included). Otherwise the case stayed under an earlier peak: not reported.
     peak = after if after is not None and (before is None or after > before) else None
     return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med, "peak_bytes": peak,
-            "program_bytes": info.get("program_bytes"), "_head": _head(out)}
+            "program_bytes": info.get("program_bytes"), "_head": _head(out),
+            "traversal": traversal}
 
 
 def _peak_bytes():
@@ -491,7 +496,7 @@ def _run(args) -> int:
                     best = max([1.0 / pin_s if pin_s else 0.0, 1.0 / pb if pb else 0.0,
                                 fr["samples_per_s"] if fr else 0.0, mr["samples_per_s"] if mr else 0.0])
                     row = {"algo": algo, "robot": robot, "nv": model.nv, "dtype": dt, "batch": B, **r,
-                           "traversal": model.layout.traversal, "rel_err_vs_generic": err,
+                           "rel_err_vs_generic": err,
                            "pinocchio_s_per_call": pin_s,
                            "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
                            "frax": fr, "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,

@@ -36,19 +36,43 @@ from ..model import Model
 from .soa import Constants, _aba_unroll, _check_joints, _crba_unroll, _rnea_unroll
 
 
-# Largest robot (scanned links) the benchmark harness compiles each kernel for: Triton's compile
-# time grows steeply with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s,
-# 32 > 240 s; of the RNEA: 12 links 5.7 s, 32 links 20 s).
+# Largest robot (scanned links) each kernel is unrolled for: Triton's compile time grows steeply
+# with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240 s; of the
+# RNEA: 12 links 5.7 s, 32 links 20 s). With ``traversal="auto"`` the ABA and RNEA loop over the
+# links beyond it (:mod:`jaxdyn.kernels.pallas_scan`); the CRBA and the Jacobian have no looped
+# form and raise a clear error beyond it.
 PALLAS_MAX_LINKS = {"aba_pallas": 12, "aba_jacobian_pallas": 12, "rnea_pallas": 32, "crba_pallas": 12}
+PALLAS_TRAVERSALS = ("auto", "unroll", "scan")
+
+
+def resolve_traversal(model: Model, name: str, traversal: str | None = None) -> str:
+    """The traversal a fused kernel ``name`` (e.g. ``"aba_pallas"``) uses for ``model``:
+    ``traversal`` or the model's (:meth:`jaxdyn.Model.with_traversal`); ``"auto"`` unrolls up to
+    :data:`PALLAS_MAX_LINKS` scanned links and loops over links beyond (ABA and RNEA only)."""
+    t = traversal or model.traversal
+    if t not in PALLAS_TRAVERSALS:
+        raise ValueError(f"{name}: traversal must be one of {', '.join(PALLAS_TRAVERSALS)}, got '{t}'")
+    n = len(model.with_traversal("scan").layout.link_bodies)
+    looped = name in ("aba_pallas", "rnea_pallas")
+    if t == "auto":
+        t = "unroll" if n <= PALLAS_MAX_LINKS[name] or not looped else "scan"
+    if t == "scan" and not looped:
+        raise ValueError(f"{name}: only the unrolled form exists (traversal='unroll'); the looped one is "
+                         "written for aba_pallas and rnea_pallas")
+    return t
 
 
 def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-               num_warps: int | None = None):
+               num_warps: int | None = None, traversal: str | None = None):
     """Build ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)`` as one Pallas kernel.
 
     Args:
       model: a concrete :class:`jaxdyn.Model` (its numbers are baked in; no spherical joints).
       block: samples per program (a power of two).
+      traversal: ``"unroll"`` (the whole recursion straight-line, fastest for small robots),
+        ``"scan"`` (a loop over links, :mod:`jaxdyn.kernels.pallas_scan`; compile time flat in
+        the number of links; Triton backend only) or ``"auto"`` (:func:`resolve_traversal`);
+        default: the model's traversal.
       interpret: run the kernel in Pallas interpret mode; default: True unless the default
         backend is a GPU.
       backend: GPU lowering, ``"triton"`` (the default: the body is elementwise math on 1-D
@@ -56,27 +80,40 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None,
         default of ``pallas_call`` itself in jax >= 0.8, which warns that this use is deprecated).
       num_warps: Triton warps per program (default: Triton's choice).
     """
+    if resolve_traversal(model, "aba_pallas", traversal) == "scan":
+        return _looped(model, "aba", block, interpret, backend, num_warps)
     return _fused(model, "aba_pallas", lambda c, q, qd, tau: _aba_unroll(model, c, q, qd, tau, None),
                   ("q", "qd", "tau"), block, interpret, backend, num_warps)
 
 
 def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-                num_warps: int | None = None):
+                num_warps: int | None = None, traversal: str | None = None):
     """Build ``f(q (B, nq), qd (B, nv), qdd (B, nv)) -> tau (B, nv)``: inverse dynamics (the
-    unrolled SoA RNEA of :mod:`jaxdyn.kernels.soa`, seed 000's outward velocity/acceleration and
+    SoA RNEA of :mod:`jaxdyn.kernels.soa`, seed 000's outward velocity/acceleration and
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
+    if resolve_traversal(model, "rnea_pallas", traversal) == "scan":
+        return _looped(model, "rnea", block, interpret, backend, num_warps)
     return _fused(model, "rnea_pallas", lambda c, q, qd, qdd: _rnea_unroll(model, c, q, qd, qdd, None),
                   ("q", "qd", "qdd"), block, interpret, backend, num_warps)
 
 
+def _looped(model, algo, block, interpret, backend, num_warps):
+    if backend != "triton":
+        raise ValueError(f"{algo}_pallas: the looped kernel (traversal 'scan') is written for the Triton backend, "
+                         f"got backend={backend!r}")
+    from .pallas_scan import looped
+    return looped(model, algo, block=block, interpret=interpret, num_warps=num_warps)
+
+
 def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-                num_warps: int | None = None):
+                num_warps: int | None = None, traversal: str | None = None):
     """Build ``f(q (B, nq)) -> M (B, nv, nv)``: the joint-space mass matrix (armature included;
     the unrolled composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table
     6.2, seed 000 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     nv = model.nv
+    resolve_traversal(model, "crba_pallas", traversal)  # unrolled only: a clear error for "scan"
     f = _fused(model, "crba_pallas", lambda c, q: _crba_unroll(model, c, q), ("q",), block, interpret, backend,
                num_warps, out_width=nv * nv)
     return lambda q: f(q).reshape(q.shape[0], nv, nv)

@@ -51,6 +51,8 @@ Spherical joints are not supported here (use :func:`jaxdyn.aba` and friends with
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -301,7 +303,10 @@ def _model_numbers(model: Model):
 
 
 def _split(x):
-    """Rows of an array as a tuple (``x[0], x[1], ...``)."""
+    """Rows of an array as a tuple (``x[0], x[1], ...``); a tuple (of scalars, as the fused
+    scanned kernels of :mod:`jaxdyn.kernels.pallas` load them) is returned as it is."""
+    if isinstance(x, tuple):
+        return x
     return tuple(x[k] for k in range(x.shape[0]))
 
 
@@ -763,48 +768,81 @@ _MOTION = (_ZERO3, _ZERO3)
 _ART = ((0.0,) * 6, (0.0,) * 9, (0.0,) * 6)
 
 
+def _aba_vel_step(parent_v, x):
+    """Outward ABA sweep 1 (a :func:`jaxdyn.tree.scatter` step): the link's velocity."""
+    if "root" in x:
+        return (_split(x["qd"][0:3]), _split(x["qd"][3:6])), None
+    (R, p), S = _link_X_S(x, x["q"])
+    return _velocity(R, p, S, x["qd"], parent_v)[0], None
+
+
+def _aba_filter_step(acc, x):
+    """Inward ABA sweep (a :func:`jaxdyn.tree.gather` step): the link's articulated inertia and
+    bias force from its children's ``acc``, the Riccati filter, the contribution to the parent;
+    outputs ``(U, D^-1, e)`` (the root returns its ``(P, z)`` instead)."""
+    m, h, Ib = _inertia_x(x)
+    P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
+    Z = tuple(_v_add(a, b) for a, b in zip(_bias_force(m, h, Ib, *x["v"], _fe_x(x)), acc[1]))
+    if "root" in x:
+        return None, (P, Z)
+    (R, p), S = _link_X_S(x, x["q"])
+    U, di, e, Pa, za = _riccati(P, Z, S, x["arm"], x["tau"], _link_bias_acc(x, S))
+    return (_art_to_parent(R, p, *Pa), _force_to_parent(R, p, *za)), (U, di, e)
+
+
+def _aba_smooth_step(root_PZ, world, parent_a, x):
+    """Outward ABA sweep 2 (a scatter step, with the root's ``(P, z)`` and the world's
+    acceleration bound first): the link's acceleration and ``qdd``."""
+    if "root" in x:
+        R, p = _free_X(_split(x["q"]))
+        return _free_root_solve(R, p, *root_PZ, _split(x["tau"]), _split(x["arm"]), world)
+    (R, p), S = _link_X_S(x, x["q"])
+    return _smooth(R, p, S, _link_bias_acc(x, S), x["U"], x["di"], x["e"], parent_a)
+
+
 def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
     """ABA as three :mod:`jaxdyn.tree` sweeps over SoA values (same equations as the unrolled
     form; the free root is the tree's root step)."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
-
-    def vel_step(parent_v, x):
-        if "root" in x:
-            return (_split(x["qd"][0:3]), _split(x["qd"][3:6])), None
-        (R, p), S = _link_X_S(x, x["q"])
-        return _velocity(R, p, S, x["qd"], parent_v)[0], None
-
-    V, _, _ = tree.scatter(lay, vel_step, lx, _soa_zeros(_MOTION, B, dt), rx)
+    V, _, _ = tree.scatter(lay, _aba_vel_step, lx, _soa_zeros(_MOTION, B, dt), rx)
     lx["v"] = jax.tree_util.tree_map(lambda a: a[np.asarray(lay.link_bodies)], V)
     if rx is not None:
         rx["v"] = jax.tree_util.tree_map(lambda a: a[0], V)
-
-    def filter_step(acc, x):
-        m, h, Ib = _inertia_x(x)
-        P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
-        Z = tuple(_v_add(a, b) for a, b in zip(_bias_force(m, h, Ib, *x["v"], _fe_x(x)), acc[1]))
-        if "root" in x:
-            return None, (P, Z)
-        (R, p), S = _link_X_S(x, x["q"])
-        U, di, e, Pa, za = _riccati(P, Z, S, x["arm"], x["tau"], _link_bias_acc(x, S))
-        return (_art_to_parent(R, p, *Pa), _force_to_parent(R, p, *za)), (U, di, e)
-
     init = _soa_zeros(_ART, B, dt, model.nb), _soa_zeros(_MOTION, B, dt, model.nb)
-    _, filt, root_PZ = tree.gather(lay, filter_step, init, lx, rx)
+    _, filt, root_PZ = tree.gather(lay, _aba_filter_step, init, lx, rx)
     if filt is not None:
         lx["U"], lx["di"], lx["e"] = filt
     world = _no_fold(_world_acc(model, B))
-
-    def smooth_step(parent_a, x):
-        if "root" in x:
-            R, p = _free_X(_split(x["q"]))
-            return _free_root_solve(R, p, *root_PZ, _split(x["tau"]), _split(x["arm"]), world)
-        (R, p), S = _link_X_S(x, x["q"])
-        return _smooth(R, p, S, _link_bias_acc(x, S), x["U"], x["di"], x["e"], parent_a)
-
-    _, qdd_l, qdd_r = tree.scatter(lay, smooth_step, lx, world, rx)
+    _, qdd_l, qdd_r = tree.scatter(lay, functools.partial(_aba_smooth_step, root_PZ, world), lx, world, rx)
     return _assemble(model, qdd_l, qdd_r)
+
+
+def _rnea_fwd_step(world, parent, x):
+    """Outward RNEA sweep (a scatter step, the world's acceleration bound first): the link's
+    ``(v, a)`` from its parent's; outputs the link's force ``f = I a + v x* I v - f_ext``."""
+    m, h, Ib = _inertia_x(x)
+    if "root" in x:
+        R, p = _free_X(_split(x["q"]))
+        V = _split(x["qd"][0:3]), _split(x["qd"][3:6])
+        aw, av = _motion_to_child(R, p, *world)
+        A = _v_add(aw, _split(x["qdd"][0:3])), _v_add(av, _split(x["qdd"][3:6]))
+    else:
+        (R, p), S = _link_X_S(x, x["q"])
+        V, c = _velocity(R, p, S, x["qd"], parent[0])
+        (aw, av), _ = _smooth(R, p, S, c, _MOTION, 0.0, 0.0, parent[1])
+        A = _v_add(aw, _v_scale(x["qdd"], S[0])), _v_add(av, _v_scale(x["qdd"], S[1]))
+    return (V, A), _rnea_force(m, h, Ib, *V, *A, _fe_x(x))
+
+
+def _rnea_back_step(acc, x):
+    """Inward RNEA sweep (a gather step): ``tau = S^T f + armature qdd``, ``f_p += X* f``."""
+    n, f = (_v_add(a, b) for a, b in zip(x["f"], acc))
+    if "root" in x:
+        return None, [_add(y, _mul(x["arm"][k], x["qdd"][k])) for k, y in enumerate(n + f)]
+    (R, p), S = _link_X_S(x, x["q"])
+    tau = _add(_dot(S[0], n), _dot(S[1], f), _mul(x["arm"], x["qdd"]))
+    return _force_to_parent(R, p, n, f), tau
 
 
 def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
@@ -812,34 +850,11 @@ def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
     world = _no_fold(_world_acc(model, B))
-
-    def fwd_step(parent, x):
-        m, h, Ib = _inertia_x(x)
-        if "root" in x:
-            R, p = _free_X(_split(x["q"]))
-            V = _split(x["qd"][0:3]), _split(x["qd"][3:6])
-            aw, av = _motion_to_child(R, p, *world)
-            A = _v_add(aw, _split(x["qdd"][0:3])), _v_add(av, _split(x["qdd"][3:6]))
-        else:
-            (R, p), S = _link_X_S(x, x["q"])
-            V, c = _velocity(R, p, S, x["qd"], parent[0])
-            (aw, av), _ = _smooth(R, p, S, c, _MOTION, 0.0, 0.0, parent[1])
-            A = _v_add(aw, _v_scale(x["qdd"], S[0])), _v_add(av, _v_scale(x["qdd"], S[1]))
-        return (V, A), _rnea_force(m, h, Ib, *V, *A, _fe_x(x))
-
-    _, lx["f"], f_root = tree.scatter(lay, fwd_step, lx, (_soa_zeros(_MOTION, B, dt), world), rx)
+    _, lx["f"], f_root = tree.scatter(lay, functools.partial(_rnea_fwd_step, world), lx,
+                                      (_soa_zeros(_MOTION, B, dt), world), rx)
     if rx is not None:
         rx["f"] = f_root
-
-    def back_step(acc, x):
-        n, f = (_v_add(a, b) for a, b in zip(x["f"], acc))
-        if "root" in x:
-            return None, [_add(y, _mul(x["arm"][k], x["qdd"][k])) for k, y in enumerate(n + f)]
-        (R, p), S = _link_X_S(x, x["q"])
-        tau = _add(_dot(S[0], n), _dot(S[1], f), _mul(x["arm"], x["qdd"]))
-        return _force_to_parent(R, p, n, f), tau
-
-    _, tau_l, tau_r = tree.gather(lay, back_step, _soa_zeros(_MOTION, B, dt, model.nb), lx, rx)
+    _, tau_l, tau_r = tree.gather(lay, _rnea_back_step, _soa_zeros(_MOTION, B, dt, model.nb), lx, rx)
     return _assemble(model, tau_l, tau_r)
 
 

@@ -1,0 +1,353 @@
+"""Fused Pallas kernels that *loop* over links: ABA and RNEA for robots too large to unroll.
+
+The unrolled fused kernels (:func:`jaxdyn.kernels.pallas.aba_pallas` with ``traversal="unroll"``)
+trace the whole recursion into one straight-line Triton program; Triton's compile time grows
+steeply with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 240 s).
+Here each sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program
+holds one link step per sweep and compiles in a time flat in the number of links, like the
+``"scan"`` traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions
+(:func:`~jaxdyn.kernels.soa._aba_vel_step`, ``_aba_filter_step``, ``_aba_smooth_step``,
+``_rnea_fwd_step``, ``_rnea_back_step``; equations and seed references in
+:mod:`jaxdyn.kernels.soa`), so the kernels compute what :func:`jaxdyn.kernels.aba_batch` does.
+
+Per program (a block of ``block`` samples) the loop reads its link's data with dynamic indices:
+
+* the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa._link_numbers`:
+  ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d``, ``S = [sa; sl]``) and the link's topology
+  (rows of ``q``/``qd``, branch slots) as scalars from two small tables;
+* the per-sample values a later sweep needs (ABA: the velocity of sweep 1 and ``U, D^-1, e``
+  of the filter; RNEA: the link forces) as rows of a scratch buffer in device memory, one
+  ``(block,)`` row per scalar;
+* the parent's value from the loop carry when the parent is the previous link, else from a slot
+  of a small buffer of branch-point values (the tables of :func:`jaxdyn.tree._branch_slots` and
+  :func:`jaxdyn.tree._gather_slots`), with masked loads and stores so that links fed by the
+  carry move nothing.
+
+A sample's rows are written and later read by the same program with the same 1-D layout, so each
+element goes through the same GPU thread in program order.
+
+Status: checked in Pallas interpret mode on CPU against :func:`jaxdyn.kernels.aba_batch` and
+lowered for CUDA (tests); not yet run on a GPU (the session that wrote it had none). Deviceless
+H100 compile times are in ``benchmarks/results/gpu-aot-h100-pallas-scan.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import tree
+from ..model import Model
+from .soa import (Constants, _MOTION, _ART, _aba_filter_step, _aba_smooth_step, _aba_vel_step, _check_joints,
+                  _link_numbers, _model_numbers, _rnea_back_step, _rnea_fwd_step)
+
+tmap = jax.tree_util.tree_map
+
+# Columns of the per-link integer table.
+_QROW, _VROW, _FROM_CARRY, _READ, _WRITE, _RECV_CARRY, _OWN, _ADD = range(8)
+
+
+class _Tables:
+    """Static per-model data of the looped kernels: the link numbers as a float table (one row
+    per scanned link, ``cols`` maps each key to its column range), the integer topology table,
+    the branch-slot tables and the free root's numbers (Python floats)."""
+
+    def __init__(self, model: Model):
+        m = model.with_traversal("scan")
+        lay = self.lay = m.layout
+        self.n = len(lay.link_bodies)
+        nums = _model_numbers(m)
+        lx = {k: np.asarray(v, np.float64).reshape(self.n, -1) for k, v in _link_numbers(m, nums).items()}
+        self.cols, blocks, c0 = {}, [], 0
+        for k, v in lx.items():
+            self.cols[k] = (c0, v.shape[1], v.shape[1] == 1 and k in ("m", "arm"))
+            blocks.append(v)
+            c0 += v.shape[1]
+        self.ftab = np.concatenate(blocks, 1) if self.n else np.zeros((0, 1))
+        self.sc = tree._branch_slots(lay)  # from_carry, read_slot, write_slot, slot_of, K
+        self.gc = tree._gather_slots(lay)  # recv_carry, own_slot, add_slot, slot_of, K
+        it = np.zeros((max(self.n, 1), 8), np.int32)
+        if self.n:
+            it[:, _QROW], it[:, _VROW] = lay.link_q[:, 0], lay.link_v[:, 0]
+            it[:, _FROM_CARRY], it[:, _READ], it[:, _WRITE] = self.sc[0], self.sc[1], self.sc[2]
+            it[:, _RECV_CARRY], it[:, _OWN], it[:, _ADD] = self.gc[0], self.gc[1], self.gc[2]
+        self.itab = it
+        self.consts = Constants(model)
+        self.floating = lay.floating
+
+
+class _Kernel:
+    """What one program of a looped kernel works with: the table refs, the scratch ref (rows of
+    ``(block,)`` values) and helpers to load/store pytrees of rows, masked where asked."""
+
+    def __init__(self, tabs, ftab, itab, scratch, block, dtype, interpret):
+        self.t, self.ftab, self.itab, self.scr = tabs, ftab, itab, scratch
+        self.block, self.dtype, self.interpret = block, dtype, interpret
+
+    def row(self, v):
+        return jnp.broadcast_to(jnp.asarray(v, self.dtype), (self.block,))
+
+    def load(self, r, mask=None):
+        if mask is None:
+            return self.scr[0, r, :]
+        if self.interpret:
+            return jnp.where(mask, self.scr[0, r, :], jnp.zeros((self.block,), self.dtype))
+        from jax.experimental.pallas import triton as plt
+        return plt.load(self.scr.at[0, r, :], mask=jnp.broadcast_to(mask, (self.block,)), other=0.0)
+
+    def store(self, r, v, mask=None):
+        v = self.row(v)
+        if mask is None:
+            self.scr[0, r, :] = v
+        elif self.interpret:
+            self.scr[0, r, :] = jnp.where(mask, v, self.scr[0, r, :])
+        else:
+            from jax.experimental.pallas import triton as plt
+            plt.store(self.scr.at[0, r, :], v, mask=jnp.broadcast_to(mask, (self.block,)))
+
+    def put(self, base, val, mask=None):
+        for k, leaf in enumerate(jax.tree_util.tree_leaves(val)):
+            self.store(base + k, leaf, mask)
+
+    def get(self, base, like, mask=None):
+        leaves, td = jax.tree_util.tree_flatten(like)
+        return jax.tree_util.tree_unflatten(td, [self.load(base + k, mask) for k in range(len(leaves))])
+
+    def link_x(self, j, per_dof, stored):
+        """The step input of scanned link ``j`` (traced index): model numbers as scalars, its
+        per-dof rows of ``per_dof`` (``{name: (ref, table column)}``) and its stored values
+        (``{name: (base row, width, like)}``, rows ``base + j * width``)."""
+        x = {}
+        for k, (c0, w, scalar) in self.t.cols.items():
+            vals = tuple(self.ftab[j, c0 + c] for c in range(w))
+            x[k] = vals[0] if scalar else vals
+        for k, (ref, col) in per_dof.items():
+            x[k] = ref[self.itab[j, col], :]
+        for k, (base, w, like) in stored.items():
+            x[k] = self.get(base + j * w, like)
+        return x
+
+    def like(self, template, val):
+        return tmap(lambda _, v: self.row(v), template, val)
+
+    def scatter(self, step, world, root_val, slot_base, emit):
+        """Base-to-tips loop ``val = step(val_parent, x_j)`` (as :func:`jaxdyn.tree.scatter`,
+        scanned), ``emit(j, val, out)`` per link; the root's value ``root_val`` and the world's
+        fill their branch slots first."""
+        t = self.t
+        _, _, _, slot_of, K = t.sc
+        width = len(jax.tree_util.tree_leaves(world))
+        for p, k in slot_of.items():  # scanned parents fill their slots in the loop
+            if p == t.lay.nb or (t.floating and p == 0):
+                self.put(slot_base + k * width, world if p == t.lay.nb else root_val)
+        carry0 = self.like(world, world)
+
+        def body(j, carry):
+            flag = self.itab[j, _FROM_CARRY] != 0
+            slot = self.get(slot_base + self.itab[j, _READ] * width, carry, mask=jnp.logical_not(flag))
+            pv = tmap(lambda c, s: jnp.where(flag, c, s), carry, slot)
+            val, out = step(pv, j)
+            val = self.like(carry, val)
+            w = self.itab[j, _WRITE]
+            self.put(slot_base + w * width, val, mask=w != K)
+            emit(j, val, out)
+            return val
+
+        jax.lax.fori_loop(0, t.n, body, carry0)
+
+    def gather(self, step, zero, slot_base, emit):
+        """Tips-to-base loop (as :func:`jaxdyn.tree.gather`, scanned, zero initial
+        accumulators): ``(contrib, out) = step(acc_j, j)``, ``emit(j, out)``; returns the sum of
+        the contributions to the free root (or None)."""
+        t = self.t
+        _, _, _, slot_of, K = t.gc
+        width = len(jax.tree_util.tree_leaves(zero))
+        for k in range(K + 1):  # K: the always-zero slot of links without slotted children
+            self.put(slot_base + k * width, zero)
+        carry0 = self.like(zero, zero)
+
+        def body(jj, carry):
+            j = t.n - 1 - jj
+            own = self.itab[j, _OWN]
+            acc = self.get(slot_base + own * width, carry, mask=own != K)
+            recv = self.itab[j, _RECV_CARRY] != 0
+            acc = tmap(lambda a, c: a + jnp.where(recv, c, jnp.zeros_like(c)), acc, carry)
+            contrib, out = step(acc, j)
+            contrib = self.like(carry, contrib)
+            add = self.itab[j, _ADD]
+            slotted = add != K + 1
+            old = self.get(slot_base + add * width, carry, mask=slotted)
+            self.put(slot_base + add * width, tmap(jnp.add, old, contrib), mask=slotted)
+            emit(j, out)
+            return contrib
+
+        jax.lax.fori_loop(0, t.n, body, carry0)
+        if t.floating:
+            return self.get(slot_base + slot_of[0] * width, zero) if 0 in slot_of else carry0
+        return None
+
+
+def _root_x(tabs, **per_dof):
+    """The free root's step input: its numbers (Python floats) and its per-dof rows."""
+    c = tabs.consts
+    b0 = {k: v[0] for k, v in c.bodies.items()}
+    x = {"root": True, "m": b0["m"], "h": b0["h"], "Ib": b0["Ib"], "arm": tuple(c.armature[0:6])}
+    x.update(per_dof)
+    return x
+
+
+def _aba_body(tabs, K, qT, qdT, tauT, out):
+    """ABA (seed 000 Result 8.1; the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`)."""
+    n, floating = tabs.n, tabs.floating
+    zeros = K.like(_MOTION, _MOTION)
+    # scratch rows: per link v (6) | per link U (6), D^-1, e | scatter slots | gather slots
+    base_v, base_f = 0, 6 * n
+    sc_slots = base_f + 8 * n
+    g_slots = sc_slots + (tabs.sc[4] + 1) * 6
+    per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
+    rx = None
+    if floating:
+        rx = _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
+                     qd=tuple(qdT[k, :] for k in range(6)), tau=tuple(tauT[k, :] for k in range(6)))
+        rx["v"], _ = _aba_vel_step(None, rx)
+    root_v = rx["v"] if floating else zeros
+
+    K.scatter(lambda pv, j: _aba_vel_step(pv, K.link_x(j, per, {})), zeros, root_v, sc_slots,
+              lambda j, val, out: K.put(base_v + 6 * j, val))
+    stored_v = {"v": (base_v, 6, _MOTION)}
+    ufe = (_MOTION, 0.0, 0.0)
+
+    def filt(acc, j):
+        return _aba_filter_step(acc, K.link_x(j, per, stored_v))
+
+    art_zero = K.like((_ART, _MOTION), (_ART, _MOTION))
+    root_acc = K.gather(filt, art_zero, g_slots, lambda j, o: K.put(base_f + 8 * j, o))
+    world = tabs.consts.world
+    root_PZ, root_a = None, zeros
+    if floating:
+        _, root_PZ = _aba_filter_step(root_acc, rx)
+        root_a, qdd_r = _aba_smooth_step(root_PZ, world, None, rx)
+        for k in range(6):
+            out[k, :] = K.row(qdd_r[k])
+    stored = {"v": (base_v, 6, _MOTION), "f": (base_f, 8, ufe)}
+
+    def smooth(pa, j):
+        x = K.link_x(j, per, stored)
+        x["U"], x["di"], x["e"] = x.pop("f")
+        return _aba_smooth_step(root_PZ, world, pa, x)
+
+    def emit(j, val, qdd):
+        out[K.itab[j, _VROW], :] = K.row(qdd)
+
+    K.scatter(smooth, K.like(world, world), root_a, sc_slots, emit)
+
+
+def _rnea_body(tabs, K, qT, qdT, qddT, out):
+    """RNEA (seed 000 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa._rnea_tree`)."""
+    n, floating = tabs.n, tabs.floating
+    world = tabs.consts.world
+    base_f = 0
+    sc_slots = 6 * n
+    g_slots = sc_slots + (tabs.sc[4] + 1) * 12
+    per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "qdd": (qddT, _VROW)}
+    fwd = functools.partial(_rnea_fwd_step, world)
+    rx, root_val = None, (_MOTION, world)
+    if floating:
+        rx = _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
+                     qd=tuple(qdT[k, :] for k in range(6)), qdd=tuple(qddT[k, :] for k in range(6)))
+        root_val, rx["f"] = fwd(None, rx)
+    K.scatter(lambda pv, j: fwd(pv, K.link_x(j, per, {})), (_MOTION, world), root_val, sc_slots,
+              lambda j, val, f: K.put(base_f + 6 * j, f))
+
+    def back(acc, j):
+        return _rnea_back_step(acc, K.link_x(j, per, {"f": (base_f, 6, _MOTION)}))
+
+    def emit(j, tau):
+        out[K.itab[j, _VROW], :] = K.row(tau)
+
+    root_acc = K.gather(back, K.like(_MOTION, _MOTION), g_slots, emit)
+    if floating:
+        _, tau_r = _rnea_back_step(root_acc, rx)
+        for k in range(6):
+            out[k, :] = K.row(tau_r[k])
+
+
+_BODIES = {"aba": (_aba_body, lambda n, ks, kg: 14 * n + (ks + 1) * 6 + (kg + 2) * 27),
+           "rnea": (_rnea_body, lambda n, ks, kg: 6 * n + (ks + 1) * 12 + (kg + 2) * 6)}
+
+
+def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None = None, num_warps: int | None = None):
+    """Build ``f(q (B, nq), qd (B, nv), x (B, nv)) -> (B, nv)`` running ``algo`` (``"aba"``:
+    ``x = tau``, returns ``qdd``; ``"rnea"``: ``x = qdd``, returns ``tau``) as one Pallas
+    (Triton) kernel that loops over the links (module docstring). The model's numbers are baked
+    in (not differentiable w.r.t. the model)."""
+    name = f"{algo}_pallas"
+    _check_joints(model, name)
+    if block < 1 or block & (block - 1):
+        raise ValueError(f"{name}: block must be a power of two, got {block}")
+    if interpret is None:
+        interpret = jax.default_backend() != "gpu"
+    tabs = _Tables(model)
+    body_fn, rows_fn = _BODIES[algo]
+    rows = rows_fn(tabs.n, tabs.sc[4], tabs.gc[4])
+    nq, nv, dt = model.nq, model.nv, model.dtype
+    ftab = jnp.asarray(tabs.ftab, dt)
+    itab = jnp.asarray(tabs.itab)
+
+    def kernel(ftab_ref, itab_ref, q_ref, qd_ref, x_ref, out_ref, scr_ref):
+        K = _Kernel(tabs, ftab_ref, itab_ref, scr_ref, block, dt, interpret)
+        body_fn(tabs, K, q_ref, qd_ref, x_ref, out_ref)
+
+    def f(q, qd, x):
+        q, qd, x = (jnp.asarray(a, dt) for a in (q, qd, x))
+        B = q.shape[0] if q.ndim else 0
+        for arg, a, w in zip(("q", "qd", "tau" if algo == "aba" else "qdd"), (q, qd, x), (nq, nv, nv)):
+            if a.ndim != 2 or a.shape[1] != w or a.shape[0] != B:
+                raise ValueError(f"{name}: argument '{arg}' has shape {a.shape}, expected ({B}, {w}) "
+                                 f"for model '{model.name}'")
+        # One call per chunk of samples whose scratch fits in SCRATCH_BYTES (chain1024's ABA needs
+        # 57 KiB of scratch per float32 sample).
+        per_sample = rows * jnp.dtype(dt).itemsize
+        chunk = max(block, SCRATCH_BYTES // per_sample // block * block)
+        chunk = min(chunk, -(-B // block) * block)
+        nc = -(-B // chunk)
+        Bp = nc * chunk
+        qT, qdT, xT = (jnp.pad(a, ((0, Bp - B), (0, 0))).T for a in (q, qd, x))
+        if model.floating_base:  # padded samples need a unit quaternion
+            qT = qT.at[3, B:].set(1.0)
+        call = functools.partial(_call, kernel, ftab, itab, chunk, rows, block, dt, interpret, num_warps)
+        if nc == 1:
+            out = call(qT, qdT, xT)
+        else:
+            split = lambda a: jnp.moveaxis(a.reshape(a.shape[0], nc, chunk), 1, 0)  # noqa: E731
+            out = jax.lax.map(lambda a: call(*a), (split(qT), split(qdT), split(xT)))
+            out = jnp.moveaxis(out, 0, 1).reshape(nv, Bp)
+        return out[:, :B].T
+
+    return f
+
+
+# Largest scratch buffer of one looped kernel call; bigger batches go through in chunks.
+SCRATCH_BYTES = 2 ** 31
+
+
+def _call(kernel, ftab, itab, chunk, rows, block, dt, interpret, num_warps, qT, qdT, xT):
+    from jax.experimental import pallas as pl
+
+    G = chunk // block
+    full = lambda a: pl.BlockSpec(a.shape, lambda i: (0, 0))  # noqa: E731
+    cols = lambda a: pl.BlockSpec((a.shape[0], block), lambda i: (0, i))  # noqa: E731
+    params = None
+    if not interpret:
+        from jax.experimental.pallas import triton as plt
+        params = plt.CompilerParams(num_warps=num_warps, num_stages=1)
+    out, _ = pl.pallas_call(
+        kernel, grid=(G,),
+        out_shape=[jax.ShapeDtypeStruct((xT.shape[0], chunk), dt), jax.ShapeDtypeStruct((G, rows, block), dt)],
+        in_specs=[full(ftab), full(itab), cols(qT), cols(qdT), cols(xT)],
+        out_specs=[cols(xT), pl.BlockSpec((1, rows, block), lambda i: (i, 0, 0))],
+        interpret=interpret, compiler_params=params)(ftab, itab, qT, qdT, xT)
+    return out
