@@ -93,6 +93,19 @@ case "$PART" in
     bench 90 h100-talos-rnea-pallas --algos rnea_pallas --robots talos:fixed --batches 131072 --peers mjx --repeats 10
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
+  part7)  # written in session 7 (no GPU): the looped fused ABA / RNEA (kernels/pallas_scan.py,
+          # traversal "scan"; deviceless compile 8-12 s / 1-2 s at any depth) against the SoA scan
+          # and the peers on the deep robots, with the generic path in the same process as the
+          # correctness reference (column "rel. err vs generic"); then the chains and panda
+          # (the loop against the unrolled kernel: 5.9e8 ABA at 131k in part2)
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 250 h100-looped-talos --algos aba,aba_soa,aba_pallas,rnea,rnea_soa,rnea_pallas \
+      --robots talos:fixed,solo12 --batches $B --peers frax,mjx --repeats 10 --traversal scan
+    bench 120 h100-looped-chains --algos aba,aba_pallas,rnea,rnea_pallas --robots chain32,chain128,chain1024 \
+      --batches 131072 --peers "" --repeats 10 --traversal scan
+    bench 80 h100-looped-panda --algos aba,aba_pallas,rnea,rnea_pallas --robots panda --batches $B --peers "" \
+      --repeats 10 --traversal scan
+    ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
 echo "=== $(date +%T) done"
