@@ -15,7 +15,7 @@ Set-up (a separate environment; the CUDA plugin is not a jaxdyn dependency), no 
 
 KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | jacobian_vmap |
         pallas_triton | pallas_mosaic | rnea_pallas_triton | crba_pallas_triton | jacobian_pallas_triton |
-        aba_pallas_scan | rnea_pallas_scan
+        aba_pallas_scan | rnea_pallas_scan | crba_pallas_scan
 Each ``all`` case runs in its own subprocess (one at a time) under a timeout; one JSON line each.
 """
 import argparse
@@ -72,9 +72,11 @@ def build(kernel, robot, traversal):
     elif kernel == "aba_vmap":
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
-    elif kernel in ("aba_pallas_scan", "rnea_pallas_scan"):
+    elif kernel in ("aba_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
         from jaxdyn.kernels.pallas_scan import looped
         f = looped(model, kernel.split("_")[0], interpret=False)
+        if kernel.startswith("crba"):
+            return f, None, model, {**info, "args": "q"}
     elif kernel.startswith("crba_pallas_"):
         from jaxdyn.kernels.pallas import crba_pallas
         return crba_pallas(model, interpret=False, backend=kernel.rsplit("_", 1)[1]), None, model, {**info, "args": "q"}

@@ -93,18 +93,32 @@ case "$PART" in
     bench 90 h100-talos-rnea-pallas --algos rnea_pallas --robots talos:fixed --batches 131072 --peers mjx --repeats 10
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
-  part7)  # written in session 7 (no GPU): the looped fused ABA / RNEA (kernels/pallas_scan.py,
-          # traversal "scan"; deviceless compile 8-12 s / 1-2 s at any depth) against the SoA scan
-          # and the peers on the deep robots, with the generic path in the same process as the
-          # correctness reference (column "rel. err vs generic"); then the chains and panda
-          # (the loop against the unrolled kernel: 5.9e8 ABA at 131k in part2)
+  part7a)  # written in session 7 (no GPU): the looped fused kernels (kernels/pallas_scan.py, traversal
+           # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
+           # the SoA scan and the peers on talos, with the generic path in the same process as the
+           # correctness reference (column "rel. err vs generic")
     bash "$0" info | tee "$OUT/info.txt"
-    bench 250 h100-looped-talos --algos aba,aba_soa,aba_pallas,rnea,rnea_soa,rnea_pallas \
-      --robots talos:fixed,solo12 --batches $B --peers frax,mjx --repeats 10 --traversal scan
-    bench 120 h100-looped-chains --algos aba,aba_pallas,rnea,rnea_pallas --robots chain32,chain128,chain1024 \
+    bench 260 h100-looped-talos-aba --algos aba,aba_soa,aba_pallas --robots talos:fixed --batches $B \
+      --peers frax,mjx --repeats 10 --traversal scan
+    bench 230 h100-looped-talos-rnea --algos rnea,rnea_soa,rnea_pallas --robots talos:fixed --batches $B \
+      --peers frax,mjx --repeats 10 --traversal scan
+    ;;
+  part7b)  # the looped CRBA on talos; solo12 looped (its unrolled ABA/CRBA compile 40 s / ?)
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 200 h100-looped-talos-crba --algos crba,crba_soa,crba_pallas --robots talos:fixed --batches $B \
+      --peers frax,mjx --repeats 10 --traversal scan
+    bench 280 h100-looped-solo12 --algos aba,aba_pallas,rnea,rnea_pallas,crba,crba_pallas --robots solo12 \
+      --batches $B --peers frax,mjx --repeats 10 --traversal scan
+    ;;
+  part7c)  # the looped kernels on the chains (MJX did not compile chain128 in 150 s: chain32 only)
+           # and on panda (against the unrolled kernel: ABA 5.9e8 at 131k in part2)
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 200 h100-looped-chain32 --algos aba,aba_pallas,rnea,rnea_pallas,crba,crba_pallas --robots chain32 \
+      --batches 131072 --peers mjx --repeats 10 --traversal scan
+    bench 150 h100-looped-chains --algos aba,aba_pallas,rnea,rnea_pallas --robots chain128,chain1024 \
       --batches 131072 --peers "" --repeats 10 --traversal scan
-    bench 80 h100-looped-panda --algos aba,aba_pallas,rnea,rnea_pallas --robots panda --batches $B --peers "" \
-      --repeats 10 --traversal scan
+    bench 120 h100-looped-panda --algos aba,aba_pallas,rnea,rnea_pallas,crba,crba_pallas --robots panda \
+      --batches $B --peers "" --repeats 10 --traversal scan
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac

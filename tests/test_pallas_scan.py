@@ -45,12 +45,25 @@ def test_looped_matches_generic_float64(name, algo):
     ref = jax.jit(jax.vmap(ref_fn, (None, 0, 0, 0)))(m, q, qd, x)
     assert out.shape == (21, m.nv)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
-    assert calls == [8]  # traced once, under lax.map, with chunks of 8 samples
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_looped_crba_matches_generic_float64(name):
+    """The looped mass matrix (poses, composite inertias, ancestor table) equals
+    ``vmap(jaxdyn.crba)``: off-branch zeros, the free root's block and column, armature."""
+    m = MODELS[name]
+    q, _, _ = _state(m, 11, seed=4)
+    out = jax.jit(pallas.crba_pallas(m, block=8, interpret=True, traversal="scan"))(q)
+    ref = jax.jit(jax.vmap(jaxdyn.crba, (None, 0)))(m, q)
+    assert out.shape == (11, m.nv, m.nv)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
+    if name != "chain":
+        assert np.any(np.asarray(ref[0]) == 0.0)  # off-branch entries exist (the test covers them)
 
 
 def test_looped_float32_and_auto_choice():
     """float32 within 1e-4 (relative to the largest entry) of the float64 path; ``"auto"``
-    loops beyond PALLAS_MAX_LINKS links and unrolls below; the CRBA has no looped form."""
+    loops beyond PALLAS_MAX_LINKS links and unrolls below; the Jacobian has no looped form."""
     m64 = builders.chain(14, "revolute", floating_base=True, seed=4, dtype=jnp.float64)
     m32 = builders.chain(14, "revolute", floating_base=True, seed=4, dtype=jnp.float32)
     assert pallas.resolve_traversal(m32, "aba_pallas") == "scan"  # 14 > 12 links
@@ -61,8 +74,8 @@ def test_looped_float32_and_auto_choice():
     out = jax.jit(pallas.aba_pallas(m32, block=8, interpret=True))(*(a.astype(jnp.float32) for a in (q, qd, tau)))
     assert out.dtype == jnp.float32
     assert float(jnp.max(jnp.abs(out - ref)) / jnp.max(jnp.abs(ref))) < 1e-4
-    with pytest.raises(ValueError, match="crba_pallas: only the unrolled form"):
-        pallas.crba_pallas(m32, traversal="scan")
+    with pytest.raises(ValueError, match="aba_jacobian_pallas: only the unrolled form"):
+        pallas.resolve_traversal(m32, "aba_jacobian_pallas", "scan")
     with pytest.raises(ValueError, match="traversal must be one of auto, unroll, scan, got 'level'"):
         pallas.aba_pallas(m32, traversal="level")
     with pytest.raises(ValueError, match="written for the Triton backend"):
@@ -80,9 +93,9 @@ def test_looped_lowers_for_cuda():
     q = jax.ShapeDtypeStruct((256, m.nq), jnp.float32)
     v = jax.ShapeDtypeStruct((256, m.nv), jnp.float32)
     target = "__gpu$xla.gpu.triton"
-    for build in (pallas.aba_pallas, pallas.rnea_pallas):
+    for build, args in ((pallas.aba_pallas, (q, v, v)), (pallas.rnea_pallas, (q, v, v)), (pallas.crba_pallas, (q,))):
         f = jax.jit(build(m, block=128, interpret=False, traversal="scan"))
-        exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q, v, v)
+        exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(*args)
         assert f"custom_call @{target}" in exp.mlir_module()
 
 
@@ -96,7 +109,7 @@ def test_looped_chunks_large_batches(monkeypatch):
     ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(m, q, qd, tau)
     monkeypatch.setattr(pallas_scan, "SCRATCH_BYTES", 1)  # one block (8 samples) per chunk: 3 chunks
     calls = []
-    monkeypatch.setattr(pallas_scan, "_call", lambda *a: calls.append(a[3]) or real_call(*a))
+    monkeypatch.setattr(pallas_scan, "_call", lambda *a: calls.append(a[2]) or real_call(*a))
     out = jax.jit(pallas.aba_pallas(m, block=8, interpret=True, traversal="scan"))(q, qd, tau)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
     assert calls == [8]  # traced once, under lax.map, with chunks of 8 samples

@@ -38,9 +38,8 @@ from .soa import Constants, _aba_unroll, _check_joints, _crba_unroll, _rnea_unro
 
 # Largest robot (scanned links) each kernel is unrolled for: Triton's compile time grows steeply
 # with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240 s; of the
-# RNEA: 12 links 5.7 s, 32 links 20 s). With ``traversal="auto"`` the ABA and RNEA loop over the
-# links beyond it (:mod:`jaxdyn.kernels.pallas_scan`); the CRBA and the Jacobian have no looped
-# form and raise a clear error beyond it.
+# RNEA: 12 links 5.7 s, 32 links 20 s). With ``traversal="auto"`` the ABA, RNEA and CRBA loop over
+# the links beyond it (:mod:`jaxdyn.kernels.pallas_scan`); the Jacobian has no looped form.
 PALLAS_MAX_LINKS = {"aba_pallas": 12, "aba_jacobian_pallas": 12, "rnea_pallas": 32, "crba_pallas": 12}
 PALLAS_TRAVERSALS = ("auto", "unroll", "scan")
 
@@ -53,12 +52,12 @@ def resolve_traversal(model: Model, name: str, traversal: str | None = None) -> 
     if t not in PALLAS_TRAVERSALS:
         raise ValueError(f"{name}: traversal must be one of {', '.join(PALLAS_TRAVERSALS)}, got '{t}'")
     n = len(model.with_traversal("scan").layout.link_bodies)
-    looped = name in ("aba_pallas", "rnea_pallas")
+    looped = name in ("aba_pallas", "rnea_pallas", "crba_pallas")
     if t == "auto":
         t = "unroll" if n <= PALLAS_MAX_LINKS[name] or not looped else "scan"
     if t == "scan" and not looped:
         raise ValueError(f"{name}: only the unrolled form exists (traversal='unroll'); the looped one is "
-                         "written for aba_pallas and rnea_pallas")
+                         "written for aba_pallas, rnea_pallas and crba_pallas")
     return t
 
 
@@ -113,7 +112,8 @@ def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None
     6.2, seed 000 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     nv = model.nv
-    resolve_traversal(model, "crba_pallas", traversal)  # unrolled only: a clear error for "scan"
+    if resolve_traversal(model, "crba_pallas", traversal) == "scan":
+        return _looped(model, "crba", block, interpret, backend, num_warps)
     f = _fused(model, "crba_pallas", lambda c, q: _crba_unroll(model, c, q), ("q",), block, interpret, backend,
                num_warps, out_width=nv * nv)
     return lambda q: f(q).reshape(q.shape[0], nv, nv)

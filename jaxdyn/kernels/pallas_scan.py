@@ -34,6 +34,7 @@ H100 compile times are in ``benchmarks/results/gpu-aot-h100-pallas-scan.md``.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -41,13 +42,14 @@ import numpy as np
 
 from .. import tree
 from ..model import Model
-from .soa import (Constants, _MOTION, _ART, _aba_filter_step, _aba_smooth_step, _aba_vel_step, _check_joints,
-                  _link_numbers, _model_numbers, _rnea_back_step, _rnea_fwd_step)
+from .soa import (Constants, _MOTION, _ART, _aba_filter_step, _aba_smooth_step, _aba_vel_step, _art_matrix,
+                  _check_joints, _crba_pose_step, _dot, _inertia_apply, _link_numbers, _model_numbers,
+                  _rigid_to_art, _rnea_back_step, _rnea_fwd_step)
 
 tmap = jax.tree_util.tree_map
 
 # Columns of the per-link integer table.
-_QROW, _VROW, _FROM_CARRY, _READ, _WRITE, _RECV_CARRY, _OWN, _ADD = range(8)
+_QROW, _VROW, _FROM_CARRY, _READ, _WRITE, _RECV_CARRY, _OWN, _ADD, _ANC0, _ANC1 = range(10)
 
 
 class _Tables:
@@ -66,15 +68,26 @@ class _Tables:
             self.cols[k] = (c0, v.shape[1], v.shape[1] == 1 and k in ("m", "arm"))
             blocks.append(v)
             c0 += v.shape[1]
-        self.ftab = np.concatenate(blocks, 1) if self.n else np.zeros((0, 1))
+        self.ftab = np.concatenate(blocks, 1) if self.n else np.zeros((1, 1))
         self.sc = tree._branch_slots(lay)  # from_carry, read_slot, write_slot, slot_of, K
         self.gc = tree._gather_slots(lay)  # recv_carry, own_slot, add_slot, slot_of, K
-        it = np.zeros((max(self.n, 1), 8), np.int32)
+        it = np.zeros((max(self.n, 1), 10), np.int32)
+        anc = []  # per link: the scan indices of its scanned ancestors (the CRBA's rows above it)
         if self.n:
             it[:, _QROW], it[:, _VROW] = lay.link_q[:, 0], lay.link_v[:, 0]
             it[:, _FROM_CARRY], it[:, _READ], it[:, _WRITE] = self.sc[0], self.sc[1], self.sc[2]
             it[:, _RECV_CARRY], it[:, _OWN], it[:, _ADD] = self.gc[0], self.gc[1], self.gc[2]
+            pos = {int(b): j for j, b in enumerate(lay.link_bodies)}
+            for j, b in enumerate(lay.link_bodies):
+                it[j, _ANC0] = len(anc)
+                p = m.parents[int(b)]
+                while p in pos:
+                    anc.append(pos[p])
+                    p = m.parents[p]
+                it[j, _ANC1] = len(anc)
         self.itab = it
+        self.atab = np.asarray(anc or [0], np.int32)[:, None]
+        self.nv = m.nv
         self.consts = Constants(model)
         self.floating = lay.floating
 
@@ -83,8 +96,8 @@ class _Kernel:
     """What one program of a looped kernel works with: the table refs, the scratch ref (rows of
     ``(block,)`` values) and helpers to load/store pytrees of rows, masked where asked."""
 
-    def __init__(self, tabs, ftab, itab, scratch, block, dtype, interpret):
-        self.t, self.ftab, self.itab, self.scr = tabs, ftab, itab, scratch
+    def __init__(self, tabs, ftab, itab, atab, scratch, block, dtype, interpret):
+        self.t, self.ftab, self.itab, self.atab, self.scr = tabs, ftab, itab, atab, scratch
         self.block, self.dtype, self.interpret = block, dtype, interpret
 
     def row(self, v):
@@ -275,15 +288,96 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
             out[k, :] = K.row(tau_r[k])
 
 
-_BODIES = {"aba": (_aba_body, lambda n, ks, kg: 14 * n + (ks + 1) * 6 + (kg + 2) * 27),
-           "rnea": (_rnea_body, lambda n, ks, kg: 6 * n + (ks + 1) * 12 + (kg + 2) * 6)}
+def _crba_body(tabs, K, qT, out):
+    """Mass matrix ``M(q) + diag(armature)`` in the common frame (the world, or the free root's
+    body frame; the form of :func:`jaxdyn.kernels.soa._crba_tree`, Featherstone (6.2), seed 000
+    (7.7)-(7.11)): a scatter of poses gives each link's motion subspace ``S`` and rigid inertia
+    in that frame, a gather sums composite inertias ``Ic`` (no transforms: one frame), then per
+    link ``F = Ic S``, ``M_ii = S^T F + armature`` and ``M_ji = M_ij = S_j^T F`` for its
+    ancestors ``j`` (a loop over the link's row range of the ancestor table); the free root's
+    ``S`` is ``1_6``. Entries of links on different branches are zeros."""
+    n, floating, nv = tabs.n, tabs.floating, tabs.nv
+    zero3 = (0.0, 0.0, 0.0)
+    ident = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), zero3)
+    rigid = (0.0, zero3, (0.0,) * 6)
+    # scratch rows: per link S (6) and its rigid, then composite, inertia (10) | slots
+    sc_slots = 16 * n
+    g_slots = sc_slots + (tabs.sc[4] + 1) * 12
+    per = {"q": (qT, _QROW)}
+
+    def clear(r, c):
+        out[r, :] = K.row(0.0)
+        return c
+
+    jax.lax.fori_loop(0, nv * nv, clear, 0)
+    if n:
+        K.scatter(lambda pv, j: _crba_pose_step(ident, pv, K.link_x(j, per, {})), ident, ident, sc_slots,
+                  lambda j, val, o: K.put(16 * j, o))
+    def composite(acc, j):  # Ic = I + the children's Ic, all in the common frame
+        Ic = tmap(jnp.add, K.get(16 * j + 6, rigid), acc)
+        return Ic, Ic
+
+    root_acc = K.gather(composite, K.like(rigid, rigid), g_slots, lambda j, Ic: K.put(16 * j + 6, Ic)) if n else None
+    if floating:
+        b0, arm = {k: v[0] for k, v in tabs.consts.bodies.items()}, tabs.consts.armature
+        Ic0 = (b0["m"], b0["h"], b0["Ib"])
+        if root_acc is not None:
+            Ic0 = tmap(lambda a, b: a + b, Ic0, root_acc)
+        rows = _art_matrix(*_rigid_to_art(*Ic0))
+        for r in range(6):
+            for c in range(6):
+                out[r * nv + c, :] = K.row(rows[r][c] + (arm[r] if r == c else 0.0))
+    if not n:
+        return
+    arm_col = tabs.cols["arm"][0]
+
+    def column(j, c):
+        sa, sl = K.get(16 * j, _MOTION)
+        F = _inertia_apply(*K.get(16 * j + 6, rigid), sa, sl)
+        vc = K.itab[j, _VROW]
+        out[vc * nv + vc, :] = K.row(_dot(sa, F[0]) + _dot(sl, F[1]) + K.ftab[j, arm_col])
+
+        def ancestor(t, c):
+            a = K.atab[t, 0]
+            Sa = K.get(16 * a, _MOTION)
+            va = K.itab[a, _VROW]
+            x = K.row(_dot(Sa[0], F[0]) + _dot(Sa[1], F[1]))
+            out[va * nv + vc, :] = x
+            out[vc * nv + va, :] = x
+            return c
+
+        jax.lax.fori_loop(K.itab[j, _ANC0], K.itab[j, _ANC1], ancestor, 0)
+        if floating:  # the root is every link's ancestor, with S = 1_6
+            for k, x in enumerate(F[0] + F[1]):
+                out[k * nv + vc, :] = K.row(x)
+                out[vc * nv + k, :] = K.row(x)
+        return c
+
+    jax.lax.fori_loop(0, n, column, 0)
+
+
+class _Algo(NamedTuple):
+    body: object
+    rows: object  # scratch rows from (links, scatter slots, gather slots)
+    args: tuple  # argument names, the first is q (B, nq), the others (B, nv)
+    out: object  # output rows from nv
+
+
+_ALGOS = {"aba": _Algo(_aba_body, lambda n, ks, kg: 14 * n + (ks + 1) * 6 + (kg + 2) * 27, ("q", "qd", "tau"),
+                       lambda nv: nv),
+          "rnea": _Algo(_rnea_body, lambda n, ks, kg: 6 * n + (ks + 1) * 12 + (kg + 2) * 6, ("q", "qd", "qdd"),
+                        lambda nv: nv),
+          "crba": _Algo(_crba_body, lambda n, ks, kg: 16 * n + (ks + 1) * 12 + (kg + 2) * 10, ("q",),
+                        lambda nv: nv * nv)}
 
 
 def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None = None, num_warps: int | None = None):
-    """Build ``f(q (B, nq), qd (B, nv), x (B, nv)) -> (B, nv)`` running ``algo`` (``"aba"``:
-    ``x = tau``, returns ``qdd``; ``"rnea"``: ``x = qdd``, returns ``tau``) as one Pallas
-    (Triton) kernel that loops over the links (module docstring). The model's numbers are baked
-    in (not differentiable w.r.t. the model)."""
+    """Build the fused kernel of ``algo`` that loops over the links (module docstring), the
+    model's numbers baked in (not differentiable w.r.t. the model):
+
+    * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``;
+    * ``"rnea"``: ``f(q, qd, qdd) -> tau (B, nv)``;
+    * ``"crba"``: ``f(q) -> M (B, nv, nv)`` (armature included)."""
     name = f"{algo}_pallas"
     _check_joints(model, name)
     if block < 1 or block & (block - 1):
@@ -291,20 +385,23 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
     if interpret is None:
         interpret = jax.default_backend() != "gpu"
     tabs = _Tables(model)
-    body_fn, rows_fn = _BODIES[algo]
-    rows = rows_fn(tabs.n, tabs.sc[4], tabs.gc[4])
+    spec = _ALGOS[algo]
+    rows = spec.rows(tabs.n, tabs.sc[4], tabs.gc[4])
     nq, nv, dt = model.nq, model.nv, model.dtype
-    ftab = jnp.asarray(tabs.ftab, dt)
-    itab = jnp.asarray(tabs.itab)
+    nout = spec.out(nv)
+    tables = (jnp.asarray(tabs.ftab, dt), jnp.asarray(tabs.itab), jnp.asarray(tabs.atab))
+    nargs = len(spec.args)
 
-    def kernel(ftab_ref, itab_ref, q_ref, qd_ref, x_ref, out_ref, scr_ref):
-        K = _Kernel(tabs, ftab_ref, itab_ref, scr_ref, block, dt, interpret)
-        body_fn(tabs, K, q_ref, qd_ref, x_ref, out_ref)
+    def kernel(*refs):
+        K = _Kernel(tabs, *refs[:3], refs[-1], block, dt, interpret)
+        spec.body(tabs, K, *refs[3:3 + nargs], refs[3 + nargs])
 
-    def f(q, qd, x):
-        q, qd, x = (jnp.asarray(a, dt) for a in (q, qd, x))
-        B = q.shape[0] if q.ndim else 0
-        for arg, a, w in zip(("q", "qd", "tau" if algo == "aba" else "qdd"), (q, qd, x), (nq, nv, nv)):
+    def f(*xs):
+        if len(xs) != nargs:
+            raise TypeError(f"{name} takes {nargs} arguments ({', '.join(spec.args)}), got {len(xs)}")
+        xs = [jnp.asarray(a, dt) for a in xs]
+        B = xs[0].shape[0] if xs[0].ndim else 0
+        for arg, a, w in zip(spec.args, xs, (nq,) + (nv,) * (nargs - 1)):
             if a.ndim != 2 or a.shape[1] != w or a.shape[0] != B:
                 raise ValueError(f"{name}: argument '{arg}' has shape {a.shape}, expected ({B}, {w}) "
                                  f"for model '{model.name}'")
@@ -315,17 +412,18 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
         chunk = min(chunk, -(-B // block) * block)
         nc = -(-B // chunk)
         Bp = nc * chunk
-        qT, qdT, xT = (jnp.pad(a, ((0, Bp - B), (0, 0))).T for a in (q, qd, x))
+        xT = [jnp.pad(a, ((0, Bp - B), (0, 0))).T for a in xs]
         if model.floating_base:  # padded samples need a unit quaternion
-            qT = qT.at[3, B:].set(1.0)
-        call = functools.partial(_call, kernel, ftab, itab, chunk, rows, block, dt, interpret, num_warps)
+            xT[0] = xT[0].at[3, B:].set(1.0)
+        call = functools.partial(_call, kernel, tables, chunk, rows, nout, block, dt, interpret, num_warps)
         if nc == 1:
-            out = call(qT, qdT, xT)
+            out = call(*xT)
         else:
             split = lambda a: jnp.moveaxis(a.reshape(a.shape[0], nc, chunk), 1, 0)  # noqa: E731
-            out = jax.lax.map(lambda a: call(*a), (split(qT), split(qdT), split(xT)))
-            out = jnp.moveaxis(out, 0, 1).reshape(nv, Bp)
-        return out[:, :B].T
+            out = jax.lax.map(lambda a: call(*a), tuple(split(a) for a in xT))
+            out = jnp.moveaxis(out, 0, 1).reshape(nout, Bp)
+        out = out[:, :B].T
+        return out.reshape(B, nv, nv) if algo == "crba" else out
 
     return f
 
@@ -334,20 +432,20 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
 SCRATCH_BYTES = 2 ** 31
 
 
-def _call(kernel, ftab, itab, chunk, rows, block, dt, interpret, num_warps, qT, qdT, xT):
+def _call(kernel, tables, chunk, rows, nout, block, dt, interpret, num_warps, *xT):
     from jax.experimental import pallas as pl
 
     G = chunk // block
     full = lambda a: pl.BlockSpec(a.shape, lambda i: (0, 0))  # noqa: E731
-    cols = lambda a: pl.BlockSpec((a.shape[0], block), lambda i: (0, i))  # noqa: E731
+    cols = lambda w: pl.BlockSpec((w, block), lambda i: (0, i))  # noqa: E731
     params = None
     if not interpret:
         from jax.experimental.pallas import triton as plt
         params = plt.CompilerParams(num_warps=num_warps, num_stages=1)
     out, _ = pl.pallas_call(
         kernel, grid=(G,),
-        out_shape=[jax.ShapeDtypeStruct((xT.shape[0], chunk), dt), jax.ShapeDtypeStruct((G, rows, block), dt)],
-        in_specs=[full(ftab), full(itab), cols(qT), cols(qdT), cols(xT)],
-        out_specs=[cols(xT), pl.BlockSpec((1, rows, block), lambda i: (i, 0, 0))],
-        interpret=interpret, compiler_params=params)(ftab, itab, qT, qdT, xT)
+        out_shape=[jax.ShapeDtypeStruct((nout, chunk), dt), jax.ShapeDtypeStruct((G, rows, block), dt)],
+        in_specs=[full(t) for t in tables] + [cols(a.shape[0]) for a in xT],
+        out_specs=[cols(nout), pl.BlockSpec((1, rows, block), lambda i: (i, 0, 0))],
+        interpret=interpret, compiler_params=params)(*tables, *xT)
     return out

@@ -975,6 +975,21 @@ def _crba_pair_index(lay):
     return rs, cs, idx
 
 
+def _crba_pose_step(ident, parent, x):
+    """CRBA scatter step: the link's pose ``(R, p)`` in the common frame (the world, or the free
+    root's body frame; ``ident`` is the root's pose) from its parent's; outputs its motion
+    subspace and rigid inertia ``(m, h, Ibar)`` in that frame."""
+    m, h, Ib = _inertia_x(x)
+    if "root" in x:
+        return ident, (m, h, Ib)
+    Rp, pp = parent
+    (R, p), (sa, sl) = _link_X_S(x, x["q"])
+    Rw, pw = _mm(Rp, R), _v_add(pp, _mv(Rp, p))
+    saw = _mv(Rw, sa)
+    slw = _v_add(_mv(Rw, sl), _cross(pw, saw))
+    return (Rw, pw), ((saw, slw), _rigid_to_parent(Rw, pw, m, h, Ib))
+
+
 def _crba_tree(model, lay, nums, qT):
     """Mass matrix (Featherstone (6.2); seed 000 (7.7)-(7.11)) in a common frame (the world, or
     the free root's body frame, where the root's ``S`` is ``1_6``): a scatter gives each body's
@@ -985,18 +1000,7 @@ def _crba_tree(model, lay, nums, qT):
     lx, rx = _tree_inputs(model, nums, None, q=qT)
     one, zero = jnp.ones((B,), dt), jnp.zeros((B,), dt)
     ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
-
-    def pose_step(parent, x):
-        m, h, Ib = _inertia_x(x)
-        if "root" in x:
-            return ident, (m, h, Ib)
-        Rp, pp = parent
-        (R, p), (sa, sl) = _link_X_S(x, x["q"])
-        Rw, pw = _mm(Rp, R), _v_add(pp, _mv(Rp, p))
-        saw = _mv(Rw, sa)
-        slw = _v_add(_mv(Rw, sl), _cross(pw, saw))
-        return (Rw, pw), ((saw, slw), _rigid_to_parent(Rw, pw, m, h, Ib))
-
+    pose_step = functools.partial(_crba_pose_step, ident)
     _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
     nb = model.nb
