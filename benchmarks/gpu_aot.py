@@ -70,6 +70,8 @@ def build(kernel, robot, traversal):
         g = jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
     elif kernel == "aba_vmap":
+        if traversal:  # the model's traversal (on this CPU-only host "auto" resolves as on a CPU)
+            model = model.with_traversal(traversal)
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
     elif kernel in ("aba_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):

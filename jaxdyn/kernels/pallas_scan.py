@@ -1,23 +1,24 @@
-"""Fused Pallas kernels that *loop* over links: ABA and RNEA for robots too large to unroll.
+"""Fused Pallas kernels that *loop* over links: ABA, RNEA and CRBA for robots too large to unroll.
 
-The unrolled fused kernels (:func:`jaxdyn.kernels.pallas.aba_pallas` with ``traversal="unroll"``)
-trace the whole recursion into one straight-line Triton program; Triton's compile time grows
-steeply with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 240 s).
-Here each sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program
-holds one link step per sweep and compiles in a time flat in the number of links, like the
-``"scan"`` traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions
+The unrolled fused kernels (:mod:`jaxdyn.kernels.pallas`, ``traversal="unroll"``) trace the
+whole recursion into one straight-line Triton program, and Triton's compile time grows steeply
+with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 240 s). Here each
+sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program holds one
+link step per sweep and compiles in a time flat in the number of links, like the ``"scan"``
+traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions
 (:func:`~jaxdyn.kernels.soa._aba_vel_step`, ``_aba_filter_step``, ``_aba_smooth_step``,
-``_rnea_fwd_step``, ``_rnea_back_step``; equations and seed references in
-:mod:`jaxdyn.kernels.soa`), so the kernels compute what :func:`jaxdyn.kernels.aba_batch` does.
+``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so the equations and their seed
+references are those of :mod:`jaxdyn.kernels.soa`: ABA seed 000 Result 8.1, (8.3)-(8.13); RNEA
+seed 000 (5.1)-(5.6); CRBA seed 000 (7.7)-(7.11) / Featherstone table 6.2, in the common frame.
 
 Per program (a block of ``block`` samples) the loop reads its link's data with dynamic indices:
 
 * the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa._link_numbers`:
   ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d``, ``S = [sa; sl]``) and the link's topology
-  (rows of ``q``/``qd``, branch slots) as scalars from two small tables;
+  (rows of ``q``/``qd``, branch slots, ancestor ranges) as scalars from small tables;
 * the per-sample values a later sweep needs (ABA: the velocity of sweep 1 and ``U, D^-1, e``
-  of the filter; RNEA: the link forces) as rows of a scratch buffer in device memory, one
-  ``(block,)`` row per scalar;
+  of the filter; RNEA: the link forces; CRBA: motion subspaces and composite inertias in the
+  common frame) as rows of a scratch buffer in device memory, one ``(block,)`` row per scalar;
 * the parent's value from the loop carry when the parent is the previous link, else from a slot
   of a small buffer of branch-point values (the tables of :func:`jaxdyn.tree._branch_slots` and
   :func:`jaxdyn.tree._gather_slots`), with masked loads and stores so that links fed by the
@@ -26,9 +27,10 @@ Per program (a block of ``block`` samples) the loop reads its link's data with d
 A sample's rows are written and later read by the same program with the same 1-D layout, so each
 element goes through the same GPU thread in program order.
 
-Status: checked in Pallas interpret mode on CPU against :func:`jaxdyn.kernels.aba_batch` and
-lowered for CUDA (tests); not yet run on a GPU (the session that wrote it had none). Deviceless
-H100 compile times are in ``benchmarks/results/gpu-aot-h100-pallas-scan.md``.
+Status: checked in Pallas interpret mode on CPU against the generic algorithms (float64, 1e-10;
+tests/test_pallas_scan.py) and lowered for CUDA; deviceless H100 compile: ABA 8-12 s, RNEA
+1-2 s, CRBA 1.5-2.2 s from 9 to 1024 links (``benchmarks/results/gpu-aot-h100-pallas-scan.md``).
+**Not yet run on a GPU** (written in a session that had none): its speed is unmeasured.
 """
 
 from __future__ import annotations
