@@ -120,6 +120,17 @@ case "$PART" in
     bench 120 h100-looped-panda --algos aba,aba_pallas,rnea,rnea_pallas,crba,crba_pallas --robots panda \
       --batches $B --peers "" --repeats 10 --traversal scan
     ;;
+  part7d)  # launch parameters of the looped kernels (block x warps) against the generic path
+    bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) pallas_tune talos"
+    timeout 300 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba,rnea,crba --out "$W" 2>&1 \
+      | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-talos.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    echo "=== $(date +%T) pallas_tune panda: loop against unrolled"
+    timeout 200 $PY benchmarks/pallas_tune.py --robots panda --algos aba,rnea --traversals scan,unroll \
+      --blocks 128 --warps 0,4 --out "$W" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-panda.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
 echo "=== $(date +%T) done"
