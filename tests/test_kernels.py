@@ -208,6 +208,8 @@ def test_pallas_aba_jacobian_matches_jacfwd_interpret():
     m = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=2, dtype=jnp.float64)
     q, qd, tau, _ = _state(m, 5, seed=7)
     J = jax.jit(aba_jacobian_pallas(m, block=8, interpret=True))(q, qd, tau)
+    with pytest.raises(ValueError, match="aba_jacobian_pallas: argument 'qd' has shape"):
+        aba_jacobian_pallas(m, block=8, interpret=True)(q, qd[:, :2], tau)
     ref = jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), (None, 0, 0, 0))(m, q, qd, tau)
     for a, b in zip(J, ref):
         assert a.shape == b.shape

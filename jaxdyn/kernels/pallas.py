@@ -142,6 +142,7 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
     included). Arguments as :func:`aba_pallas`."""
     nq, nv, dt = model.nq, model.nv, model.dtype
     args = (block, interpret, backend, num_warps)
+    _check_joints(model, "aba_jacobian_pallas")
 
     def tangent(fn, wrt):  # the forward-mode derivative of fn in its argument `wrt` alone
         def body(c, *groups):
@@ -158,6 +159,7 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
 
     def jac(q, qd, tau):
         q, qd, tau = (jnp.asarray(x, dt) for x in (q, qd, tau))
+        _check_args("aba_jacobian_pallas", model, ("q", "qd", "tau"), (q, qd, tau), (nq, nv, nv))
         qdd = fd(q, qd, tau)
         one_hot = lambda x, n: jnp.broadcast_to(jnp.eye(n, dtype=dt)[:, None, :], (n,) + x.shape)  # noqa: E731
         each = lambda k, x, d: jax.vmap(lambda t: k(q, qd, x, t))(d)  # noqa: E731
@@ -167,6 +169,16 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
         return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
 
     return jac
+
+
+def _check_args(name, model, arg_names, xs, widths):
+    """Each ``xs[k]`` must be ``(B, widths[k])`` with the first argument's ``B``; returns ``B``."""
+    B = xs[0].shape[0] if xs[0].ndim else 0
+    for arg, x, n in zip(arg_names, xs, widths):
+        if x.ndim != 2 or x.shape[1] != n or x.shape[0] != B:
+            raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({B}, {n}) "
+                             f"for model '{model.name}'")
+    return B
 
 
 def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, tangent_of_q=False, out_width=None):
@@ -210,11 +222,7 @@ def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, t
 
     def f(*xs):
         xs = tuple(jnp.asarray(x, dt) for x in xs)
-        B = xs[0].shape[0] if xs[0].ndim else 0
-        for arg, x, n in zip(arg_names, xs, widths):
-            if x.ndim != 2 or x.shape[1] != n or x.shape[0] != B:
-                raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({B}, {n}) "
-                                 f"for model '{model.name}'")
+        B = _check_args(name, model, arg_names, xs, widths)
         Bp = -(-B // block) * block
         cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in xs for k in range(x.shape[1])]
         if model.floating_base:  # padded samples need a unit quaternion

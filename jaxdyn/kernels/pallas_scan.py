@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import tree
 from ..model import Model
+from .pallas import _check_args
 from .soa import (Constants, _MOTION, _ART, _aba_filter_step, _aba_smooth_step, _aba_vel_step, _art_matrix,
                   _check_joints, _crba_pose_step, _dot, _inertia_apply, _link_numbers, _model_numbers,
                   _rigid_to_art, _rnea_back_step, _rnea_fwd_step)
@@ -402,11 +403,7 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
         if len(xs) != nargs:
             raise TypeError(f"{name} takes {nargs} arguments ({', '.join(spec.args)}), got {len(xs)}")
         xs = [jnp.asarray(a, dt) for a in xs]
-        B = xs[0].shape[0] if xs[0].ndim else 0
-        for arg, a, w in zip(spec.args, xs, (nq,) + (nv,) * (nargs - 1)):
-            if a.ndim != 2 or a.shape[1] != w or a.shape[0] != B:
-                raise ValueError(f"{name}: argument '{arg}' has shape {a.shape}, expected ({B}, {w}) "
-                                 f"for model '{model.name}'")
+        B = _check_args(name, model, spec.args, xs, (nq,) + (nv,) * (nargs - 1))
         # One call per chunk of samples whose scratch fits in SCRATCH_BYTES (chain1024's ABA needs
         # 57 KiB of scratch per float32 sample).
         per_sample = rows * jnp.dtype(dt).itemsize
