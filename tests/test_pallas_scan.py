@@ -10,15 +10,8 @@ import pytest
 
 import jaxdyn
 from jaxdyn import builders
+from jaxdyn.bench import _inputs as _state
 from jaxdyn.kernels import pallas
-
-
-def _state(model, B, seed=0):
-    k = jax.random.split(jax.random.PRNGKey(seed), 3)
-    q = jax.vmap(lambda kk: jaxdyn.random_configuration(model, kk))(jax.random.split(k[0], B))
-    qd = jax.random.normal(k[1], (B, model.nv), model.dtype)
-    x = jax.random.normal(k[2], (B, model.nv), model.dtype)
-    return q, qd, x
 
 
 def _models():

@@ -10,7 +10,9 @@ registers and writes ``qdd``: one GPU kernel per call, no intermediate in device
 model's numbers are folded in as constants (:class:`~jaxdyn.kernels.soa.Constants`), so the
 kernel is specialised to the robot (like generated code) and is not differentiable w.r.t. the
 model; it is for forward simulation at scale. Results equal :func:`jaxdyn.kernels.aba_batch`
-to rounding.
+to rounding. For robots with more than :data:`PALLAS_MAX_LINKS` links (whose straight-line
+Triton programs take minutes to compile) the ABA, RNEA and CRBA instead loop over the links
+inside the kernel (``traversal="scan"``, :mod:`jaxdyn.kernels.pallas_scan`).
 
 Inputs are split into one ``(B,)`` column per coordinate outside the kernel (Triton wants
 power-of-two block shapes); ``B`` is padded to a multiple of ``block``.
@@ -47,7 +49,8 @@ PALLAS_TRAVERSALS = ("auto", "unroll", "scan")
 def resolve_traversal(model: Model, name: str, traversal: str | None = None) -> str:
     """The traversal a fused kernel ``name`` (e.g. ``"aba_pallas"``) uses for ``model``:
     ``traversal`` or the model's (:meth:`jaxdyn.Model.with_traversal`); ``"auto"`` unrolls up to
-    :data:`PALLAS_MAX_LINKS` scanned links and loops over links beyond (ABA and RNEA only)."""
+    :data:`PALLAS_MAX_LINKS` scanned links and loops over links beyond (the ABA, RNEA and CRBA; the
+    Jacobian is unrolled only)."""
     t = traversal or model.traversal
     if t not in PALLAS_TRAVERSALS:
         raise ValueError(f"{name}: traversal must be one of {', '.join(PALLAS_TRAVERSALS)}, got '{t}'")
@@ -108,8 +111,8 @@ def _looped(model, algo, block, interpret, backend, num_warps):
 def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
                 num_warps: int | None = None, traversal: str | None = None):
     """Build ``f(q (B, nq)) -> M (B, nv, nv)``: the joint-space mass matrix (armature included;
-    the unrolled composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table
-    6.2, seed 000 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
+    the composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table 6.2,
+    seed 000 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     nv = model.nv
     if resolve_traversal(model, "crba_pallas", traversal) == "scan":
