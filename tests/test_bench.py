@@ -65,3 +65,37 @@ def test_bench_rejects_unknown_algorithm():
     """An unknown algorithm name stops the harness before any case runs, naming it."""
     with pytest.raises(SystemExit, match=r"unknown algorithm\(s\) \['abba'\]"):
         bench.main(["--robots", "double_pendulum", "--algos", "aba,abba", "--batches", "2", "--no-save"])
+
+
+def test_targets_status_from_result_files(tmp_path):
+    """benchmarks/targets.py reads verdicts off rows: the best path per case, its same-run peer
+    ratio, a peer from another file marked as such, 'not measured' without any peer timing."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "targets", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "targets.py"))
+    targets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(targets)
+
+    def row(algo, robot, sps, frax=None, mjx=None, err=None):
+        return {"algo": algo, "robot": robot, "dtype": "float32", "batch": 131072, "samples_per_s": sps,
+                "batch_s": 131072 / sps, "traversal": "scan", "rel_err_vs_generic": err,
+                "frax": frax and {"samples_per_s": frax}, "mjx": mjx and {"samples_per_s": mjx}}
+
+    env = {"device": "gpu:test", "jax": "0", "date": "2026-01-01"}
+    a = {"env": env, "rows": [row("aba", "panda", 1e7, frax=1e7, mjx=2e6), row("rnea", "talos", 1e7, frax=2e6)]}
+    b = {"env": env, "rows": [row("aba_pallas", "panda", 5e8, frax=1e7, err=2e-7), row("crba", "talos", 1e7)]}
+    paths = []
+    for name, res in (("a", a), ("b", b)):
+        paths.append(str(tmp_path / f"{name}.json"))
+        with open(paths[-1], "w") as fh:
+            json.dump(res, fh)
+    rows, _ = targets.load(paths)
+    lines = "\n".join(targets.status(rows))
+    panda = next(line for line in lines.splitlines() if line.startswith("| aba >= 3x frax | panda"))
+    assert "aba_pallas" in panda and "| 50.00 | met |" in panda  # same-run frax ratio
+    assert "250.00 (peer: a) | met" in panda and "2.0e-07" in panda  # MJX from the other file, marked
+    talos_rnea = next(line for line in lines.splitlines() if line.startswith("| rnea >= 3x frax | talos"))
+    assert "| 5.00 | met |" in talos_rnea and "not measured" in talos_rnea  # no MJX timing anywhere
+    talos_crba = next(line for line in lines.splitlines() if line.startswith("| crba >= 1x frax | talos"))
+    assert talos_crba.count("not measured") == 2
