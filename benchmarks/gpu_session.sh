@@ -93,6 +93,10 @@ case "$PART" in
     bench 90 h100-talos-rnea-pallas --algos rnea_pallas --robots talos:fixed --batches 131072 --peers mjx --repeats 10
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
+  # Session 7's parts take about 9.5 minutes each, so one session's 30 minutes of GPU time holds
+  # three: in order of value part7a (talos ABA/RNEA), part7b (talos CRBA, solo12), part7d
+  # (talos launch parameters), then part7c (chains, panda) and part7e (arms' CRBA launch).
+  # Afterwards: python benchmarks/targets.py <the new JSONs> <the 2026-11-23 ones> for the status.
   part7a)  # written in session 7 (no GPU): the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
            # the SoA scan and the peers on talos, with the generic path in the same process as the
@@ -120,18 +124,22 @@ case "$PART" in
     bench 120 h100-looped-panda --algos aba,aba_pallas,rnea,rnea_pallas,crba,crba_pallas --robots panda \
       --batches $B --peers "" --repeats 10 --traversal scan
     ;;
-  part7d)  # launch parameters of the looped kernels (block x warps) against the generic path
+  part7d)  # launch parameters of the looped kernels on talos (block x warps) against the generic path
     bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) pallas_tune talos"
-    timeout 300 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba,rnea,crba --out "$W" 2>&1 \
+    timeout 420 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba,rnea,crba --warps 0,4,8 --out "$W" 2>&1 \
       | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-talos.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    ;;
+  part7e)  # panda: loop against unrolled; the arms' unrolled CRBA launch parameters (10x MJX at 131k
+           # missed: 7.5x / 8.6x with block 128)
+    bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) pallas_tune panda: loop against unrolled"
     timeout 200 $PY benchmarks/pallas_tune.py --robots panda --algos aba,rnea --traversals scan,unroll \
       --blocks 128 --warps 0,4 --out "$W" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-panda.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
-    echo "=== $(date +%T) pallas_tune ur5/panda CRBA (10x MJX at 131k missed: 7.5x / 8.6x with block 128)"
-    timeout 200 $PY benchmarks/pallas_tune.py --robots ur5,panda --algos crba --traversals unroll \
+    echo "=== $(date +%T) pallas_tune ur5/panda CRBA"
+    timeout 250 $PY benchmarks/pallas_tune.py --robots ur5,panda --algos crba --traversals unroll \
       --blocks 64,128,256 --warps 0,2,4 --out "$W" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-crba.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     ;;
