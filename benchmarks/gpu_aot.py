@@ -12,6 +12,7 @@ Set-up (a separate environment; the CUDA plugin is not a jaxdyn dependency), no 
   JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py all --timeout 240 \
       > benchmarks/results/gpu-aot-h100.jsonl
   JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py one aba_batch panda [--batch B] [--traversal T]
+  JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py one aba_pallas_scan talos --registers
 
 KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | jacobian_vmap |
         pallas_triton | pallas_mosaic | rnea_pallas_triton | crba_pallas_triton | jacobian_pallas_triton |
@@ -167,6 +168,32 @@ def run_all(a):
             print(json.dumps(r), flush=True)
 
 
+def registers(dump_dir, min_bytes=10000):
+    """``{ptx file: "N registers, S bytes spill stores"}`` for the PTX files of an XLA dump larger
+    than ``min_bytes`` (the fused kernels; XLA's small loop fusions are left out), from the
+    ``ptxas`` of the CUDA toolkit wheel (``nvidia-cuda-nvcc``) compiling for sm_90a. Registers are
+    allocated per kernel (the maximum over its code), and they bound how many programs an SM
+    runs at once (65,536 registers per SM)."""
+    import glob
+    import re
+    import shutil
+
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:  # the CUDA toolkit wheel that jax-cuda12-plugin[with-cuda] installs
+        import nvidia.cuda_nvcc
+        ptxas = os.path.join(list(nvidia.cuda_nvcc.__path__)[0], "bin", "ptxas")
+    out = {}
+    for f in sorted(glob.glob(os.path.join(dump_dir, "*.ptx"))):
+        if os.path.getsize(f) < min_bytes:
+            continue
+        r = subprocess.run([ptxas, "-arch=sm_90a", "-v", f, "-o", os.devnull], capture_output=True, text=True)
+        regs = re.search(r"Used (\d+) registers", r.stderr)
+        spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+        out[os.path.basename(f)] = (f"{regs.group(1) if regs else '?'} registers, "
+                                    f"{spill.group(1) if spill else '?'} bytes spill stores")
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["one", "all"])
@@ -177,9 +204,19 @@ def main():
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--robots", default=",".join(ROBOTS))
     p.add_argument("--kernels", default=",".join(KERNELS))
+    p.add_argument("--registers", action="store_true",
+                   help="also report each large GPU kernel's registers and spills (ptxas -v on XLA's PTX dump)")
     a = p.parse_args()
     if a.mode == "one":
-        print(json.dumps(one(a.kernel, a.robot, a.batch, a.traversal)), flush=True)
+        dump = None
+        if a.registers:  # XLA reads XLA_FLAGS when the backend starts: set before jax is imported
+            import tempfile
+            dump = tempfile.mkdtemp(prefix="jaxdyn-aot-")
+            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={dump}").strip()
+        res = one(a.kernel, a.robot, a.batch, a.traversal)
+        if dump:
+            res["registers"] = registers(dump)
+        print(json.dumps(res), flush=True)
     else:
         run_all(a)
 

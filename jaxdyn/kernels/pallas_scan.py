@@ -52,7 +52,7 @@ from .soa import (Constants, _MOTION, _ART, _aba_filter_step, _aba_smooth_step, 
 tmap = jax.tree_util.tree_map
 
 # Columns of the per-link integer table.
-_QROW, _VROW, _FROM_CARRY, _READ, _WRITE, _RECV_CARRY, _OWN, _ADD, _ANC0, _ANC1 = range(10)
+_QROW, _VROW, _FROM_CARRY, _READ, _WRITE, _RECV_CARRY, _OWN, _ADD, _ANC0, _ANC1, _ROOT_SLOT = range(11)
 
 
 class _Tables:
@@ -74,7 +74,7 @@ class _Tables:
         self.ftab = np.concatenate(blocks, 1) if self.n else np.zeros((1, 1))
         self.sc = tree._branch_slots(lay)  # from_carry, read_slot, write_slot, slot_of, K
         self.gc = tree._gather_slots(lay)  # recv_carry, own_slot, add_slot, slot_of, K
-        it = np.zeros((max(self.n, 1), 10), np.int32)
+        it = np.zeros((max(self.n, 1), 11), np.int32)
         anc = []  # per link: the scan indices of its scanned ancestors (the CRBA's rows above it)
         if self.n:
             it[:, _QROW], it[:, _VROW] = lay.link_q[:, 0], lay.link_v[:, 0]
@@ -88,6 +88,7 @@ class _Tables:
                     anc.append(pos[p])
                     p = m.parents[p]
                 it[j, _ANC1] = len(anc)
+        it[0, _ROOT_SLOT] = self.gc[3].get(0, 0)  # the free root's gather slot (read after the loop)
         self.itab = it
         self.atab = np.asarray(anc or [0], np.int32)[:, None]
         self.nv = m.nv
@@ -202,7 +203,12 @@ class _Kernel:
 
         jax.lax.fori_loop(0, t.n, body, carry0)
         if t.floating:
-            return self.get(slot_base + slot_of[0] * width, zero) if 0 in slot_of else carry0
+            if 0 not in slot_of:
+                return carry0
+            # The slot's row comes from the table, loaded after the loop: with a constant row the
+            # compiler computed the 27 addresses before the loop and kept them live through it
+            # (talos: 218 registers against 166, ptxas for sm_90a).
+            return self.get(slot_base + self.itab[0, _ROOT_SLOT] * width, zero)
         return None
 
 
@@ -224,12 +230,20 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     sc_slots = base_f + 8 * n
     g_slots = sc_slots + (tabs.sc[4] + 1) * 6
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
-    rx = None
-    if floating:
+
+    def root_x():
+        # The free root's rows are loaded where they are used, before the first loop and again
+        # after the gather, so that none of them stays live across the loops (talos floating,
+        # ptxas for sm_90a: 254 -> 232 registers; with the root slot's row read from the table,
+        # see _Kernel.gather, 222; talos fixed: 161). The rest is the root's 6x6 solve, straight
+        # line after the gather (164 without it): registers are allocated per kernel, so it
+        # sets the occupancy of the loops too (2 programs of 4 warps per SM instead of 3).
         rx = _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
                      qd=tuple(qdT[k, :] for k in range(6)), tau=tuple(tauT[k, :] for k in range(6)))
         rx["v"], _ = _aba_vel_step(None, rx)
-    root_v = rx["v"] if floating else zeros
+        return rx
+
+    root_v = root_x()["v"] if floating else zeros
 
     K.scatter(lambda pv, j: _aba_vel_step(pv, K.link_x(j, per, {})), zeros, root_v, sc_slots,
               lambda j, val, out: K.put(base_v + 6 * j, val))
@@ -244,6 +258,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     world = tabs.consts.world
     root_PZ, root_a = None, zeros
     if floating:
+        rx = root_x()
         _, root_PZ = _aba_filter_step(root_acc, rx)
         root_a, qdd_r = _aba_smooth_step(root_PZ, world, None, rx)
         for k in range(6):
