@@ -100,9 +100,10 @@ class _Kernel:
     """What one program of a looped kernel works with: the table refs, the scratch ref (rows of
     ``(block,)`` values) and helpers to load/store pytrees of rows, masked where asked."""
 
-    def __init__(self, tabs, ftab, itab, atab, scratch, block, dtype, interpret):
+    def __init__(self, tabs, ftab, itab, atab, scratch, block, dtype, interpret, sc_slots, g_slots):
         self.t, self.ftab, self.itab, self.atab, self.scr = tabs, ftab, itab, atab, scratch
         self.block, self.dtype, self.interpret = block, dtype, interpret
+        self.sc_slots, self.g_slots = sc_slots, g_slots  # first rows of the slot regions (_scratch_layout)
 
     def row(self, v):
         return jnp.broadcast_to(jnp.asarray(v, self.dtype), (self.block,))
@@ -225,10 +226,9 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     """ABA (seed 000 Result 8.1; the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`)."""
     n, floating = tabs.n, tabs.floating
     zeros = K.like(_MOTION, _MOTION)
-    # scratch rows: per link v (6) | per link U (6), D^-1, e | scatter slots | gather slots
+    # scratch rows: per link v (6) | per link U (6), D^-1, e | slots (_scratch_layout)
     base_v, base_f = 0, 6 * n
-    sc_slots = base_f + 8 * n
-    g_slots = sc_slots + (tabs.sc[4] + 1) * 6
+    sc_slots, g_slots = K.sc_slots, K.g_slots
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
 
     def root_x():
@@ -278,11 +278,10 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
 
 def _rnea_body(tabs, K, qT, qdT, qddT, out):
     """RNEA (seed 000 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa._rnea_tree`)."""
-    n, floating = tabs.n, tabs.floating
+    floating = tabs.floating
     world = tabs.consts.world
-    base_f = 0
-    sc_slots = 6 * n
-    g_slots = sc_slots + (tabs.sc[4] + 1) * 12
+    base_f = 0  # scratch rows: per link f (6) | slots (_scratch_layout)
+    sc_slots, g_slots = K.sc_slots, K.g_slots
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "qdd": (qddT, _VROW)}
     fwd = functools.partial(_rnea_fwd_step, world)
     rx, root_val = None, (_MOTION, world)
@@ -318,9 +317,8 @@ def _crba_body(tabs, K, qT, out):
     zero3 = (0.0, 0.0, 0.0)
     ident = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), zero3)
     rigid = (0.0, zero3, (0.0,) * 6)
-    # scratch rows: per link S (6) and its rigid, then composite, inertia (10) | slots
-    sc_slots = 16 * n
-    g_slots = sc_slots + (tabs.sc[4] + 1) * 12
+    # scratch rows: per link S (6) and its rigid, then composite, inertia (10) | slots (_scratch_layout)
+    sc_slots, g_slots = K.sc_slots, K.g_slots
     per = {"q": (qT, _QROW)}
 
     def clear(r, c):
@@ -376,17 +374,25 @@ def _crba_body(tabs, K, qT, out):
 
 class _Algo(NamedTuple):
     body: object
-    rows: object  # scratch rows from (links, scatter slots, gather slots)
+    per_link: int  # scratch rows of each link's stored values
+    sc_width: int  # rows of a scatter branch slot (the scattered value's leaves)
+    g_width: int  # rows of a gather branch slot (the accumulator's leaves)
     args: tuple  # argument names, the first is q (B, nq), the others (B, nv)
     out: object  # output rows from nv
 
 
-_ALGOS = {"aba": _Algo(_aba_body, lambda n, ks, kg: 14 * n + (ks + 1) * 6 + (kg + 2) * 27, ("q", "qd", "tau"),
-                       lambda nv: nv),
-          "rnea": _Algo(_rnea_body, lambda n, ks, kg: 6 * n + (ks + 1) * 12 + (kg + 2) * 6, ("q", "qd", "qdd"),
-                        lambda nv: nv),
-          "crba": _Algo(_crba_body, lambda n, ks, kg: 16 * n + (ks + 1) * 12 + (kg + 2) * 10, ("q",),
-                        lambda nv: nv * nv)}
+_ALGOS = {"aba": _Algo(_aba_body, 14, 6, 27, ("q", "qd", "tau"), lambda nv: nv),
+          "rnea": _Algo(_rnea_body, 6, 12, 6, ("q", "qd", "qdd"), lambda nv: nv),
+          "crba": _Algo(_crba_body, 16, 12, 10, ("q",), lambda nv: nv * nv)}
+
+
+def _scratch_layout(tabs, spec):
+    """``(scatter slots' first row, gather slots' first row, rows)`` of the scratch buffer: the
+    links' stored values, then ``K + 1`` scatter slots (the last write-only), then ``K + 2``
+    gather slots (the always-zero one and the write-only one), ``K`` from the slot tables."""
+    sc = spec.per_link * tabs.n
+    g = sc + (tabs.sc[4] + 1) * spec.sc_width
+    return sc, g, g + (tabs.gc[4] + 2) * spec.g_width
 
 
 def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None = None, num_warps: int | None = None):
@@ -404,14 +410,14 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
         interpret = jax.default_backend() != "gpu"
     tabs = _Tables(model)
     spec = _ALGOS[algo]
-    rows = spec.rows(tabs.n, tabs.sc[4], tabs.gc[4])
+    sc_slots, g_slots, rows = _scratch_layout(tabs, spec)
     nq, nv, dt = model.nq, model.nv, model.dtype
     nout = spec.out(nv)
     tables = (jnp.asarray(tabs.ftab, dt), jnp.asarray(tabs.itab), jnp.asarray(tabs.atab))
     nargs = len(spec.args)
 
     def kernel(*refs):
-        K = _Kernel(tabs, *refs[:3], refs[-1], block, dt, interpret)
+        K = _Kernel(tabs, *refs[:3], refs[-1], block, dt, interpret, sc_slots, g_slots)
         spec.body(tabs, K, *refs[3:3 + nargs], refs[3 + nargs])
 
     def f(*xs):
