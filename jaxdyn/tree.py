@@ -30,6 +30,8 @@ scan for a scatter and after it for a gather.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -193,6 +195,19 @@ def _from_levels(lay: Layout, level_out):
     return tmap(lambda a: a.reshape((-1,) + a.shape[2:])[pos], level_out)
 
 
+class Zeros(NamedTuple):
+    """A :func:`gather` ``init`` of all-zero accumulators, given by one body's zero value
+    ``like`` (a pytree). The scanned sweeps then read no per-body initial values: in the SoA
+    kernels (batch-sized values, one XLA op each) that saves a read and an add per value and link
+    step. ``like`` is kept as given, so a value hidden from constant folding stays hidden."""
+
+    like: object
+
+
+def _zeros_buffer(like, nb):
+    return tmap(lambda z: jnp.broadcast_to(z, (nb,) + jnp.shape(z)), like)
+
+
 def gather(lay: Layout, step, init, link_x, root_x=None):
     """Tips-to-base recursion: ``acc[parent[i]] += contrib`` with
     ``(contrib, out) = step(acc[i], x[i])``, visiting children before parents.
@@ -200,7 +215,7 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     Args:
       init: pytree of per-body initial accumulators, leading axis ``nb``; or a callable
         ``init(idx)`` returning them for body indices ``idx`` (an int, or all bodies as an
-        array), which the unrolled traversal calls body by body.
+        array), which the unrolled traversal calls body by body; or :class:`Zeros`.
       step: ``step(acc_i, x) -> (contrib_to_parent, out)``.
       link_x: per-link inputs (leading axis = number of scanned links).
       root_x: inputs of the free root step (floating base only); its contribution is dropped.
@@ -212,6 +227,9 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     """
     nb = lay.nb
     n = len(lay.link_bodies)
+    zero_init = isinstance(init, Zeros)
+    if zero_init:
+        init = _zeros_buffer(init.like, nb)
     if n and lay.traversal == "unroll" and callable(init):
         # Per-body initial values built one body at a time: no (nb, ...) array is materialised,
         # which keeps every buffer of a batch-1 program small (see the module docstring).
@@ -250,12 +268,12 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     elif n and lay.is_chain:  # reverse scan carrying the child's contribution only
         def chain_body(carry, xs):
             own, x = xs
-            acc = tmap(jnp.add, own, carry)
+            acc = carry if zero_init else tmap(jnp.add, own, carry)
             contrib, out = step(acc, x)
             return _like(carry, contrib), (acc, out)
 
         idx = jnp.asarray(lay.link_bodies)
-        own = tmap(lambda b: b[idx], buf)
+        own = None if zero_init else tmap(lambda b: b[idx], buf)
         zero = tmap(lambda b: jnp.zeros_like(b[0]), buf)
         last, (accs, link_out) = jax.lax.scan(chain_body, zero, (own, link_x), reverse=True)
         p0 = int(lay.link_parent[0])
@@ -270,14 +288,17 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
         def body(c, xs):
             bb, carry = c
             flag, os_, as_, own, x = xs
-            acc = tmap(lambda o, cr, b: o + jnp.where(flag, cr, jnp.zeros_like(cr)) + b[os_], own, carry, bb)
+            acc = tmap(lambda cr, b: jnp.where(flag, cr, jnp.zeros_like(cr)) + b[os_], carry, bb)
+            if not zero_init:
+                acc = tmap(jnp.add, own, acc)
             contrib, out = step(acc, x)
             contrib = _like(carry, contrib)
             bb = tmap(lambda b, v: b.at[as_].add(v), bb, contrib)
             return (bb, contrib), (acc, out)
 
         idx = jnp.asarray(lay.link_bodies)
-        xs = (jnp.asarray(recv_carry), jnp.asarray(own_slot), jnp.asarray(add_slot), tmap(lambda b: b[idx], buf), link_x)
+        own = None if zero_init else tmap(lambda b: b[idx], buf)
+        xs = (jnp.asarray(recv_carry), jnp.asarray(own_slot), jnp.asarray(add_slot), own, link_x)
         (bb, _), (accs, link_out) = jax.lax.scan(body, (bb, zero), xs, reverse=True)
         scanned = set(int(i) for i in lay.link_bodies)
         if lay.floating:  # the root's accumulator from its slot, not from the assembled buffer

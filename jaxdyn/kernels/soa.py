@@ -800,21 +800,100 @@ def _aba_smooth_step(root_PZ, world, parent_a, x):
     return _smooth(R, p, S, _link_bias_acc(x, S), x["U"], x["di"], x["e"], parent_a)
 
 
+# The scanned ABA (traversals "scan" and "level") expresses body i's spatial quantities at its
+# own origin with the axes of a common frame: the free root's body frame, or the world for a fixed
+# base (Pinocchio calls this frame LOCAL_WORLD_ALIGNED). The transform from a parent to a child is
+# then a pure translation by ``d = R_p p`` (Featherstone, RBDA (2.24) with ``E = 1``), so the
+# inward sweep moves ``P+`` and ``z+`` to the parent without rotating them: the rotations go to the
+# outward kinematics sweep instead (the pose chain ``R = R_p R_J``, ``S = R s``, the rigid inertia
+# ``R Ibar R^T``), a few hundred fewer ops per link step. Scanned links have no static structure
+# left to exploit (their axes are arrays), so this measured 1.15-1.3x on talos (32 scanned links)
+# on the 2-core CPU (benchmarks/results/cpu-2026-11-24-aba-aligned.md, benchmarks/aba_frames.py); unrolled links keep the
+# body frames (their structural zeros make those as cheap). Lever arms stay the links' own
+# offsets, so float32 stays close to the body-frame form (talos: 5.5e-7 against 1.9e-7 relative
+# to the generic path), unlike world-frame quantities (1.5e-5: Riccati terms about a distant
+# origin cancel).
+
+_I3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+
+
+def _aligned_S(x):
+    """``(Sa, Sl)`` of a link stored by :func:`_aba_kin_step` (a revolute-only model stores
+    ``Sa`` only: its ``Sl`` stays a literal zero)."""
+    S = x["S"]
+    return S if len(S) == 2 else (S[0], _ZERO3)
+
+
+def _aba_kin_step(parent, x):
+    """Outward ABA sweep 1 in aligned frames (a scatter step): from the parent's orientation
+    ``R_p`` and velocity, the link's ``R = R_p R_J``, offset ``d = R_p p``, motion subspace
+    ``S = R s`` (the axis passes through the link's origin), velocity ``v = X(d) v_p + S qd``
+    (seed 000 (5.1)), bias acceleration ``c = v x S qd`` (seed 000 (8.3)), rigid inertia
+    ``(m, R h, R Ibar R^T)`` and bias force ``v x* I v - f_ext`` (seed 000 (8.24)); carries
+    ``(R, w, v)``."""
+    m, h, Ib = _inertia_x(x)
+    if "root" in x:  # the root's frame is the common one: R = 1
+        w, v = _split(x["qd"][0:3]), _split(x["qd"][3:6])
+        return (_I3, w, v), _bias_force(m, h, Ib, w, v, _fe_x(x))
+    Rp, wp, vp = parent
+    (RJ, pJ), (sa, sl) = _link_X_S(x, x["q"])
+    R, d = _mm(Rp, RJ), _mv(Rp, pJ)
+    Sa, Sl = _mv(R, sa), _mv(R, sl)
+    qd = x["qd"]
+    vJ = _v_scale(qd, Sa), _v_scale(qd, Sl)
+    w, v = _motion_to_child(_I3, d, wp, vp)
+    w, v = _v_add(w, vJ[0]), _v_add(v, vJ[1])
+    hR, IbR = _mv(R, h), _rot_sym(R, Ib)
+    fe = _fe_x(x)
+    if fe is not None:
+        fe = _mv(R, fe[0:3]) + _mv(R, fe[3:6])
+    S = (Sa, Sl) if "d" in x else (Sa,)
+    return (R, w, v), (d, S, _cross_motion(w, v, *vJ), (hR, IbR), _bias_force(m, hR, IbR, w, v, fe))
+
+
+def _aba_aligned_filter_step(acc, x):
+    """Inward ABA sweep in aligned frames (a gather step): ``P = I + sum P+_children``, the Riccati
+    filter (seed 000 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
+    ``(U, D^-1, e)`` (the root returns its ``(P, z)``)."""
+    m, (h, Ib) = x["m"], (x["I"] if "I" in x else (_split(x["h"]), _split(x["Ib"])))
+    P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
+    Z = tuple(_v_add(a, b) for a, b in zip(x["pA"], acc[1]))
+    if "root" in x:
+        return None, (P, Z)
+    U, di, e, Pa, za = _riccati(P, Z, _aligned_S(x), x["arm"], x["tau"], x["c"])
+    return (_art_to_parent(_I3, x["d"], *Pa), _force_to_parent(_I3, x["d"], *za)), (U, di, e)
+
+
+def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
+    """Outward ABA sweep 2 in aligned frames: ``a' = X(d) a_p + c``, ``qdd = D^-1 (e - U^T a')``,
+    ``a = a' + S qdd`` (seed 000 (8.11)-(8.13)); the free root as :func:`_aba_smooth_step`."""
+    if "root" in x:
+        return _aba_smooth_step(root_PZ, world, None, x)
+    Sa, Sl = _aligned_S(x)
+    aw, av = _motion_to_child(_I3, x["d"], *parent_a)
+    aw, av = _v_add(aw, x["c"][0]), _v_add(av, x["c"][1])
+    U = x["U"]
+    qdd = _mul(x["di"], _sub(x["e"], _add(_dot(U[0], aw), _dot(U[1], av))))
+    return (_v_add(aw, _v_scale(qdd, Sa)), _v_add(av, _v_scale(qdd, Sl))), qdd
+
+
 def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
-    """ABA as three :mod:`jaxdyn.tree` sweeps over SoA values (same equations as the unrolled
-    form; the free root is the tree's root step)."""
+    """ABA as three :mod:`jaxdyn.tree` sweeps over SoA values in aligned frames (see above; same
+    equations as the unrolled form, the free root is the tree's root step)."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
-    V, _, _ = tree.scatter(lay, _aba_vel_step, lx, _soa_zeros(_MOTION, B, dt), rx)
-    lx["v"] = jax.tree_util.tree_map(lambda a: a[np.asarray(lay.link_bodies)], V)
+    zo = _no_fold((jnp.zeros((B,), dt), jnp.ones((B,), dt)))  # the world: R = 1, v = 0
+    world = (tuple(zo[int(a)] for a in _I3), (zo[0],) * 3, (zo[0],) * 3)
+    _, kin, root_pA = tree.scatter(lay, _aba_kin_step, lx, world, rx)
+    if kin is not None:
+        lx["d"], lx["S"], lx["c"], lx["I"], lx["pA"] = kin
     if rx is not None:
-        rx["v"] = jax.tree_util.tree_map(lambda a: a[0], V)
-    init = _soa_zeros(_ART, B, dt, model.nb), _soa_zeros(_MOTION, B, dt, model.nb)
-    _, filt, root_PZ = tree.gather(lay, _aba_filter_step, init, lx, rx)
+        rx["pA"] = root_pA
+    _, filt, root_PZ = tree.gather(lay, _aba_aligned_filter_step, tree.Zeros(_soa_zeros((_ART, _MOTION), B, dt)), lx, rx)
     if filt is not None:
         lx["U"], lx["di"], lx["e"] = filt
     world = _no_fold(_world_acc(model, B))
-    _, qdd_l, qdd_r = tree.scatter(lay, functools.partial(_aba_smooth_step, root_PZ, world), lx, world, rx)
+    _, qdd_l, qdd_r = tree.scatter(lay, functools.partial(_aba_aligned_smooth_step, root_PZ, world), lx, world, rx)
     return _assemble(model, qdd_l, qdd_r)
 
 
