@@ -808,7 +808,7 @@ def _aba_smooth_step(root_PZ, world, parent_a, x):
 # outward kinematics sweep instead (the pose chain ``R = R_p R_J``, ``S = R s``, the rigid inertia
 # ``R Ibar R^T``), a few hundred fewer ops per link step. Scanned links have no static structure
 # left to exploit (their axes are arrays), so this measured 1.15-1.3x on talos (32 scanned links)
-# on the 2-core CPU (benchmarks/results/cpu-2026-11-24-aba-aligned.md, benchmarks/aba_frames.py); unrolled links keep the
+# on the 2-core CPU (benchmarks/results/cpu-2026-11-23-aba-aligned.md, benchmarks/aba_frames.py); unrolled links keep the
 # body frames (their structural zeros make those as cheap). Lever arms stay the links' own
 # offsets, so float32 stays close to the body-frame form (talos: 5.5e-7 against 1.9e-7 relative
 # to the generic path), unlike world-frame quantities (1.5e-5: Riccati terms about a distant
