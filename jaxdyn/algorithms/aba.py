@@ -26,9 +26,28 @@ from .rnea import _smul, _stmul, rnea_full
 
 
 def _inv(D):
-    if D.shape[-1] == 1:
+    """``D^-1`` for the symmetric positive definite joint-space blocks ``D = S^T P S`` (seed 000
+    (8.5)), by an unrolled ``L diag(d) L^T`` factorisation of the lower triangle (no pivoting is
+    needed for SPD matrices): ``D^-1 = L^-T diag(d)^-1 L^-1``, written as elementwise operations
+    on ``D``'s entries. Unlike ``jnp.linalg.inv`` (a LAPACK / cuSOLVER call per batch on CPU / GPU,
+    which XLA cannot fuse) it fuses with the rest of the step; k <= 6 here (the free root)."""
+    k = D.shape[-1]
+    if k == 1:
         return 1.0 / D
-    return jnp.linalg.inv(D)
+    L = [[None] * k for _ in range(k)]
+    d = [None] * k
+    for j in range(k):
+        d[j] = D[..., j, j] - sum(L[j][m] * L[j][m] * d[m] for m in range(j))
+        for i in range(j + 1, k):
+            L[i][j] = (D[..., i, j] - sum(L[i][m] * L[j][m] * d[m] for m in range(j))) / d[j]
+    # Li = L^-1 (unit lower triangular) by forward substitution, then D^-1[r, c] = sum_m Li[m, r] Li[m, c] / d[m]
+    Li = [[1.0 if i == j else None for j in range(k)] for i in range(k)]
+    for i in range(k):
+        for j in range(i):
+            Li[i][j] = -sum(L[i][m] * Li[m][j] for m in range(j, i))
+    di = [1.0 / dm for dm in d]
+    rows = [[sum(Li[m][r] * Li[m][c] * di[m] for m in range(max(r, c), k)) for c in range(k)] for r in range(k)]
+    return jnp.stack([jnp.stack(r, -1) for r in rows], -2)
 
 
 class _ForceParts(NamedTuple):
