@@ -93,7 +93,8 @@ def main(argv=None):
                 t = median_time(c, args, 11)
                 best[k] = min(best.get(k, t), t)
         row = (f"| {name} | {len(m.with_traversal('scan').layout.link_bodies)} | {best['body'] * 1e3:.2f} | "
-               f"{best['aligned'] * 1e3:.2f} | {best['body'] / best['aligned']:.2f} | {ops['body']} / {ops['aligned']} | "
+               f"{best['aligned'] * 1e3:.2f} | {best['body'] / best['aligned']:.2f} | "
+               f"{ops['body']} / {ops['aligned']} | "
                f"{err['body']:.1e} | {err['aligned']:.1e} |")
         print(row, flush=True)
         lines.append(row)

@@ -102,9 +102,12 @@ case "$PART" in
            # the SoA scan and the peers on talos, with the generic path in the same process as the
            # correctness reference (column "rel. err vs generic")
     bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) aba_frames: the SoA scan in body frames against aligned frames (session 8, CPU 1.18x)"
+    timeout 80 $PY benchmarks/aba_frames.py --robots talos:fixed talos --batch 131072 --rounds 2 \
+      --out "$W/aba-frames-talos.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-frames.txt"
     bench 260 h100-looped-talos-aba --algos aba,aba_soa,aba_pallas --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10 --traversal scan
-    bench 230 h100-looped-talos-rnea --algos rnea,rnea_soa,rnea_pallas --robots talos:fixed --batches $B \
+    bench 200 h100-looped-talos-rnea --algos rnea,rnea_soa,rnea_pallas --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10 --traversal scan
     ;;
   part7b)  # the looped CRBA on talos; solo12 looped (its unrolled ABA/CRBA compile 40 s / ?)

@@ -38,7 +38,8 @@ Equations are those of :mod:`jaxdyn.algorithms` (seed 000 = Rodriguez, Jain & Kr
 * ABA (seed 000 Result 8.1, (8.3)-(8.13)): inward ``U = P S``, ``D = S^T U + armature``,
   ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``,
   ``P_p += X* P+ X``, ``z_p += X* z+``; outward ``a' = X^-1 a_p + c``,
-  ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``; world acceleration ``[0; -g]``;
+  ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``; world acceleration ``[0; -g]``. The scanned
+  traversals write these in *aligned* frames (see :func:`_aba_tree`), where ``X`` is a translation;
 * CRBA (seed 000 (7.7)-(7.11); Featherstone table 6.2): composite inertias
   ``Ic_p += X* Ic X`` (rigid, compact), ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature``, then
   ``F <- X* F`` up the ancestors ``j``: ``M_ji = S_j^T F``.
@@ -808,8 +809,10 @@ def _aba_smooth_step(root_PZ, world, parent_a, x):
 # outward kinematics sweep instead (the pose chain ``R = R_p R_J``, ``S = R s``, the rigid inertia
 # ``R Ibar R^T``), a few hundred fewer ops per link step. Scanned links have no static structure
 # left to exploit (their axes are arrays), so this measured 1.15-1.3x on talos (32 scanned links)
-# on the 2-core CPU (benchmarks/results/cpu-2026-11-23-aba-aligned.md, benchmarks/aba_frames.py); unrolled links keep the
-# body frames (their structural zeros make those as cheap). Lever arms stay the links' own
+# on the 2-core CPU (benchmarks/results/cpu-2026-11-23-aba-aligned.md, benchmarks/aba_frames.py);
+# unrolled links keep the body frames (their structural zeros make those as cheap), and so does
+# the looped Pallas ABA (kernels/pallas_scan.py: its scratch layout holds the body-frame
+# sweeps' values; unmeasured on a GPU either way). Lever arms stay the links' own
 # offsets, so float32 stays close to the body-frame form (talos: 5.5e-7 against 1.9e-7 relative
 # to the generic path), unlike world-frame quantities (1.5e-5: Riccati terms about a distant
 # origin cancel).
@@ -889,7 +892,8 @@ def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
         lx["d"], lx["S"], lx["c"], lx["I"], lx["pA"] = kin
     if rx is not None:
         rx["pA"] = root_pA
-    _, filt, root_PZ = tree.gather(lay, _aba_aligned_filter_step, tree.Zeros(_soa_zeros((_ART, _MOTION), B, dt)), lx, rx)
+    zeros = tree.Zeros(_soa_zeros((_ART, _MOTION), B, dt))
+    _, filt, root_PZ = tree.gather(lay, _aba_aligned_filter_step, zeros, lx, rx)
     if filt is not None:
         lx["U"], lx["di"], lx["e"] = filt
     world = _no_fold(_world_acc(model, B))
