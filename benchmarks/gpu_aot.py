@@ -16,7 +16,7 @@ Set-up (a separate environment; the CUDA plugin is not a jaxdyn dependency), no 
 
 KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | jacobian_vmap |
         pallas_triton | pallas_mosaic | rnea_pallas_triton | crba_pallas_triton | jacobian_pallas_triton |
-        aba_pallas_scan | rnea_pallas_scan | crba_pallas_scan
+        aba_pallas_scan | aba_aligned_pallas_scan | rnea_pallas_scan | crba_pallas_scan
 Each ``all`` case runs in its own subprocess (one at a time) under a timeout; one JSON line each.
 """
 import argparse
@@ -75,9 +75,9 @@ def build(kernel, robot, traversal):
             model = model.with_traversal(traversal)
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
-    elif kernel in ("aba_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
+    elif kernel in ("aba_pallas_scan", "aba_aligned_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
         from jaxdyn.kernels.pallas_scan import looped
-        f = looped(model, kernel.split("_")[0], interpret=False)
+        f = looped(model, kernel[:-len("_pallas_scan")], interpret=False)
         if kernel.startswith("crba"):
             return f, None, model, {**info, "args": "q"}
     elif kernel.startswith("crba_pallas_"):
@@ -189,8 +189,15 @@ def registers(dump_dir, min_bytes=10000):
         r = subprocess.run([ptxas, "-arch=sm_90a", "-v", f, "-o", os.devnull], capture_output=True, text=True)
         regs = re.search(r"Used (\d+) registers", r.stderr)
         spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+        # Static instruction counts of the PTX (each loop body appears once: per link step, not
+        # per call): floating-point arithmetic and global-memory loads/stores.
+        with open(f) as fh:
+            ptx = fh.read()
+        arith = len(re.findall(r"^\s*(?:fma|mul|add|sub|neg|div|rcp)\.[\w.]*f(?:32|64)\b", ptx, re.M))
+        mem = len(re.findall(r"^\s*(?:@%p\d+\s+)?(?:ld|st)\.global", ptx, re.M))
         out[os.path.basename(f)] = (f"{regs.group(1) if regs else '?'} registers, "
-                                    f"{spill.group(1) if spill else '?'} bytes spill stores")
+                                    f"{spill.group(1) if spill else '?'} bytes spill stores, "
+                                    f"{arith} fp arithmetic and {mem} global ld/st instructions (static)")
     return out
 
 

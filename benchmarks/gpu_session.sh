@@ -130,7 +130,8 @@ case "$PART" in
   part7d)  # launch parameters of the looped kernels on talos (block x warps) against the generic path
     bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) pallas_tune talos"
-    timeout 420 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba,rnea,crba --warps 0,4,8 --out "$W" 2>&1 \
+    timeout 420 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba_aligned,aba_body,rnea,crba --warps 0,4,8 \
+      --out "$W" 2>&1 \
       | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-talos.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     ;;

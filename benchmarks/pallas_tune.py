@@ -8,12 +8,14 @@ measurements on the first GPU that runs it; it prints one line per case and writ
 
   python benchmarks/pallas_tune.py --robots talos:fixed,chain128 --algos aba,rnea,crba --batch 131072
   python benchmarks/pallas_tune.py --robots panda --traversals scan,unroll   # loop vs unrolled
+  python benchmarks/pallas_tune.py --robots talos --algos aba_body,aba_aligned   # the looped ABA's frames
 
 GPU only (on a CPU Pallas interprets the kernels: no timing sense). A case that fails is
 reported and the run goes on; results are saved after every case.
 """
 import argparse
 import datetime
+import functools
 import json
 import os
 import sys
@@ -52,10 +54,14 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     rows = []
     print(" ".join(f"{k}={v}" for k, v in env.items()))
-    print(f"{'algo':<6}{'robot':<14}{'trav':<8}{'block':>6}{'warps':>6}{'compile s':>10}{'samples/s':>12}"
+    print(f"{'algo':<12}{'robot':<14}{'trav':<8}{'block':>6}{'warps':>6}{'compile s':>10}{'samples/s':>12}"
           f"{'x generic':>10}{'rel err':>10}")
-    generic = {"aba": jaxdyn.aba, "rnea": jaxdyn.rnea, "crba": jaxdyn.crba}
-    build = {"aba": pallas.aba_pallas, "rnea": pallas.rnea_pallas, "crba": pallas.crba_pallas}
+    generic = {"aba": jaxdyn.aba, "aba_body": jaxdyn.aba, "aba_aligned": jaxdyn.aba, "rnea": jaxdyn.rnea,
+               "crba": jaxdyn.crba}
+    # aba_body / aba_aligned: the looped ABA's frames (aba_pallas(frames=...)); "aba" is the default
+    build = {"aba": pallas.aba_pallas, "aba_body": functools.partial(pallas.aba_pallas, frames="body"),
+             "aba_aligned": functools.partial(pallas.aba_pallas, frames="aligned"), "rnea": pallas.rnea_pallas,
+             "crba": pallas.crba_pallas}
     for robot in args.robots.split(","):
         model = bench._model(robot, jnp.float32)
         q, qd, x = bench._inputs(model, args.batch)
@@ -75,11 +81,11 @@ def main(argv=None):
                             out, c_s, s = bench.measure(f, xs, args.repeats)
                             row.update(compile_s=c_s, samples_per_s=args.batch / s, x_generic=g_s / s,
                                        rel_err=bench.rel_err(bench._head(out), ref))
-                            print(f"{algo:<6}{robot:<14}{trav:<8}{block:>6}{warps or '-':>6}{c_s:>10.1f}"
+                            print(f"{algo:<12}{robot:<14}{trav:<8}{block:>6}{warps or '-':>6}{c_s:>10.1f}"
                                   f"{args.batch / s:>12.3g}{g_s / s:>10.2f}{row['rel_err']:>10.1e}", flush=True)
                         except Exception as e:  # noqa: BLE001 - report and go on
                             row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-                            print(f"{algo:<6}{robot:<14}{trav:<8}{block:>6}{warps or '-':>6}  failed: {row['error']}",
+                            print(f"{algo:<12}{robot:<14}{trav:<8}{block:>6}{warps or '-':>6}  failed: {row['error']}",
                                   flush=True)
                         rows.append(row)
                         _save(stem, env, rows)

@@ -45,9 +45,10 @@ import numpy as np
 from .. import tree
 from ..model import Model
 from .pallas import _check_args
-from .soa import (Constants, _MOTION, _ART, _aba_filter_step, _aba_smooth_step, _aba_vel_step, _art_matrix,
-                  _check_joints, _crba_pose_step, _dot, _inertia_apply, _link_numbers, _model_numbers,
-                  _rigid_to_art, _rnea_back_step, _rnea_fwd_step)
+from .soa import (Constants, _I3, _MOTION, _ART, _ZERO3, _aba_aligned_filter_step, _aba_aligned_smooth_step,
+                  _aba_filter_step, _aba_kin_step, _aba_smooth_step, _aba_vel_step, _art_matrix, _check_joints,
+                  _crba_pose_step, _dot, _inertia_apply, _link_numbers, _model_numbers, _rigid_to_art,
+                  _rnea_back_step, _rnea_fwd_step)
 
 tmap = jax.tree_util.tree_map
 
@@ -276,6 +277,70 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     K.scatter(smooth, K.like(world, world), root_a, sc_slots, emit)
 
 
+def _aligned_like(tabs):
+    """The structure of what the aligned-frame kinematics sweep stores per link
+    (:func:`jaxdyn.kernels.soa._aba_kin_step`): ``d``, ``S`` (``Sa``, plus ``Sl`` if the model
+    has prismatic joints), ``c``, the rigid inertia ``(R h, R Ibar R^T)`` and the bias force."""
+    S = (_ZERO3, _ZERO3) if "d" in tabs.cols else (_ZERO3,)
+    return (_ZERO3, S, _MOTION, (_ZERO3, (0.0,) * 6), _MOTION)
+
+
+def _aligned_rows(tabs):
+    return len(jax.tree_util.tree_leaves(_aligned_like(tabs)))
+
+
+def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
+    """ABA in aligned frames (the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`: the
+    parent-to-child transforms are translations, the rotations are in the kinematics sweep)."""
+    floating = tabs.floating
+    like = _aligned_like(tabs)
+    W = _aligned_rows(tabs)
+    base_k, base_f = 0, W * tabs.n  # scratch rows: per link the kinematics' values (W) | U, D^-1, e (8) | slots
+    sc_slots, g_slots = K.sc_slots, K.g_slots
+    per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
+    kin_world = (_I3, _ZERO3, _ZERO3)
+
+    def root_x():  # loaded where used, as in _aba_body
+        return _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
+                       qd=tuple(qdT[k, :] for k in range(6)), tau=tuple(tauT[k, :] for k in range(6)))
+
+    root_val = _aba_kin_step(None, root_x())[0] if floating else kin_world
+    K.scatter(lambda pv, j: _aba_kin_step(pv, K.link_x(j, per, {})), kin_world, root_val, sc_slots,
+              lambda j, val, o: K.put(base_k + W * j, o))
+
+    def link_x(j, with_f):
+        stored = {"k": (base_k, W, like)}
+        if with_f:
+            stored = {"k": (base_k, W, like[:3]), "f": (base_f, 8, (_MOTION, 0.0, 0.0))}
+        x = K.link_x(j, per, stored)
+        k = x.pop("k")
+        x["d"], x["S"], x["c"] = k[:3]
+        if with_f:
+            x["U"], x["di"], x["e"] = x.pop("f")
+        else:
+            x["I"], x["pA"] = k[3:]
+        return x
+
+    art_zero = K.like((_ART, _MOTION), (_ART, _MOTION))
+    root_acc = K.gather(lambda acc, j: _aba_aligned_filter_step(acc, link_x(j, False)), art_zero, g_slots,
+                        lambda j, o: K.put(base_f + 8 * j, o))
+    world = tabs.consts.world
+    root_PZ, root_a = None, K.like(_MOTION, _MOTION)
+    if floating:
+        rx = root_x()
+        rx["pA"] = _aba_kin_step(None, rx)[1]
+        _, root_PZ = _aba_aligned_filter_step(root_acc, rx)
+        root_a, qdd_r = _aba_aligned_smooth_step(root_PZ, world, None, rx)
+        for k in range(6):
+            out[k, :] = K.row(qdd_r[k])
+
+    def emit(j, val, qdd):
+        out[K.itab[j, _VROW], :] = K.row(qdd)
+
+    K.scatter(lambda pa, j: _aba_aligned_smooth_step(root_PZ, world, pa, link_x(j, True)), K.like(world, world),
+              root_a, sc_slots, emit)
+
+
 def _rnea_body(tabs, K, qT, qdT, qddT, out):
     """RNEA (seed 000 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa._rnea_tree`)."""
     floating = tabs.floating
@@ -374,7 +439,7 @@ def _crba_body(tabs, K, qT, out):
 
 class _Algo(NamedTuple):
     body: object
-    per_link: int  # scratch rows of each link's stored values
+    per_link: object  # scratch rows of each link's stored values (an int, or a function of the _Tables)
     sc_width: int  # rows of a scatter branch slot (the scattered value's leaves)
     g_width: int  # rows of a gather branch slot (the accumulator's leaves)
     args: tuple  # argument names, the first is q (B, nq), the others (B, nv)
@@ -382,6 +447,8 @@ class _Algo(NamedTuple):
 
 
 _ALGOS = {"aba": _Algo(_aba_body, 14, 6, 27, ("q", "qd", "tau"), lambda nv: nv),
+          "aba_aligned": _Algo(_aba_aligned_body, lambda t: _aligned_rows(t) + 8, 15, 27, ("q", "qd", "tau"),
+                               lambda nv: nv),
           "rnea": _Algo(_rnea_body, 6, 12, 6, ("q", "qd", "qdd"), lambda nv: nv),
           "crba": _Algo(_crba_body, 16, 12, 10, ("q",), lambda nv: nv * nv)}
 
@@ -390,7 +457,7 @@ def _scratch_layout(tabs, spec):
     """``(scatter slots' first row, gather slots' first row, rows)`` of the scratch buffer: the
     links' stored values, then ``K + 1`` scatter slots (the last write-only), then ``K + 2``
     gather slots (the always-zero one and the write-only one), ``K`` from the slot tables."""
-    sc = spec.per_link * tabs.n
+    sc = (spec.per_link(tabs) if callable(spec.per_link) else spec.per_link) * tabs.n
     g = sc + (tabs.sc[4] + 1) * spec.sc_width
     return sc, g, g + (tabs.gc[4] + 2) * spec.g_width
 
@@ -399,10 +466,11 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
     """Build the fused kernel of ``algo`` that loops over the links (module docstring), the
     model's numbers baked in (not differentiable w.r.t. the model):
 
-    * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``;
+    * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``; ``"aba_aligned"`` the
+      same in aligned frames (:func:`jaxdyn.kernels.soa._aba_tree`);
     * ``"rnea"``: ``f(q, qd, qdd) -> tau (B, nv)``;
     * ``"crba"``: ``f(q) -> M (B, nv, nv)`` (armature included)."""
-    name = f"{algo}_pallas"
+    name = f"{algo.split('_')[0]}_pallas"
     _check_joints(model, name)
     if block < 1 or block & (block - 1):
         raise ValueError(f"{name}: block must be a power of two, got {block}")
