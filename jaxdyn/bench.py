@@ -151,6 +151,8 @@ def time_jaxdyn(model, algo, B, repeats):
                                "no looped form and Triton's compile time grows steeply with the unrolled body (the "
                                "ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)")
         f = getattr(pallas, algo)(model)
+        if algo == "aba_pallas" and traversal == "scan":  # the looped ABA's default frames
+            traversal = "scan/aligned"
         sig = "q model-constant" if algo == "crba_pallas" else "q qd x model-constant"
     else:
         f, sig = _kernel(algo)
