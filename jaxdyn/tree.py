@@ -177,13 +177,14 @@ class _Store:
     """How a scan keeps a value in its carry and branch slots: when every leaf has the same shape
     and dtype (the SoA kernels: a link's 6-27 ``(B,)`` scalars) as one stacked array, so that a
     slot read, write or select is one operation instead of one per leaf (XLA GPU: one kernel per
-    in-place slot update; talos SoA ABA 39 -> 32 kernels per filter step); otherwise as it is."""
+    in-place slot update; talos SoA ABA, deviceless H100: 95 -> 54 kernels per link step over its
+    three sweeps, the filter's 39 -> 16); otherwise as it is."""
 
     def __init__(self, template):
         leaves, self.td = jax.tree_util.tree_flatten(template)
         self.n = len(leaves)
-        same = lambda a: jnp.shape(a) == jnp.shape(leaves[0]) and jnp.result_type(a) == jnp.result_type(leaves[0])  # noqa: E731
-        self.packed = self.n > 1 and all(same(a) for a in leaves)
+        kind = {(jnp.shape(a), jnp.result_type(a)) for a in leaves}
+        self.packed = self.n > 1 and len(kind) == 1
 
     def to(self, val):
         return jnp.stack(jax.tree_util.tree_leaves(val)) if self.packed else val
