@@ -5,8 +5,10 @@ whole recursion into one straight-line Triton program, and Triton's compile time
 with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 240 s). Here each
 sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program holds one
 link step per sweep and compiles in a time flat in the number of links, like the ``"scan"``
-traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions
-(:func:`~jaxdyn.kernels.soa._aba_vel_step`, ``_aba_filter_step``, ``_aba_smooth_step``,
+traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions (the ABA in
+aligned frames by default, :func:`~jaxdyn.kernels.soa._aba_kin_step`,
+``_aba_aligned_filter_step``, ``_aba_aligned_smooth_step``, or in body frames with
+``aba_pallas(frames="body")``, ``_aba_vel_step``, ``_aba_filter_step``, ``_aba_smooth_step``;
 ``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so the equations and their seed
 references are those of :mod:`jaxdyn.kernels.soa`: ABA seed 000 Result 8.1, (8.3)-(8.13); RNEA
 seed 000 (5.1)-(5.6); CRBA seed 000 (7.7)-(7.11) / Featherstone table 6.2, in the common frame.

@@ -858,7 +858,7 @@ def _aba_aligned_filter_step(acc, x):
     """Inward ABA sweep in aligned frames (a gather step): ``P = I + sum P+_children``, the Riccati
     filter (seed 000 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
     ``(U, D^-1, e)`` (the root returns its ``(P, z)``)."""
-    m, (h, Ib) = x["m"], (x["I"] if "I" in x else (_split(x["h"]), _split(x["Ib"])))
+    m, h, Ib = (x["m"], *x["I"]) if "I" in x else _inertia_x(x)  # links: rotated in the kinematics sweep
     P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
     Z = tuple(_v_add(a, b) for a, b in zip(x["pA"], acc[1]))
     if "root" in x:
