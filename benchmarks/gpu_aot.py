@@ -101,12 +101,42 @@ def _flops(stage):
         return f"n/a: {e}"[:80]
 
 
-def one(kernel, robot, batch, traversal):
+_NOT_KERNELS = ("parameter", "get-tuple-element", "tuple", "constant", "bitcast")
+
+
+def loop_kernels(hlo_text):
+    """Per while-loop body of a compiled GPU module (in text order), the instructions that
+    launch work: fusions, copies, custom calls and any other op that is not a parameter, tuple
+    access, constant or bitcast. For the scanned kernels each body is one link step of a sweep."""
+    import re
+
+    out = []
+    lines = hlo_text.splitlines()
+    bodies = {m.group(1) for m in re.finditer(r" while\(.*?body=%?([\w.\-]+)", hlo_text)}
+    for i, line in enumerate(lines):
+        m = re.match(r"^%?([\w.\-]+) \(", line)
+        if not m or m.group(1) not in bodies:
+            continue
+        n = 0
+        for body_line in lines[i + 1:]:
+            if body_line.startswith("}"):
+                break
+            op = re.match(r"\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s([a-z][\w\-]*)\(", body_line)
+            if op and op.group(1) not in _NOT_KERNELS:
+                n += 1
+        out.append(n)
+    return out
+
+
+def one(kernel, robot, batch, traversal, pack=True):
     t_start = time.perf_counter()
     import jax
     import jax.numpy as jnp
+    from jaxdyn.kernels import soa
 
-    res = {"kernel": kernel, "robot": robot, "batch": batch, "traversal": traversal or "auto"}
+    # what PACK_SCAN_OUTPUTS="auto" picks on a GPU backend (this host runs with JAX_PLATFORMS=cpu)
+    soa.PACK_SCAN_OUTPUTS = pack
+    res = {"kernel": kernel, "robot": robot, "batch": batch, "traversal": traversal or "auto", "pack": pack}
     dev = h100_device()
     res["device_kind"] = dev.device_kind
     sh = jax.sharding.SingleDeviceSharding(dev)
@@ -132,6 +162,7 @@ def one(kernel, robot, batch, traversal):
     res["entry_fusions"] = entry.count(" fusion(")
     res["entry_custom_calls"] = entry.count("custom-call(")
     res["entry_while"] = entry.count(" while(")
+    res["loop_body_kernels"] = loop_kernels(txt)
     try:
         from jax.experimental import serialize_executable as se
         res["executable_bytes"] = len(se.serialize(compiled)[0])
@@ -148,6 +179,8 @@ def run_all(a):
             cmd = [sys.executable, __file__, "one", kernel, robot or "-", "--batch", str(a.batch)]
             if a.traversal:
                 cmd += ["--traversal", a.traversal]
+            if a.no_pack:
+                cmd += ["--no-pack"]
             t0 = time.perf_counter()
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  start_new_session=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
@@ -211,6 +244,8 @@ def main():
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--robots", default=",".join(ROBOTS))
     p.add_argument("--kernels", default=",".join(KERNELS))
+    p.add_argument("--no-pack", action="store_true",
+                   help="SoA scans: per-leaf scan outputs (as on CPU) instead of jaxdyn.tree.Packed (the GPU default)")
     p.add_argument("--registers", action="store_true",
                    help="also report each large GPU kernel's registers and spills (ptxas -v on XLA's PTX dump)")
     a = p.parse_args()
@@ -220,7 +255,7 @@ def main():
             import tempfile
             dump = tempfile.mkdtemp(prefix="jaxdyn-aot-")
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={dump}").strip()
-        res = one(a.kernel, a.robot, a.batch, a.traversal)
+        res = one(a.kernel, a.robot, a.batch, a.traversal, pack=not a.no_pack)
         if dump:
             res["registers"] = registers(dump)
         print(json.dumps(res), flush=True)

@@ -96,6 +96,8 @@ case "$PART" in
   # Session 7's parts take about 9.5 minutes each, so one session's 30 minutes of GPU time holds
   # three: in order of value part7a (talos ABA/RNEA), part7b (talos CRBA, solo12), part7d
   # (talos launch parameters), then part7c (chains, panda) and part7e (arms' CRBA launch).
+  # Session 10 added part8 (about 6 minutes: packed SoA scan outputs on talos); run it first,
+  # then part7a and part7b.
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the 2026-11-23 ones> for the status.
   part7a)  # written in session 7 (no GPU): the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
@@ -146,6 +148,18 @@ case "$PART" in
     timeout 250 $PY benchmarks/pallas_tune.py --robots ur5,panda --algos crba --traversals unroll \
       --blocks 64,128,256 --warps 0,2,4 --out "$W" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-crba.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    ;;
+  part8)  # written in session 10 (no GPU): the SoA scans with each link step's outputs packed into one
+          # array (jaxdyn.tree.Packed, now the GPU default). Deviceless H100 compile, kernels per link
+          # step: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16, temporaries unchanged. The same-process
+          # A/B first (packed against per-leaf outputs), then the harness rows for the targets.
+    bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) pack_ab: packed against per-leaf scan outputs"
+    timeout 200 $PY benchmarks/pack_ab.py --robots talos:fixed talos chain128 --algos aba,rnea,crba --batch 131072 \
+      --rounds 2 --out "$W/pack-ab-talos.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-pack-ab.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    bench 300 h100-packed-talos --algos aba,aba_soa,rnea_soa,crba_soa --robots talos:fixed --batches $B \
+      --peers frax,mjx --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac

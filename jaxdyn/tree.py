@@ -22,6 +22,10 @@ model with :meth:`jaxdyn.Model.with_traversal`), all computing the same recursio
   thread only if every buffer they touch is <= 512 bytes, else through its concurrent executor
   (panda's single-sample ABA: ~30 us vs ~100+ us).
 
+``scatter`` and ``gather`` take ``pack=True`` to hand a scanned traversal's per-link outputs back
+as one stacked array (:class:`Packed`; the SoA kernels on a GPU, where XLA writes each stacked
+scan output with its own kernel per link step).
+
 Per-body values live in a buffer with one extra slot for the world (index ``nb``), so a link
 whose parent is the world reads/writes that slot. A free-floating root is not part of the scan:
 its step is the same step function called once with the root's data (a 6-dof joint), before the
@@ -45,7 +49,7 @@ def _buffer(nb: int, world):
     return tmap(lambda w: jnp.zeros((nb + 1,) + jnp.shape(w), jnp.result_type(w)).at[nb].set(w), world)
 
 
-def scatter(lay: Layout, step, link_x, world, root_x=None):
+def scatter(lay: Layout, step, link_x, world, root_x=None, pack=False):
     """Base-to-tips recursion ``val[i] = step(val[parent[i]], x[i])``.
 
     Args:
@@ -57,13 +61,17 @@ def scatter(lay: Layout, step, link_x, world, root_x=None):
 
     Returns:
       ``(vals, link_out, root_out)``: ``vals`` per body with leading axis ``nb``; ``link_out``
-      stacked over scanned links; ``root_out`` the root step's output (None if fixed base).
+      stacked over scanned links (a :class:`Packed` with ``pack=True`` and a scanned traversal);
+      ``root_out`` the root step's output (None if fixed base).
     """
     nb = lay.nb
+    root_step = step
+    if pack and lay.traversal != "unroll":
+        step = _packing(step)
     buf = _buffer(nb, world)
     root_out = None
     if lay.floating:
-        root_val, root_out = step(world, root_x)
+        root_val, root_out = root_step(world, root_x)
         buf = tmap(lambda b, r: b.at[0].set(r), buf, root_val)
     n = len(lay.link_bodies)
     if n == 0:
@@ -193,6 +201,75 @@ class _Store:
         return jax.tree_util.tree_unflatten(self.td, [s[i] for i in range(self.n)]) if self.packed else s
 
 
+@jax.tree_util.register_pytree_node_class
+class Packed:
+    """A step's outputs with their array leaves of one shape and dtype stacked into one array
+    ``rows`` (a new axis just before the leaves' own axes; a scan then stacks it over links into
+    ``(n, k, ...)``), other arrays kept aside in ``rest`` and Python literals (the SoA kernels'
+    structural zeros) kept static. :meth:`get` rebuilds the outputs; slicing a ``Packed`` with
+    ``tree_map`` (as the traversals do with a step's inputs) slices ``rows`` and ``rest``.
+
+    Why: XLA GPU writes each stacked scan output with its own in-place dynamic-update-slice
+    kernel, and in the SoA kernels most of a link step's kernels were these (deviceless H100,
+    talos ABA: 24 of 56 kernels per link step over the three sweeps). Stacked, a step writes
+    its outputs with one. A later sweep takes the ``Packed`` itself as input and unpacks it
+    inside its step, so the rows are never copied out between the sweeps."""
+
+    def __init__(self, rows, rest, spec):
+        self.rows, self.rest, self.spec = rows, rest, spec
+
+    def tree_flatten(self):
+        return (self.rows, self.rest), self.spec
+
+    @classmethod
+    def tree_unflatten(cls, spec, children):
+        return cls(children[0], children[1], spec)
+
+    def get(self):
+        treedef, kinds, ndim = self.spec
+        axis = jnp.ndim(self.rows) - ndim - 1
+        leaves = [jax.lax.index_in_dim(self.rows, v, axis, keepdims=False) if kind == "row"
+                  else self.rest[v] if kind == "rest" else v for kind, v in kinds]
+        return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def pack(out):
+    """``out`` as a :class:`Packed` (or as it is, when fewer than two array leaves share a
+    shape and dtype)."""
+    leaves, treedef = jax.tree_util.tree_flatten(out)
+    is_lit = [isinstance(a, (int, float)) for a in leaves]
+    kinds = [(jnp.shape(a), jnp.result_type(a)) for a, lit in zip(leaves, is_lit) if not lit]
+    if not kinds:
+        return out
+    common = max(set(kinds), key=kinds.count)
+    if kinds.count(common) < 2:
+        return out
+    rows, rest, spec = [], [], []
+    for a, lit in zip(leaves, is_lit):
+        if lit:
+            spec.append(("lit", a))
+        elif (jnp.shape(a), jnp.result_type(a)) == common:
+            spec.append(("row", len(rows)))
+            rows.append(a)
+        else:
+            spec.append(("rest", len(rest)))
+            rest.append(a)
+    return Packed(jnp.stack(rows), tuple(rest), (treedef, tuple(spec), len(common[0])))
+
+
+def unpack(x):
+    """:meth:`Packed.get` of a :class:`Packed`; anything else as it is."""
+    return x.get() if isinstance(x, Packed) else x
+
+
+def _packing(step):
+    def packed_step(acc, x):
+        val, out = step(acc, x)
+        return val, pack(out)
+
+    return packed_step
+
+
 def _like(template, val):
     """``val`` with the dtypes and shapes of ``template`` (a scan carry must keep its type; step
     results may be Python scalars or broadcastable)."""
@@ -230,7 +307,7 @@ def _zeros_buffer(like, nb):
     return tmap(lambda z: jnp.broadcast_to(z, (nb,) + jnp.shape(z)), like)
 
 
-def gather(lay: Layout, step, init, link_x, root_x=None):
+def gather(lay: Layout, step, init, link_x, root_x=None, pack=False):
     """Tips-to-base recursion: ``acc[parent[i]] += contrib`` with
     ``(contrib, out) = step(acc[i], x[i])``, visiting children before parents.
 
@@ -241,6 +318,7 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
       step: ``step(acc_i, x) -> (contrib_to_parent, out)``.
       link_x: per-link inputs (leading axis = number of scanned links).
       root_x: inputs of the free root step (floating base only); its contribution is dropped.
+      pack: as in :func:`scatter`, the link outputs of a scanned traversal as a :class:`Packed`.
 
     Returns:
       ``(acc, link_out, root_out)``: the final accumulators per body (leading axis ``nb``;
@@ -249,6 +327,9 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     """
     nb = lay.nb
     n = len(lay.link_bodies)
+    root_step = step
+    if pack and lay.traversal != "unroll":
+        step = _packing(step)
     zero_init = isinstance(init, Zeros)
     if zero_init:
         init = _zeros_buffer(init.like, nb)
@@ -338,7 +419,7 @@ def gather(lay: Layout, step, init, link_x, root_x=None):
     if lay.floating:
         if root_acc is None:
             root_acc = tmap(lambda b: b[0], buf)
-        _, root_out = step(root_acc, root_x)
+        _, root_out = root_step(root_acc, root_x)
     return tmap(lambda b: b[:nb], buf), link_out, root_out
 
 

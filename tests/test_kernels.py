@@ -71,6 +71,22 @@ def test_crba_matches_generic_float64(tree, traversal):
         np.testing.assert_allclose(kernels.crba_batch(tree, q[0], traversal="scan"), ref[0], rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.parametrize("traversal", ["scan", "level"])
+def test_packed_scan_outputs_match_generic(tree, traversal, monkeypatch):
+    """The scanned sweeps with their per-link outputs stacked into one array per step
+    (``tree.Packed``: the GPU default, forced here on CPU) give the generic path's numbers."""
+    monkeypatch.setattr(kernels.soa, "PACK_SCAN_OUTPUTS", True)
+    q, qd, tau, fe = _state(tree, 5, seed=2)
+    ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0, 0))(tree, q, qd, tau, fe)
+    out = kernels.jit(functools.partial(kernels.aba_batch, traversal=traversal))(tree, q, qd, tau, fe)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
+    ref = jax.vmap(jaxdyn.rnea, (None, 0, 0, 0, 0))(tree, q, qd, out, fe)
+    tau_back = kernels.jit(functools.partial(kernels.rnea_batch, traversal=traversal))(tree, q, qd, out, fe)
+    np.testing.assert_allclose(tau_back, ref, rtol=1e-10, atol=1e-10)
+    M = kernels.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
+    np.testing.assert_allclose(M, jax.vmap(jaxdyn.crba, (None, 0))(tree, q), rtol=1e-11, atol=1e-11)
+
+
 def test_chunked_batches_equal_whole(tree):
     """``chunk``: the batch in pieces (lax.map, the last one padded) gives the same numbers."""
     q, qd, tau, fe = _state(tree, 5)

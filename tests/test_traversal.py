@@ -103,3 +103,33 @@ def test_latency_program_keeps_buffers_small():
         if n * sizes[dt] > 512:
             big.append(f"{dt}[{dims}]")
     assert not big, big
+
+
+def test_packed_outputs_round_trip_and_scan():
+    """``tree.pack``: same-shape arrays become rows of one array, literals stay static, other
+    arrays stay aside; a scan stacks the Packed over steps, and tree_map slicing and ``get``
+    give each step's outputs back."""
+    from jaxdyn import tree
+
+    a, b, c = jnp.arange(4.0), jnp.arange(4.0) + 10, jnp.ones((2, 3))
+    out = ((a, 0.0), {"x": b, "y": c})
+    p = tree.pack(out)
+    assert isinstance(p, tree.Packed) and p.rows.shape == (2, 4) and len(p.rest) == 1
+    got = p.get()
+    assert got[0][1] == 0.0 and isinstance(got[0][1], float)
+    np.testing.assert_array_equal(got[0][0], a)
+    np.testing.assert_array_equal(got[1]["x"], b)
+    np.testing.assert_array_equal(got[1]["y"], c)
+    assert not isinstance(tree.pack((a, 0.0)), tree.Packed)  # one array: nothing to stack
+
+    def body(carry, t):
+        return carry + 1, tree.pack((t * a, 0.0, t * b))
+
+    _, ys = jax.lax.scan(body, 0, jnp.arange(3.0))
+    assert ys.rows.shape == (3, 2, 4)
+    step2 = jax.tree_util.tree_map(lambda v: v[2], ys).get()
+    np.testing.assert_array_equal(step2[0], 2 * a)
+    np.testing.assert_array_equal(step2[2], 2 * b)
+    whole = tree.unpack(ys)
+    np.testing.assert_array_equal(whole[2], jnp.arange(3.0)[:, None] * b)
+    assert whole[1] == 0.0

@@ -403,6 +403,25 @@ def _prepare(model: Model, fn: str, **args):
 COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion"}
 
 
+# Whether the scanned traversals stack each link step's outputs into one array
+# (:class:`jaxdyn.tree.Packed`). "auto" does on a GPU backend, where each stacked scan output
+# otherwise costs its own kernel per link step: deviceless H100 compile at batch 131,072, XLA
+# kernels per link step summed over the sweeps, talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16,
+# chain1024 ABA 43 -> 19, with XLA's temporaries unchanged or smaller (the ABA Jacobian's +12%);
+# GPU speed not measured yet (benchmarks/pack_ab.py, gpu_session.sh part8). It does not on CPU,
+# where with fusion off the stacking is one more copy of every output: same-process A/B at batch
+# 4096, talos and chain32 ABA/RNEA/CRBA 0.82-1.12x (benchmarks/results/cpu-2026-11-23-pack-ab.md;
+# 0.72-1.14x in an earlier run). True /
+# False force it (tests; deviceless compiles on a CPU-only host).
+PACK_SCAN_OUTPUTS = "auto"
+
+
+def _pack_outputs():
+    if PACK_SCAN_OUTPUTS == "auto":
+        return jax.default_backend() != "cpu"
+    return bool(PACK_SCAN_OUTPUTS)
+
+
 def jit(fn=None, **kwargs):
     """``jax.jit`` with :data:`COMPILER_OPTIONS` (extra ``compiler_options`` are merged), e.g.
     ``f = kernels.jit(kernels.aba_batch)``. On a GPU backend the
@@ -819,6 +838,20 @@ def _aba_smooth_step(root_PZ, world, parent_a, x):
 
 _I3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
+# The scanned ABA's sweep outputs that later sweeps read, under the names its steps use (the
+# kinematics sweep's offset ``d`` replaces the prismatic axis input of the same name).
+_SWEEP_OUTPUTS = {"kin": ("d", "S", "c", "I", "pA"), "filt": ("U", "di", "e")}
+
+
+def _fields(x):
+    """A step's inputs with the earlier sweeps' outputs (stacked, or a :class:`jaxdyn.tree.Packed`)
+    unpacked under their names."""
+    out = {k: v for k, v in x.items() if k not in _SWEEP_OUTPUTS}
+    for key, names in _SWEEP_OUTPUTS.items():
+        if key in x:
+            out.update(zip(names, tree.unpack(x[key])))
+    return out
+
 
 def _aligned_S(x):
     """``(Sa, Sl)`` of a link stored by :func:`_aba_kin_step` (a revolute-only model stores
@@ -858,6 +891,7 @@ def _aba_aligned_filter_step(acc, x):
     """Inward ABA sweep in aligned frames (a gather step): ``P = I + sum P+_children``, the Riccati
     filter (seed 000 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
     ``(U, D^-1, e)`` (the root returns its ``(P, z)``)."""
+    x = _fields(x)
     m, h, Ib = (x["m"], *x["I"]) if "I" in x else _inertia_x(x)  # links: rotated in the kinematics sweep
     P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
     Z = tuple(_v_add(a, b) for a, b in zip(x["pA"], acc[1]))
@@ -872,6 +906,7 @@ def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
     ``a = a' + S qdd`` (seed 000 (8.11)-(8.13)); the free root as :func:`_aba_smooth_step`."""
     if "root" in x:
         return _aba_smooth_step(root_PZ, world, None, x)
+    x = _fields(x)
     Sa, Sl = _aligned_S(x)
     aw, av = _motion_to_child(_I3, x["d"], *parent_a)
     aw, av = _v_add(aw, x["c"][0]), _v_add(av, x["c"][1])
@@ -887,15 +922,16 @@ def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
     zo = _no_fold((jnp.zeros((B,), dt), jnp.ones((B,), dt)))  # the world: R = 1, v = 0
     world = (tuple(zo[int(a)] for a in _I3), (zo[0],) * 3, (zo[0],) * 3)
-    _, kin, root_pA = tree.scatter(lay, _aba_kin_step, lx, world, rx)
+    pack = _pack_outputs()
+    _, kin, root_pA = tree.scatter(lay, _aba_kin_step, lx, world, rx, pack=pack)
     if kin is not None:
-        lx["d"], lx["S"], lx["c"], lx["I"], lx["pA"] = kin
+        lx["kin"] = kin
     if rx is not None:
         rx["pA"] = root_pA
     zeros = tree.Zeros(_soa_zeros((_ART, _MOTION), B, dt))
-    _, filt, root_PZ = tree.gather(lay, _aba_aligned_filter_step, zeros, lx, rx)
+    _, filt, root_PZ = tree.gather(lay, _aba_aligned_filter_step, zeros, lx, rx, pack=pack)
     if filt is not None:
-        lx["U"], lx["di"], lx["e"] = filt
+        lx["filt"] = filt
     world = _no_fold(_world_acc(model, B))
     _, qdd_l, qdd_r = tree.scatter(lay, functools.partial(_aba_aligned_smooth_step, root_PZ, world), lx, world, rx)
     return _assemble(model, qdd_l, qdd_r)
@@ -920,7 +956,7 @@ def _rnea_fwd_step(world, parent, x):
 
 def _rnea_back_step(acc, x):
     """Inward RNEA sweep (a gather step): ``tau = S^T f + armature qdd``, ``f_p += X* f``."""
-    n, f = (_v_add(a, b) for a, b in zip(x["f"], acc))
+    n, f = (_v_add(a, b) for a, b in zip(tree.unpack(x["f"]), acc))
     if "root" in x:
         return None, [_add(y, _mul(x["arm"][k], x["qdd"][k])) for k, y in enumerate(n + f)]
     (R, p), S = _link_X_S(x, x["q"])
@@ -934,7 +970,7 @@ def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
     world = _no_fold(_world_acc(model, B))
     _, lx["f"], f_root = tree.scatter(lay, functools.partial(_rnea_fwd_step, world), lx,
-                                      (_soa_zeros(_MOTION, B, dt), world), rx)
+                                      (_soa_zeros(_MOTION, B, dt), world), rx, pack=_pack_outputs())
     if rx is not None:
         rx["f"] = f_root
     _, tau_l, tau_r = tree.gather(lay, _rnea_back_step, _soa_zeros(_MOTION, B, dt, model.nb), lx, rx)
@@ -1084,7 +1120,9 @@ def _crba_tree(model, lay, nums, qT):
     one, zero = jnp.ones((B,), dt), jnp.zeros((B,), dt)
     ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
     pose_step = functools.partial(_crba_pose_step, ident)
-    _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx)
+    _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx,
+                                       pack=_pack_outputs())
+    link_out = tree.unpack(link_out)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
     nb = model.nb
     # body masses do not depend on q: one (nb,) vector broadcast over the batch (an (nb, B)
