@@ -155,10 +155,14 @@ case "$PART" in
           # A/B first (packed against per-leaf outputs), then the harness rows for the targets.
     bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) pack_ab: packed against per-leaf scan outputs"
-    timeout 200 $PY benchmarks/pack_ab.py --robots talos:fixed talos chain128 --algos aba,rnea,crba --batch 131072 \
+    timeout 180 $PY benchmarks/pack_ab.py --robots talos:fixed talos chain128 --algos aba,rnea,crba --batch 131072 \
       --rounds 2 --out "$W/pack-ab-talos.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-pack-ab.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
-    bench 300 h100-packed-talos --algos aba,aba_soa,rnea_soa,crba_soa --robots talos:fixed --batches $B \
+    echo "=== $(date +%T) pack_ab by depth levels (talos: 10 levels of 58 kernels packed, against 32 links of 20)"
+    timeout 70 $PY benchmarks/pack_ab.py --robots talos:fixed --algos aba --batch 131072 --traversal level \
+      --rounds 2 --out "$W/pack-ab-talos-level.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-pack-ab-level.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    bench 260 h100-packed-talos --algos aba,aba_soa,rnea_soa,crba_soa --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
