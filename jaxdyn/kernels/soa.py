@@ -405,14 +405,14 @@ COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion"}
 
 # Whether the scanned traversals stack each link step's outputs into one array
 # (:class:`jaxdyn.tree.Packed`). "auto" does on a GPU backend, where each stacked scan output
-# otherwise costs its own kernel per link step: deviceless H100 compile at batch 131,072, XLA
-# kernels per link step summed over the sweeps, talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16,
-# chain1024 ABA 43 -> 19, with XLA's temporaries unchanged or smaller (the ABA Jacobian's +12%);
-# GPU speed not measured yet (benchmarks/pack_ab.py, gpu_session.sh part8). It does not on CPU,
-# where with fusion off the stacking is one more copy of every output: same-process A/B at batch
-# 4096, talos and chain32 ABA/RNEA/CRBA 0.82-1.12x (benchmarks/results/cpu-2026-11-23-pack-ab.md;
-# 0.72-1.14x in an earlier run). True /
-# False force it (tests; deviceless compiles on a CPU-only host).
+# otherwise costs its own kernel per link step. Deviceless H100 compile at batch 131,072, XLA
+# kernels per link step summed over the sweeps: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16
+# (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19; XLA's temporaries
+# unchanged or smaller (the ABA Jacobian's +12%). GPU speed not measured yet (benchmarks/pack_ab.py,
+# gpu_session.sh part8). "auto" does not pack on CPU, where with fusion off the stacking is one
+# more copy of every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA
+# 0.82-1.12x (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run).
+# True / False force it (tests; deviceless compiles on a CPU-only host).
 PACK_SCAN_OUTPUTS = "auto"
 
 
@@ -1143,7 +1143,10 @@ def _crba_tree(model, lay, nums, qT):
         S_parts.append(jnp.concatenate([jnp.stack(saw, 1), jnp.stack(slw, 1)], 1))
         body_of += list(idx)
     Iw[0] = jnp.broadcast_to(mass[:, None], (nb, B))
-    Ic = tree.subtree_sum(lay, Iw)
+    # one (nb, 10, B) array through the subtree sum: one read and one update per link step instead
+    # of one per part (deviceless H100, talos at 131k: 9 -> 4 XLA kernels per step; CPU unchanged)
+    Ic = tree.subtree_sum(lay, jnp.concatenate([Iw[0][:, None], Iw[1], Iw[2]], 1))
+    Ic = [Ic[:, 0], Ic[:, 1:4], Ic[:, 4:10]]
     S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
     bo = np.asarray(body_of)
     F = _inertia_apply(Ic[0][bo], _split(Ic[1][bo].swapaxes(0, 1)), _split(Ic[2][bo].swapaxes(0, 1)),
