@@ -241,7 +241,7 @@ def pack(out):
     kinds = [(jnp.shape(a), jnp.result_type(a)) for a, lit in zip(leaves, is_lit) if not lit]
     if not kinds:
         return out
-    common = max(set(kinds), key=kinds.count)
+    common = max(kinds, key=kinds.count)  # the first of the most frequent: deterministic
     if kinds.count(common) < 2:
         return out
     rows, rest, spec = [], [], []
