@@ -5,8 +5,10 @@
 arrays and give the same numbers as ``jax.vmap`` of :func:`jaxdyn.aba`, :func:`jaxdyn.rnea`,
 :func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``; ``traversal="auto" | "unroll" | "scan" |
 "level"`` picks how they walk the tree. Compile them with :func:`jit` on CPU (instruction fusion
-off for these programs, see :data:`COMPILER_OPTIONS`). ``jaxdyn.sim.SimOptions(kernel="soa")``
-routes batched simulation through :func:`aba_batch`.
+off for these programs, see :data:`COMPILER_OPTIONS`). On a GPU backend the scanned traversals
+stack each link step's outputs into one array (``soa.PACK_SCAN_OUTPUTS``, default ``"auto"``;
+fewer XLA kernels per link step). ``jaxdyn.sim.SimOptions(kernel="soa")`` routes batched
+simulation through :func:`aba_batch`.
 """
 
 from .soa import (COMPILER_OPTIONS, SOA_UNROLL_MAX_LINKS, TRAVERSALS, aba_batch, aba_jacobian_batch, crba_batch, jit,
