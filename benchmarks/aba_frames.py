@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxdyn
-from jaxdyn import builders, kernels, tree
-from jaxdyn.bench import median_time
+from jaxdyn import kernels, tree
+from jaxdyn.bench import _model, best_of_rounds
 from jaxdyn.kernels import soa
 
 
@@ -50,13 +50,6 @@ def aba_body_frames(model, q, qd, tau, traversal="scan"):
                     f_ext=None)
 
 
-def get_model(name):
-    if name.startswith("chain"):
-        return builders.chain(int(name[5:]), dtype=jnp.float32)
-    robot, _, base = name.partition(":")
-    return jaxdyn.load_robot(robot, floating_base=None if not base else base == "floating", dtype=jnp.float32)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--robots", nargs="+", default=["talos", "talos:fixed", "chain32"])
@@ -73,7 +66,7 @@ def main(argv=None):
              "| robot | links | body frames ms | aligned ms | speed-up | XLA ops body / aligned | rel. err body | "
              "rel. err aligned |", "|---|---|---|---|---|---|---|---|"]
     for name in a.robots:
-        m = get_model(name)
+        m = _model(name, jnp.float32)
         B = a.batch
         q = jax.vmap(lambda k: jaxdyn.random_configuration(m, k))(jax.random.split(jax.random.PRNGKey(0), B))
         qd = jax.random.normal(jax.random.PRNGKey(1), (B, m.nv), m.dtype)
@@ -82,16 +75,13 @@ def main(argv=None):
         ref = jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))(*args)
         fs = {"body": functools.partial(aba_body_frames, traversal=a.traversal),
               "aligned": functools.partial(kernels.aba_batch, traversal=a.traversal)}
-        cs, err, ops, best = {}, {}, {}, {}
+        cs, err, ops = {}, {}, {}
         for k, f in fs.items():
             cs[k] = kernels.jit(f).lower(*args).compile()
             ops[k] = cs[k].as_text().count(" fusion(")
             out = cs[k](*args)
             err[k] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))
-        for _ in range(a.rounds):
-            for k, c in cs.items():
-                t = median_time(c, args, 11)
-                best[k] = min(best.get(k, t), t)
+        best = best_of_rounds(cs, args, a.rounds)
         row = (f"| {name} | {len(m.with_traversal('scan').layout.link_bodies)} | {best['body'] * 1e3:.2f} | "
                f"{best['aligned'] * 1e3:.2f} | {best['body'] / best['aligned']:.2f} | "
                f"{ops['body']} / {ops['aligned']} | "

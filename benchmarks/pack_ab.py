@@ -29,17 +29,10 @@ import jax
 import jax.numpy as jnp
 
 import jaxdyn
-from jaxdyn import builders, kernels
-from jaxdyn.bench import median_time
+from jaxdyn import kernels
+from jaxdyn.bench import _model, best_of_rounds
 from jaxdyn.kernels import soa
 from gpu_aot import loop_kernels
-
-
-def get_model(name):
-    if name.startswith("chain"):
-        return builders.chain(int(name[5:]), dtype=jnp.float32)
-    robot, _, base = name.partition(":")
-    return jaxdyn.load_robot(robot, floating_base=None if not base else base == "floating", dtype=jnp.float32)
 
 
 def cases(m, algo, B, traversal):
@@ -75,11 +68,11 @@ def main(argv=None):
              "rel. err per-leaf | rel. err packed |", "|---|---|---|---|---|---|---|---|"]
     saved = soa.PACK_SCAN_OUTPUTS
     for name in a.robots:
-        m = get_model(name)
+        m = _model(name, jnp.float32)  # the harness's robot names: robot[:fixed|floating], chainN
         for algo in a.algos.split(","):
             f, args, generic = cases(m, algo, a.batch, a.traversal)
             ref = jax.jit(generic)(*args)
-            cs, err, kern, best = {}, {}, {}, {}
+            cs, err, kern = {}, {}, {}
             for pack in (False, True):
                 soa.PACK_SCAN_OUTPUTS = pack  # read when the kernel is traced: a new function
                 cs[pack] = kernels.jit(lambda *xs: f(*xs)).lower(*args).compile()  # (jit caches traces per function)
@@ -87,10 +80,7 @@ def main(argv=None):
                 out = cs[pack](*args)
                 err[pack] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))
             soa.PACK_SCAN_OUTPUTS = saved
-            for _ in range(a.rounds):
-                for k, c in cs.items():
-                    t = median_time(c, args, 11)
-                    best[k] = min(best.get(k, t), t)
+            best = best_of_rounds(cs, args, a.rounds)
             row = (f"| {name} | {algo} | {best[False] * 1e3:.2f} | {best[True] * 1e3:.2f} | "
                    f"{best[False] / best[True]:.2f} | {kern[False]} / {kern[True]} | "
                    f"{err[False]:.1e} | {err[True]:.1e} |")

@@ -133,6 +133,18 @@ def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
     return ts[len(ts) // 2]
 
 
+def best_of_rounds(fns, args, rounds, repeats=11):
+    """``{key: seconds}``: for each of the callables ``fns`` (a dict), the best over ``rounds``
+    of :func:`median_time` of ``repeats`` calls, the callables alternating within each round
+    (for same-process A/B comparisons: this VM's timings drift between processes)."""
+    best = {}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t = median_time(f, args, repeats)
+            best[k] = min(best.get(k, t), t)
+    return best
+
+
 def time_jaxdyn(model, algo, B, repeats):
     import jax
 
