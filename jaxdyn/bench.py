@@ -230,16 +230,20 @@ def time_pinocchio(robot_name, algo, repeats=2000):
         import pinocchio as pin
     except ImportError:
         return None
-    if algo == "aba_jacobian":
-        return None
     path, fb = _robot_base(robot_name)
     m = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(str(path))
     d = m.createData()
     rng = np.random.default_rng(0)
     q = pin.neutral(m)
     v, a = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    # Counterparts: aba_jacobian -> computeABADerivatives (d qdd / d(q, v, tau); its q-derivative
+    # is in the tangent space, nv columns, where jaxdyn's jacfwd differentiates the nq coordinates);
+    # innovations -> crba + cholesky.decompose (Pinocchio's sparse U D U^T factorisation of M, the
+    # same job: a factorisation of the mass matrix from q).
     call = {"rnea": lambda: pin.rnea(m, d, q, v, a), "aba": lambda: pin.aba(m, d, q, v, a),
-            "crba": lambda: pin.crba(m, d, q), "minv": lambda: pin.computeMinverse(m, d, q)}.get(algo)
+            "crba": lambda: pin.crba(m, d, q), "minv": lambda: pin.computeMinverse(m, d, q),
+            "aba_jacobian": lambda: pin.computeABADerivatives(m, d, q, v, a),
+            "innovations": lambda: (pin.crba(m, d, q), pin.cholesky.decompose(m, d))}.get(algo)
     if call is None:
         return None
     for _ in range(100):
@@ -545,7 +549,8 @@ def write_markdown(path, env, rows, failed=()):
     with open(path, "w") as fh:
         fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
         fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
-                 "from Python. peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only); XLA program MB: what XLA's buffer "
+                 "from Python (aba_jacobian: computeABADerivatives; innovations: crba + cholesky.decompose; minv: "
+                 "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only); XLA program MB: what XLA's buffer "
                  "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
         fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
                  "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
