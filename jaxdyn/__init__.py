@@ -11,6 +11,7 @@ from . import algorithms, builders, kernels, parallel, sim, spatial, sysid, traj
 from .algorithms.aba import aba, aba_full
 from .algorithms.common import check_state
 from .algorithms.crba import composite_inertias_world, crba
+from .algorithms.derivatives import ABADerivatives, RNEADerivatives, aba_derivatives, rnea_derivatives
 from .algorithms.diagonalized import (
     diagonal_coriolis,
     diagonal_dynamics,

@@ -289,6 +289,7 @@ def generate(urdf, robot, base, seed):
         "gravity_torque", "minv", "oMi_R", "oMi_p", "oMf_R", "oMf_p", "v_local", "a_local",
         "J_local", "J_world", "J_lwa", "dJ_local", "dJ_lwa", "kinetic_energy",
         "potential_energy", "com", "Jcom", "hg", "q_next", "q_diff", "regressor"]}
+    DER = {k: [] for k in ["drnea_dq", "drnea_dv", "daba_dq", "daba_dv"]}
 
     for k in range(K):
         q = random_q(model, rng)
@@ -400,6 +401,14 @@ def generate(urdf, robot, base, seed):
         assert Y.shape == (nv, 10 * nj), Y.shape
         close(Y @ out["dynamic_params"], rnea, 1e-9, "regressor @ params = rnea")
 
+        # --- first derivatives (tangent space at q, as integrate: local frame for the free flyer)
+        dtau_dq, dtau_dv, _ = (np.array(x) for x in pin.computeRNEADerivatives(model, data, q, v, a))
+        dqdd_dq, dqdd_dv, dqdd_dtau = (np.array(x) for x in pin.computeABADerivatives(model, data, q, v, tau))
+        close(sym_from_upper(dqdd_dtau, "dqdd_dtau"), Minv, 1e-8, "dqdd/dtau = Minv")
+        d_q, d_v, _ = (np.array(x) for x in pin.computeRNEADerivatives(model, data, q, v, aba))
+        close(dqdd_dq, -Minv @ d_q, 1e-7, "dqdd/dq = -Minv dtau/dq")
+        close(dqdd_dv, -Minv @ d_v, 1e-7, "dqdd/dv = -Minv dtau/dv")
+
         for key, val in [("q", q), ("v", v), ("a", a), ("tau", tau), ("fext", fext_np),
                          ("rnea", rnea), ("rnea_fext", rnea_fext), ("aba", aba),
                          ("aba_fext", aba_fext), ("crba", M), ("nle", nle),
@@ -411,6 +420,8 @@ def generate(urdf, robot, base, seed):
                          ("Jcom", Jcom), ("hg", hg), ("q_next", q_next), ("q_diff", q_diff),
                          ("regressor", Y)]:
             S[key].append(val)
+        for key, val in [("drnea_dq", dtau_dq), ("drnea_dv", dtau_dv), ("daba_dq", dqdd_dq), ("daba_dv", dqdd_dv)]:
+            DER[key].append(val)
 
     for key, vals in S.items():
         out[key] = np.array(vals, dtype=float)
@@ -427,7 +438,8 @@ def generate(urdf, robot, base, seed):
         out[key] = out[key][:, sel]
     out["jac_frame_names"] = np.array([frames[f].name for f in chosen])
     out["jac_frame_ids"] = np.array(chosen, dtype=np.int64)
-    return out
+    deriv = {key: np.array(vals, dtype=float) for key, vals in DER.items()}
+    return out, deriv
 
 
 def main(argv=None):
@@ -441,10 +453,15 @@ def main(argv=None):
     for r_i, robot in enumerate(ROBOTS):
         for b_i, base in enumerate(BASES):
             urdf = os.path.join(args.robots, robot + ".urdf")
-            out = generate(urdf, robot, base, BASE_SEED + 10 * r_i + b_i)
+            out, deriv = generate(urdf, robot, base, BASE_SEED + 10 * r_i + b_i)
             path = os.path.join(args.out, f"{robot}_{base}.npz")
             size = save_npz_deterministic(path, out)
             assert size < MAX_BYTES, f"{path} too big: {size} bytes"
+            # first derivatives (same states) in a file of their own, so the main file's frame
+            # selection and bytes do not depend on them
+            dpath = os.path.join(args.out, f"{robot}_{base}_derivatives.npz")
+            dsize = save_npz_deterministic(dpath, deriv)
+            assert dsize < MAX_BYTES, f"{dpath} too big: {dsize} bytes"
             print(f"{os.path.normpath(path)}: nq={int(out['nq'])} nv={int(out['nv'])} "
                   f"nj={int(out['nj'])} jac_frames={len(out['jac_frame_names'])} {size / 1024:.0f} KB")
     return 0
