@@ -28,11 +28,21 @@ import platform
 import time
 
 ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
-         "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "crba_pallas", "aba_jacobian_pallas")
+         "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "crba_pallas", "aba_jacobian_pallas", "aba_derivatives")
+# aba_derivatives: jaxdyn.aba_derivatives, the closed-form Jacobian of ABA (tangent-space q columns,
+# as Pinocchio's computeABADerivatives); another implementation of the aba_jacobian job.
 # *_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
 DEFAULT_ALGOS = "aba,aba_soa,rnea,rnea_soa,crba,crba_soa"
 GPU_ALGOS = "aba_pallas,rnea_pallas,crba_pallas"  # added to the default on a GPU: the fastest paths there
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
+
+
+def family(algo):
+    """The job an implementation does, shared with the peers' counterpart: ``aba_soa`` and
+    ``aba_pallas`` -> ``aba``; ``aba_derivatives`` -> ``aba_jacobian``."""
+    if algo == "aba_derivatives":
+        return "aba_jacobian"
+    return algo.replace("_soa", "").replace("_pallas", "")
 
 
 def _model(name, dtype):
@@ -70,6 +80,8 @@ def _kernel(algo):
         return (kernels.crba_batch, "q soa") if algo == "crba_soa" else (kernels.aba_jacobian_batch, "q qd x soa")
     if algo == "minv":
         return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
+    if algo == "aba_derivatives":  # (dqdd/dq, dqdd/dqd, dqdd/dtau), the outputs of aba_jacobian
+        return jax.vmap(lambda m, q, v, t: tuple(jaxdyn.aba_derivatives(m, q, v, t))[1:], in_axes=(None, 0, 0, 0)), "q qd x"
     if algo == "innovations":
         return jax.vmap(jaxdyn.innovations_factorization, in_axes=(None, 0)), "q"
     raise ValueError(f"unknown algorithm {algo!r}; choose from {ALGOS}")
@@ -483,7 +495,7 @@ def _run(args) -> int:
             if args.traversal:
                 model = model.with_traversal(args.traversal)
             for algo in algos:
-                palgo = algo.replace("_soa", "").replace("_pallas", "")  # the peers' counterpart
+                palgo = family(algo)  # the peers' counterpart
                 key = (robot, palgo)
                 if key not in pin_cache:
                     pin_cache[key] = time_pinocchio(robot, palgo) if "pinocchio" in peers else None
@@ -550,7 +562,7 @@ def write_markdown(path, env, rows, failed=()):
         fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
         fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
                  "from Python (aba_jacobian: computeABADerivatives; innovations: crba + cholesky.decompose; minv: "
-                 "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only); XLA program MB: what XLA's buffer "
+                 "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only, and aba_derivatives against aba_jacobian where the shapes agree: fixed base); XLA program MB: what XLA's buffer "
                  "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
         fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
                  "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
@@ -577,7 +589,7 @@ def _summary(rows):
     (generic ``vmap`` or SoA kernel) against each peer and the best one."""
     best = {}
     for r in rows:
-        key = (r["algo"].replace("_soa", "").replace("_pallas", ""), r["robot"], r["dtype"], r["batch"])
+        key = (family(r["algo"]), r["robot"], r["dtype"], r["batch"])
         if key not in best or r["samples_per_s"] > best[key]["samples_per_s"]:
             best[key] = r
     out = ["", "## Headline: the faster jaxdyn path per case", "",
@@ -629,13 +641,13 @@ def _plot(rows, path, env):
                 bs = [r["batch"] for r in sel]
                 ax.plot(bs, [r["samples_per_s"] for r in sel], "o-", label=f"jaxdyn {algo} {dt}")
                 for peer, style in (("frax", "s--"), ("mjx", "^:")):
-                    if algo.endswith(("_soa", "_pallas")):  # its peer line is already drawn with the plain algo
+                    if family(algo) != algo:  # its peer line is already drawn with the plain algo
                         break
                     pts = [(r["batch"], r[peer]["samples_per_s"]) for r in sel if r[peer]]
                     if pts:
                         ax.plot(*zip(*pts), style, label=f"{peer} {algo} {dt}")
                 pin = [r["pinocchio_s_per_call"] for r in sel if r["pinocchio_s_per_call"]]
-                if pin and not algo.endswith(("_soa", "_pallas")):
+                if pin and family(algo) == algo:
                     ax.axhline(1.0 / pin[0], color="gray", lw=0.8, ls="-.", label=f"Pinocchio {algo} (1 core)")
         ax.set_xscale("log")
         ax.set_yscale("log")

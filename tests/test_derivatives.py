@@ -69,6 +69,10 @@ def test_against_jacfwd_every_joint_type(name):
     _close(ad.dqdd_dq, ref_a[0], 1e-9)
     _close(ad.dqdd_dqd, ref_a[1], 1e-9)
     _close(ad.dqdd_dtau, ref_a[2], 1e-10)
+    if name == "tree_float":  # M^-1 by the innovations inverse instead of CRBA + Cholesky
+        alt = jax.jit(lambda *a: jaxdyn.aba_derivatives(*a, minv="innovations"))(m, q, qd, tau, fe)
+        for x, y in zip(alt, ad):
+            _close(x, y, 1e-10)
 
 
 def test_float32_is_usable_and_batches():
@@ -94,3 +98,5 @@ def test_bad_input_names_the_argument():
         jaxdyn.rnea_derivatives(m, q, jnp.zeros(m.nv + 1), z)
     with pytest.raises(ValueError, match="tau"):
         jaxdyn.aba_derivatives(m, q, z, jnp.zeros((2, 3)))
+    with pytest.raises(ValueError, match="minv"):
+        jaxdyn.aba_derivatives(m, q, z, z, minv="lu")
