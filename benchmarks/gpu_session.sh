@@ -97,7 +97,7 @@ case "$PART" in
   # three: in order of value part7a (talos ABA/RNEA), part7b (talos CRBA, solo12), part7d
   # (talos launch parameters), then part7c (chains, panda) and part7e (arms' CRBA launch).
   # Session 10 added part8 (about 6 minutes: packed SoA scan outputs on talos); run it first,
-  # then part7a and part7b.
+  # then part7a and part7b. Session 11 added part9 (about 4 minutes: aba_derivatives).
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the 2026-11-23 ones> for the status.
   part7a)  # written in session 7 (no GPU): the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
@@ -164,6 +164,13 @@ case "$PART" in
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     bench 260 h100-packed-talos --algos aba,aba_soa,rnea_soa,crba_soa --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10
+    ;;
+  part9)  # written in session 11 (no GPU): jaxdyn.aba_derivatives, the closed-form Jacobian of ABA
+          # (world-frame subtree sums, masked dense products, CRBA + batched Cholesky for M^-1), against
+          # jacfwd(aba), the SoA / Pallas Jacobians and frax's jacfwd. CPU: 5.8-11x jacfwd(aba).
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 240 h100-derivatives --algos aba_jacobian,aba_jacobian_soa,aba_jacobian_pallas,aba_derivatives \
+      --robots panda,talos:fixed --batches 131072 --peers frax --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac
