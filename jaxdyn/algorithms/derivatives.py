@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial
+from .. import spatial, tree
 from ..model import Model
 from .aba import aba
 from .common import check, full_precision, world_motion
@@ -96,8 +96,8 @@ def rnea_derivatives(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv
     docstring). ``q`` columns are tangent-space directions (``integrate(model, q, dq)``), so for
     a free base or a spherical joint they are not the derivative w.r.t. the quaternion's entries.
 
-    Cost: one RNEA and forward kinematics, O(N^2) subtree sums and O(nv^2) 6-vector products as
-    dense masked matrix products. Differentiable (it is plain JAX).
+    Cost: one RNEA and forward kinematics, O(N) subtree sums (:func:`jaxdyn.tree.subtree_sum`)
+    and O(nv^2) 6-vector products as dense masked matrix products. Differentiable (plain JAX).
     """
     check(model, "rnea_derivatives", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     lay = model.layout
@@ -112,9 +112,7 @@ def rnea_derivatives(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv
     Iw = _world_inertia(poses, I)  # (nb, 6, 6)
     h = spatial.mv(Iw, v)
     B2 = spatial.mm(-jnp.swapaxes(_crm(v), -1, -2), Iw) - spatial.mm(Iw, _crm(v)) + _xbar(h)  # 2 B_k
-    anc = jnp.asarray(lay.ancestor, dtype)  # anc[i, k]: i is k or an ancestor of k
-    Ic = jnp.einsum("ik,kab->iab", anc, Iw)
-    B2c = jnp.einsum("ik,kab->iab", anc, B2)
+    Ic, B2c = tree.subtree_sum(lay, (Iw, B2))  # sums over each body's subtree (world coordinates)
 
     db = lay.dof_body  # (nv,) body of each dof
     par = np.asarray(model.topology.parents)[db]  # parent body of each dof's body, -1: the world
