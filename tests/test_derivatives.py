@@ -88,7 +88,7 @@ def test_float32_is_usable_and_batches():
     assert d32.dqdd_dq.dtype == jnp.float32 and d32.dqdd_dq.shape == (8, m64.nv, m64.nv)
     for a, b in zip(d32, d64):
         rel = float(jnp.linalg.norm(a.astype(jnp.float64) - b) / jnp.linalg.norm(b))
-        assert rel < 1e-3, rel  # float32 through M^-1 of a 38-dof humanoid: ~1e-5 typical
+        assert rel < 1e-3, rel  # float32 through M^-1 of a 38-dof humanoid: measured 3e-7 (qdd) to 1.4e-4 (dqdd/dqd)
 
 
 def test_bad_input_names_the_argument():
