@@ -24,9 +24,11 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..model import Model, Topology, make_model
+from .errors import LoadError
+from .inertia import InertiaPolicy, check_policy
 
 
-class URDFError(ValueError):
+class URDFError(LoadError):
     """A URDF that jaxdyn cannot load; the message names the element at fault."""
 
 
@@ -57,18 +59,23 @@ def _origin(elem, what):
     return _rpy(*rpy), xyz
 
 
-def _attr_float(elem, name, default, what):
+def _attr_float(elem, name, default, what, allow_inf=False):
+    """A number attribute (``default`` when absent); NaN is refused, and so is infinity unless
+    ``allow_inf`` (limits)."""
     if elem is None or elem.get(name) is None:
         return default
     try:
         v = float(elem.get(name))
     except ValueError:
         raise URDFError(f"{what}: attribute {name}={elem.get(name)!r} is not a number") from None
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise URDFError(f"{what}: attribute {name}={elem.get(name)!r} must be a finite number")
     return v
 
 
-def _link_inertia(link):
-    """(mass, com, I_com) of a link in the link frame, validated."""
+def _link_inertia(link, policy):
+    """(mass, com, I_com) of a link in the link frame; the inertia passed through ``policy``
+    (:class:`~jaxdyn.io.inertia.InertiaPolicy`)."""
     name = link.get("name")
     inert = link.find("inertial")
     if inert is None:
@@ -84,19 +91,7 @@ def _link_inertia(link):
     Il = np.array([[g("ixx"), g("ixy"), g("ixz")], [g("ixy"), g("iyy"), g("iyz")], [g("ixz"), g("iyz"), g("izz")]])
     if not np.all(np.isfinite(Il)):
         raise URDFError(f"{what}: inertia has non-finite entries")
-    scale = max(float(np.max(np.abs(Il))), 1e-300)
-    tol = 1e-9 * scale
-    ev = np.linalg.eigvalsh(Il)
-    if ev[0] < -tol:
-        raise URDFError(f"{what}: rotational inertia is not positive definite (eigenvalues {ev})")
-    a, b, cc = ev
-    if a + b < cc - 1e-6 * scale:
-        raise URDFError(
-            f"{what}: principal moments {ev} violate the triangle inequality (I1 + I2 >= I3): "
-            "no rigid body has this inertia"
-        )
-    if m == 0 and scale > 1e-300 and ev[-1] > 0:
-        raise URDFError(f"{what}: zero mass with non-zero rotational inertia")
+    Il = policy(m, Il, what)
     return m, c, R @ Il @ R.T
 
 
@@ -126,31 +121,44 @@ def read_urdf_text(source: str | os.PathLike) -> str:
 
 
 def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: str = "independent",
-              dtype=None, gravity=(0.0, 0.0, -9.81)) -> Model:
+              inertia: str = "warn", dtype=None, gravity=(0.0, 0.0, -9.81)) -> Model:
     """Load a :class:`~jaxdyn.Model` from a URDF file path or an XML string.
 
     Args:
       source: a path to a ``.urdf`` file, or the XML text itself.
       floating_base: give the root link a free-flyer joint (``q[:7] = [x, y, z, qw, qx, qy, qz]``).
       mimic: ``"independent"`` (default) or ``"error"``; see the module docstring.
+      inertia: what to do with link inertias that are not physically consistent (negative
+        principal moments, triangle inequality violated, inertia without mass):
+        ``"warn"`` (default: load them as written, as Pinocchio does, and emit one
+        :class:`~jaxdyn.io.errors.InertiaWarning` naming every such link and by how much),
+        ``"strict"`` (refuse the file) or ``"fix"`` (clamp and balance, as MuJoCo's
+        ``balanceinertia``; each change is reported). See :mod:`jaxdyn.io.inertia`.
       dtype: floating dtype of the model's arrays (default: JAX's default float).
       gravity: world-frame gravity.
 
     Raises:
-      URDFError: malformed XML, missing or duplicate links/joints, several roots, cycles,
-        unsupported joint types, invalid inertias, or moving bodies without mass (forward
-        dynamics would divide by zero). The message names the offending element.
+      URDFError: malformed XML, xacro input, missing or duplicate links/joints, several roots,
+        cycles, unsupported joint types, non-finite numbers, negative masses, inconsistent
+        inertias under ``inertia="strict"``, or moving bodies without mass (forward dynamics
+        would divide by zero). The message names the offending element.
     """
     if mimic not in ("independent", "error"):
         raise ValueError(f"mimic must be 'independent' or 'error', got {mimic!r}")
+    policy = InertiaPolicy(check_policy(inertia), URDFError)
     text = read_urdf_text(source)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
+        if "xacro" in text[:4096]:
+            raise URDFError(f"this looks like a xacro file, which is not plain URDF ({e}): expand it "
+                            "first, e.g. `xacro robot.urdf.xacro > robot.urdf`") from None
         raise URDFError(f"malformed URDF XML: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
+    _reject_xacro(root)
     robot_name = root.get("name", "robot")
+    policy.source = f"URDF '{robot_name}'"
 
     links = {}
     for le in root.findall("link"):
@@ -218,7 +226,7 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
     owner = {}  # link -> (body, R_link_in_body, p_link_in_body)
 
     def add_inertia(body, link_name, R, p):
-        m, c, I = _link_inertia(links[link_name])
+        m, c, I = _link_inertia(links[link_name], policy)
         if body < 0 or m == 0 and not np.any(I):
             return
         cb, Ib = R @ c + p, R @ I @ R.T
@@ -277,12 +285,12 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
         add_inertia(b, c, np.eye(3), np.zeros(3))
         frames.append((c, b, np.eye(3), np.zeros(3)))
         le = je.find("limit")
-        lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>")
-        hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>")
+        lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+        hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
         if t == "continuous" or le is None or lo >= hi:
             lo, hi = -np.inf, np.inf
-        v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>")
-        e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>")
+        v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+        e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
         lim_lo.append(lo)
         lim_hi.append(hi)
         vel.append(v_ if v_ > 0 else np.inf)
@@ -298,15 +306,18 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
             f"cycle): {', '.join(missing)}"
         )
     if not body_parent:
-        raise URDFError("the URDF has no moving joint (and floating_base=False): nothing to simulate")
+        raise URDFError(f"the URDF has no moving joint below its root link '{root_link}' (and floating_base=False): "
+                        "nothing to simulate; for a single free-flying body load with floating_base=True")
 
     _check_massless(body_parent, body_type, body_joint, body_name, b_mass, b_I)
+    _check_finite_bodies(body_name, b_mass, b_com, b_I, pl_p)
+    policy.finish()
     topo = Topology(
         parents=tuple(body_parent), joint_types=tuple(body_type), joint_names=tuple(body_joint),
         body_names=tuple(body_name), frame_names=tuple(f[0] for f in frames),
         frame_bodies=tuple(f[1] for f in frames),
     )
-    return make_model(
+    model = make_model(
         topo,
         placement_R=np.array(pl_R), placement_p=np.array(pl_p), axis=np.array(axes),
         mass=np.array(b_mass), com=np.array(b_com), inertia=np.array(b_I), gravity=gravity,
@@ -315,6 +326,46 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
         effort_limit=np.array(eff), damping=np.array(damp), friction=np.array(fric),
         name=robot_name, dtype=dtype,
     )
+    _check_finite_model(model, URDFError)
+    return model
+
+
+def _reject_xacro(root):
+    for el in root.iter():
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag.startswith("{") and "xacro" in tag or tag.startswith("xacro:"):
+            raise URDFError(f"element <{tag.split('}')[-1]}> is xacro, not URDF: expand the file first, "
+                            "e.g. `xacro robot.urdf.xacro > robot.urdf`")
+        for v in el.attrib.values():
+            if "${" in v:
+                raise URDFError(f"<{tag}> has a xacro expression {v!r}: expand the file first, "
+                                "e.g. `xacro robot.urdf.xacro > robot.urdf`")
+
+
+def _check_finite_bodies(names, mass, com, inertia, placement_p):
+    """Huge but finite inputs can overflow when links are merged: refuse the body they reach."""
+    for b, n in enumerate(names):
+        vals = np.concatenate([[mass[b]], np.ravel(com[b]), np.ravel(inertia[b]), np.ravel(placement_p[b])])
+        if not np.all(np.isfinite(vals)):
+            raise URDFError(f"body '{n}': its mass, centre of mass, inertia or placement overflows to a "
+                            "non-finite number (values too large)")
+
+
+def _check_finite_model(model, error):
+    """Every number of a loaded model must be finite in its dtype (limits may be infinite)."""
+    limits = {"q_lower", "q_upper", "velocity_limit", "effort_limit"}
+    for f in model.__dataclass_fields__:
+        x = getattr(model, f)
+        if f in limits or not hasattr(x, "dtype") or not np.issubdtype(np.asarray(x).dtype, np.floating):
+            continue
+        bad = ~np.isfinite(np.asarray(x))
+        if np.any(bad):
+            idx = np.argwhere(bad)[0]
+            who = ""
+            if f in ("placement_R", "placement_p", "axis", "mass", "com", "inertia") and len(idx):
+                who = f" (body '{model.body_names[idx[0]]}')"
+            raise error(f"model '{model.name}': {f}{who} is not finite in {np.asarray(x).dtype} "
+                        "(values too large for the dtype)")
 
 
 def _check_massless(parents, types, jnames, bnames, mass, inertia):

@@ -1,4 +1,4 @@
-"""Robots shipped inside the package.
+"""Robots shipped inside the package, and the robots of ``example-robot-data`` when installed.
 
 ======================  ==========================================  ======================
 name                    what                                        default base
@@ -15,10 +15,19 @@ name                    what                                        default base
 
 The first five are mesh-free URDFs from example-robot-data (BSD/Apache); the last three were
 written for jaxdyn's RL environments (``jaxdyn.envs``).
+
+Any other name is looked up in the pip package ``example-robot-data`` (an optional extra:
+``pip install "jaxdyn[robots]"``), which ships about 70 published URDFs (go2, a1, anymal, hyq,
+tiago, pr2, allegro hands, ...): ``load_robot("go2")``. A name is the file's stem when that is
+unique (``"go2"``, ``"ur10_robot"``), else ``"<package>/<stem>"`` with the ``_description``
+suffix of the package dropped (``"anymal_b_simple/anymal"``); :func:`external_robots` lists
+them. Legged, humanoid and aerial robots default to a floating base (:data:`FLOATING_PACKAGES`);
+pass ``floating_base`` to choose. Meshes are never read: they do not enter the dynamics.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 
 from ..io.urdf import load_urdf
@@ -27,22 +36,80 @@ from ..model import Model
 _DIR = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_FLOATING = {"double_pendulum": False, "ur5": False, "panda": False, "solo12": True, "talos": True,
                     "pendulum": False, "acrobot": False, "cartpole": False}
+EXTERNAL_DISTRIBUTION = "example-robot-data"
+# example-robot-data packages of robots that move freely (legs, humanoids, flying bases)
+FLOATING_PACKAGES = frozenset({
+    "a1", "alex", "alexander", "anymal_b_simple", "anymal_c_simple", "b1", "bolt", "borinot", "centauro",
+    "g1", "go1", "go2", "hector", "hextilt", "human", "hyq", "icub", "iris", "laikago", "quadruped",
+    "romeo", "simple_humanoid", "solo", "talos_data",
+})
 
 
 def available_robots() -> tuple[str, ...]:
-    """Names accepted by :func:`load_robot`."""
+    """Names of the robots shipped inside jaxdyn (see :func:`external_robots` for the others)."""
     return tuple(DEFAULT_FLOATING)
 
 
+@functools.lru_cache(maxsize=1)
+def _external_index() -> dict[str, tuple[str, str]]:
+    """``name -> (path, package)`` for every URDF of the installed example-robot-data."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(EXTERNAL_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return {}
+    found = []
+    for f in dist.files or ():
+        parts = f.parts
+        if f.suffix == ".urdf" and "robots" in parts:
+            pkg_dir = parts[parts.index("robots") + 1]
+            found.append((f.stem, pkg_dir.removesuffix("_description"), str(f.locate())))
+    stems: dict[str, int] = {}
+    for stem, _, _ in found:
+        stems[stem] = stems.get(stem, 0) + 1
+    index = {}
+    for stem, pkg, path in sorted(found):
+        index[stem if stems[stem] == 1 else f"{pkg}/{stem}"] = (path, pkg)
+    return index
+
+
+def external_robots() -> tuple[str, ...]:
+    """Names of the example-robot-data URDFs :func:`load_robot` can load (empty when the
+    package is not installed)."""
+    return tuple(_external_index())
+
+
 def robot_path(name: str) -> str:
-    """Path of a shipped robot's URDF."""
-    if name not in DEFAULT_FLOATING:
-        raise KeyError(f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}")
-    return os.path.join(_DIR, f"{name}.urdf")
+    """Path of a robot's URDF: a shipped robot, else one from example-robot-data."""
+    if name in DEFAULT_FLOATING:
+        return os.path.join(_DIR, f"{name}.urdf")
+    index = _external_index()
+    if name in index:
+        return index[name][0]
+    if not index:
+        raise KeyError(
+            f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}. More published robots "
+            f"(go2, a1, anymal, tiago, ...) come with the optional package {EXTERNAL_DISTRIBUTION}: "
+            f'pip install "jaxdyn[robots]"'
+        )
+    close = [n for n in index if name in n] or list(index)
+    raise KeyError(f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}; from "
+                   f"{EXTERNAL_DISTRIBUTION}: {', '.join(close)}")
+
+
+def default_floating(name: str) -> bool:
+    """Whether :func:`load_robot` gives ``name`` a floating base by default."""
+    if name in DEFAULT_FLOATING:
+        return DEFAULT_FLOATING[name]
+    robot_path(name)
+    return _external_index()[name][1] in FLOATING_PACKAGES
 
 
 def load_robot(name: str, floating_base: bool | None = None, **kwargs) -> Model:
-    """Load a shipped robot by name. ``floating_base=None`` uses the robot's default (see the
-    module docstring); other keyword arguments go to :func:`~jaxdyn.load_urdf`."""
-    fb = DEFAULT_FLOATING[name] if floating_base is None and name in DEFAULT_FLOATING else floating_base
-    return load_urdf(robot_path(name), floating_base=bool(fb), **kwargs)
+    """Load a robot by name: shipped with jaxdyn, or from example-robot-data when installed.
+    ``floating_base=None`` uses the robot's default (module docstring); other keyword arguments
+    go to :func:`~jaxdyn.load_urdf` (e.g. ``inertia="fix"``)."""
+    path = robot_path(name)
+    fb = default_floating(name) if floating_base is None else floating_base
+    return load_urdf(path, floating_base=bool(fb), **kwargs)
