@@ -46,7 +46,7 @@ def inconsistency(mass: float, I: np.ndarray) -> str | None:
     else a sentence saying what is wrong and by how much."""
     I = np.asarray(I, np.float64)
     scale = float(np.max(np.abs(I))) if I.size else 0.0
-    ev = np.linalg.eigvalsh((I + I.T) / 2)
+    ev = _eigh(I)[0]
     if mass == 0:
         if scale > EIG_ATOL:
             return f"zero mass with non-zero rotational inertia (principal moments {_fmt(ev)})"
@@ -67,7 +67,7 @@ def repair(mass: float, I: np.ndarray) -> tuple[np.ndarray, str | None]:
     I = np.asarray(I, np.float64)
     if mass == 0 or inconsistency(mass, I) is None:
         return I, None
-    ev, V = np.linalg.eigh((I + I.T) / 2)
+    ev, V = _eigh(I)
     new = np.maximum(ev, 0.0)
     done = []
     if np.any(ev < 0):
@@ -76,6 +76,17 @@ def repair(mass: float, I: np.ndarray) -> tuple[np.ndarray, str | None]:
         new = np.full(3, new.mean())
         done.append(f"balanced to {new[0]:.6g} each (mean of the principal moments)")
     return (V * new) @ V.T, "; ".join(done)
+
+
+def _eigh(I):
+    """Eigen-decomposition of the symmetric part, scaled first so that huge entries cannot
+    overflow inside LAPACK."""
+    scale = float(np.max(np.abs(I))) if I.size else 0.0
+    if scale == 0.0:
+        return np.zeros(3), np.eye(3)
+    S = I / scale
+    ev, V = np.linalg.eigh((S + S.T) / 2)
+    return ev * scale, V
 
 
 def _fmt(ev):

@@ -112,9 +112,11 @@ def _combine(m1, c1, I1, m2, c2, I2):
 def read_urdf_text(source: str | os.PathLike) -> str:
     """The XML text of ``source``: a path to a URDF file, or URDF text itself."""
     text = str(source)
+    if not text.strip():
+        raise URDFError("the URDF source is empty: give a file path or the XML text of a <robot>")
     if not text.lstrip().startswith("<"):
         if not os.path.exists(text):
-            raise URDFError(f"URDF file not found: {text}")
+            raise URDFError(f"URDF file not found: '{text[:200]}'")
         with open(text, encoding="utf-8") as fh:
             text = fh.read()
     return text
@@ -211,7 +213,7 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
     if len(roots) != 1:
         if not roots:
             raise URDFError("the URDF has no root link (every link has a parent): the joints form a cycle")
-        raise URDFError(f"the URDF has {len(roots)} root links ({', '.join(roots)}); expected one tree")
+        raise URDFError(f"the URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots)}); expected one tree")
     root_link = roots[0]
     children = {ln: [] for ln in links}
     for j in joints_:
