@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import spatial
+from ._optional import require
 from .algorithms.kinematics import center_of_mass, forward_kinematics, frame_placements
 from .model import Model
 
@@ -250,6 +251,7 @@ def _check_target(target, fn, T=None):
 
 
 def _new_figure(figsize, dpi):
+    require("matplotlib", "pictures", "jaxdyn.viewer")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -492,6 +494,7 @@ def animate(model: Model, qs, path, fps: float = 30, stride: int = 1, trail=None
 
     Returns the :class:`matplotlib.figure.Figure` (showing the last frame).
     """
+    require("matplotlib", "pictures", "jaxdyn.viewer.animate")
     from matplotlib.animation import PillowWriter
 
     path = _check_path(path, "animate", ".gif")
