@@ -29,7 +29,7 @@ from jaxdyn.kernels import soa
 
 
 def _body_frame_tree(model, lay, nums, qT, qdT, tauT, feT):
-    """The body-frame scanned ABA (jaxdyn before 2026-11-23, session 8), from soa's body-frame steps."""
+    """The body-frame scanned ABA (jaxdyn before 2026-11-23), from soa's body-frame steps."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = soa._tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
     V, _, _ = tree.scatter(lay, soa._aba_vel_step, lx, soa._soa_zeros(soa._MOTION, B, dt), rx)
