@@ -5,20 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-def x64_context(enabled: bool):
-    """A context with float64 enabled (scoped: the global JAX setting is left untouched)."""
-    import contextlib
-
-    import jax
-
-    if not enabled:
-        return contextlib.nullcontext()
-    if hasattr(jax, "enable_x64"):
-        return jax.enable_x64(True)
-    from jax.experimental import enable_x64  # older JAX
-
-    return enable_x64()
+from ._x64 import x64_context  # noqa: F401  (also importable from here, as before)
 
 
 def _demo(args) -> int:
