@@ -23,6 +23,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from . import joints, spatial
+from .geometry import Geoms
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,6 +240,9 @@ class Model(eqx.Module):
     armature: Float[Array, " nv"]
     name: str = eqx.field(static=True, default="robot")
     traversal: str = eqx.field(static=True, default="auto")
+    # collision geometry (jaxdyn.geometry.Geoms) for contact models; None when the description
+    # has none (URDF). The dynamics algorithms do not read it.
+    geoms: Geoms | None = None
 
     # -- static layout ------------------------------------------------------------------------
     @property
@@ -379,6 +383,7 @@ def make_model(
     armature=None,
     name: str = "robot",
     dtype=None,
+    geoms=None,
 ) -> Model:
     """Build a :class:`Model` from numbers (numpy or JAX), filling optional fields with defaults.
 
@@ -419,4 +424,5 @@ def make_model(
         friction=arr(friction, (lay.nv,)),
         armature=arr(armature, (lay.nv,)),
         name=name,
+        geoms=geoms,
     )

@@ -20,7 +20,8 @@ zero control), so ``inverse = M qacc + bias`` and
 joint's qvel is [world linear velocity; body angular velocity]); the test converts with
 ``jaxdyn.io.mjcf``'s converters. float64 throughout.
 
-Also stored, to check what the loader read: joint names / types / ranges / limited flags,
+Also stored, to check what the loader read: the world poses of bodies, geoms and sites
+(``xpos``/``xmat``, ``geom_xpos``/``geom_xmat``, ``site_xpos``/``site_xmat``) at each state, joint names / types / ranges / limited flags,
 per-dof armature, damping, frictionloss, stiffness, per-dof effort limit derived from the
 actuators (the loader's rule, applied to MuJoCo's compiled actuator arrays), gravity, the
 body masses and names, and the MuJoCo version.
@@ -104,7 +105,8 @@ def run(path, seed):
                            | mujoco.mjtDisableBit.mjDSBL_DAMPER | mujoco.mjtDisableBit.mjDSBL_ACTUATION)
     d = mujoco.MjData(m)
     rng = np.random.default_rng(seed)
-    out = {k: [] for k in ("qpos", "qvel", "qacc", "qfrc_applied", "M", "bias", "inverse", "forward")}
+    out = {k: [] for k in ("qpos", "qvel", "qacc", "qfrc_applied", "M", "bias", "inverse", "forward",
+                           "xpos", "xmat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat")}
     for _ in range(K):
         q, v, a, f = random_qpos(m, rng), rng.normal(0, 1, m.nv), rng.normal(0, 1, m.nv), rng.normal(0, 1, m.nv)
         mujoco.mj_resetData(m, d)
@@ -115,6 +117,8 @@ def run(path, seed):
         out["M"].append(M)
         out["bias"].append(d.qfrc_bias.copy())
         out["forward"].append(d.qacc.copy())
+        for k in ("xpos", "xmat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat"):
+            out[k].append(getattr(d, k).copy())
         d.qacc[:] = a
         mujoco.mj_inverse(m, d)
         out["inverse"].append(d.qfrc_inverse.copy())
@@ -137,6 +141,10 @@ def run(path, seed):
         body_names=np.array([name(mujoco.mjtObj.mjOBJ_BODY, b) for b in range(m.nbody)]),
         body_mass=np.array(m.body_mass), body_inertia=np.array(m.body_inertia),
         total_mass=float(np.sum(m.body_mass)), mujoco_version=mujoco.__version__, K=K,
+        geom_names=np.array([name(mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)]),
+        geom_type=np.array(m.geom_type, np.int32), geom_size=np.array(m.geom_size),
+        geom_bodyid=np.array(m.geom_bodyid, np.int32),
+        site_names=np.array([name(mujoco.mjtObj.mjOBJ_SITE, s) for s in range(m.nsite)]),
     )
     return res
 

@@ -1,0 +1,83 @@
+"""Collision geometry attached to the bodies of a :class:`~jaxdyn.Model` (``model.geoms``).
+
+The dynamics algorithms ignore it; it is carried for contact models. Loaded from MJCF
+(:func:`~jaxdyn.load_mjcf`); URDF models have ``model.geoms = None``.
+
+Shapes and their ``size`` (MuJoCo's conventions, unused entries zero):
+
+=========  ====  =====================================================
+type       code  size
+=========  ====  =====================================================
+plane      0     half-extents x, y (0 = infinite); grid spacing
+sphere     2     radius
+capsule    3     radius, half-length of the cylindrical part (along z)
+ellipsoid  4     three semi-axes
+cylinder   5     radius, half-length (along z)
+box        6     three half-sizes
+mesh       7     zeros (the mesh itself is not stored)
+=========  ====  =====================================================
+
+The codes are MuJoCo's ``mjtGeom`` values (code 1, MuJoCo's height field, is not loaded).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+PLANE, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 2, 3, 4, 5, 6, 7
+TYPE_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "ellipsoid": ELLIPSOID,
+              "cylinder": CYLINDER, "box": BOX, "mesh": MESH}
+
+
+class Geoms(eqx.Module):
+    """``ng`` geoms.
+
+    Array leaves (floating point, so ``jax.grad`` / ``jax.vmap`` over a model reach them):
+      size ``(ng, 3)``: shape sizes;
+      pos ``(ng, 3)``, R ``(ng, 3, 3)``: the geom frame in its body's frame (world frame for
+        body -1);
+      friction ``(ng, 3)``: sliding, torsional, rolling coefficients.
+
+    Static (tuples of ints / strings, one entry per geom): the integer data is static rather
+    than integer array leaves because ``jax.grad`` refuses integer inputs, and a model must stay
+    differentiable as a whole; use ``np.asarray(geoms.type)`` where an array is wanted.
+      type: shape code (module docstring);
+      body: the jaxdyn body the geom is fixed to, ``-1`` for the world;
+      contype, conaffinity: collision bit masks (two geoms may collide when
+        ``contype1 & conaffinity2 or contype2 & conaffinity1``);
+      names: geom names, ``""`` where the file gives none.
+    """
+
+    size: Float[Array, "ng 3"]
+    pos: Float[Array, "ng 3"]
+    R: Float[Array, "ng 3 3"]
+    friction: Float[Array, "ng 3"]
+    type: tuple[int, ...] = eqx.field(static=True, default=())
+    body: tuple[int, ...] = eqx.field(static=True, default=())
+    contype: tuple[int, ...] = eqx.field(static=True, default=())
+    conaffinity: tuple[int, ...] = eqx.field(static=True, default=())
+    names: tuple[str, ...] = eqx.field(static=True, default=())
+
+    @property
+    def ng(self) -> int:
+        return len(self.type)
+
+
+def make_geoms(*, type, size, body, pos, R, friction, contype, conaffinity, names=(), dtype=None) -> Geoms:
+    """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
+    float)."""
+    dtype = dtype or jnp.result_type(float)
+    ints = lambda x: tuple(int(v) for v in np.asarray(x, np.int64).reshape(-1))
+    type = ints(type)
+    ng = len(type)
+    f = lambda x, shape: jnp.asarray(np.asarray(x, np.float64).reshape(shape), dtype)
+    names = tuple(names) if len(names) else ("",) * ng
+    body, contype, conaffinity = ints(body), ints(contype), ints(conaffinity)
+    for what, seq in (("names", names), ("body", body), ("contype", contype), ("conaffinity", conaffinity)):
+        if len(seq) != ng:
+            raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
+    return Geoms(size=f(size, (ng, 3)), pos=f(pos, (ng, 3)), R=f(R, (ng, 3, 3)), friction=f(friction, (ng, 3)),
+                 type=type, body=body, contype=contype, conaffinity=conaffinity, names=names)

@@ -1,0 +1,1075 @@
+"""MJCF (MuJoCo XML) loader: standard-library XML only; MuJoCo is not needed.
+
+:func:`load_mjcf` reads a MuJoCo model file (or its text) into a :class:`~jaxdyn.Model` whose mass
+matrix, bias forces, inverse and forward dynamics equal those of MuJoCo's compiled model (checked
+in ``tests/test_mjcf.py`` against values MuJoCo computed, ``tests/reference/
+generate_mujoco_mjcf.py``). Semantics follow the MJCF reference (XMLreference and the modelling
+chapter of MuJoCo's documentation).
+
+Supported
+---------
+* ``<include file>``: the file is looked up relative to the main model file's directory (as the
+  MJCF reference says), then relative to the including file's directory (MuJoCo also finds it
+  there). For XML text, the main directory is the working directory.
+* ``<default>`` classes (the top one is ``main``), nested classes inherit from their parent;
+  ``class`` on elements; ``childclass`` on bodies and frames (applies to all descendants, the
+  body's own elements included). ``<freejoint>`` takes no defaults; ``<joint type="free">`` does.
+* Joints ``hinge`` (default type; default axis ``0 0 1``), ``slide``, ``ball``, ``free`` and
+  ``<freejoint>``. Several joints in one body are composed in order as MuJoCo does (each hinge
+  or ball rotates about its anchor ``pos`` in the body frame, axes in the frame left by the
+  joints before it): jaxdyn gets one body per joint, the ones before the last massless; the
+  last carries the inertia. Joint ``ref`` (hinge, slide) is folded into the joint placement, so
+  jaxdyn's ``q`` equals MuJoCo's ``qpos`` (``q = ref`` is the pose written in the file).
+* Bodies without joints are welded to their parent: their inertia is added to the parent's
+  jaxdyn body, and bodies welded to the world (and mocap bodies) are static.
+* Orientations ``quat`` (normalised), ``euler`` with ``<compiler eulerseq>`` (lower case:
+  axes that rotate with the frame, upper case: fixed axes), ``axisangle``, ``xyaxes``,
+  ``zaxis`` (the minimal rotation taking ``+z`` there); ``<compiler angle>`` (default
+  ``degree``) for ``euler``, ``axisangle`` and joint ``range`` / ``ref``.
+* ``<frame>`` (pose, ``childclass``): its pose is applied to its children (bodies, frames,
+  joints, geoms, sites, inertials).
+* ``<inertial>`` with ``diaginertia`` (any orientation) or ``fullinertia``;
+  ``<compiler inertiafromgeom>`` (``auto``: from geoms only for bodies without an
+  ``<inertial>``), ``inertiagrouprange``, ``boundmass``, ``boundinertia``, ``balanceinertia``,
+  ``settotalmass`` (applied last, over all bodies but the world). Geom inertias for sphere,
+  capsule (a cylinder and two hemispheres), cylinder, box and ellipsoid, solid and of uniform
+  density (``density``, default 1000, or ``mass``), posed by ``pos`` / orientation or
+  ``fromto``.
+* Joint ``armature``, ``damping`` (linear coefficient), ``frictionloss`` (-> ``friction``),
+  ``range`` with ``limited`` (``<compiler autolimits>``, default true), ``actuatorfrcrange``.
+* Actuators with ``joint`` (or ``jointinparent``) transmission on hinge / slide / ball joints:
+  each actuator's scalar force is bounded by ``forcerange`` if force-limited and, for a fixed
+  gain with no bias and no activation dynamics (``motor``; ``general`` as such), by
+  ``|gain| max|ctrlrange|`` if control-limited (the tighter of the two); times ``|gear|`` it
+  bounds the joint force. Several actuators on one joint add up; the joint's
+  ``actuatorfrcrange`` caps the sum. The result is ``effort_limit`` (inf where unbounded).
+* ``<option gravity>`` and ``<flag gravity="disable">`` -> ``model.gravity``.
+* Geoms are stored in ``model.geoms`` (:class:`~jaxdyn.geometry.Geoms`, in jaxdyn body
+  frames; height fields are skipped). Every MuJoCo body is a named frame
+  (``model.frame_names``; the world is ``"world"``), and so is every named site (as
+  ``"site:NAME"`` where a body has the same name).
+
+Names: jaxdyn's joints are MuJoCo's joints, one jaxdyn body each, in MuJoCo's order (so the dof
+order is MuJoCo's). The jaxdyn body of a MuJoCo body's last joint has the MuJoCo body's name,
+earlier ones ``"BODY/JOINT"``. A jaxdyn body's frame is at the anchor of its hinge or ball
+joint (MuJoCo's body frame moved by the joint ``pos``), with the MuJoCo body's orientation; the
+named frame of the MuJoCo body is exact. Unnamed bodies and joints are called ``body<id>`` /
+``joint<id>`` with MuJoCo's ids.
+
+Warned about (``UserWarning``) and otherwise ignored, since jaxdyn's model has no place for them:
+joint ``stiffness`` / ``springdamper`` (springs), non-linear ``damping`` coefficients, body
+``gravcomp``, joint ``actuatorgravcomp``, fluid forces (``<option density viscosity wind>``).
+Also warned about, and loaded: ``armature`` on a free joint (``<joint type="free">`` under a
+default with armature; ``<freejoint>`` has none). jaxdyn adds ``armature * qdd`` with the linear
+part in body axes, MuJoCo ``armature * qacc`` with it in world axes: the mass matrices agree
+(the armature is the same on the three axes), the bias forces differ by
+``armature * (omega_b x v_b)`` on the linear dofs.
+
+Refused (:class:`MJCFError`, naming the element), because the result would not be MuJoCo's
+model: ``<tendon>`` and ``<equality>`` with content (closed loops, couplings), ``<deformable>``,
+``<composite>``, ``<flexcomp>``, ``<replicate>``, ``<attach>``, ``<skin>``, ``<plugin>``,
+``<extension>`` with content; more than one free body, a free body that is not the first moving
+body in the file (jaxdyn's free joint is body 0 and the dof order stays MuJoCo's), a free joint
+below another moving body or with other joints in its body, a ball joint followed by a hinge or
+ball in the same body (MuJoCo refuses it too); a geom that would give a body its inertia but is
+a mesh, height field or SDF, or asks for ``shellinertia`` or mesh fitting (add an
+``<inertial>``); ``<freejoint align="true">`` / ``<compiler alignfree="true">`` (moves the body
+frame); frame ``scale``; actuators with tendon, site, body or slider-crank transmission, or on a
+free joint; missing include files, unknown default classes, duplicate names, unknown elements
+in the body tree, and numbers that do not parse, are not finite or come in the wrong count
+(the message names element and attribute). Elements that do not affect the dynamics
+(``visual``, ``asset``, ``sensor``, ``keyframe``, ``contact``, ``statistic``, ``custom``,
+``size``, cameras, lights) are ignored.
+
+Free-joint velocities
+---------------------
+MuJoCo's free joint: ``qpos = [p; quat]`` (as jaxdyn's), ``qvel = [v_w; omega_b]`` with ``v_w``
+the velocity of the body origin in world axes and ``omega_b`` the angular velocity in body axes.
+jaxdyn's: ``qd = [omega_b; v_b]``, both in body axes. With ``R`` the body-to-world rotation of
+``quat``:
+
+* velocity: ``v_w = R v_b``, so ``qd = [omega_b; R^T v_w]`` and ``qvel = [R v_b; omega_b]``;
+* acceleration: ``d/dt v_b = d/dt (R^T v_w) = R^T a_w - omega_b x v_b`` (``dR/dt = R [omega_b]x``),
+  so ``qdd = [domega_b; R^T a_w - omega_b x v_b]`` and ``qacc = [R (dv_b + omega_b x v_b);
+  domega_b]``;
+* generalised force, by power duality (``f_mj . qvel = f . qd`` for all velocities): MuJoCo's
+  ``[F_w; tau_b]`` (world force, body torque) is jaxdyn's ``[tau_b; R^T F_w]``, and back
+  ``[R f_b; tau_b]``. The mass matrix maps as ``M = T^T M_mj T`` with ``qvel = T qd``.
+
+Hinge, slide and ball dofs are the same in both (a ball's velocity is the angular velocity in
+the child frame in both); :func:`velocity_from_mujoco` and the other converters below change
+only the free joint's six entries.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+import xml.etree.ElementTree as ET
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import spatial
+from ..geometry import TYPE_CODES, make_geoms
+from ..model import Model, Topology, make_model
+from .errors import LoadError
+from .inertia import InertiaPolicy, check_policy
+
+__all__ = [
+    "MJCFError", "load_mjcf", "velocity_from_mujoco", "velocity_to_mujoco", "acceleration_from_mujoco",
+    "acceleration_to_mujoco", "force_from_mujoco", "force_to_mujoco",
+]
+
+
+class MJCFError(LoadError):
+    """An MJCF model that jaxdyn cannot load; the message names the element at fault."""
+
+
+ORIENT = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
+ACTUATORS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder", "muscle", "adhesion",
+             "dcmotor", "plugin")
+IGNORED_TOP = ("visual", "statistic", "custom", "asset", "contact", "sensor", "keyframe", "size")
+REFUSED_BODY = ("composite", "flexcomp", "replicate", "attach", "skin", "plugin")
+MIN_MASS = 1e-15
+
+
+# --------------------------------------------------------------------------------------------
+# numbers and orientations
+
+def _desc(elem):
+    name = elem.get("name")
+    return f"<{elem.tag} name='{name}'>" if name else f"<{elem.tag}>"
+
+
+def _numbers(text, n, what, *, ints=False, at_least=None):
+    """``n`` finite numbers (or between ``at_least`` and ``n`` of them) from ``text``."""
+    try:
+        vals = [(int(x) if ints else float(x)) for x in str(text).split()]
+    except ValueError:
+        raise MJCFError(f"{what}: cannot parse {text!r} as numbers") from None
+    lo = n if at_least is None else at_least
+    if not lo <= len(vals) <= n:
+        count = f"{n}" if at_least is None else f"{at_least} to {n}"
+        raise MJCFError(f"{what}: expected {count} numbers, got {len(vals)} in {text!r}")
+    if not all(math.isfinite(v) for v in vals):
+        raise MJCFError(f"{what}: numbers must be finite, got {text!r}")
+    return np.array(vals, np.int64 if ints else np.float64)
+
+
+def _rot(axis, angle):
+    axis = np.asarray(axis, np.float64)
+    axis = axis / np.linalg.norm(axis)
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    C = 1 - c
+    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+
+
+def _quat_mat(q):
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _z_to(v, what):
+    """The minimal rotation taking ``+z`` to the direction ``v``."""
+    n = np.linalg.norm(v)
+    if n < 1e-12:
+        raise MJCFError(f"{what}: zero vector")
+    v = v / n
+    ez = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(ez, v)
+    s = np.linalg.norm(axis)
+    if s < 1e-12:  # parallel: identity, or a half turn about x when antiparallel
+        return np.eye(3) if v[2] > 0 else np.diag([1.0, -1.0, -1.0])
+    return _rot(axis, math.atan2(s, v[2]))
+
+
+class _Ctx:
+    """Compiler settings and defaults shared by the parsing functions."""
+
+    def __init__(self):
+        self.degree = True
+        self.eulerseq = "xyz"
+        self.autolimits = True
+        self.inertiafromgeom = "auto"
+        self.inertiagrouprange = (0, 5)
+        self.boundmass = 0.0
+        self.boundinertia = 0.0
+        self.balanceinertia = False
+        self.settotalmass = -1.0
+        self.defaults = {}  # class -> {tag: {attr: value}}
+        self.warnings = []
+
+    def angle(self, x):
+        return x * math.pi / 180 if self.degree else x
+
+    def orientation(self, attrs, what):
+        """Rotation matrix of an element's orientation attributes (identity if none)."""
+        given = [k for k in ORIENT if k in attrs]
+        if len(given) > 1:
+            raise MJCFError(f"{what}: more than one orientation given ({', '.join(given)})")
+        if not given:
+            return np.eye(3)
+        k = given[0]
+        if k == "quat":
+            q = _numbers(attrs[k], 4, f"{what} quat")
+            if np.linalg.norm(q) < 1e-12:
+                raise MJCFError(f"{what} quat: zero quaternion")
+            return _quat_mat(q)
+        if k == "axisangle":
+            a = _numbers(attrs[k], 4, f"{what} axisangle")
+            if np.linalg.norm(a[:3]) < 1e-12:
+                raise MJCFError(f"{what} axisangle: zero axis")
+            return _rot(a[:3], self.angle(a[3]))
+        if k == "euler":
+            e = _numbers(attrs[k], 3, f"{what} euler")
+            R = np.eye(3)
+            for ch, ang in zip(self.eulerseq, e):
+                Ri = _rot(np.eye(3)["xyz".index(ch.lower())], self.angle(ang))
+                R = R @ Ri if ch.islower() else Ri @ R
+            return R
+        if k == "xyaxes":
+            a = _numbers(attrs[k], 6, f"{what} xyaxes")
+            x, y = a[:3], a[3:]
+            if np.linalg.norm(x) < 1e-12:
+                raise MJCFError(f"{what} xyaxes: zero x axis")
+            x = x / np.linalg.norm(x)
+            y = y - (x @ y) * x
+            if np.linalg.norm(y) < 1e-12:
+                raise MJCFError(f"{what} xyaxes: y axis parallel to x axis")
+            y = y / np.linalg.norm(y)
+            return np.stack([x, y, np.cross(x, y)], 1)
+        return _z_to(_numbers(attrs[k], 3, f"{what} zaxis"), f"{what} zaxis")
+
+    def attrs(self, elem, cls, tag=None):
+        """The element's attributes over its class defaults (``cls``: the class in force)."""
+        cls = elem.get("class", cls)
+        if cls not in self.defaults:
+            raise MJCFError(f"{_desc(elem)}: unknown default class '{cls}'")
+        base = dict(self.defaults[cls].get(tag or elem.tag, {}))
+        own = {k: v for k, v in elem.attrib.items() if k != "class"}
+        if any(k in own for k in ORIENT):
+            for k in ORIENT:
+                base.pop(k, None)
+        base.update(own)
+        return base
+
+
+def _pose(attrs, ctx, what):
+    p = _numbers(attrs["pos"], 3, f"{what} pos") if "pos" in attrs else np.zeros(3)
+    return ctx.orientation(attrs, what), p
+
+
+def _compose(a, b):
+    return a[0] @ b[0], a[0] @ b[1] + a[1]
+
+
+I3 = (np.eye(3), np.zeros(3))
+
+
+# --------------------------------------------------------------------------------------------
+# includes and defaults
+
+def _expand_includes(elem, main_dir, here, depth=0):
+    if depth > 50:
+        raise MJCFError("<include>: includes nested more than 50 deep (an include cycle?)")
+    out = []
+    for child in list(elem):
+        if child.tag == "include":
+            f = child.get("file")
+            if not f:
+                raise MJCFError("<include>: no file attribute")
+            cands = [os.path.join(main_dir, f), os.path.join(here, f)]
+            path = next((c for c in cands if os.path.isfile(c)), None)
+            if path is None:
+                raise MJCFError(f"<include file='{f}'>: file not found (looked in {', '.join(dict.fromkeys(cands))})")
+            try:
+                inc = ET.parse(path).getroot()
+            except ET.ParseError as e:
+                raise MJCFError(f"<include file='{f}'>: malformed XML: {e}") from None
+            if inc.tag != "mujoco":
+                raise MJCFError(f"<include file='{f}'>: the root element is <{inc.tag}>, expected <mujoco>")
+            _expand_includes(inc, main_dir, os.path.dirname(os.path.abspath(path)), depth + 1)
+            out.extend(list(inc))
+        else:
+            _expand_includes(child, main_dir, here, depth + 1)
+            out.append(child)
+    elem[:] = out
+
+
+def _actuator_semantics(tag, attrs):
+    """(gaintype, biastype, dyntype, gain) implied by an actuator element or default."""
+    if tag == "motor":
+        return {"_gaintype": "fixed", "_biastype": "none", "_dyntype": "none", "_gain": "1"}
+    if tag in ("position", "velocity", "intvelocity", "cylinder"):
+        return {"_gaintype": "fixed", "_biastype": "affine", "_dyntype": "other", "_gain": "0"}
+    if tag == "general":
+        gp = attrs.get("gainprm")
+        out = {}
+        for k in ("gaintype", "biastype", "dyntype"):
+            if k in attrs:
+                out["_" + k] = attrs[k]
+        if gp is not None:
+            out["_gain"] = gp.split()[0] if gp.split() else "0"
+        return out
+    return {"_gaintype": "other", "_biastype": "other", "_dyntype": "other", "_gain": "0"}
+
+
+def _parse_defaults(elem, parent, ctx, top=False):
+    cls = "main" if top else elem.get("class")
+    if not cls:
+        raise MJCFError("<default>: a nested default has no class attribute")
+    if cls in ctx.defaults and not top:
+        raise MJCFError(f"<default class='{cls}'>: class defined twice")
+    d = ctx.defaults.setdefault(cls, {t: dict(v) for t, v in parent.items()})
+    for child in elem:
+        if child.tag == "default":
+            _parse_defaults(child, d, ctx)
+        elif child.tag in ACTUATORS:
+            act = d.setdefault("actuator", {})
+            act.update(child.attrib)
+            act.update(_actuator_semantics(child.tag, child.attrib))
+        else:
+            d.setdefault(child.tag, {}).update(child.attrib)
+
+
+# --------------------------------------------------------------------------------------------
+# the body tree
+
+class _Body:
+    def __init__(self, name, parent, R, p, elem, mocap=False):
+        self.name, self.parent, self.R, self.p, self.elem, self.mocap = name, parent, R, p, elem, mocap
+        self.joints = []  # (elem, attrs, kind, R, p) -- joint pose in the body frame
+        self.geoms = []  # (elem, attrs, R, p)
+        self.sites = []  # (name, R, p)
+        self.inertial = None  # (elem, attrs, R, p)
+
+
+def _collect(container, body, pose, cls, bodies, ctx, names):
+    for child in container:
+        tag = child.tag
+        if not isinstance(tag, str):  # comments
+            continue
+        what = _desc(child)
+        if tag == "body":
+            a = child.attrib
+            if "class" in a:
+                raise MJCFError(f"{what}: bodies take no class attribute (use childclass)")
+            R, p = _compose(pose, _pose(a, ctx, what))
+            mocap = a.get("mocap", "false") == "true"
+            b = _Body(a.get("name"), body, R, p, child, mocap)
+            if "gravcomp" in a and float(_numbers(a["gravcomp"], 1, f"{what} gravcomp")[0]) != 0:
+                ctx.warnings.append(f"body '{a.get('name')}': gravcomp (gravity compensation) is ignored")
+            bodies.append(b)
+            _collect(child, len(bodies) - 1, I3, a.get("childclass", cls), bodies, ctx, names)
+        elif tag == "frame":
+            a = child.attrib
+            if "scale" in a or "massscale" in a:
+                raise MJCFError(f"{what}: frame scale / massscale are not supported")
+            if a.get("childclass") and a["childclass"] not in ctx.defaults:
+                raise MJCFError(f"{what}: unknown default class '{a['childclass']}'")
+            _collect(child, body, _compose(pose, _pose(a, ctx, what)), a.get("childclass", cls), bodies, ctx, names)
+        elif tag in ("joint", "freejoint"):
+            if body == 0:
+                raise MJCFError(f"{what}: joints cannot be attached to the world body")
+            if tag == "freejoint":
+                a = dict(child.attrib)
+                if a.get("align", "auto") == "true":
+                    raise MJCFError(f"{what}: align='true' (moving the body frame to the inertial frame) is not supported")
+                a["type"] = "free"
+            else:
+                a = ctx.attrs(child, cls)
+            bodies[body].joints.append((child, a, a.get("type", "hinge"), pose))
+        elif tag == "geom":
+            a = ctx.attrs(child, cls)
+            bodies[body].geoms.append((child, a, pose))
+        elif tag == "site":
+            a = ctx.attrs(child, cls)
+            R, p = _compose(pose, _pose(a, ctx, what))
+            if a.get("name"):
+                bodies[body].sites.append((a["name"], R, p))
+        elif tag == "inertial":
+            if body == 0:
+                raise MJCFError(f"{what}: the world body takes no inertial")
+            if bodies[body].inertial is not None:
+                raise MJCFError(f"{what} in body '{bodies[body].name}': a second <inertial>")
+            bodies[body].inertial = (child, dict(child.attrib), pose)
+        elif tag in ("camera", "light"):
+            continue
+        elif tag in REFUSED_BODY:
+            raise MJCFError(f"{what}: <{tag}> is not supported by jaxdyn's MJCF loader")
+        else:
+            raise MJCFError(f"{what}: unknown element <{tag}> in the body tree")
+
+
+# --------------------------------------------------------------------------------------------
+# inertia
+
+def geom_volume_inertia(gtype, size):
+    """``(volume, I / mass)`` of a solid primitive about its centre, in the geom frame (MuJoCo's
+    size conventions: capsule and cylinder half-lengths along z, box half-sizes)."""
+    s = np.asarray(size, np.float64)
+    pi = math.pi
+    if gtype == "sphere":
+        r = s[0]
+        return 4 / 3 * pi * r ** 3, np.full(3, 0.4 * r * r)
+    if gtype == "capsule":
+        r, h = s[0], 2 * s[1]
+        vc, vs = pi * r * r * h, 4 / 3 * pi * r ** 3
+        v = vc + vs
+        # cylinder plus two hemispheres, each hemisphere's centre of mass 3r/8 from its flat face
+        ixx = (vc * (3 * r * r + h * h) / 12 + vs * (0.4 * r * r + h * h / 4 + 3 * h * r / 8)) / v
+        izz = (vc * r * r / 2 + vs * 0.4 * r * r) / v
+        return v, np.array([ixx, ixx, izz])
+    if gtype == "cylinder":
+        r, h = s[0], 2 * s[1]
+        return pi * r * r * h, np.array([(3 * r * r + h * h) / 12, (3 * r * r + h * h) / 12, r * r / 2])
+    if gtype == "box":
+        a, b, c = s
+        return 8 * a * b * c, np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 3
+    if gtype == "ellipsoid":
+        a, b, c = s
+        return 4 / 3 * pi * a * b * c, np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 5
+    raise ValueError(gtype)
+
+
+def _geom_shape(elem, a, ctx, pose, what):
+    """(type, size(3), R, p in the body frame) of a geom, with fromto resolved."""
+    gtype = a.get("type", "sphere")
+    if gtype not in TYPE_CODES and gtype not in ("hfield", "sdf"):
+        raise MJCFError(f"{what}: unknown geom type '{gtype}'")
+    raw = _numbers(a["size"], 3, f"{what} size", at_least=1) if "size" in a else np.zeros(0)
+    size = np.zeros(3)
+    size[: len(raw)] = raw
+    if "fromto" in a:
+        if gtype not in ("capsule", "cylinder", "box", "ellipsoid"):
+            raise MJCFError(f"{what}: fromto is only allowed for capsule, cylinder, box and ellipsoid geoms")
+        ft = _numbers(a["fromto"], 6, f"{what} fromto")
+        d = ft[3:] - ft[:3]
+        L = np.linalg.norm(d)
+        if L < 1e-12:
+            raise MJCFError(f"{what} fromto: the two points coincide")
+        R, p = _z_to(d, f"{what} fromto"), (ft[:3] + ft[3:]) / 2
+        if gtype in ("capsule", "cylinder"):
+            size = np.array([size[0], L / 2, 0.0])
+        else:
+            size = np.array([size[0], size[0], L / 2])
+    else:
+        R, p = _pose(a, ctx, what)
+    R, p = _compose(pose, (R, p))
+    need = {"sphere": 1, "capsule": 2, "cylinder": 2, "box": 3, "ellipsoid": 3}.get(gtype, 0)
+    if need and (np.any(size[:need] <= 0)):
+        raise MJCFError(f"{what}: a {gtype} needs {need} positive size value(s), got {a.get('size')!r}")
+    return gtype, size, R, p
+
+
+def _body_inertia(b, ctx, policy, mesh_inertia):
+    """(mass, com, I about the com) of a MuJoCo body in its own frame."""
+    what = f"body '{b.name}'"
+    use_geoms = ctx.inertiafromgeom == "true" or (ctx.inertiafromgeom == "auto" and b.inertial is None)
+    if not use_geoms:
+        if b.inertial is None:
+            return 0.0, np.zeros(3), np.zeros((3, 3)), False
+        elem, a, pose = b.inertial
+        w = f"{what} <inertial>"
+        if "mass" not in a:
+            raise MJCFError(f"{w}: mass is required")
+        if "pos" not in a:
+            raise MJCFError(f"{w}: pos is required")
+        m = float(_numbers(a["mass"], 1, f"{w} mass")[0])
+        if m < 0:
+            raise MJCFError(f"{w} mass: must not be negative, got {m}")
+        R, c = _compose(pose, _pose(a, ctx, w))
+        if "fullinertia" in a:
+            if any(k in a for k in ORIENT):
+                raise MJCFError(f"{w}: fullinertia and an orientation cannot both be given")
+            f = _numbers(a["fullinertia"], 6, f"{w} fullinertia")
+            I = np.array([[f[0], f[3], f[4]], [f[3], f[1], f[5]], [f[4], f[5], f[2]]])
+        elif "diaginertia" in a:
+            I = np.diag(_numbers(a["diaginertia"], 3, f"{w} diaginertia"))
+        else:
+            raise MJCFError(f"{w}: diaginertia or fullinertia is required")
+        return m, c, R @ I @ R.T, True
+    m_tot, mc, parts = 0.0, np.zeros(3), []
+    lo, hi = ctx.inertiagrouprange
+    for elem, a, pose in b.geoms:
+        gw = f"geom {_desc(elem)} in {what}"
+        group = int(_numbers(a.get("group", "0"), 1, f"{gw} group", ints=True)[0])
+        if not lo <= group <= hi:
+            continue
+        gtype = a.get("type", "sphere")
+        if gtype in ("plane",):
+            continue
+        if gtype in ("mesh", "hfield", "sdf") or ("mesh" in a and gtype != "mesh"):
+            kind = "mesh-fitted " + gtype if gtype not in ("mesh", "hfield", "sdf") else gtype
+            raise MJCFError(
+                f"{gw}: a {kind} geom would define the inertia of {what}, and jaxdyn does not compute "
+                f"{kind} inertias (MuJoCo's default for meshes is that of their convex hull); add an "
+                f"<inertial> to {what}, or put the geom in a group outside <compiler inertiagrouprange>")
+        if a.get("shellinertia", "false") == "true":
+            raise MJCFError(f"{gw}: shellinertia='true' is not supported; add an <inertial> to {what}")
+        gtype, size, R, p = _geom_shape(elem, a, ctx, pose, gw)
+        vol, i_unit = geom_volume_inertia(gtype, size)
+        if "mass" in a:
+            m = float(_numbers(a["mass"], 1, f"{gw} mass")[0])
+        else:
+            m = float(_numbers(a.get("density", "1000"), 1, f"{gw} density")[0]) * vol
+        if m < 0:
+            raise MJCFError(f"{gw}: negative mass")
+        parts.append((m, p, R @ np.diag(m * i_unit) @ R.T))
+        m_tot += m
+        mc = mc + m * p
+    if m_tot <= 0:
+        return 0.0, np.zeros(3), np.zeros((3, 3)), False
+    c = mc / m_tot
+    I = sum(Ig + m * ((p - c) @ (p - c) * np.eye(3) - np.outer(p - c, p - c)) for m, p, Ig in parts)
+    return m_tot, c, I, False
+
+
+def _bounds(m, I, explicit, ctx):
+    """boundmass, boundinertia, balanceinertia on a body's (mass, I) (principal axes kept)."""
+    if ctx.boundmass > 0:
+        m = max(m, ctx.boundmass)
+    if ctx.boundinertia > 0 or (ctx.balanceinertia and explicit):
+        ev, V = np.linalg.eigh((I + I.T) / 2)
+        if ctx.boundinertia > 0:
+            ev = np.maximum(ev, ctx.boundinertia)
+        if ctx.balanceinertia and explicit and ev[0] + ev[1] < ev[2]:
+            ev = np.full(3, ev.mean())
+        I = (V * ev) @ V.T
+    return m, I
+
+
+def _combine(m1, c1, I1, m2, c2, I2):
+    m = m1 + m2
+    if m <= 0:
+        return 0.0, np.zeros(3), I1 + I2
+    c = (m1 * c1 + m2 * c2) / m
+
+    def shift(mm, cc):
+        d = cc - c
+        return mm * (d @ d * np.eye(3) - np.outer(d, d))
+
+    return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
+
+
+# --------------------------------------------------------------------------------------------
+# the loader
+
+def _read(source):
+    text = str(source)
+    if text.lstrip().startswith("<"):
+        return text, os.getcwd()
+    if not os.path.isfile(text):
+        raise MJCFError(f"MJCF file not found: {text}")
+    with open(text, encoding="utf-8") as fh:
+        return fh.read(), os.path.dirname(os.path.abspath(text))
+
+
+def _flag(a, key, what, default):
+    v = a.get(key, default)
+    if v not in ("true", "false", "auto"):
+        raise MJCFError(f"{what}: {key}={v!r}, expected true, false or auto")
+    return v
+
+
+def _limited(a, key_lim, key_range, ctx, what):
+    """Whether an element's range is in force (``limited`` with MuJoCo's autolimits)."""
+    v = _flag(a, key_lim, what, "auto")
+    if v == "auto":
+        if ctx.autolimits:
+            return key_range in a
+        if key_range in a and np.any(_numbers(a[key_range], 2, f"{what} {key_range}") != 0):
+            raise MJCFError(f"{what}: {key_range} given without {key_lim} (compiler autolimits='false')")
+        return False
+    return v == "true"
+
+
+def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -> Model:
+    """Load a :class:`~jaxdyn.Model` from an MJCF file path or MJCF text.
+
+    Args:
+      source: a path to an MJCF (MuJoCo XML) file, or the XML text itself (includes are then
+        looked up from the working directory).
+      inertia: ``"warn"`` (default), ``"strict"`` or ``"fix"``: what to do with inertias that
+        are not physically consistent (:mod:`jaxdyn.io.inertia`).
+      dtype: floating dtype of the model's arrays (default: JAX's default float).
+
+    Raises:
+      MJCFError: the model uses a feature jaxdyn cannot reproduce, or is malformed; the message
+        names the element (module docstring).
+    """
+    check_policy(inertia)
+    text, main_dir = _read(source)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        raise MJCFError(f"malformed MJCF XML: {e}") from None
+    if root.tag != "mujoco":
+        raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>")
+    _expand_includes(root, main_dir, main_dir)
+    ctx = _Ctx()
+    model_name = root.get("model", "mujoco")
+    gravity = np.array([0.0, 0.0, -9.81])
+    gravity_on = True
+
+    # compiler and option first (they may follow the body tree in the file)
+    for c in root.iter("compiler"):
+        a = c.attrib
+        if "angle" in a:
+            if a["angle"] not in ("degree", "radian"):
+                raise MJCFError(f"<compiler angle={a['angle']!r}>: expected degree or radian")
+            ctx.degree = a["angle"] == "degree"
+        if "eulerseq" in a:
+            s = a["eulerseq"]
+            if len(s) != 3 or any(ch not in "xyzXYZ" for ch in s):
+                raise MJCFError(f"<compiler eulerseq={s!r}>: expected 3 characters from xyzXYZ")
+            ctx.eulerseq = s
+        if "autolimits" in a:
+            ctx.autolimits = a["autolimits"] == "true"
+        if "inertiafromgeom" in a:
+            ctx.inertiafromgeom = _flag(a, "inertiafromgeom", "<compiler>", "auto")
+        if "inertiagrouprange" in a:
+            ctx.inertiagrouprange = tuple(_numbers(a["inertiagrouprange"], 2, "<compiler> inertiagrouprange", ints=True))
+        for k in ("boundmass", "boundinertia", "settotalmass"):
+            if k in a:
+                setattr(ctx, k, float(_numbers(a[k], 1, f"<compiler> {k}")[0]))
+        if "balanceinertia" in a:
+            ctx.balanceinertia = a["balanceinertia"] == "true"
+        if a.get("coordinate", "local") != "local":
+            raise MJCFError("<compiler coordinate='global'>: only local coordinates are supported (as in MuJoCo 3+)")
+        if a.get("alignfree", "false") == "true":
+            raise MJCFError("<compiler alignfree='true'>: aligning free bodies with their inertial frame is not supported")
+    for o in root.iter("option"):
+        a = o.attrib
+        if "gravity" in a:
+            gravity = _numbers(a["gravity"], 3, "<option> gravity")
+        for k in ("density", "viscosity"):
+            if k in a and float(_numbers(a[k], 1, f"<option> {k}")[0]) != 0:
+                ctx.warnings.append(f"<option {k}>: fluid forces are not modelled by jaxdyn (ignored)")
+        if "wind" in a and np.any(_numbers(a["wind"], 3, "<option> wind") != 0):
+            ctx.warnings.append("<option wind>: fluid forces are not modelled by jaxdyn (ignored)")
+        for f in o.iter("flag"):
+            if f.get("gravity") == "disable":
+                gravity_on = False
+    if not gravity_on:
+        gravity = np.zeros(3)
+
+    ctx.defaults["main"] = {}
+    for child in root:
+        if child.tag == "default":
+            _parse_defaults(child, {}, ctx, top=True)
+
+    for child in root:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue
+        if tag in ("tendon", "equality", "deformable", "extension") and len(child):
+            first = child[0]
+            raise MJCFError(f"<{tag}> with content ({_desc(first)}, ...) is not supported: jaxdyn models a "
+                            "kinematic tree without tendons, equality constraints, deformables or plugins")
+        if tag in ("replicate", "attach", "composite", "flexcomp", "skin"):
+            raise MJCFError(f"<{tag}> is not supported by jaxdyn's MJCF loader")
+
+    # ---- the body tree, in document order
+    bodies = [_Body("world", None, np.eye(3), np.zeros(3), None)]
+    for wb in root.findall("worldbody"):
+        _collect(wb, 0, I3, "main", bodies, ctx, None)
+
+    # names: MuJoCo's ids for unnamed bodies / joints; duplicates refused
+    seen = {}
+    for i, b in enumerate(bodies):
+        if b.name is None:
+            continue
+        if b.name in seen:
+            raise MJCFError(f"<body name='{b.name}'>: duplicate body name")
+        seen[b.name] = i
+    for i, b in enumerate(bodies):
+        if b.name is None:
+            b.name = f"body{i}"
+            while b.name in seen:
+                b.name += "_"
+            seen[b.name] = i
+    jnames, jid = set(), 0
+    all_joints = []
+    for b in bodies:
+        for j in b.joints:
+            n = j[1].get("name")
+            if n:
+                if n in jnames:
+                    raise MJCFError(f"<joint name='{n}'>: duplicate joint name")
+                jnames.add(n)
+            all_joints.append((jid, b, j))
+            jid += 1
+    for kind, tagset in (("geom", "geoms"), ("site", "sites")):
+        names = set()
+        for b in bodies:
+            for item in getattr(b, tagset):
+                n = item[1].get("name") if kind == "geom" else item[0]
+                if n:
+                    if n in names:
+                        raise MJCFError(f"<{kind} name='{n}'>: duplicate {kind} name")
+                    names.add(n)
+    joint_name = {}
+    for jid, b, j in all_joints:
+        n = j[1].get("name")
+        if not n:
+            n = f"joint{jid}"
+            while n in jnames:
+                n += "_"
+            jnames.add(n)
+        joint_name[id(j)] = n
+
+    # ---- inertias of the MuJoCo bodies (own frames)
+    policy = InertiaPolicy(inertia, MJCFError, f"MJCF model '{model_name}'")
+    inert = [(0.0, np.zeros(3), np.zeros((3, 3)))]
+    for b in bodies[1:]:
+        m, c, I, explicit = _body_inertia(b, ctx, policy, None)
+        m, I = _bounds(m, I, explicit, ctx)
+        inert.append((m, c, I))
+    if ctx.settotalmass > 0:
+        total = sum(x[0] for x in inert[1:])
+        if total <= 0:
+            raise MJCFError("<compiler settotalmass>: the model has no mass to scale")
+        s = ctx.settotalmass / total
+        inert = [(m * s, c, I * s) for m, c, I in inert]
+    for i, b in enumerate(bodies[1:], 1):
+        m, c, I = inert[i]
+        if b.inertial is not None or m > 0:
+            inert[i] = (m, c, policy(m, I, f"body '{b.name}'" + (" <inertial>" if b.inertial is not None else "")))
+
+    # ---- jaxdyn bodies: one per MuJoCo joint, in MuJoCo's order
+    jb = dict(parent=[], type=[], jname=[], bname=[], R=[], p=[], axis=[], mass=[], com=[], I=[])
+    dof = dict(lo=[], hi=[], arm=[], damp=[], fric=[], key=[])
+    owner = {0: (-1, np.eye(3), np.zeros(3))}
+    jmap = {}  # joint name -> (jaxdyn body, first dof)
+    stiff, springs = [], []
+    nv = 0
+    bnames = set(b.name for b in bodies)
+
+    def new_body(parent, jtype, jname, bname, R, p, axis):
+        for k, v in (("parent", parent), ("type", jtype), ("jname", jname), ("bname", bname), ("R", R), ("p", p),
+                     ("axis", axis), ("mass", 0.0), ("com", np.zeros(3)), ("I", np.zeros((3, 3)))):
+            jb[k].append(v)
+        return len(jb["parent"]) - 1
+
+    for i, b in enumerate(bodies[1:], 1):
+        pb, Ro, po = owner[b.parent]
+        C = _compose((Ro, po), (b.R, b.p))
+        what = f"body '{b.name}'"
+        if b.mocap and b.joints:
+            raise MJCFError(f"{what}: a mocap body cannot have joints")
+        kinds = [j[2] for j in b.joints]
+        for k, (elem, a, kind, pose) in enumerate(b.joints):
+            jn = joint_name[id(b.joints[k])]
+            jw = f"joint '{jn}' in {what}"
+            if kind not in ("hinge", "slide", "ball", "free"):
+                raise MJCFError(f"{jw}: unknown joint type '{kind}'")
+            if kind in ("hinge", "ball") and "ball" in kinds[:k]:
+                raise MJCFError(f"{jw}: a ball joint followed by a rotation in the same body (MuJoCo refuses it too)")
+            jp = _numbers(a["pos"], 3, f"{jw} pos") if "pos" in a else np.zeros(3)
+            jp = pose[0] @ jp + pose[1]
+            if kind == "free":
+                if len(b.joints) > 1:
+                    raise MJCFError(f"{jw}: a free joint must be the only joint of its body")
+                if pb != -1:
+                    raise MJCFError(f"{jw}: a free joint is only allowed in a body attached to the world")
+                if jb["parent"]:
+                    first = "another free body" if "free" in jb["type"] else f"moving body '{jb['bname'][0]}'"
+                    raise MJCFError(
+                        f"{jw}: jaxdyn allows one free-floating body, and it must be the first moving body "
+                        f"in the file (it is jaxdyn's body 0 and the dof order stays MuJoCo's), but {first} "
+                        "comes before it; put the free body first, or (several free bodies) load them separately")
+                pb = new_body(-1, "free", jn, b.name, np.eye(3), np.zeros(3), np.zeros(3))
+                C = I3
+                n_dof, ax = 6, np.zeros(3)
+            else:
+                ax = np.zeros(3)
+                if kind in ("hinge", "slide"):
+                    ax = _numbers(a.get("axis", "0 0 1"), 3, f"{jw} axis")
+                    if np.linalg.norm(ax) < 1e-12:
+                        raise MJCFError(f"{jw}: zero axis")
+                    ax = pose[0] @ (ax / np.linalg.norm(ax))
+                ref = float(_numbers(a["ref"], 1, f"{jw} ref")[0]) if "ref" in a else 0.0
+                if kind == "hinge":
+                    ref = ctx.angle(ref)
+                    place = _compose(C, (_rot(ax, -ref), jp))
+                    after = (np.eye(3), -jp)
+                elif kind == "ball":
+                    place = _compose(C, (np.eye(3), jp))
+                    after = (np.eye(3), -jp)
+                else:
+                    place = _compose(C, (np.eye(3), -ax * ref))
+                    after = I3
+                last = k == len(b.joints) - 1
+                bn = b.name if last else f"{b.name}/{jn}"
+                while not last and bn in bnames:
+                    bn += "_"
+                jtype = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical"}[kind]
+                pb = new_body(pb, jtype, jn, bn, place[0], place[1], ax)
+                C = after
+                n_dof = 3 if kind == "ball" else 1
+            # joint parameters
+            arm = float(_numbers(a.get("armature", "0"), 1, f"{jw} armature")[0])
+            dmp = _numbers(a.get("damping", "0"), 3, f"{jw} damping", at_least=1)
+            fr = float(_numbers(a.get("frictionloss", "0"), 1, f"{jw} frictionloss")[0])
+            st = _numbers(a.get("stiffness", "0"), 3, f"{jw} stiffness", at_least=1)
+            if np.any(st != 0):
+                stiff.append(jn)
+            if kind == "free" and arm != 0:
+                ctx.warnings.append(
+                    f"joint '{jn}': armature on a free joint enters jaxdyn on body-frame velocities, MuJoCo's on "
+                    "the world-frame linear velocity: the mass matrices agree, the bias forces differ by "
+                    "armature * (omega x v) on the linear dofs")
+            if np.any(dmp[1:] != 0):
+                ctx.warnings.append(f"joint '{jn}': non-linear damping coefficients {list(dmp[1:])} ignored "
+                                    "(jaxdyn's damping is linear)")
+            if "springdamper" in a and np.any(_numbers(a["springdamper"], 2, f"{jw} springdamper") != 0):
+                springs.append(jn)
+            if a.get("actuatorgravcomp", "false") == "true":
+                ctx.warnings.append(f"joint '{jn}': actuatorgravcomp is ignored")
+            lo, hi = -np.inf, np.inf
+            if kind in ("hinge", "slide") and _limited(a, "limited", "range", ctx, jw):
+                r = _numbers(a.get("range", "0 0"), 2, f"{jw} range")
+                if kind == "hinge":
+                    r = np.array([ctx.angle(r[0]), ctx.angle(r[1])])
+                if not r[0] < r[1]:
+                    raise MJCFError(f"{jw} range: the lower limit must be below the upper, got {a.get('range')!r}")
+                lo, hi = r
+            elif kind == "ball" and "range" in a:
+                _numbers(a["range"], 2, f"{jw} range")
+            nq = {"free": 7, "ball": 4}.get(kind, 1)
+            dof["lo"] += [lo] * nq if nq == 1 else [-np.inf] * nq
+            dof["hi"] += [hi] * nq if nq == 1 else [np.inf] * nq
+            dof["arm"] += [arm] * n_dof
+            dof["damp"] += [float(dmp[0])] * n_dof
+            dof["fric"] += [fr] * n_dof
+            afr = np.inf
+            if _limited(a, "actuatorfrclimited", "actuatorfrcrange", ctx, jw):
+                afr = float(np.max(np.abs(_numbers(a.get("actuatorfrcrange", "0 0"), 2, f"{jw} actuatorfrcrange"))))
+            jmap[jn] = (pb, nv, kind, afr)
+            nv += n_dof
+        owner[i] = (pb, C[0], C[1])
+
+    if not jb["parent"]:
+        raise MJCFError("the model has no joint: nothing moves")
+
+    # inertia of each MuJoCo body onto its jaxdyn body
+    for i, b in enumerate(bodies[1:], 1):
+        m, c, I = inert[i]
+        ob, Ro, po = owner[i]
+        if ob < 0 or (m == 0 and not np.any(I)):
+            continue
+        jb["mass"][ob], jb["com"][ob], jb["I"][ob] = _combine(
+            jb["mass"][ob], jb["com"][ob], jb["I"][ob], m, Ro @ c + po, Ro @ I @ Ro.T)
+    _check_massless(jb)
+    policy.finish()
+
+    # ---- actuators -> effort limits
+    eff = np.zeros(nv)
+    has = np.zeros(nv, bool)
+    anames = set()
+    for act_root in root.findall("actuator"):
+        for k, e in enumerate(act_root):
+            if not isinstance(e.tag, str):
+                continue
+            what = _desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
+            if e.tag not in ACTUATORS:
+                raise MJCFError(f"{what}: unknown actuator element")
+            n = e.get("name")
+            if n:
+                if n in anames:
+                    raise MJCFError(f"{what}: duplicate actuator name")
+                anames.add(n)
+            a = ctx.attrs(e, "main", "actuator")
+            a.update(_actuator_semantics(e.tag, e.attrib))
+            for t in ("tendon", "site", "body", "cranksite", "slidersite"):
+                if t in e.attrib or (e.tag == "adhesion"):
+                    raise MJCFError(f"{what}: transmission through a {t if t in e.attrib else 'body'} is not "
+                                    "supported (only joint transmission)")
+            jn = e.get("joint") or e.get("jointinparent")
+            if not jn:
+                raise MJCFError(f"{what}: no joint transmission")
+            if jn not in jmap:
+                raise MJCFError(f"{what}: joint '{jn}' is not defined")
+            body_i, d0, kind, _ = jmap[jn]
+            if kind == "free":
+                raise MJCFError(f"{what}: actuators on a free joint are not supported")
+            bound = np.inf
+            if _limited(a, "forcelimited", "forcerange", ctx, what):
+                bound = float(np.max(np.abs(_numbers(a.get("forcerange", "0 0"), 2, f"{what} forcerange"))))
+            simple = (a.get("_gaintype", "fixed") == "fixed" and a.get("_biastype", "none") == "none"
+                      and a.get("_dyntype", "none") == "none")
+            if simple and _limited(a, "ctrllimited", "ctrlrange", ctx, what):
+                gain = abs(float(_numbers(a.get("_gain", "1"), 1, f"{what} gainprm")[0]))
+                ctrl = float(np.max(np.abs(_numbers(a.get("ctrlrange", "0 0"), 2, f"{what} ctrlrange"))))
+                bound = min(bound, gain * ctrl)
+            gear = _numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)
+            ndof = 3 if kind == "ball" else 1
+            g = np.zeros(6)
+            g[: len(gear)] = gear
+            for c in range(ndof):
+                eff[d0 + c] += abs(g[c]) * bound if g[c] != 0 else 0.0
+                has[d0 + c] = True
+    eff[~has] = np.inf
+    for jn, (body_i, d0, kind, afr) in jmap.items():
+        n_dof = {"free": 6, "ball": 3}.get(kind, 1)
+        eff[d0:d0 + n_dof] = np.minimum(eff[d0:d0 + n_dof], afr)
+
+    # ---- frames (MuJoCo bodies, named sites) and geoms
+    frames = [("world", -1, np.eye(3), np.zeros(3))]
+    site_frames = []
+    for i, b in enumerate(bodies):
+        ob, Ro, po = owner[i]
+        if i:
+            frames.append((b.name, ob, Ro, po))
+        for sn, R, p in b.sites:
+            site_frames.append((f"site:{sn}" if sn in bnames else sn, ob, Ro @ R, Ro @ p + po))
+    frames += site_frames
+    g = dict(type=[], size=[], body=[], pos=[], R=[], friction=[], contype=[], conaffinity=[], names=[])
+    for i, b in enumerate(bodies):
+        ob, Ro, po = owner[i]
+        for elem, a, pose in b.geoms:
+            gw = f"geom {_desc(elem)} in body '{b.name}'"
+            gtype = a.get("type", "sphere")
+            if gtype in ("hfield", "sdf"):
+                continue
+            if gtype in ("mesh", "plane"):
+                R, p = _compose(pose, _pose(a, ctx, gw))
+                raw = _numbers(a["size"], 3, f"{gw} size", at_least=1) if "size" in a else np.zeros(0)
+                size = np.zeros(3)
+                if gtype == "plane":
+                    size[: len(raw)] = raw
+            else:
+                gtype, size, R, p = _geom_shape(elem, a, ctx, pose, gw)
+            fr = np.array([1.0, 0.005, 0.0001])
+            if "friction" in a:
+                f = _numbers(a["friction"], 3, f"{gw} friction", at_least=1)
+                fr[: len(f)] = f
+            g["type"].append(TYPE_CODES[gtype])
+            g["size"].append(size)
+            g["body"].append(ob)
+            g["pos"].append(Ro @ p + po)
+            g["R"].append(Ro @ R)
+            g["friction"].append(fr)
+            g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
+            g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
+            g["names"].append(a.get("name", ""))
+    ng = len(g["type"])
+    geoms = make_geoms(type=np.array(g["type"], np.int64), size=np.array(g["size"]).reshape(ng, 3),
+                       body=np.array(g["body"], np.int64), pos=np.array(g["pos"]).reshape(ng, 3),
+                       R=np.array(g["R"]).reshape(ng, 3, 3), friction=np.array(g["friction"]).reshape(ng, 3),
+                       contype=np.array(g["contype"], np.int64), conaffinity=np.array(g["conaffinity"], np.int64),
+                       names=tuple(g["names"]), dtype=dtype)
+
+    if stiff:
+        ctx.warnings.insert(0, "joint stiffness (springs) is not modelled by jaxdyn and was dropped for joints: "
+                            + ", ".join(stiff))
+    if springs:
+        ctx.warnings.insert(0, "joint springdamper is not modelled by jaxdyn and was dropped for joints: "
+                            + ", ".join(springs))
+    if ctx.warnings:
+        warnings.warn(f"MJCF model '{model_name}': " + "; ".join(ctx.warnings), UserWarning, stacklevel=2)
+
+    topo = Topology(
+        parents=tuple(jb["parent"]), joint_types=tuple(jb["type"]), joint_names=tuple(jb["jname"]),
+        body_names=tuple(jb["bname"]), frame_names=tuple(f[0] for f in frames),
+        frame_bodies=tuple(f[1] for f in frames),
+    )
+    return make_model(
+        topo, placement_R=np.array(jb["R"]), placement_p=np.array(jb["p"]), axis=np.array(jb["axis"]),
+        mass=np.array(jb["mass"]), com=np.array(jb["com"]), inertia=np.array(jb["I"]), gravity=gravity,
+        frame_R=np.array([f[2] for f in frames]), frame_p=np.array([f[3] for f in frames]),
+        q_lower=np.array(dof["lo"]), q_upper=np.array(dof["hi"]), effort_limit=eff,
+        damping=np.array(dof["damp"]), friction=np.array(dof["fric"]), armature=np.array(dof["arm"]),
+        name=model_name, dtype=dtype, geoms=geoms,
+    )
+
+
+def _check_massless(jb):
+    """Refuse moving bodies whose whole subtree carries no mass or inertia (ABA would divide by
+    zero); the massless bodies before a body's last joint pass through their subtree."""
+    parents = jb["parent"]
+    sub_m = list(jb["mass"])
+    sub_I = [float(np.abs(I).sum()) for I in jb["I"]]
+    for b in range(len(parents) - 1, -1, -1):
+        if parents[b] >= 0:
+            sub_m[parents[b]] += sub_m[b]
+            sub_I[parents[b]] += sub_I[b]
+    for b in range(len(parents)):
+        if sub_m[b] <= MIN_MASS and sub_I[b] <= 0:
+            raise MJCFError(
+                f"joint '{jb['jname'][b]}' moves body '{jb['bname'][b]}', which carries no mass or inertia (nor "
+                "does anything attached to it): forward dynamics would divide by zero. Give the body an "
+                "<inertial> or geoms with mass.")
+
+
+# --------------------------------------------------------------------------------------------
+# free-joint conventions (module docstring)
+
+def _free_parts(model, qpos):
+    R = spatial.quat_to_rotation(qpos[3:7])
+    return R
+
+
+def velocity_from_mujoco(model: Model, qpos, qvel):
+    """jaxdyn's ``qd`` from MuJoCo's ``qvel`` (identity but for a free root)."""
+    qvel = jnp.asarray(qvel)
+    if not model.floating_base:
+        return qvel
+    R = _free_parts(model, qpos)
+    return jnp.concatenate([qvel[3:6], R.T @ qvel[0:3], qvel[6:]])
+
+
+def velocity_to_mujoco(model: Model, q, qd):
+    """MuJoCo's ``qvel`` from jaxdyn's ``qd``."""
+    qd = jnp.asarray(qd)
+    if not model.floating_base:
+        return qd
+    R = _free_parts(model, q)
+    return jnp.concatenate([R @ qd[3:6], qd[0:3], qd[6:]])
+
+
+def acceleration_from_mujoco(model: Model, qpos, qvel, qacc):
+    """jaxdyn's ``qdd`` from MuJoCo's ``qacc`` (needs the velocity: the body-frame linear
+    acceleration picks up ``-omega x v``)."""
+    qacc = jnp.asarray(qacc)
+    if not model.floating_base:
+        return qacc
+    R = _free_parts(model, qpos)
+    w, vb = qvel[3:6], R.T @ qvel[0:3]
+    return jnp.concatenate([qacc[3:6], R.T @ qacc[0:3] - jnp.cross(w, vb), qacc[6:]])
+
+
+def acceleration_to_mujoco(model: Model, q, qd, qdd):
+    """MuJoCo's ``qacc`` from jaxdyn's ``qdd``."""
+    qdd = jnp.asarray(qdd)
+    if not model.floating_base:
+        return qdd
+    R = _free_parts(model, q)
+    w, vb = qd[0:3], qd[3:6]
+    return jnp.concatenate([R @ (qdd[3:6] + jnp.cross(w, vb)), qdd[0:3], qdd[6:]])
+
+
+def force_from_mujoco(model: Model, qpos, qfrc):
+    """jaxdyn's generalised force from MuJoCo's (``qfrc_applied``, ``qfrc_bias``, ...)."""
+    qfrc = jnp.asarray(qfrc)
+    if not model.floating_base:
+        return qfrc
+    R = _free_parts(model, qpos)
+    return jnp.concatenate([qfrc[3:6], R.T @ qfrc[0:3], qfrc[6:]])
+
+
+def force_to_mujoco(model: Model, q, tau):
+    """MuJoCo's generalised force from jaxdyn's ``tau``."""
+    tau = jnp.asarray(tau)
+    if not model.floating_base:
+        return tau
+    R = _free_parts(model, q)
+    return jnp.concatenate([R @ tau[3:6], tau[0:3], tau[6:]])

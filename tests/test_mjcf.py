@@ -1,0 +1,441 @@
+"""MJCF loader against MuJoCo's compiled models (stored values; MuJoCo is not needed here).
+
+tests/reference/generate_mujoco_mjcf.py says what was computed and what was switched off on the
+MuJoCo side. float64 comes from conftest.py (test-only x64)."""
+
+import functools
+import glob
+import math
+import os
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdyn
+from jaxdyn.io import mjcf as mj
+from jaxdyn.io.mjcf import MJCFError, load_mjcf
+
+HERE = os.path.dirname(__file__)
+DATA = os.path.join(HERE, "data", "mjcf")
+REFS = sorted(glob.glob(os.path.join(HERE, "data", "mjcf_reference", "*.npz")))
+NAMES = [os.path.basename(p)[:-4] for p in REFS]
+RTOL = 1e-10
+
+
+def xml_path(name):
+    return os.path.join(DATA, name.replace("__", os.sep) + ".xml")
+
+
+def rel_err(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b))))) if b.size else 0.0
+
+
+def quiet_load(src, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_mjcf(src, **kw)
+
+
+def free_T(q):
+    """qvel_mujoco = T qd_jaxdyn for the free joint's 6 dofs."""
+    R = np.asarray(jaxdyn.spatial.quat_to_rotation(jnp.asarray(q[3:7])))
+    T = np.zeros((6, 6))
+    T[0:3, 3:6] = R
+    T[3:6, 0:3] = np.eye(3)
+    return T
+
+
+def _dyn(m, q, v, a, f):
+    """Everything compared with MuJoCo for one state, in jaxdyn's coordinates."""
+    vj = mj.velocity_from_mujoco(m, q, v)
+    aj = jnp.stack([mj.acceleration_from_mujoco(m, q, v, a), mj.acceleration_from_mujoco(m, q, v, jnp.zeros_like(a))])
+    tau = jax.vmap(lambda acc: jaxdyn.rnea(m, q, vj, acc))(aj)
+    X = jaxdyn.forward_kinematics(m, q)
+    F = jaxdyn.frame_placements(m, q)
+    return dict(M=jaxdyn.crba(m, q), inv=tau[0], bias=tau[1], vj=vj,
+                fwd=mj.acceleration_to_mujoco(m, q, vj, jaxdyn.aba(m, q, vj, mj.force_from_mujoco(m, q, f))),
+                XR=X.R, Xp=X.p, FR=F.R, Fp=F.p)
+
+
+_dyn_jit = jax.jit(jax.vmap(_dyn, in_axes=(None, 0, 0, 0, 0)))
+
+
+@functools.lru_cache(maxsize=None)
+def case(name, dtype=None):
+    r = dict(np.load(os.path.join(HERE, "data", "mjcf_reference", name + ".npz")))
+    m = quiet_load(xml_path(name), dtype=dtype)
+    dt = m.dtype
+    out = _dyn_jit(m, *(jnp.asarray(r[k], dt) for k in ("qpos", "qvel", "qacc", "qfrc_applied")))
+    return m, r, {k: np.asarray(v, np.float64) for k, v in out.items()}
+
+
+def mujoco_in_jaxdyn(m, r, o, k):
+    """MuJoCo's M, inverse and bias forces of state k in jaxdyn's coordinates, and MuJoCo's
+    forward-dynamics qacc (in MuJoCo's coordinates, as jaxdyn's is converted back)."""
+    q = r["qpos"][k]
+    M = r["M"][k]
+    fwd = r["forward"][k]
+    if m.floating_base:
+        T = np.eye(m.nv)
+        T[:6, :6] = free_T(q)
+        M = T.T @ M @ T
+    ff = lambda x: np.asarray(mj.force_from_mujoco(m, jnp.asarray(q), jnp.asarray(x)))
+    inv, bias = ff(r["inverse"][k]), ff(r["bias"][k])
+    if m.floating_base and m.armature[0] != 0:
+        # the documented difference of a free joint's armature (module docstring): MuJoCo's bias
+        # forces hold armature * (omega x v) on the free joint's linear dofs, jaxdyn's do not
+        vj = o["vj"][k]
+        corr = np.concatenate([np.zeros(3), float(m.armature[3]) * np.cross(vj[:3], vj[3:6]), np.zeros(m.nv - 6)])
+        inv, bias = inv - corr, bias - corr
+        qdd = np.asarray(mj.acceleration_from_mujoco(m, q, r["qvel"][k], fwd)) + np.linalg.solve(o["M"][k], corr)
+        fwd = np.asarray(mj.acceleration_to_mujoco(m, q, vj, qdd))
+    return M, inv, bias, fwd
+
+
+ERRORS = {}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dynamics_match_mujoco(name):
+    """crba (+ armature), rnea and aba in float64 against MuJoCo's mj_fullM, qfrc_bias,
+    mj_inverse and mj_forward (converted with the free-joint maps)."""
+    m, r, o = case(name)
+    assert m.nq == r["qpos"].shape[1] and m.nv == r["M"].shape[1]
+    errs = dict(M=0.0, inverse=0.0, bias=0.0, forward=0.0)
+    for k in range(int(r["K"])):
+        M, inv, bias, fwd = mujoco_in_jaxdyn(m, r, o, k)
+        errs["M"] = max(errs["M"], rel_err(o["M"][k], M))
+        errs["inverse"] = max(errs["inverse"], rel_err(o["inv"][k], inv))
+        errs["bias"] = max(errs["bias"], rel_err(o["bias"][k], bias))
+        errs["forward"] = max(errs["forward"], rel_err(o["fwd"][k], fwd))
+    ERRORS[name] = errs
+    assert max(errs.values()) < RTOL, errs
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_kinematics_match_mujoco(name):
+    """Named frames of MuJoCo bodies and sites, and every geom, at MuJoCo's world poses."""
+    m, r, o = case(name)
+    bnames = [str(n) or f"body{i}" for i, n in enumerate(r["body_names"])]
+    fidx = [m.frame_index(n) for n in bnames]
+    snames = [str(s) for s in r["site_names"]]
+    sidx = [(i, m.frame_index(f"site:{s}" if s in bnames else s)) for i, s in enumerate(snames) if s]
+    g = m.geoms
+    keep = [i for i, t in enumerate(r["geom_type"]) if t != 1]  # no height fields in jaxdyn
+    assert g.ng == len(keep)
+    np.testing.assert_array_equal(np.asarray(g.type), r["geom_type"][keep])
+    np.testing.assert_allclose(np.asarray(g.size), r["geom_size"][keep], rtol=1e-12, atol=1e-12)
+    assert [n for n in g.names] == [str(r["geom_names"][i]) for i in keep]
+    gb = np.asarray(g.body)
+    for k in range(int(r["K"])):
+        FR, Fp = o["FR"][k], o["Fp"][k]
+        np.testing.assert_allclose(Fp[fidx], r["xpos"][k], atol=1e-12)
+        np.testing.assert_allclose(FR[fidx], r["xmat"][k].reshape(-1, 3, 3), atol=1e-12)
+        for i, f in sidx:
+            np.testing.assert_allclose(Fp[f], r["site_xpos"][k][i], atol=1e-12)
+            np.testing.assert_allclose(FR[f], r["site_xmat"][k][i].reshape(3, 3), atol=1e-12)
+        XR = np.concatenate([o["XR"][k], np.eye(3)[None]])[gb]  # body -1 -> identity
+        Xp = np.concatenate([o["Xp"][k], np.zeros((1, 3))])[gb]
+        gp = np.einsum("gij,gj->gi", XR, np.asarray(g.pos)) + Xp
+        gR = XR @ np.asarray(g.R)
+        np.testing.assert_allclose(gp, r["geom_xpos"][k][keep], atol=1e-12)
+        sym = np.asarray(g.type) != jaxdyn.geometry.SPHERE  # a sphere's frame is arbitrary
+        np.testing.assert_allclose(gR[sym], r["geom_xmat"][k][keep].reshape(-1, 3, 3)[sym], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameters_match_mujoco(name):
+    """Joint names and order, limits, armature, damping, friction loss, effort limits, gravity."""
+    m, r, _ = case(name)
+    names = [str(n) or f"joint{j}" for j, n in enumerate(r["joint_names"])]
+    assert list(m.joint_names) == names
+    mj_types = {0: "free", 1: "spherical", 2: "prismatic", 3: "revolute"}
+    assert list(m.joint_types) == [mj_types[int(t)] for t in r["joint_types"]]
+    np.testing.assert_allclose(m.armature, r["dof_armature"], rtol=1e-12)
+    np.testing.assert_allclose(m.damping, r["dof_damping"], rtol=1e-12)
+    np.testing.assert_allclose(m.friction, r["dof_frictionloss"], rtol=1e-12)
+    np.testing.assert_allclose(m.effort_limit, r["effort_limit"], rtol=1e-12)
+    np.testing.assert_allclose(m.gravity, r["gravity"], rtol=1e-12)
+    for j, t in enumerate(r["joint_types"]):
+        if t in (2, 3):
+            s = m.joint_q_slice(names[j])
+            lo, hi = (r["joint_range"][j] if r["joint_limited"][j] else (-np.inf, np.inf))
+            assert float(m.q_lower[s][0]) == pytest.approx(lo, rel=1e-12)
+            assert float(m.q_upper[s][0]) == pytest.approx(hi, rel=1e-12)
+
+
+def test_agreement_summary():
+    """Largest relative error per model over the float64 comparisons (printed with -s)."""
+    for name in NAMES:
+        if name not in ERRORS:
+            test_dynamics_match_mujoco(name)
+    worst = max(max(e.values()) for e in ERRORS.values())
+    print("\nmax relative error vs MuJoCo (float64):")
+    for name, e in sorted(ERRORS.items()):
+        print(f"  {name:24s} " + " ".join(f"{k}={v:.1e}" for k, v in e.items()))
+    assert worst < RTOL
+
+
+def test_float32_sanity():
+    """The humanoid in float32: the same comparisons to ~1e-4 relative."""
+    name = "dm_control__humanoid"
+    m, r, o = case(name, jnp.float32)
+    assert m.dtype == jnp.float32 and m.geoms.size.dtype == jnp.float32
+    m64, _, o64 = case(name)
+    worst = 0.0
+    for k in range(int(r["K"])):
+        M, inv, bias, fwd = mujoco_in_jaxdyn(m64, r, o64, k)
+        worst = max(worst, rel_err(o["M"][k], M), rel_err(o["inv"][k], inv), rel_err(o["bias"][k], bias),
+                    rel_err(o["fwd"][k], fwd))
+    print(f"\nfloat32 humanoid: max relative error {worst:.1e}")
+    assert worst < 1e-4
+
+
+# ------------------------------------------------------------------------------------------
+# inertia of primitive geoms
+
+def _numeric_inertia(inside, extent, n=60):
+    """Volume and inertia / mass of a solid by midpoint quadrature on an n^3 grid (an
+    independent check of the closed forms; coarse, so compared to ~1%)."""
+    ax = [np.linspace(-e, e, n, endpoint=False) + e / n for e in extent]
+    X, Y, Z = np.meshgrid(*ax, indexing="ij")
+    w = inside(X, Y, Z)
+    dv = np.prod([2 * e / n for e in extent])
+    vol = w.sum() * dv
+    I = np.array([((Y ** 2 + Z ** 2) * w).sum(), ((X ** 2 + Z ** 2) * w).sum(), ((X ** 2 + Y ** 2) * w).sum()]) * dv
+    return vol, I / vol
+
+
+@pytest.mark.parametrize("gtype,size", [("sphere", (0.3, 0, 0)), ("capsule", (0.1, 0.25, 0)),
+                                        ("cylinder", (0.2, 0.1, 0)), ("box", (0.1, 0.2, 0.3)),
+                                        ("ellipsoid", (0.3, 0.2, 0.1))])
+def test_geom_inertia_closed_forms(gtype, size):
+    vol, iu = mj.geom_volume_inertia(gtype, size)
+    a, b, c = size
+    closed = {
+        "sphere": (4 / 3 * math.pi * a ** 3, [0.4 * a * a] * 3),
+        "box": (8 * a * b * c, [(b * b + c * c) / 3, (a * a + c * c) / 3, (a * a + b * b) / 3]),
+        "cylinder": (math.pi * a * a * 2 * b, [(3 * a * a + 4 * b * b) / 12] * 2 + [a * a / 2]),
+        "ellipsoid": (4 / 3 * math.pi * a * b * c, [(b * b + c * c) / 5, (a * a + c * c) / 5, (a * a + b * b) / 5]),
+    }
+    if gtype in closed:
+        assert vol == pytest.approx(closed[gtype][0], rel=1e-14)
+        np.testing.assert_allclose(iu, closed[gtype][1], rtol=1e-14)
+    shapes = {
+        "sphere": (lambda x, y, z: x * x + y * y + z * z <= a * a, (a, a, a)),
+        "capsule": (lambda x, y, z: x * x + y * y + np.maximum(np.abs(z) - b, 0) ** 2 <= a * a, (a, a, a + b)),
+        "cylinder": (lambda x, y, z: (x * x + y * y <= a * a) & (np.abs(z) <= b), (a, a, b)),
+        "box": (lambda x, y, z: np.ones_like(x, bool), (a, b, c)),
+        "ellipsoid": (lambda x, y, z: (x / a) ** 2 + (y / b) ** 2 + (z / c) ** 2 <= 1, (a, b, c)),
+    }
+    nvol, niu = _numeric_inertia(*shapes[gtype])
+    assert vol == pytest.approx(nvol, rel=2e-2)
+    np.testing.assert_allclose(iu, niu, rtol=3e-2)
+
+
+def test_geom_bodies_match_mujoco_masses():
+    """geoms.xml: one geom-derived body per joint; masses and principal moments as MuJoCo's."""
+    m, r, _ = case("geoms")
+    names = [str(n) for n in r["body_names"]]
+    for b, bn in enumerate(m.body_names):
+        i = names.index(bn)
+        assert float(m.mass[b]) == pytest.approx(float(r["body_mass"][i]), rel=1e-12)
+        ev = np.linalg.eigvalsh(np.asarray(m.inertia[b]))
+        np.testing.assert_allclose(ev, np.sort(r["body_inertia"][i]), rtol=1e-10, atol=1e-15)
+
+
+# ------------------------------------------------------------------------------------------
+# refusals, warnings, policies
+
+def body(content, extra="", top=""):
+    return f"""<mujoco>{top}<worldbody><body name="b" pos="0 0 1">{content}</body>{extra}</worldbody></mujoco>"""
+
+
+J = '<joint name="j" axis="0 1 0"/><geom name="g" size="0.1"/>'
+
+ERROR_CASES = [
+    ("tendon", body(J, top="") .replace("</mujoco>", '<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon></mujoco>'),
+     "<tendon> with content (<fixed name='t1'>"),
+    ("equality", body(J).replace("</mujoco>", '<equality><weld name="w1" body1="b"/></equality></mujoco>'),
+     "<equality> with content (<weld name='w1'>"),
+    ("two_free", body('<freejoint name="f1"/><geom size="0.1"/>', '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
+     "joint 'f2' in body 'c'"),
+    ("free_after_fixed", body(J, '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
+     "moving body 'b' comes before it"),
+    ("free_below", body(J + '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'), "joint 'f2' in body 'c'"),
+    ("replicate", body(J, '<replicate count="2"><body name="r"/></replicate>'), "<replicate>"),
+    ("attach", body(J + '<attach model="x" body="y" prefix="p"/>'), "<attach>"),
+    ("composite", body(J + '<composite type="grid" count="2 2 1"/>'), "<composite>"),
+    ("flexcomp", body(J + '<flexcomp name="fc" type="grid" count="2 2 1"/>'), "<flexcomp name='fc'>"),
+    ("skin", body(J).replace("</mujoco>", '<deformable><skin name="sk"/></deformable></mujoco>'),
+     "<deformable> with content (<skin name='sk'>"),
+    ("missing_include", body(J).replace("<worldbody>", '<include file="no_such_file.xml"/><worldbody>'),
+     "<include file='no_such_file.xml'>: file not found"),
+    ("nan", body('<joint name="j" axis="0 nan 0"/><geom size="0.1"/>'), "joint 'j' in body 'b' axis"),
+    ("inf", body('<joint name="j"/><geom name="gg" size="inf"/>'), "geom <geom name='gg'> in body 'b' size"),
+    ("unparsable", body('<joint name="j"/><inertial pos="0 0 x" mass="1" diaginertia="1 1 1"/>'),
+     "body 'b' <inertial> pos: cannot parse"),
+    ("count", body('<joint name="j" pos="0 0"/><geom size="0.1"/>'), "joint 'j' in body 'b' pos: expected 3 numbers"),
+    ("body_pos_count", body(J, '<body name="c" pos="1 2 3 4"><joint/><geom size="1"/></body>'), "<body name='c'> pos"),
+    ("unknown_class", body('<joint name="j" class="nope"/><geom size="0.1"/>'), "<joint name='j'>: unknown default class 'nope'"),
+    ("unknown_childclass", body(J, '<body name="c" childclass="nope"><joint/><geom size="1"/></body>'),
+     "unknown default class 'nope'"),
+    ("dup_body", body(J, '<body name="b"><joint/><geom size="1"/></body>'), "<body name='b'>: duplicate body name"),
+    ("dup_joint", body(J, '<body name="c"><joint name="j"/><geom size="1"/></body>'), "<joint name='j'>: duplicate joint name"),
+    ("dup_class", body(J, top='<default><default class="a"/><default class="a"/></default>'), "class 'a'"),
+    ("mesh", body('<joint name="j"/><geom name="gm" type="mesh" mesh="m"/>', top='<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'),
+     "geom <geom name='gm'> in body 'b': a mesh geom would define the inertia of body 'b'"),
+    ("act_tendon", body(J).replace("</mujoco>", '<actuator><motor name="mt" tendon="t"/></actuator></mujoco>'),
+     "<motor name='mt'>: transmission through a tendon"),
+    ("act_site", body(J).replace("</mujoco>", '<actuator><general name="ms" site="s"/></actuator></mujoco>'),
+     "<general name='ms'>: transmission through a site"),
+    ("act_body", body(J).replace("</mujoco>", '<actuator><adhesion name="ab" body="b"/></actuator></mujoco>'),
+     "<adhesion name='ab'>: transmission through a body"),
+    ("act_unknown_joint", body(J).replace("</mujoco>", '<actuator><motor name="mu" joint="zz"/></actuator></mujoco>'),
+     "<motor name='mu'>: joint 'zz' is not defined"),
+    ("unknown_element", body(J + '<gadget name="x"/>'), "<gadget name='x'>: unknown element"),
+    ("world_joint", '<mujoco><worldbody><joint name="wj"/></worldbody></mujoco>', "<joint name='wj'>: joints cannot be attached to the world"),
+    ("ball_then_hinge", body('<joint name="bj" type="ball"/><joint name="hj"/><geom size="0.1"/>'), "joint 'hj' in body 'b': a ball joint followed"),
+    ("massless", body('<joint name="j"/>'), "joint 'j' moves body 'b', which carries no mass"),
+    ("two_orientations", body(J, '<body name="c" quat="1 0 0 0" euler="0 0 1"><joint/><geom size="1"/></body>'),
+     "<body name='c'>: more than one orientation"),
+    ("no_joint", '<mujoco><worldbody><body name="s"><geom size="1"/></body></worldbody></mujoco>', "no joint"),
+    ("bad_root", "<robot/>", "expected <mujoco>"),
+    ("shell", body('<joint name="j"/><geom name="gs" size="0.1" shellinertia="true"/>'), "geom <geom name='gs'> in body 'b': shellinertia"),
+]
+
+
+@pytest.mark.parametrize("key,xml,msg", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_refusals_name_the_element(key, xml, msg):
+    with pytest.raises(MJCFError) as e:
+        load_mjcf(xml)
+    assert msg in str(e.value), str(e.value)
+    assert isinstance(e.value, jaxdyn.io.LoadError)
+
+
+def test_missing_file():
+    with pytest.raises(MJCFError, match="not found"):
+        load_mjcf(os.path.join(DATA, "no_such_model.xml"))
+
+
+def test_ignored_elements_and_sites():
+    xml = body(J + '<site name="tip" pos="0 0 0.5"/><camera name="c"/><light name="l"/>').replace(
+        "</mujoco>", '<sensor><jointpos joint="j"/></sensor><keyframe><key qpos="0.1"/></keyframe>'
+        '<contact><exclude body1="b" body2="world"/></contact><visual/><tendon/><equality/></mujoco>')
+    m = load_mjcf(xml)
+    assert m.nv == 1 and "tip" in m.frame_names
+    np.testing.assert_allclose(m.frame_p[m.frame_index("tip")], [0, 0, 0.5])
+
+
+def test_stiffness_warns_with_joint_names():
+    xml = body('<joint name="springy" stiffness="3"/><geom size="0.1"/>'
+               '<body name="c"><joint name="also" stiffness="1"/><geom size="0.1"/></body>')
+    with pytest.warns(UserWarning, match="stiffness.*springy, also"):
+        load_mjcf(xml)
+
+
+def test_free_joint_armature_warns():
+    with pytest.warns(UserWarning, match="armature on a free joint"):
+        load_mjcf(xml_path("floating_joint"))
+
+
+BAD_INERTIA = body('<joint name="j"/><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.02 0.05"/>')
+
+
+def test_inertia_policies():
+    with pytest.warns(jaxdyn.InertiaWarning, match="body 'b' <inertial>.*triangle"):
+        m = load_mjcf(BAD_INERTIA)
+    np.testing.assert_allclose(np.diag(np.asarray(m.inertia[0])), [0.01, 0.02, 0.05])
+    with pytest.raises(MJCFError, match="body 'b' <inertial>.*inertia='strict'"):
+        load_mjcf(BAD_INERTIA, inertia="strict")
+    with pytest.warns(jaxdyn.InertiaWarning, match="inertia='fix'"):
+        m = load_mjcf(BAD_INERTIA, inertia="fix")
+    np.testing.assert_allclose(np.diag(np.asarray(m.inertia[0])), [0.08 / 3] * 3)
+    with pytest.raises(ValueError, match="inertia must be one of"):
+        load_mjcf(BAD_INERTIA, inertia="maybe")
+    # MuJoCo's own repair, balanceinertia, is what "fix" does too: no warning then
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = load_mjcf(BAD_INERTIA.replace("<mujoco>", '<mujoco><compiler balanceinertia="true"/>'), inertia="strict")
+    np.testing.assert_allclose(np.diag(np.asarray(m.inertia[0])), [0.08 / 3] * 3)
+
+
+def test_autolimits_false():
+    xml = '<mujoco><compiler autolimits="false"/>' + body('<joint name="j" range="-1 1"/><geom size="0.1"/>')[8:]
+    with pytest.raises(MJCFError, match="range given without limited"):
+        load_mjcf(xml)
+    m = load_mjcf(xml.replace('range="-1 1"', 'range="-1 1" limited="true"'))
+    assert float(m.q_upper[0]) == pytest.approx(math.radians(1))
+
+
+# ------------------------------------------------------------------------------------------
+# converters, sources, geoms in the model
+
+def test_converters_round_trip_and_power():
+    m = quiet_load(xml_path("floating"))
+    rng = np.random.default_rng(0)
+    q = np.asarray(jaxdyn.random_configuration(m, jax.random.PRNGKey(1)))
+    v, a, f = rng.normal(size=m.nv), rng.normal(size=m.nv), rng.normal(size=m.nv)
+    vj = mj.velocity_from_mujoco(m, q, v)
+    np.testing.assert_allclose(mj.velocity_to_mujoco(m, q, vj), v, rtol=1e-14, atol=1e-14)
+    aj = mj.acceleration_from_mujoco(m, q, v, a)
+    np.testing.assert_allclose(mj.acceleration_to_mujoco(m, q, vj, aj), a, rtol=1e-14, atol=1e-14)
+    fj = mj.force_from_mujoco(m, q, f)
+    np.testing.assert_allclose(mj.force_to_mujoco(m, q, fj), f, rtol=1e-14, atol=1e-14)
+    assert float(fj @ vj) == pytest.approx(float(f @ v), rel=1e-13)  # power is coordinate-free
+    np.testing.assert_allclose(vj[6:], v[6:])  # hinge / slide / ball dofs untouched
+    # the acceleration map is the time derivative of the velocity map along a trajectory
+    h = 1e-6
+    qn = np.asarray(jaxdyn.integrate(m, jnp.asarray(q), vj, h))
+    vn = v + h * a
+    dv = (np.asarray(mj.velocity_from_mujoco(m, qn, vn)) - np.asarray(vj)) / h
+    np.testing.assert_allclose(dv[:6], np.asarray(aj)[:6], atol=1e-5)
+    fixed = quiet_load(xml_path("chain"))
+    np.testing.assert_array_equal(mj.velocity_from_mujoco(fixed, np.zeros(fixed.nq), v[:6]), v[:6])
+
+
+def test_path_and_text_give_the_same_model(monkeypatch):
+    for name in ("chain", "include_main"):
+        a = quiet_load(xml_path(name))
+        with open(xml_path(name)) as fh:
+            text = fh.read()
+        monkeypatch.chdir(DATA)  # includes of XML text are looked up from the working directory
+        b = quiet_load(text)
+        for la, lb in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+            np.testing.assert_array_equal(la, lb)
+        assert a.topology == b.topology
+
+
+def test_model_with_geoms_transforms():
+    """replace / astype / vmap / grad over a model that carries geoms."""
+    m, r, _ = case("floating")
+    assert m.geoms is not None and m.geoms.ng > 0 and jaxdyn.load_robot("panda").geoms is None
+    m2 = m.replace(gravity=jnp.zeros(3))
+    assert m2.geoms is m.geoms
+    m32 = m.astype(jnp.float32)
+    assert m32.geoms.pos.dtype == jnp.float32 and m32.geoms.type == m.geoms.type
+    q = jnp.asarray(r["qpos"][0])
+    v = mj.velocity_from_mujoco(m, q, jnp.asarray(r["qvel"][0]))
+    g = jax.grad(lambda mm: jaxdyn.kinetic_energy(mm, q, v))(m)
+    assert g.geoms is not None and float(jnp.abs(g.mass).sum()) > 0
+    batch = jax.tree_util.tree_map(lambda x: jnp.stack([x, 2 * x]), m)
+    ke = jax.vmap(lambda mm: jaxdyn.kinetic_energy(mm, q, v))(batch)
+    # doubling every float leaf doubles masses and inertias, placements change too: just finite
+    assert ke.shape == (2,) and bool(jnp.all(jnp.isfinite(ke)))
+
+
+def test_kernels_and_rollout_on_mjcf_model():
+    """The batched kernel and the simulator run on an MJCF model with geoms."""
+    m, r, o = case("floating")
+    q = jnp.asarray(r["qpos"][:2])
+    v = jnp.asarray(o["vj"][:2])
+    tau = jnp.asarray(np.random.default_rng(0).normal(size=(2, m.nv)))
+    qdd = jaxdyn.kernels.aba_batch(m, q, v, tau)
+    ref = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))(m, q, v, tau)
+    np.testing.assert_allclose(qdd, ref, rtol=1e-9, atol=1e-9)
+    traj = jaxdyn.rollout(m, q[0], v[0], jnp.zeros((5, m.nv)), dt=1e-3)
+    assert bool(jnp.all(jnp.isfinite(traj.q)))
