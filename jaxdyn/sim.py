@@ -13,7 +13,45 @@ read from the URDF into the :class:`~jaxdyn.Model`):
 Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) v`` is
 :func:`~jaxdyn.integrate`):
 
+* ``"implicit_euler"`` (the default): semi-implicit Euler with the joint damping treated
+  implicitly, MuJoCo's ``Euler`` integrator (with its default ``eulerdamp``). With
+  ``B = diag(damping)`` the velocity update solves
+
+      (M + h B) dv = h (tau - c - B qd),      qd1 = qd + dv,      q1 = q (+) h qd1,
+
+  i.e. backward Euler in the damping force ``-B qd1 = -B qd - B dv`` and forward Euler in
+  everything else. Here ``M`` includes the armature and ``tau`` every other force of
+  :func:`forward_dynamics` (clipped command, Coulomb friction, soft joint limits, ``f_ext``),
+  all evaluated at the start of the step (explicit). Derivation of the O(N) solve: ABA computes
+  ``(M_rb + diag(a))^-1 (f - c)`` for any non-negative diagonal ``a`` added to the joint-space
+  inertia (the armature enters only the joint blocks ``D = S^T P S + a``, not the bias ``c``).
+  Dividing the update by ``h``,
+
+      dv / h = (M_rb + diag(armature + h b))^-1 (tau - c - B qd),
+
+  which is :func:`~jaxdyn.aba` of the model with ``armature + h * damping`` in place of the
+  armature, fed the usual total torque (the explicit ``-B qd`` included). The damped free
+  motion ``M v' = -B v`` becomes ``v1 = (M + h B)^-1 M v``, a contraction in the kinetic-energy
+  norm for every ``h`` (no stability limit from the damping); the order is 1; with zero damping (or ``SimOptions(damping=False)``) it is exactly
+  ``"semi_implicit_euler"`` (same numbers, bit for bit, on fixed-base models).
+  Only the joint damping is implicit, as in MuJoCo: ``B`` is a constant of the model, so the
+  solve is ABA with a modified (unbatched) armature and ``SimOptions(kernel="soa")`` keeps its
+  struct-of-arrays batch kernel. The soft joint-limit damper (state dependent: it would make
+  the armature per sample) and the smoothed Coulomb friction stay explicit; MuJoCo has no
+  counterpart of either (its limits and friction loss are constraints). Free-floating base: like MuJoCo, this integrator moves the base on
+  ``R^3 x SO(3)``, not SE(3): with the base twist ``[omega; v_b]`` in the body frame and
+  ``R`` the base orientation, the world-frame velocity of the base origin is ``v_w = R v_b``
+  and its rate ``dv_w/dt = R (dv_b/dt + omega x v_b)``; the step updates
+  ``v_w1 = v_w + h R (qdd_lin + omega x v_b)``, ``omega1 = omega + h qdd_ang``,
+  ``p1 = p + h v_w1``, ``quat1 = quat * exp(h omega1)`` and returns ``v_b1 = R1^T v_w1``. This
+  is MuJoCo's free-joint step (its ``qvel`` is ``[v_w; omega_body]``) in jaxdyn's
+  coordinates, so rollouts agree with MuJoCo's step for step to round-off
+  (tests/test_implicit_euler.py). The implicit damping acts on jaxdyn's base coordinates
+  ``[omega; v_b]``; it equals MuJoCo's when the free joint carries no linear damping (the
+  URDF default). Use it for anything with realistic joint damping: the explicit schemes below
+  are unstable once ``h b / I`` exceeds about 2 (2.8 for RK4) on the stiffest joint mode.
 * ``"euler"`` explicit and ``"semi_implicit_euler"`` (velocity first, then position): order 1;
+  the free base is moved by the SE(3) exponential of the new twist;
 * ``"rk4"``: the classical tableau in Munthe-Kaas form (RKMK, Hairer-Lubich-Wanner, *Geometric
   Numerical Integration*, IV.8.2): stages live in the Lie algebra, ``q_i = q (+) theta_i`` and
   ``theta' = dexp^-1(v)`` truncated after the second commutator, so the order is 4 on the
@@ -34,7 +72,7 @@ Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -47,7 +85,8 @@ from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.innovations import solve_mass_matrix
 from .model import Model
 
-INTEGRATORS = ("euler", "semi_implicit_euler", "rk4", "variational")
+INTEGRATORS = ("implicit_euler", "euler", "semi_implicit_euler", "rk4", "variational")
+DEFAULT_INTEGRATOR = "implicit_euler"
 KERNELS = ("generic", "soa")
 
 
@@ -80,13 +119,63 @@ class SimOptions:
 IDEAL = SimOptions(clip_effort=False, damping=False, friction=False, joint_limits=False)
 
 
-class Trajectory(NamedTuple):
-    """A rollout: ``q (T+1, nq)``, ``qd (T+1, nv)`` (state at every step, first = initial) and
-    the torque that was applied ``tau (T, nv)`` (after clipping, before passive forces)."""
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Trajectory:
+    """A rollout: ``q (T+1, nq)``, ``qd (T+1, nv)`` (state at every step, first = initial), the
+    torque that was applied ``tau (T, nv)`` (after clipping, before passive forces) and
+    ``nonfinite_step`` (int32 scalar): the index ``k`` into ``q``/``qd`` of the first state with
+    a NaN or inf entry (``k`` steps after the initial state, ``0`` if the initial state is not
+    finite), ``-1`` if every state is finite. It is computed inside the rollout's scan, so a
+    batched rollout (``vmap``) carries one per trajectory; :func:`first_nonfinite` reads it on
+    the host.
+
+    A pytree (batch it with ``vmap``). Iterating and indexing give ``(q, qd, tau)`` as the
+    former named tuple did, so ``q, qd, tau = rollout(...)`` still works.
+    """
 
     q: jnp.ndarray
     qd: jnp.ndarray
     tau: jnp.ndarray
+    nonfinite_step: jnp.ndarray
+
+    def __iter__(self):
+        return iter((self.q, self.qd, self.tau))
+
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, i):
+        return (self.q, self.qd, self.tau)[i]
+
+    def _replace(self, **changes) -> "Trajectory":
+        return dataclasses.replace(self, **changes)
+
+
+def _all_finite(*xs):
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in xs]))
+
+
+def first_nonfinite(x):
+    """Where a rollout first went non-finite, read on the host after the run (no callback in
+    the loop): ``x`` is a :class:`Trajectory` or anything with a ``nonfinite_step`` field (e.g.
+    a batched :class:`jaxdyn.envs.EnvState`).
+
+    Returns ``None`` if every state stayed finite; otherwise ``(index, step)`` with ``step`` the
+    earliest ``nonfinite_step`` over the batch and ``index`` the batch entry that had it (the
+    lowest such index on ties): an ``int`` for one batch axis (``vmap`` over environments), a
+    tuple of ints for several, ``()`` for an unbatched trajectory.
+    """
+    s = np.asarray(jax.device_get(x.nonfinite_step)).astype(np.int64)
+    bad = s >= 0
+    if not bad.any():
+        return None
+    key = np.where(bad, s, np.iinfo(np.int64).max)
+    flat = int(np.argmin(key))  # first occurrence: lowest flat index on ties
+    idx = np.unravel_index(flat, s.shape) if s.ndim else ()
+    step = int(key.reshape(-1)[flat])
+    idx = tuple(int(i) for i in idx)
+    return (idx[0] if len(idx) == 1 else idx), step
 
 
 def _one_dof(model: Model):
@@ -258,15 +347,46 @@ def _variational(model, q, qd, tau, dt, f_ext, options):
     return q1, qd1
 
 
-def step(model: Model, q, qd, tau, dt, integrator: str = "semi_implicit_euler", f_ext=None,
+def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions()) -> Model:
+    """The model whose forward dynamics is the ``"implicit_euler"`` acceleration ``dv / h``:
+    ``armature + dt * damping`` in place of the armature (module docstring); the model itself
+    when ``options.damping`` is off."""
+    if not options.damping:
+        return model
+    return model.replace(armature=model.armature + jnp.asarray(dt, model.dtype) * model.damping)
+
+
+def _implicit_euler(model, q, qd, tau, dt, f_ext, options):
+    """MuJoCo's Euler step with implicit joint damping (module docstring)."""
+    qdd = forward_dynamics(implicit_damping_model(model, dt, options), q, qd, tau, f_ext, options)
+    qd1 = qd + dt * qdd
+    q1 = configuration.integrate(model, q, qd1, dt)
+    if not model.floating_base:
+        return q1, qd1
+    # free base on R^3 x SO(3): world-frame linear velocity of the base origin v_w = R v_b,
+    # dv_w/dt = R (dv_b/dt + omega x v_b); position += h v_w1, orientation *= exp(h omega1)
+    w0, vb0 = qd[0:3], qd[3:6]
+    R0 = spatial.quat_to_rotation(q[3:7])
+    vw1 = spatial.mv(R0, vb0 + dt * (qdd[3:6] + spatial.cross(w0, vb0)))
+    quat = spatial.quat_multiply(q[3:7], spatial.quat_exp(qd1[0:3] * dt))
+    quat = quat / jnp.linalg.norm(quat)
+    q1 = q1.at[0:3].set(q[0:3] + dt * vw1).at[3:7].set(quat)
+    qd1 = qd1.at[3:6].set(spatial.mtv(spatial.quat_to_rotation(quat), vw1))
+    return q1, qd1
+
+
+def step(model: Model, q, qd, tau, dt, integrator: str = DEFAULT_INTEGRATOR, f_ext=None,
          options: SimOptions = SimOptions()):
     """Advance ``(q, qd)`` by ``dt`` under torque ``tau`` (held constant over the step).
 
-    Returns ``(q_next, qd_next)``. See the module docstring for the integrators and forces.
+    Returns ``(q_next, qd_next)``. See the module docstring for the integrators and forces; the
+    default, ``"implicit_euler"``, stays stable with stiff joint damping.
     """
     _check_integrator(integrator)
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
+    if integrator == "implicit_euler":
+        return _implicit_euler(model, q, qd, tau, dt, f_ext, options)
     if integrator == "rk4":
         return _rk4(model, q, qd, tau, dt, f_ext, options)
     if integrator == "variational":
@@ -279,7 +399,7 @@ def step(model: Model, q, qd, tau, dt, integrator: str = "semi_implicit_euler", 
 
 
 def rollout(model: Model, q0, qd0, controls_or_policy, dt, steps: int | None = None,
-            integrator: str = "semi_implicit_euler", options: SimOptions = SimOptions(),
+            integrator: str = DEFAULT_INTEGRATOR, options: SimOptions = SimOptions(),
             remat: bool = False, substeps: int = 1) -> Trajectory:
     """Simulate ``steps`` control steps as one ``lax.scan`` over time.
 
@@ -289,6 +409,10 @@ def rollout(model: Model, q0, qd0, controls_or_policy, dt, steps: int | None = N
     ``dt / substeps`` with the torque held. ``remat=True`` rematerialises each step in the
     backward pass (``jax.checkpoint``), so the memory of ``grad`` through a rollout is one state
     per step instead of every intermediate of the dynamics. Batch with ``jax.vmap``.
+
+    The scan also records the first step whose state is not finite
+    (:attr:`Trajectory.nonfinite_step`, with jnp operations in the carry: no host callback);
+    :func:`first_nonfinite` finds the earliest one of a batch after the run.
     """
     _check_integrator(integrator)
     if substeps < 1:
@@ -315,17 +439,20 @@ def rollout(model: Model, q0, qd0, controls_or_policy, dt, steps: int | None = N
     h = dt / substeps
 
     def body(carry, x):
-        q, qd = carry
+        q, qd, k, bad = carry
         tau = policy(q, qd, x) if policy is not None else x
         tau = applied_torques(model, tau, options)
         for _ in range(substeps):
             q, qd = step(model, q, qd, tau, h, integrator, None, options)
-        return (q, qd), (q, qd, tau)
+        k = k + 1
+        bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
+        return (q, qd, k, bad), (q, qd, tau)
 
     if remat:
         body = jax.checkpoint(body)
-    _, (qs, qds, taus) = jax.lax.scan(body, (q0, qd0), xs)
-    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus)
+    bad0 = jnp.where(_all_finite(q0, qd0), -1, 0).astype(jnp.int32)
+    (_, _, _, bad), (qs, qds, taus) = jax.lax.scan(body, (q0, qd0, jnp.zeros((), jnp.int32), bad0), xs)
+    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus, bad)
 
 
 def energy(model: Model, q, qd) -> Float[Array, ""]:

@@ -1,0 +1,269 @@
+"""The "implicit_euler" integrator (MuJoCo's Euler with implicit joint damping): step-for-step
+equality with stored MuJoCo rollouts (fixed and free-floating base), stability with stiff joint
+damping where the explicit schemes blow up, the ABA-with-armature identity, derivatives, the SoA
+kernel, and non-finite reporting (:attr:`Trajectory.nonfinite_step`, :func:`sim.first_nonfinite`).
+
+Reference data: tests/reference/generate_mujoco_implicit.py (MuJoCo is not needed here).
+"""
+
+import glob
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdyn
+from jaxdyn import builders, sim
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "mujoco", "implicit_euler")
+# what MuJoCo models too: no effort clipping, no Coulomb friction, no joint limits (generator)
+MJ_OPTS = sim.SimOptions(clip_effort=False, friction=False, joint_limits=False)
+
+
+def _quat_R(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _case(name, dtype=jnp.float64):
+    """The stored MuJoCo case as jaxdyn inputs: model with the reference's damping/armature, q0,
+    qd0, tau in jaxdyn's order and conventions, and a map of jaxdyn states to MuJoCo's."""
+    d = np.load(os.path.join(DATA, f"{name}.npz"))
+    free = bool(d["free"])
+    robot = name.split("_")[0]
+    m = jaxdyn.load_robot(robot, floating_base=free)
+    lay = m.layout
+    j_of = {n: j for j, n in enumerate(m.joint_names)}
+    jv = np.array([lay.v_start[j_of[str(n)]] for n in d["joint_names"]])  # hinge dofs, MuJoCo order
+    jq = np.array([lay.q_start[j_of[str(n)]] for n in d["joint_names"]])
+    n0 = 6 if free else 0
+    damping, armature = np.zeros(m.nv), np.zeros(m.nv)
+    damping[jv], armature[jv] = d["damping"], d["armature"]
+    m = m.replace(damping=jnp.asarray(damping), armature=jnp.asarray(armature)).astype(dtype)
+
+    def from_mj(qpos, qvel):
+        q, v = np.zeros(m.nq), np.zeros(m.nv)
+        q[jq], v[jv] = qpos[7 if free else 0:], qvel[n0:]
+        if free:  # [p; quat] alike; MuJoCo [v_world; omega_body] -> jaxdyn [omega_body; v_body]
+            q[0:7] = qpos[0:7]
+            v[0:3], v[3:6] = qvel[3:6], _quat_R(qpos[3:7]).T @ qvel[0:3]
+        return q, v
+
+    def to_mj(q, qd):
+        """jaxdyn (T, nq), (T, nv) -> MuJoCo qpos, qvel."""
+        qpos = np.concatenate([q[:, 0:7], q[:, jq]], 1) if free else q[:, jq]
+        qvel = qd[:, jv]
+        if free:
+            vw = np.einsum("tij,tj->ti", np.array([_quat_R(x) for x in q[:, 3:7]]), qd[:, 3:6])
+            qvel = np.concatenate([vw, qd[:, 0:3], qvel], 1)
+        return qpos, qvel
+
+    q0, qd0 = from_mj(d["q0"], d["qd0"])
+    tau = np.zeros((d["tau"].shape[0], m.nv))
+    tau[:, jv] = d["tau"][:, n0:]
+    assert np.all(d["tau"][:, :n0] == 0)  # no applied force on the free joint (conventions differ)
+    return m, q0, qd0, tau, float(d["dt"]), to_mj, d
+
+
+def _rollout(m, q0, qd0, tau, dt, integrator="implicit_euler", options=MJ_OPTS):
+    return jax.jit(lambda q, v, u: sim.rollout(m, q, v, u, dt, integrator=integrator, options=options))(
+        jnp.asarray(q0, m.dtype), jnp.asarray(qd0, m.dtype), jnp.asarray(tau, m.dtype))
+
+
+CASES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(DATA, "*.npz")))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matches_mujoco_euler_with_eulerdamp(name):
+    """Same URDF, damping, armature and torques: jaxdyn's "implicit_euler" is MuJoCo 4's Euler
+    (eulerdamp on) step for step, in float64 to round-off over the whole rollout (measured max
+    |dq|, |dqd|: panda_stiff 1000 steps 5.8e-15, 7.7e-14; solo12_free 300 steps 8.6e-15,
+    6.5e-14; relative to the largest |q|, |qd| of the reference: at most 3e-14).
+    The free base goes through jaxdyn's [omega_body; v_body] <-> MuJoCo's [v_world; omega_body].
+    float32 stays finite and close (measured panda 9e-6 / 7e-5, solo12 4e-6 / 3e-5)."""
+    m, q0, qd0, tau, dt, to_mj, d = _case(name)
+    assert len(CASES) == 2
+    tr = _rollout(m, q0, qd0, tau, dt)
+    qpos, qvel = to_mj(np.asarray(tr.q), np.asarray(tr.qd))
+    scale_q, scale_v = max(1.0, np.abs(d["q"]).max()), max(1.0, np.abs(d["qd"]).max())
+    eq, ev = np.abs(qpos - d["q"]).max(), np.abs(qvel - d["qd"]).max()
+    assert eq < 1e-10 * scale_q and ev < 1e-10 * scale_v, (eq, ev)
+    assert int(tr.nonfinite_step) == -1
+    # float32: finite and close to MuJoCo's float64 rollout
+    m32, *_ = _case(name, jnp.float32)
+    t32 = _rollout(m32, q0, qd0, tau, dt)
+    assert t32.q.dtype == jnp.float32 and int(t32.nonfinite_step) == -1
+    qpos, qvel = to_mj(np.asarray(t32.q, np.float64), np.asarray(t32.qd, np.float64))
+    eq, ev = np.abs(qpos - d["q"]).max(), np.abs(qvel - d["qd"]).max()
+    assert eq < 1e-3 * scale_q and ev < 1e-3 * scale_v, (eq, ev)
+
+
+def test_stiff_panda_finite_where_explicit_schemes_blow_up():
+    """The stiff Panda (wrist damping 20 N m s/rad, no armature: the largest eigenvalue of
+    h M^-1 B is 3.9 at the initial state, above RK4's stability limit 2.79, and 2.5-3.9 along the
+    MuJoCo reference) with the default
+    SimOptions (effort clipping, soft joint limits) for 2 s at dt = 1 ms: "implicit_euler" stays
+    finite in float64 and float32; "semi_implicit_euler", "euler" and "rk4" go non-finite
+    within a few dozen steps (measured: state 9 for rk4, 17 / 18 for the Euler schemes; the
+    "variational" step at state 3, not asserted). This is why "implicit_euler" is the default."""
+    m, q0, qd0, tau, dt, _, d = _case("panda_stiff")
+    B = np.diag(np.asarray(m.damping))
+    lam = [np.linalg.eigvals(np.linalg.solve(np.asarray(jaxdyn.crba(m, jnp.asarray(q))), B)).real.max()
+           for q in np.asarray(d["q"])[::100]]
+    assert dt * lam[0] > 2.79 and dt * min(lam) > 2.0, dt * np.array(lam)  # measured 3.9 at the start, >= 2.5
+    T = 2000
+    u = np.tile(tau, (2, 1))[:T]
+    opts = sim.SimOptions()
+    for integrator in ("implicit_euler", "semi_implicit_euler", "euler", "rk4"):
+        tr = _rollout(m, q0, qd0, u, dt, integrator, opts)
+        first = sim.first_nonfinite(tr)
+        if integrator == "implicit_euler":
+            assert first is None and np.all(np.isfinite(np.asarray(tr.q))) and np.all(np.isfinite(np.asarray(tr.qd)))
+            ref = np.asarray(tr.q)
+        else:
+            assert first is not None and 0 < first[1] < 100, (integrator, first)
+            k = first[1]
+            assert np.all(np.isfinite(np.asarray(tr.q)[:k])) and not np.all(np.isfinite(np.asarray(tr.qd)[k]))
+    t32 = _rollout(m.astype(jnp.float32), q0, qd0, u, dt, "implicit_euler", opts)
+    assert sim.first_nonfinite(t32) is None
+    # float32 follows float64 over the 2 s (measured 6.4e-4 rad)
+    assert np.abs(np.asarray(t32.q, np.float64) - ref).max() < 2e-2
+
+
+def test_aba_with_damping_in_armature_is_the_implicit_solve():
+    """(M + h B) dv = h (tau - c - B qd) solved densely (CRBA with armature, RNEA bias) equals
+    the step's dv = h aba(model with armature + h b); with zero damping the step is bit for bit
+    "semi_implicit_euler" (fixed base)."""
+    m = jaxdyn.load_robot("panda")
+    k = jax.random.split(jax.random.PRNGKey(0), 4)
+    m = m.replace(damping=jax.random.uniform(k[0], (m.nv,), minval=0.0, maxval=30.0),
+                  armature=jnp.full(m.nv, 0.01))
+    q = jaxdyn.random_configuration(m, k[1])
+    qd, tau = jax.random.normal(k[2], (m.nv,)), 3.0 * jax.random.normal(k[3], (m.nv,))
+    h = 2e-3
+
+    @jax.jit
+    def both(m, q, qd, tau):
+        q1, qd1 = sim.step(m, q, qd, tau, h, "implicit_euler", options=MJ_OPTS)
+        M = jaxdyn.crba(m, q)  # includes diag(armature)
+        c = jaxdyn.rnea(m, q, qd, jnp.zeros_like(qd))  # C qd + g
+        dv = jnp.linalg.solve(M + h * jnp.diag(m.damping), h * (tau - c - m.damping * qd))
+        return qd1 - qd, dv, q1, jaxdyn.integrate(m, q, qd + dv, h)
+
+    dv_step, dv_dense, q1, q1_dense = both(m, q, qd, tau)
+    np.testing.assert_allclose(dv_step, dv_dense, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(q1, q1_dense, rtol=0, atol=1e-12)
+    assert float(jnp.abs(dv_dense).max()) > 1e-3
+    # no damping: exactly the semi-implicit step
+    m0 = m.replace(damping=jnp.zeros(m.nv))
+    for mm, o in ((m0, MJ_OPTS), (m, sim.SimOptions(damping=False))):
+        a = jax.jit(lambda q, v, t: sim.step(mm, q, v, t, h, "implicit_euler", options=o))(q, qd, tau)
+        b = jax.jit(lambda q, v, t: sim.step(mm, q, v, t, h, "semi_implicit_euler", options=o))(q, qd, tau)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    assert sim.step.__defaults__[0] == "implicit_euler" and sim.rollout.__defaults__[1] == "implicit_euler"
+
+
+def test_gradients_through_a_short_rollout():
+    """grad of a 30-step stiff-Panda rollout (remat) w.r.t. the torques and the damping is finite
+    and agrees with a central difference along a random direction."""
+    m, q0, qd0, tau, dt, _, _ = _case("panda_stiff")
+    u0 = jnp.asarray(tau[:30])
+
+    def loss(u, damping):
+        tr = sim.rollout(m.replace(damping=damping), q0, qd0, u, dt, remat=True, options=MJ_OPTS)
+        return jnp.sum(jnp.sin(tr.q[-1])) + 0.1 * jnp.sum(tr.qd[-1] ** 2)
+
+    f = jax.jit(loss)
+    gu, gb = jax.jit(jax.grad(loss, (0, 1)))(u0, m.damping)
+    assert np.all(np.isfinite(gu)) and np.all(np.isfinite(gb)) and float(jnp.abs(gb).max()) > 0
+    du = jax.random.normal(jax.random.PRNGKey(1), u0.shape)
+    db = jax.random.normal(jax.random.PRNGKey(2), m.damping.shape)
+    eps = 1e-6
+    fd = (f(u0 + eps * du, m.damping + eps * db) - f(u0 - eps * du, m.damping - eps * db)) / (2 * eps)
+    an = jnp.sum(gu * du) + jnp.sum(gb * db)
+    np.testing.assert_allclose(float(an), float(fd), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["panda_stiff", "solo12_free"])
+def test_soa_kernel_equals_generic(name):
+    """kernel="soa" under vmap (the SoA batch kernel receives the model with armature + h b)
+    gives the generic step; fixed and free-floating base."""
+    from jaxdyn import kernels
+
+    m, _, _, _, dt, _, _ = _case(name)
+    B = 5
+    rng = np.random.default_rng(0)
+    q = jax.vmap(lambda k: jaxdyn.random_configuration(m, k))(jax.random.split(jax.random.PRNGKey(0), B))
+    qd = jnp.asarray(rng.normal(0, 1.0, (B, m.nv)))
+    u = jnp.asarray(rng.normal(0, 2.0, (B, m.nv)))
+
+    def stepper(opts):
+        return jax.vmap(lambda q, v, t: sim.step(m, q, v, t, dt, "implicit_euler", None, opts))
+
+    a = kernels.jit(stepper(sim.SimOptions(kernel="soa")))(q, qd, u)
+    b = jax.jit(stepper(sim.SimOptions()))(q, qd, u)
+    assert "transpose" in str(jax.make_jaxpr(stepper(sim.SimOptions(kernel="soa")))(q, qd, u))
+    np.testing.assert_allclose(a[0], b[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a[1], b[1], rtol=1e-10, atol=1e-10)
+
+
+def test_one_joint_stability_limits():
+    """Damped free rotation of one joint (I qdd = -b qd, no gravity) for 3000 steps: the largest
+    stable h b / I is 2 for "euler" / "semi_implicit_euler", 2.785 for "rk4" (the real-axis
+    limit of its stability polynomial), about 2.4 for "variational" (its quasi-Newton iteration
+    stops contracting), none for "implicit_euler" (stable at h b / I = 1e4). docs/simulation.md
+    quotes these numbers."""
+    m = builders.chain(1, seed=0).replace(gravity=jnp.zeros(3))
+    inertia = float(jaxdyn.crba(m, jnp.zeros(1))[0, 0])
+    h = 1e-3
+
+    def grows(integrator, x):
+        @jax.jit
+        @jax.vmap
+        def final(x):
+            tr = sim.rollout(m.replace(damping=jnp.array([x * inertia / h])), jnp.zeros(1), jnp.ones(1),
+                             jnp.zeros((3000, 1)), h, integrator=integrator, options=MJ_OPTS)
+            return jnp.where(tr.nonfinite_step >= 0, jnp.inf, jnp.abs(tr.qd[-1, 0]))
+
+        return np.asarray(final(jnp.asarray(x))) > 1.0  # |qd| grew from 1 (or went non-finite)
+
+    for integrator, ok, bad in (("euler", 1.99, 2.01), ("semi_implicit_euler", 1.99, 2.01),
+                                ("rk4", 2.78, 2.79), ("variational", 2.35, 2.45)):
+        np.testing.assert_array_equal(grows(integrator, [ok, bad]), [False, True], err_msg=integrator)
+    big = sim.rollout(m.replace(damping=jnp.array([1e4 * inertia / h])), jnp.zeros(1), jnp.ones(1),
+                      jnp.zeros((3000, 1)), h, options=MJ_OPTS)
+    assert sim.first_nonfinite(big) is None and float(jnp.abs(big.qd).max()) <= 1.0
+
+
+def test_trajectory_nonfinite_step_and_compatibility():
+    """nonfinite_step is the first state index with a NaN/inf (0 for a bad initial state, -1 if
+    none); first_nonfinite finds the earliest over a vmapped batch; q, qd, tau still unpack."""
+    m = jaxdyn.load_robot("double_pendulum")
+    u = jnp.zeros((40, 2)).at[:, 0].set(jnp.where(jnp.arange(40) == 12, jnp.inf, 0.0))  # inf torque at step 12
+    opts = MJ_OPTS
+
+    def run(q0, u):
+        return sim.rollout(m, q0, jnp.zeros(2), u, 1e-3, options=opts)
+
+    q0s = jnp.array([[0.1, 0.0], [0.2, 0.0], [jnp.nan, 0.0], [0.3, 0.0]])
+    us = jnp.stack([jnp.zeros((40, 2)), u, jnp.zeros((40, 2)), u])
+    tr = jax.jit(jax.vmap(run))(q0s, us)
+    assert tr.nonfinite_step.dtype == jnp.int32 and tr.nonfinite_step.shape == (4,)
+    np.testing.assert_array_equal(tr.nonfinite_step, [-1, 13, 0, 13])  # state 13 follows torque 12
+    assert sim.first_nonfinite(tr) == (2, 0)
+    tr2 = jax.jit(jax.vmap(run))(q0s[jnp.array([0, 1, 3])], us[jnp.array([0, 1, 3])])
+    assert sim.first_nonfinite(tr2) == (1, 13)  # tie between envs 1 and 2: the lower index
+    assert sim.first_nonfinite(jax.tree_util.tree_map(lambda x: x[0], tr2)) is None
+    assert sim.first_nonfinite(jax.tree_util.tree_map(lambda x: x[1], tr2)) == ((), 13)
+    nested = jax.tree_util.tree_map(lambda x: x.reshape((3, 1) + x.shape[1:]), tr2)
+    assert sim.first_nonfinite(nested) == ((1, 0), 13)
+    # backwards compatible with the former (q, qd, tau) named tuple
+    one = jax.tree_util.tree_map(lambda x: x[1], tr2)
+    q, qd, tau = one
+    assert q is one.q and qd is one.qd and tau is one.tau and one[2] is one.tau and len(one) == 3
+    assert isinstance(one, sim.Trajectory) and one._replace(tau=None).tau is None
