@@ -267,3 +267,56 @@ def test_trajectory_nonfinite_step_and_compatibility():
     q, qd, tau = one
     assert q is one.q and qd is one.qd and tau is one.tau and one[2] is one.tau and len(one) == 3
     assert isinstance(one, sim.Trajectory) and one._replace(tau=None).tau is None
+
+
+def test_env_state_records_first_nonfinite_step_across_resets():
+    """EnvState.steps counts control steps since reset (not zeroed by the automatic reset);
+    nonfinite_step keeps the first one that left the state non-finite; first_nonfinite reads a
+    batch. The pendulum's state is poisoned with NaN in env 1 before step 1 (its episode of 3
+    steps then resets to a finite state)."""
+    import equinox as eqx
+
+    import jaxdyn.envs as envs
+
+    env = envs.make("pendulum", max_steps=3)
+    assert env.integrator == "implicit_euler"
+
+    def run(key):
+        s = envs.vector_reset(env, key, 3)
+        s = eqx.tree_at(lambda s: s.q, s, s.q.at[1, 0].set(jnp.nan))
+
+        def body(s, _):
+            s, obs, r, done, info = envs.vector_step(env, s, jnp.zeros((3, 1)))
+            return s, (s.steps, s.nonfinite_step, jnp.all(jnp.isfinite(s.q), axis=1), done)
+
+        return jax.lax.scan(body, s, None, length=7)
+
+    s, (steps, bad, finite, done) = jax.jit(run)(jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(steps[:, 0], np.arange(1, 8))
+    np.testing.assert_array_equal(bad[:, 1], 1)  # recorded at step 1, kept after the resets
+    np.testing.assert_array_equal(bad[:, [0, 2]], -1)
+    assert not finite[:2, 1].any() and done[2, 1] and finite[2:, 1].all()  # step 3 ends the episode: fresh state
+    assert sim.first_nonfinite(s) == (1, 1)
+
+
+def test_panda_reach_with_stiff_damping():
+    """PandaReach with damping 50 N m s/rad on the arm joints (default armature 0.1 kg m^2, 5 ms
+    steps): the default "implicit_euler" stays finite, "semi_implicit_euler" does not
+    (measured: first non-finite at step 10-12), and the env state says so."""
+    import jaxdyn.envs as envs
+
+    acts = jax.random.uniform(jax.random.PRNGKey(1), (40, 2, 7), minval=-1, maxval=1)
+    for integrator in ("implicit_euler", "semi_implicit_euler"):
+        env = envs.make("panda_reach", integrator=integrator, damping=50.0, max_steps=30)
+
+        def run(key, acts):
+            s = envs.vector_reset(env, key, 2)
+            return jax.lax.scan(lambda s, a: (envs.vector_step(env, s, a)[0], None), s, acts)[0]
+
+        s = jax.jit(run)(jax.random.PRNGKey(0), acts)
+        first = sim.first_nonfinite(s)
+        if integrator == "implicit_euler":
+            assert first is None
+        else:
+            assert first is not None and 0 < first[1] <= 30, first
+        np.testing.assert_array_equal(s.steps, 40)

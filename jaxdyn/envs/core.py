@@ -13,7 +13,8 @@ the :class:`EnvState`: the same key gives the same episode.
 Actions are normalised to ``[-1, 1]`` per actuated joint (clipped there) and scaled to the
 joint's effort limit from the URDF (times ``action_scale``). One environment step holds the
 torque for ``substeps`` integrator steps of ``dt / substeps`` (frame skip) with
-:func:`jaxdyn.sim.step`.
+:func:`jaxdyn.sim.step`; the environments use ``"implicit_euler"`` (joint damping implicit,
+MuJoCo's Euler) unless stated otherwise (the acrobot keeps ``"rk4"``, see its docstring).
 
 Episodes end by *termination* (the task's failure/success condition) or *truncation* (the
 ``max_steps`` limit). :meth:`Env.step` resets automatically: on the step that ends an episode
@@ -26,6 +27,15 @@ reset. ``info`` holds ``terminated``, ``truncated``, ``final_observation``,
 
 The reset draw is computed on every step and selected with ``jnp.where`` (under ``vmap`` a
 branch would run both sides anyway), so a step costs one :meth:`Env.reset` more than the physics.
+
+Non-finite states are recorded, not raised (no host callback in a jitted loop): every
+:class:`EnvState` counts its control steps since :meth:`Env.reset` in ``steps`` (kept across
+automatic resets) and holds in ``nonfinite_step`` the value of ``steps`` right after the first
+step whose ``q`` or ``qd`` was not finite (``-1`` while none was). A diverged environment is
+not stopped: it runs on (non-finite) until its episode ends and the automatic reset replaces
+the state, but ``nonfinite_step`` keeps the record. After a batched run,
+:func:`jaxdyn.sim.first_nonfinite` ``(states)`` gives ``(env index, step)`` of the earliest
+failure, or ``None``.
 """
 
 from __future__ import annotations
@@ -44,7 +54,10 @@ from ..model import Model
 class EnvState(eqx.Module):
     """The state of one environment: joint positions/velocities, task data ``goal`` (e.g. a
     reaching target; shape ``(0,)`` when the task has none), the step count ``t`` in the
-    episode, the return so far, and the PRNG key (raw ``uint32`` key data) for the next reset."""
+    episode, the return so far, the PRNG key (raw ``uint32`` key data) for the next reset, and
+    the non-finite record (module docstring): ``steps`` (int32, control steps since
+    :meth:`Env.reset`, not zeroed by automatic resets) and ``nonfinite_step`` (int32, the
+    ``steps`` value after the first step that left ``q`` or ``qd`` non-finite, ``-1`` if none)."""
 
     q: jax.Array
     qd: jax.Array
@@ -52,6 +65,8 @@ class EnvState(eqx.Module):
     t: jax.Array
     episode_return: jax.Array
     key: jax.Array
+    steps: jax.Array
+    nonfinite_step: jax.Array
 
 
 def _raw_key(key):
@@ -63,6 +78,10 @@ def _raw_key(key):
     if key.dtype != jnp.uint32 or key.shape != (2,):
         raise ValueError(f"key must be a jax.random.key or a PRNGKey of shape (2,) uint32, got {key.dtype}{key.shape}")
     return key
+
+
+def _finite(q, qd):
+    return jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(qd))
 
 
 def wrap_angle(x):
@@ -80,7 +99,8 @@ class Env(eqx.Module):
       model: the :class:`~jaxdyn.Model` simulated.
       dt: control period [s] (one :meth:`step`).
       substeps: integrator steps per control step (frame skip), each of ``dt / substeps``.
-      integrator: one of :data:`jaxdyn.sim.INTEGRATORS`.
+      integrator: one of :data:`jaxdyn.sim.INTEGRATORS` (``"implicit_euler"`` unless the
+        environment says otherwise).
       options: the :class:`~jaxdyn.sim.SimOptions` (effort clipping, damping, joint limits...).
       max_steps: episode length limit (truncation).
       actuated: indices (into ``qd``) of the actuated joints, in action order.
@@ -178,9 +198,11 @@ class Env(eqx.Module):
         key, sub = jax.random.split(_raw_key(key))
         q, qd, goal = self.initial(sub)
         dt = self.model.dtype
+        q, qd = jnp.asarray(q, dt), jnp.asarray(qd, dt)
         return EnvState(
-            q=jnp.asarray(q, dt), qd=jnp.asarray(qd, dt), goal=jnp.asarray(goal, dt),
+            q=q, qd=qd, goal=jnp.asarray(goal, dt),
             t=jnp.zeros((), jnp.int32), episode_return=jnp.zeros((), dt), key=key,
+            steps=jnp.zeros((), jnp.int32), nonfinite_step=jnp.where(_finite(q, qd), -1, 0).astype(jnp.int32),
         )
 
     def torque(self, state: EnvState, action) -> jax.Array:
@@ -200,7 +222,9 @@ class Env(eqx.Module):
     def transition(self, state: EnvState, action):
         """One control step without automatic reset.
 
-        Returns ``(next_state, reward, terminated, info)``; ``next_state.t`` counts the step.
+        Returns ``(next_state, reward, terminated, info)``; ``next_state.t`` and
+        ``next_state.steps`` count the step, ``next_state.nonfinite_step`` records it if it left
+        the state non-finite (module docstring).
         """
         action = self._check_action(action)
         a = jnp.clip(action, -1.0, 1.0)
@@ -210,8 +234,10 @@ class Env(eqx.Module):
         sub = lambda _, x: sim.step(self.model, x[0], x[1], tau, h, self.integrator, None, self.options)
         # a loop, not an unrolled Python for: one copy of the dynamics in the compiled program
         q, qd = jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd)) if self.substeps > 1 else sub(0, (state.q, state.qd))
+        steps = state.steps + 1
+        bad = jnp.where((state.nonfinite_step < 0) & ~_finite(q, qd), steps, state.nonfinite_step)
         nxt = EnvState(q=q, qd=qd, goal=state.goal, t=state.t + 1, episode_return=state.episode_return,
-                       key=state.key)
+                       key=state.key, steps=steps, nonfinite_step=bad)
         r = jnp.asarray(self.reward(state, a, tau, nxt), self.model.dtype)
         nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
         term = jnp.asarray(self.terminated(nxt), bool)
@@ -231,6 +257,8 @@ class Env(eqx.Module):
         fresh = self.reset(sub)
         cont = eqx.tree_at(lambda s: s.key, nxt, key)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), fresh, cont)
+        # the step count and the non-finite record survive the automatic reset
+        new = eqx.tree_at(lambda s: (s.steps, s.nonfinite_step), new, (nxt.steps, nxt.nonfinite_step))
         obs = jnp.where(done, self.observation(fresh), final_obs)
         info = dict(info, terminated=term, truncated=trunc, final_observation=final_obs,
                     episode_return=nxt.episode_return)
