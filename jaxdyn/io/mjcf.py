@@ -34,7 +34,9 @@ Supported
   ``settotalmass`` (applied last, over all bodies but the world). Geom inertias for sphere,
   capsule (a cylinder and two hemispheres), cylinder, box and ellipsoid, solid and of uniform
   density (``density``, default 1000, or ``mass``), posed by ``pos`` / orientation or
-  ``fromto``.
+  ``fromto`` (the geom frame's ``+z`` then points from the second point to the first, as in
+  MuJoCo's compiled model). An attribute with fewer numbers than its array (``size="0.06"``)
+  overrides only the leading entries of the inherited value, as MuJoCo reads it.
 * Joint ``armature``, ``damping`` (linear coefficient), ``frictionloss`` (-> ``friction``),
   ``range`` with ``limited`` (``<compiler autolimits>``, default true), ``actuatorfrcrange``.
 * Actuators with ``joint`` (or ``jointinparent``) transmission on hinge / slide / ball joints:
@@ -257,8 +259,23 @@ class _Ctx:
         if any(k in own for k in ORIENT):
             for k in ORIENT:
                 base.pop(k, None)
-        base.update(own)
-        return base
+        return _merge(base, own)
+
+
+# attributes read into fixed-size arrays: a value with fewer numbers replaces only the leading
+# entries of the one it overrides (a class's size="0.06" over an inherited "0.04 0.1" is
+# "0.06 0.1"), as MuJoCo reads them
+PARTIAL = ("size", "friction", "gear", "gainprm", "biasprm", "dynprm", "damping", "stiffness")
+
+
+def _merge(base, own):
+    out = dict(base)
+    for k, v in own.items():
+        if k in PARTIAL and k in base:
+            new, old = str(v).split(), str(base[k]).split()
+            v = " ".join(new + old[len(new):])
+        out[k] = v
+    return out
 
 
 def _pose(attrs, ctx, what):
@@ -322,6 +339,8 @@ def _actuator_semantics(tag, attrs):
 
 
 def _parse_defaults(elem, parent, ctx, top=False):
+    """Class ``elem``: its parent's settings (complete: a parent's elements written after the
+    nested class count too) overridden by its own, then its nested classes."""
     cls = "main" if top else elem.get("class")
     if not cls:
         raise MJCFError("<default>: a nested default has no class attribute")
@@ -329,14 +348,16 @@ def _parse_defaults(elem, parent, ctx, top=False):
         raise MJCFError(f"<default class='{cls}'>: class defined twice")
     d = ctx.defaults.setdefault(cls, {t: dict(v) for t, v in parent.items()})
     for child in elem:
+        if not isinstance(child.tag, str) or child.tag == "default":
+            continue
+        if child.tag in ACTUATORS:
+            d["actuator"] = _merge(d.get("actuator", {}), child.attrib)
+            d["actuator"].update(_actuator_semantics(child.tag, child.attrib))
+        else:
+            d[child.tag] = _merge(d.get(child.tag, {}), child.attrib)
+    for child in elem:
         if child.tag == "default":
             _parse_defaults(child, d, ctx)
-        elif child.tag in ACTUATORS:
-            act = d.setdefault("actuator", {})
-            act.update(child.attrib)
-            act.update(_actuator_semantics(child.tag, child.attrib))
-        else:
-            d.setdefault(child.tag, {}).update(child.attrib)
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,7 +476,9 @@ def _geom_shape(elem, a, ctx, pose, what):
         L = np.linalg.norm(d)
         if L < 1e-12:
             raise MJCFError(f"{what} fromto: the two points coincide")
-        R, p = _z_to(d, f"{what} fromto"), (ft[:3] + ft[3:]) / 2
+        # MuJoCo's compiled frame points +z from the second point to the first (the XML reference
+        # words it the other way; the shapes are symmetric, so only the geom frame differs)
+        R, p = _z_to(-d, f"{what} fromto"), (ft[:3] + ft[3:]) / 2
         if gtype in ("capsule", "cylinder"):
             size = np.array([size[0], L / 2, 0.0])
         else:
