@@ -160,9 +160,14 @@ def _numbers(text, n, what, *, ints=False, at_least=None):
     return np.array(vals, np.int64 if ints else np.float64)
 
 
+def _unit(v):
+    v = np.asarray(v, np.float64)
+    v = v / np.max(np.abs(v))  # first by the largest entry: no overflow in the norm
+    return v / np.linalg.norm(v)
+
+
 def _rot(axis, angle):
-    axis = np.asarray(axis, np.float64)
-    axis = axis / np.linalg.norm(axis)
+    axis = _unit(axis)
     x, y, z = axis
     c, s = math.cos(angle), math.sin(angle)
     C = 1 - c
@@ -172,7 +177,7 @@ def _rot(axis, angle):
 
 
 def _quat_mat(q):
-    w, x, y, z = q / np.linalg.norm(q)
+    w, x, y, z = _unit(q)
     return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
@@ -180,10 +185,9 @@ def _quat_mat(q):
 
 def _z_to(v, what):
     """The minimal rotation taking ``+z`` to the direction ``v``."""
-    n = np.linalg.norm(v)
-    if n < 1e-12:
+    if np.max(np.abs(v)) == 0 or np.linalg.norm(_unit(v) * np.max(np.abs(v))) < 1e-12:
         raise MJCFError(f"{what}: zero vector")
-    v = v / n
+    v = _unit(v)
     ez = np.array([0.0, 0.0, 1.0])
     axis = np.cross(ez, v)
     s = np.linalg.norm(axis)
@@ -221,12 +225,12 @@ class _Ctx:
         k = given[0]
         if k == "quat":
             q = _numbers(attrs[k], 4, f"{what} quat")
-            if np.linalg.norm(q) < 1e-12:
+            if np.max(np.abs(q)) < 1e-12:
                 raise MJCFError(f"{what} quat: zero quaternion")
             return _quat_mat(q)
         if k == "axisangle":
             a = _numbers(attrs[k], 4, f"{what} axisangle")
-            if np.linalg.norm(a[:3]) < 1e-12:
+            if np.max(np.abs(a[:3])) < 1e-12:
                 raise MJCFError(f"{what} axisangle: zero axis")
             return _rot(a[:3], self.angle(a[3]))
         if k == "euler":
@@ -239,11 +243,11 @@ class _Ctx:
         if k == "xyaxes":
             a = _numbers(attrs[k], 6, f"{what} xyaxes")
             x, y = a[:3], a[3:]
-            if np.linalg.norm(x) < 1e-12:
-                raise MJCFError(f"{what} xyaxes: zero x axis")
-            x = x / np.linalg.norm(x)
+            if np.max(np.abs(x)) < 1e-12 or np.max(np.abs(y)) < 1e-12:
+                raise MJCFError(f"{what} xyaxes: zero axis")
+            x, y = _unit(x), _unit(y)
             y = y - (x @ y) * x
-            if np.linalg.norm(y) < 1e-12:
+            if np.linalg.norm(y) < 1e-9:
                 raise MJCFError(f"{what} xyaxes: y axis parallel to x axis")
             y = y / np.linalg.norm(y)
             return np.stack([x, y, np.cross(x, y)], 1)
@@ -754,6 +758,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     inert = [(0.0, np.zeros(3), np.zeros((3, 3)))]
     for b in bodies[1:]:
         m, c, I, explicit = _body_inertia(b, ctx, policy, None)
+        _finite(f"body '{b.name}': mass, centre of mass or inertia", m, c, I)
         m, I = _bounds(m, I, explicit, ctx)
         inert.append((m, c, I))
     if ctx.settotalmass > 0:
@@ -762,6 +767,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             raise MJCFError("<compiler settotalmass>: the model has no mass to scale")
         s = ctx.settotalmass / total
         inert = [(m * s, c, I * s) for m, c, I in inert]
+        _finite("<compiler settotalmass>: scaled masses", *[x[0] for x in inert], *[x[2] for x in inert])
     for i, b in enumerate(bodies[1:], 1):
         m, c, I = inert[i]
         if b.inertial is not None or m > 0:
@@ -816,9 +822,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                 ax = np.zeros(3)
                 if kind in ("hinge", "slide"):
                     ax = _numbers(a.get("axis", "0 0 1"), 3, f"{jw} axis")
-                    if np.linalg.norm(ax) < 1e-12:
+                    if np.max(np.abs(ax)) < 1e-12:
                         raise MJCFError(f"{jw}: zero axis")
-                    ax = pose[0] @ (ax / np.linalg.norm(ax))
+                    ax = pose[0] @ _unit(ax)
                 ref = float(_numbers(a["ref"], 1, f"{jw} ref")[0]) if "ref" in a else 0.0
                 if kind == "hinge":
                     ref = ctx.angle(ref)
@@ -891,6 +897,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             continue
         jb["mass"][ob], jb["com"][ob], jb["I"][ob] = _combine(
             jb["mass"][ob], jb["com"][ob], jb["I"][ob], m, Ro @ c + po, Ro @ I @ Ro.T)
+    for b in range(len(jb["parent"])):
+        _finite(f"joint '{jb['jname'][b]}' (body '{jb['bname'][b]}'): placement, axis, mass or inertia",
+                jb["R"][b], jb["p"][b], jb["axis"][b], jb["mass"][b], jb["com"][b], jb["I"][b])
     _check_massless(jb)
     policy.finish()
 
@@ -984,6 +993,11 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
             g["names"].append(a.get("name", ""))
+    for k in range(len(g["type"])):
+        _finite(f"geom '{g['names'][k] or k}': size, pose or friction", g["size"][k], g["pos"][k], g["R"][k],
+                g["friction"][k])
+    for f in frames:
+        _finite(f"frame '{f[0]}': pose", f[2], f[3])
     ng = len(g["type"])
     geoms = make_geoms(type=np.array(g["type"], np.int64), size=np.array(g["size"]).reshape(ng, 3),
                        body=np.array(g["body"], np.int64), pos=np.array(g["pos"]).reshape(ng, 3),
@@ -1013,6 +1027,12 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         damping=np.array(dof["damp"]), friction=np.array(dof["fric"]), armature=np.array(dof["arm"]),
         name=model_name, dtype=dtype, geoms=geoms,
     )
+
+
+def _finite(what, *xs):
+    for x in xs:
+        if not np.all(np.isfinite(np.asarray(x, np.float64))):
+            raise MJCFError(f"{what}: numbers out of range (not finite after compilation)")
 
 
 def _check_massless(jb):
