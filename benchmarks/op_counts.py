@@ -1,8 +1,8 @@
-"""Operation counts over n: seed 004's formulas next to what jaxdyn's kernels execute.
+"""Operation counts over n: Turney80's formulas next to what jaxdyn's kernels execute.
 
 For revolute chains of n links this prints, and writes to ``benchmarks/results/op_counts.{md,json,png}``:
 
-* the paper's counts (seed 004 Table 1): Newton-Euler 108n-12 mult / 100n-9 add, modified
+* the paper's counts (Turney80 Table 1): Newton-Euler 108n-12 mult / 100n-9 add, modified
   Newton-Euler 90n-27 / 88n-24, Lagrange 27/2 n^3 + 165/2 n^2 + 5n / 40/3 n^3 + 58 n^2 - 64/3 n;
 * multiplications and additions in jaxdyn's jaxprs (rnea, aba, crba, lagrange_dynamics),
   counted by walking the jaxpr (scan bodies times their length; dot_general as m*n*k);
@@ -103,7 +103,7 @@ def main(argv=None):
     table = "\n".join(lines)
     print(table)
     with open(os.path.join(args.out, "op_counts.md"), "w") as fh:
-        fh.write("# Operation counts: seed 004 (Turney, Mudge & Lee) vs jaxdyn's jaxprs\n\n"
+        fh.write("# Operation counts: Turney80 (Turney, Mudge & Lee) vs jaxdyn's jaxprs\n\n"
                  "Revolute chains of n links; jaxdyn columns count multiplications / additions in the jaxpr "
                  "(scan bodies x length, dot_general as m*n*k). jaxdyn's kernels are general (6D spatial algebra, "
                  "trees, any joint type), so their constants are larger than the paper's hand-tuned DH recursion; "
@@ -121,8 +121,8 @@ def main(argv=None):
     fig, ax = plt.subplots(figsize=(7, 5))
     n = np.array([r["n"] for r in rows])
     tot = lambda key: np.array([sum(r[key][:2]) if key in r else np.nan for r in rows], float)
-    ax.loglog(n, tot("paper_newton_euler"), "k--", label="Newton-Euler, seed 004 (108n-12 + 100n-9)")
-    ax.loglog(n, tot("paper_lagrange"), "k:", label="Lagrange, seed 004 (O(n^3))")
+    ax.loglog(n, tot("paper_newton_euler"), "k--", label="Newton-Euler, Turney80 (108n-12 + 100n-9)")
+    ax.loglog(n, tot("paper_lagrange"), "k:", label="Lagrange, Turney80 (O(n^3))")
     for key, style in (("rnea", "o-"), ("aba", "s-"), ("crba", "^-"), ("lagrange", "d-")):
         ax.loglog(n, tot(key), style, label=f"jaxdyn {key} (jaxpr count)")
     ax.set_xlabel("links n")

@@ -32,8 +32,8 @@ TYPES = tuple(NQ)
 def link_poses(layout, placement: spatial.Pose, axis, q_link):
     """Placement of every scanned link's body frame in its parent body frame, vectorised.
 
-    ``X = placement o X_J(q)`` where ``X_J`` is the joint motion (seed 000 (3.5): the rotation
-    of the joint sits inside ``phi``; digest pitfall P3).
+    ``X = placement o X_J(q)`` where ``X_J`` is the joint motion (Rodriguez86 (3.5): the joint's
+    rotation sits inside ``phi``, applied after the placement).
 
     Args:
       layout: the model's static :class:`~jaxdyn.model.Layout`.
@@ -55,7 +55,7 @@ def link_poses(layout, placement: spatial.Pose, axis, q_link):
 
 
 def link_subspaces(layout, axis):
-    """Motion subspaces ``S`` (seed 000's ``H^T``), ``(n, 6, k)`` in the child frames.
+    """Motion subspaces ``S`` (Rodriguez86's ``H^T``), ``(n, 6, k)`` in the child frames.
 
     Revolute ``[axis; 0]``, prismatic ``[0; axis]``, spherical ``[1; 0]``; padded columns of
     1-dof links are zero when the model has a spherical joint (k = 3).

@@ -10,12 +10,12 @@ Conventions (used everywhere in jaxdyn, as in the seeds and in Featherstone):
   a 6x6 matrix: ``X @ v`` is done with two 3x3 products and a cross product.
 * a rigid-body inertia is stored compactly as :class:`RigidInertia` ``(m, h, Ibar)``: mass, first
   moment ``h = m c`` (c the centre of mass) and rotational inertia about the frame origin.
-  Articulated inertias are general symmetric 6x6 matrices (seed 000 (8.4): they are not rigid).
+  Articulated inertias are general symmetric 6x6 matrices (Rodriguez86 (8.4): they are not rigid).
 
 Glossary: ``X`` pose/transform, ``v`` motion, ``f`` force, ``I`` inertia, ``S`` motion subspace.
-Rodriguez (seed 000) writes the force transform as ``phi`` and the motion transform as
+Rodriguez86 writes the force transform as ``phi`` and the motion transform as
 ``phi^T``; :func:`force_to_parent` is ``phi(k+1, k)`` and :func:`motion_to_child` is
-``phi^T(k+1, k)`` (seed 000 (3.5)-(3.6), digest section 0).
+``phi^T(k+1, k)`` (Rodriguez86 (3.5)-(3.6)).
 """
 
 from __future__ import annotations
@@ -123,13 +123,13 @@ def motion_to_parent(X: Pose, m):
 
 
 def motion_to_child(X: Pose, m):
-    """Motion vector in A -> same motion in B (``BX_A m``, seed 000's ``phi^T``)."""
+    """Motion vector in A -> same motion in B (``BX_A m``, Rodriguez86's ``phi^T``)."""
     w = m[..., :3]
     return jnp.concatenate([mtv(X.R, w), mtv(X.R, m[..., 3:] - cross(X.p, w))], -1)
 
 
 def force_to_parent(X: Pose, f):
-    """Force vector in B -> same force in A (``AX*_B f``, seed 000's ``phi``)."""
+    """Force vector in B -> same force in A (``AX*_B f``, Rodriguez86's ``phi``)."""
     fl = mv(X.R, f[..., 3:])
     return jnp.concatenate([mv(X.R, f[..., :3]) + cross(X.p, fl), fl], -1)
 
@@ -153,13 +153,13 @@ def map_columns(fn, X, S):
 
 
 def cross_motion(v, m):
-    """Spatial motion cross product ``v x m`` (seed 001 (5.5); Featherstone ``crm``)."""
+    """Spatial motion cross product ``v x m`` (JainRodriguez95 (5.5); Featherstone ``crm``)."""
     w, vl = v[..., :3], v[..., 3:]
     return jnp.concatenate([cross(w, m[..., :3]), cross(w, m[..., 3:]) + cross(vl, m[..., :3])], -1)
 
 
 def cross_force(v, f):
-    """Spatial force cross product ``v x* f`` (Featherstone ``crf``; ``-V~^T f`` in seed 001)."""
+    """Spatial force cross product ``v x* f`` (Featherstone ``crf``; ``-V~^T f`` in JainRodriguez95)."""
     w, vl = v[..., :3], v[..., 3:]
     return jnp.concatenate([cross(w, f[..., :3]) + cross(vl, f[..., 3:]), cross(w, f[..., 3:])], -1)
 
@@ -167,8 +167,8 @@ def cross_force(v, f):
 class RigidInertia(NamedTuple):
     """Rigid-body spatial inertia about a frame origin, compact: mass, first moment, inertia.
 
-    As a 6x6 matrix (seed 000 (3.1)): ``[[Ibar, skew(h)], [skew(h).T, m 1]]`` with ``h = m c``
-    and ``Ibar = I_com + m (|c|^2 1 - c c^T)`` (parallel-axis theorem, seed 000 after (4.9)).
+    As a 6x6 matrix (Rodriguez86 (3.1)): ``[[Ibar, skew(h)], [skew(h).T, m 1]]`` with ``h = m c``
+    and ``Ibar = I_com + m (|c|^2 1 - c c^T)`` (parallel-axis theorem, Rodriguez86 after (4.9)).
     """
 
     m: Float[Array, "..."]

@@ -1,6 +1,6 @@
 """The only code that walks the tree: scatter (base to tips) and gather (tips to base).
 
-In the spatial operator algebra (seed 000 sections 4-5, seed 001 (4.3)-(4.6)) a *scatter* is an
+In the spatial operator algebra (Rodriguez86 sections 4-5, JainRodriguez95 (4.3)-(4.6)) a *scatter* is an
 application of ``phi^T`` (velocities, accelerations move outward) and a *gather* an application of
 ``phi`` (forces, composite and articulated inertias move inward). Algorithms supply a per-link
 step function; this module supplies the loop. Three strategies (``Layout.traversal``, chosen per

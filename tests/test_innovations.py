@@ -1,5 +1,5 @@
-"""Seed 000/001 operators: innovations factorization, O(N) mass-matrix operators, Minv, log det,
-operational-space compliance, regressor and base parameters (identities of the digests)."""
+"""Rodriguez86/001 operators: innovations factorization, O(N) mass-matrix operators, Minv, log det,
+operational-space compliance, regressor and base parameters (identities between the algorithms)."""
 
 import jax
 import jax.numpy as jnp
@@ -28,18 +28,18 @@ def test_factorization_identities(model):
     M = np.asarray(crba(model, q))
     F = factors(model, q)
     nv = model.nv
-    assert_close(F.L @ F.D @ F.L.T, M)  # digest identity 1
-    assert_close(F.L @ F.Linv, np.eye(nv))  # identity 2: (I + H phi K)(I - H psi K) = I
+    assert_close(F.L @ F.D @ F.L.T, M)  # M = L D L^T
+    assert_close(F.L @ F.Linv, np.eye(nv))  # (I + H phi K)(I - H psi K) = I
     assert_close(np.diag(F.L), np.ones(nv), 1e-12)  # unit triangular
-    assert np.abs(np.tril(F.L, -1)).max() < 1e-12  # upper triangular in base-first order (pitfall P1)
-    assert_close(F.Linv @ M @ F.Linv.T, F.D)  # identity 13: innovations are white
+    assert np.abs(np.tril(F.L, -1)).max() < 1e-12  # upper triangular in base-first order (the papers number links from the tip)
+    assert_close(F.Linv @ M @ F.Linv.T, F.D)  # innovations are white
     Dblocks = np.asarray(F.D)
     assert np.linalg.eigvalsh(0.5 * (Dblocks + Dblocks.T)).min() > 0  # D > 0
-    # identity 5: D_tip-ward... the last dof's D equals 1/(M^-1)_{kk} at a root dof
+    # D tip-ward... the last dof's D equals 1/(M^-1)_{kk} at a root dof
     Mi = np.asarray(minv(model, q))
     assert_close(M @ Mi, np.eye(nv), 1e-9)
-    assert_close(logdet(model, q), np.linalg.slogdet(M)[1])  # identity 4: det M = prod D
-    # identity 6 (1-dof joints): 1/(M^-1)_kk <= D_k <= M_kk
+    assert_close(logdet(model, q), np.linalg.slogdet(M)[1])  # det M = prod D
+    # 1-dof joints: 1/(M^-1)_kk <= D_k <= M_kk
     d = np.diag(Dblocks)
     one = [i for i in range(nv) if np.count_nonzero(Dblocks[i]) == 1]
     assert np.all(d[one] <= np.diag(M)[one] * (1 + 1e-12))
@@ -56,13 +56,13 @@ def test_matrix_free_operators(model):
     for f, mat in ((jaxdyn.apply_innovations_factor, F.L), (jaxdyn.apply_innovations_inverse, F.Linv),
                    (jaxdyn.apply_innovations_factor_transpose, F.L.T), (jaxdyn.apply_innovations_inverse_transpose, F.Linv.T)):
         assert_close(f(model, fac, tau), mat @ tau)
-    # ABA with zero velocity and gravity is M^-1 (digest identity 10)
+    # ABA with zero velocity and gravity is M^-1 
     m0 = model.replace(gravity=jnp.zeros(3))
     assert_close(jaxdyn.aba(m0, q, jnp.zeros(model.nv), tau), solve(model, q, tau), 1e-9)
 
 
 def test_operational_space_compliance(model):
-    """Lambda_k = J_k M^-1 J_k^T by the outward recursion of seed 000 (9.20)-(9.21)."""
+    """Lambda_k = J_k M^-1 J_k^T by the outward recursion of Rodriguez86 (9.20)-(9.21)."""
     q, _, _, _ = state(model)
     Mi = np.asarray(minv(model, q))
     C = lam(model, q)

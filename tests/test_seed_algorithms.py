@@ -1,4 +1,4 @@
-"""Seed 000/001/004 algorithms: Kalman filter/smoother internals of ABA, diagonalized dynamics,
+"""Rodriguez86/001/004 algorithms: Kalman filter/smoother internals of ABA, diagonalized dynamics,
 and the Lagrange formulation as a cross-check of RNEA."""
 
 import jax
@@ -13,8 +13,8 @@ from helpers import assert_close, crba, rnea, state, zoo
 
 @pytest.mark.parametrize("name", ["chain_mixed", "tree_mixed_float"])
 def test_filter_smoother_internals(name):
-    """Seed 000: ABA is the inward Kalman filter + outward smoother. The smoothed estimate
-    z + P a equals the RNEA joint wrench (digest identity 12), D = S^T P S > 0, P+ S = 0."""
+    """Rodriguez86: ABA is the inward Kalman filter + outward smoother. The smoothed estimate
+    z + P a equals the RNEA joint wrench (the smoothed wrench identity), D = S^T P S > 0, P+ S = 0."""
     model = zoo(name)
     q, qd, _, tau = state(model)
     fext = jax.random.normal(jax.random.PRNGKey(3), (model.nb, 6))
@@ -58,7 +58,7 @@ def test_diagonalized_dynamics():
     assert_close(eta @ eps, qd @ tau)  # power: eta.eps = qd.T
     assert abs(float(eta @ Cd)) < 1e-10 * max(1.0, float(jnp.abs(Cd).max() * jnp.abs(eta).max()))  # eta.C = 0
     assert abs(float(qd @ c)) > 1e-6  # while qd.c != 0
-    assert_close(eta_dot, rhs, 1e-9)  # eta_dot + C(q, eta) = epsilon (digest identity 29)
+    assert_close(eta_dot, rhs, 1e-9)  # eta_dot + C(q, eta) = epsilon (the diagonal equations of motion)
 
 
 def test_diagonal_trajectory_matches_aba():

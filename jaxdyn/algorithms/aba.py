@@ -1,11 +1,11 @@
-"""Articulated-body forward dynamics as Kalman filter + Bryson-Frazier smoother (seed 000
-Result 8.1, (8.1)-(8.13); Featherstone's ABA, seed 002 section 1.6).
+"""Articulated-body forward dynamics as Kalman filter + Bryson-Frazier smoother (Rodriguez86
+Result 8.1, (8.1)-(8.13); Featherstone's ABA, Mirtich96 section 1.6).
 
 Three sweeps: a scatter of velocities and bias terms, the inward Riccati *gather* of articulated
 inertias ``P`` and residual forces ``z`` (the filter), and the outward *scatter* of
 accelerations (the smoother).
 
-Glossary (seed 000 / Featherstone): P = IA articulated inertia (P^-), Pa = P+ = I^a, z = pA
+Glossary (Rodriguez86 / Featherstone): P = IA articulated inertia (P^-), Pa = P+ = I^a, z = pA
 (z^-), za = z^+ = p^a, U = P S (= P H^T), D = S^T P S (+ armature), e = tau - S^T z
 (innovations e^-), c = v x S qd (eta), G = U D^-1 (Kalman gain).
 """
@@ -26,7 +26,7 @@ from .rnea import _smul, _stmul, rnea_full
 
 
 def _inv(D):
-    """``D^-1`` for the symmetric positive definite joint-space blocks ``D = S^T P S`` (seed 000
+    """``D^-1`` for the symmetric positive definite joint-space blocks ``D = S^T P S`` (Rodriguez86
     (8.5)), by an unrolled ``L diag(d) L^T`` factorisation of the lower triangle (no pivoting is
     needed for SPD matrices): ``D^-1 = L^-T diag(d)^-1 L^-1``, written as elementwise operations
     on ``D``'s entries. Unlike ``jnp.linalg.inv`` (a LAPACK / cuSOLVER call per batch on CPU / GPU,
@@ -63,8 +63,8 @@ class ArticulatedQuantities(NamedTuple):
 
     P ``(6,6)`` articulated inertia about the joint (P^-); Pa ``(6,6)`` P^+ handed to the parent
     (before the transform); z, za ``(6,)`` residual forces z^-, z^+; U = P S ``(6,k)``;
-    D = S^T P S ``(k,k)`` (seed 000 (8.5)) and its inverse Dinv; G = P S D^-1 ``(6,k)`` the
-    Kalman gain and tau_bar = 1 - G S^T ``(6,6)`` the projector (seed 000 (8.9), (10.6)); e ``(k,)`` innovations tau - S^T z^- (seed 000 (8.6)); c ``(6,)`` bias
+    D = S^T P S ``(k,k)`` (Rodriguez86 (8.5)) and its inverse Dinv; G = P S D^-1 ``(6,k)`` the
+    Kalman gain and tau_bar = 1 - G S^T ``(6,6)`` the projector (Rodriguez86 (8.9), (10.6)); e ``(k,)`` innovations tau - S^T z^- (Rodriguez86 (8.6)); c ``(6,)`` bias
     acceleration eta.
     """
 
@@ -92,7 +92,7 @@ class ABAResult(NamedTuple):
 def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAResult:
     """ABA returning the filter/smoother internals (see :class:`ArticulatedQuantities`).
 
-    Filter (inward, seed 000 (8.3)-(8.9), (8.24)): ``P = M + sum_children phi P+ phi^T``,
+    Filter (inward, Rodriguez86 (8.3)-(8.9), (8.24)): ``P = M + sum_children phi P+ phi^T``,
     ``z = b + sum_children phi z+`` with ``b = v x* M v - f_ext`` (xi_k);
     ``D = S^T P S``, ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``.
     Smoother (outward, (8.11)-(8.13)): ``a' = phi^T a_parent + c``,
@@ -127,7 +127,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         to_child = spatial.motion_to_child
 
     # 1. scatter: velocities; then, for all links at once, the bias accelerations c = v x vJ
-    # (seed 000 (8.1) eta) and bias forces b
+    # (Rodriguez86 (8.1) eta) and bias forces b
     vJ_l = _smul(jd.S, qd_l)
     vJ_r = qd_r if lay.floating else None  # S_root = 1_6
 

@@ -36,8 +36,8 @@ def full_precision(f):
 class JointData(NamedTuple):
     """Joint transforms and motion subspaces for one configuration.
 
-    X: placements of the scanned links in their parents (``phi^T(k+1, k)`` of seed 000, compact);
-    S: their motion subspaces ``(n, 6, k)`` (seed 000's ``H^T``);
+    X: placements of the scanned links in their parents (``phi^T(k+1, k)`` of Rodriguez86, compact);
+    S: their motion subspaces ``(n, 6, k)`` (Rodriguez86's ``H^T``);
     X_root, S_root: the free root's pose in the world and ``S = 1_6`` (floating base only).
     """
 
@@ -78,7 +78,7 @@ def check(model: Model, fn: str, **args):
 
 
 def world_motion(model: Model, dtype):
-    """The world's spatial acceleration that stands in for gravity: ``[0; -g]`` (seed 000 R3:
+    """The world's spatial acceleration that stands in for gravity: ``[0; -g]`` (Rodriguez86 R3:
     the base boundary condition lambda_N^+ = [0; -g])."""
     return jnp.concatenate([jnp.zeros(3, dtype), -model.gravity.astype(dtype)])
 

@@ -1,4 +1,4 @@
-"""Composite-rigid-body algorithm: the joint-space mass matrix (seed 000 (7.7)-(7.11)).
+"""Composite-rigid-body algorithm: the joint-space mass matrix (Rodriguez86 (7.7)-(7.11)).
 
 Rodriguez writes ``M_{k,i} = H_k R_{k,i} H_i^T`` with ``R_{k,i} = phi_{k,i} R_{i,i}`` for
 ``i <= k`` and ``R_{i,i}`` the composite inertia from the "Lyapunov-like" recursion
@@ -22,7 +22,7 @@ from .kinematics import composite_inertias_from_poses, dof_motions_world, forwar
 
 def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
     """Composite inertia of the subtree of every body, world coordinates about the world
-    origin (``R_{k,k}`` of seed 000 (7.8)-(7.9), in the world frame)."""
+    origin (``R_{k,k}`` of Rodriguez86 (7.8)-(7.9), in the world frame)."""
     check(model, "composite_inertias_world", q=q)
     return composite_inertias_from_poses(model, forward_kinematics(model, q))
 

@@ -10,7 +10,7 @@ derivatives of rigid body dynamics algorithms", RSS 2018, eq. (8); the same iden
 ``jaxdyn.aba``'s custom JVP) with ``M^-1`` from CRBA + Cholesky or the seed's O(N^2) inverse.
 
 Derivation (world coordinates, about the world origin; ``x`` / ``x*`` the spatial motion / force
-cross products of seed 001 (5.5); ``S_c`` the world motion subspace column of dof ``c`` on body
+cross products of JainRodriguez95 (5.5); ``S_c`` the world motion subspace column of dof ``c`` on body
 ``b(c)``; ``p = parent(b(c))``). A change ``dq_c`` moves the subtree of ``b(c)`` rigidly by the
 screw ``S_c dq_c``. With ``v``, ``a`` body velocities and accelerations (``a_world = -g``) and
 ``f_k = I_k a_k + v_k x* I_k v_k - f_ext_k``, for every body ``k`` in that subtree::
@@ -150,7 +150,7 @@ def aba_derivatives(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"
     inverse, O(nv^3) but a few LAPACK / cuSOLVER calls; on the 2-core CPU it took a quarter of
     the time of ``"innovations"`` for talos (38 dof) and a third for panda, float32, batched.
     ``"innovations"``: :func:`jaxdyn.mass_matrix_inverse` (one Riccati gather and the O(N)
-    inverse factor applied to each unit vector, O(N^2); seed 001 (4.1), seed 000 (8.4)-(8.13)): the choice for
+    inverse factor applied to each unit vector, O(N^2); JainRodriguez95 (4.1), Rodriguez86 (8.4)-(8.13)): the choice for
     long chains, where nv^3 dominates.
 
     ``q`` columns are tangent-space directions (``integrate(model, q, dq)``). For the

@@ -1,21 +1,21 @@
-"""Diagonalized Lagrangian dynamics (seed 001, Jain & Rodriguez).
+"""Diagonalized Lagrangian dynamics (JainRodriguez95: Jain & Rodriguez 1995).
 
 With the innovations factorization ``M = L D L^T`` (``L = I + H phi K``) and a square root
 ``D = C C^T`` (``C`` the lower Cholesky factor of each joint block; ``C = sqrt(D)`` for 1-dof
-joints; digest pitfall P13), the mass-matrix factor is ``m = L C`` (seed 001 (5.1)), so
+joints; any square root works, the lower Cholesky factor is used throughout), the mass-matrix factor is ``m = L C`` (JainRodriguez95 (5.1)), so
 ``M = m m^T`` and ``l = m^-1 = C^-1 [I - H psi K]``. The new velocity and force coordinates are
 
-* total joint rates ``eta = m^T qd = C^T [I + H phi K]^T qd``  (seed 001 Table 2),
-* working moments ``epsilon = l T = C^-1 [I - H psi K] T``     (seed 001 Table 3),
+* total joint rates ``eta = m^T qd = C^T [I + H phi K]^T qd``  (JainRodriguez95 Table 2),
+* working moments ``epsilon = l T = C^-1 [I - H psi K] T``     (JainRodriguez95 Table 3),
 
-where ``T`` is the net generalized force (applied torques minus gravity, digest P10). Kinetic
-energy is ``eta . eta / 2`` (seed 001 (1.2)) and the equations of motion are diagonal:
+where ``T`` is the net generalized force (applied torques minus the gravity torques). Kinetic
+energy is ``eta . eta / 2`` (JainRodriguez95 (1.2)) and the equations of motion are diagonal:
 
-    d(eta)/dt + C(q, eta) = epsilon                        (seed 001 (1.3), Lemma 7.1)
+    d(eta)/dt + C(q, eta) = epsilon                        (JainRodriguez95 (1.3), Lemma 7.1)
 
 with the non-working Coriolis term ``C(q, eta) = l c(q, qd) - (dm/dt)^T qd``, where ``c`` is
-the usual Coriolis/centrifugal torque; ``eta . C(q, eta) = 0`` (seed 001 (7.3)). This module
-evaluates ``C`` from that identity (digest section 4, identity 27: the closed form (7.1) and
+the usual Coriolis/centrifugal torque; ``eta . C(q, eta) = 0`` (JainRodriguez95 (7.3)). This module
+evaluates ``C`` from that identity (the closed form (7.1) and
 Algorithm 7.1 equal ``l (dm eta - qd^T M_q qd / 2)`` = ``l c - dm^T qd``): ``(dm/dt)^T qd`` is
 the forward-mode derivative of the O(N) operator ``q -> m(q)^T qd`` along ``dq/dt``, so every
 piece stays O(N) and matrix-free. Algorithm 7.1's explicit recursion is not implemented.
@@ -68,7 +68,7 @@ def _blocks(model, Cl, Cr, x, transpose=False, inverse=False):
 
 
 def total_joint_rates(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``eta = D^(1/2)T [I + H phi K]^T qd`` (seed 001 Table 2), O(N)."""
+    """``eta = D^(1/2)T [I + H phi K]^T qd`` (JainRodriguez95 Table 2), O(N)."""
     check(model, "total_joint_rates", q=q, qd=qd)
     fac = factorize(model, q)
     Cl, Cr = _chol_blocks(model, fac)
@@ -83,7 +83,7 @@ def joint_rates_from_total(model: Model, q: Float[Array, " nq"], eta: Float[Arra
 
 
 def working_moments(model: Model, q: Float[Array, " nq"], T: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``epsilon = D^(-1/2) [I - H psi K] T`` (seed 001 Table 3), O(N)."""
+    """``epsilon = D^(-1/2) [I - H psi K] T`` (JainRodriguez95 Table 3), O(N)."""
     check(model, "working_moments", q=q, tau=T)
     fac = factorize(model, q)
     Cl, Cr = _chol_blocks(model, fac)
@@ -92,7 +92,7 @@ def working_moments(model: Model, q: Float[Array, " nq"], T: Float[Array, " nv"]
 
 def diagonal_coriolis(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """``C(q, eta)`` of the diagonal equations at the state ``(q, qd)`` (``eta`` is implied):
-    ``l c(q, qd) - (dm/dt)^T qd`` (seed 001 Lemma 7.1; digest identity 27)."""
+    ``l c(q, qd) - (dm/dt)^T qd`` (JainRodriguez95 Lemma 7.1)."""
     check(model, "diagonal_coriolis", q=q, qd=qd)
     qdot = configuration_derivative(model, q, qd).astype(q.dtype)
     mdot_T_qd = jax.jvp(lambda x: total_joint_rates(model, x, qd), (q,), (qdot,))[1]

@@ -1,4 +1,4 @@
-"""Energies and momentum (seed 000 (3.2)-(3.4): link kinetic energy ``V^T M V / 2``)."""
+"""Energies and momentum (Rodriguez86 (3.2)-(3.4): link kinetic energy ``V^T M V / 2``)."""
 
 from __future__ import annotations
 

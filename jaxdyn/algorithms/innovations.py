@@ -1,22 +1,22 @@
 """Innovations factorization of the mass matrix and O(N) mass-matrix operators.
 
-Seed 001 (4.1b)-(4.1d) (Jain & Rodriguez), from the Kalman filter of seed 000 section 8-10:
+JainRodriguez95 (4.1b)-(4.1d) (Jain & Rodriguez), from the Kalman filter of Rodriguez86 section 8-10:
 
     M = [I + H phi K] D [I + H phi K]^T,    [I + H phi K]^-1 = I - H psi K,
     M^-1 = [I - H psi K]^T D^-1 [I - H psi K],
 
-with ``D``, ``G = P H^T D^-1`` and ``P`` the Riccati (articulated-inertia) gather of seed 000
+with ``D``, ``G = P H^T D^-1`` and ``P`` the Riccati (articulated-inertia) gather of Rodriguez86
 (8.4)-(8.9), computed here by :func:`~jaxdyn.aba_full` with zero velocity and gravity. We write
 ``L = I + H phi K`` ("innovations factor") and ``Linv = I - H psi K``. Each is applied in O(N)
 without forming a matrix:
 
 * ``Linv @ tau`` = the filter's innovations ``e = tau - H z`` with ``z`` the residual forces
-  propagated with the gains (seed 000 (8.3), (8.6)-(8.7) with xi = eta = 0);
+  propagated with the gains (Rodriguez86 (8.3), (8.6)-(8.7) with xi = eta = 0);
 * ``L @ e``: the same gather run backwards, ``tau = e + H z``;
-* ``Linv^T @ y``: the smoother (seed 000 (8.11)-(8.13)) ``qdd = y - G^T a'``;
+* ``Linv^T @ y``: the smoother (Rodriguez86 (8.11)-(8.13)) ``qdd = y - G^T a'``;
 * ``L^T @ x``: the smoother inverted, ``y = x + G^T a'``.
 
-Triangularity of ``L`` holds in the papers' tip-first order (digest pitfall P1): with jaxdyn's
+Triangularity of ``L`` holds in the papers' tip-first order (they number links from the tip): with jaxdyn's
 base-first dof order ``L`` is *upper* triangular (a body's innovation depends on its
 descendants only).
 """
@@ -45,7 +45,7 @@ class MassFactorization(NamedTuple):
 
 
 def factorize(model: Model, q: Float[Array, " nq"]) -> MassFactorization:
-    """The O(N) Riccati gather (seed 000 (8.4)-(8.9)) at ``q``, shared by all operators below."""
+    """The O(N) Riccati gather (Rodriguez86 (8.4)-(8.9)) at ``q``, shared by all operators below."""
     check(model, "factorize", q=q)
     z = jnp.zeros(model.nv, model.dtype)
     r = aba_full(model, q, z, z, gravity=False)
@@ -58,7 +58,7 @@ def _root_x(model, fac, *extra):
 
 @full_precision
 def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``[I - H psi K] tau``: the innovations ``e`` of the filter (seed 000 (8.6); seed 001 (4.1c))."""
+    """``[I - H psi K] tau``: the innovations ``e`` of the filter (Rodriguez86 (8.6); JainRodriguez95 (4.1c))."""
     lay = model.layout
     t_l, t_r = tree.v_to_link_values(lay, tau)
 
@@ -75,7 +75,7 @@ def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[A
 
 @full_precision
 def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``[I + H phi K] e``: generalized forces whose innovations are ``e`` (seed 001 (4.1b))."""
+    """``[I + H phi K] e``: generalized forces whose innovations are ``e`` (JainRodriguez95 (4.1b))."""
     lay = model.layout
     e_l, e_r = tree.v_to_link_values(lay, e)
 
@@ -92,7 +92,7 @@ def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Arra
 
 @full_precision
 def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``[I - H psi K]^T y``: the smoother ``qdd_k = y_k - G_k^T a'_k`` (seed 000 (8.12))."""
+    """``[I - H psi K]^T y``: the smoother ``qdd_k = y_k - G_k^T a'_k`` (Rodriguez86 (8.12))."""
     lay = model.layout
     y_l, y_r = tree.v_to_link_values(lay, y)
 
@@ -148,7 +148,7 @@ class InnovationsFactors(NamedTuple):
 
 
 def innovations_factorization(model: Model, q: Float[Array, " nq"]) -> InnovationsFactors:
-    """Dense ``L = I + H phi K``, block-diagonal ``D`` and ``Linv = I - H psi K`` (seed 001 (4.1)),
+    """Dense ``L = I + H phi K``, block-diagonal ``D`` and ``Linv = I - H psi K`` (JainRodriguez95 (4.1)),
     each column computed by the O(N) operator (O(N^2) in all)."""
     fac = factorize(model, q)
     eye = jnp.eye(model.nv, dtype=model.dtype)
@@ -158,7 +158,7 @@ def innovations_factorization(model: Model, q: Float[Array, " nq"]) -> Innovatio
 
 
 def solve_mass_matrix(model: Model, q: Float[Array, " nq"], b: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``M(q)^-1 b`` in O(N), matrix-free: ``Linv^T D^-1 Linv b`` (seed 001 (4.1d))."""
+    """``M(q)^-1 b`` in O(N), matrix-free: ``Linv^T D^-1 Linv b`` (JainRodriguez95 (4.1d))."""
     check(model, "solve_mass_matrix", q=q, b=b)
     fac = factorize(model, q)
     return _solve(model, fac, b.astype(model.dtype))
@@ -170,7 +170,7 @@ def _solve(model, fac, b):
 
 
 def apply_mass_matrix(model: Model, q: Float[Array, " nq"], x: Float[Array, " nv"]) -> Float[Array, " nv"]:
-    """``M(q) x`` in O(N), matrix-free: RNEA with zero velocity and gravity (seed 001 (4.1a))."""
+    """``M(q) x`` in O(N), matrix-free: RNEA with zero velocity and gravity (JainRodriguez95 (4.1a))."""
     check(model, "apply_mass_matrix", q=q, x=x)
     return rnea_full(model, q, jnp.zeros(model.nv, model.dtype), x, gravity=False).tau
 
@@ -185,7 +185,7 @@ def mass_matrix_inverse(model: Model, q: Float[Array, " nq"]) -> Float[Array, "n
 
 
 def logdet_mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
-    """``log det M = sum_k log det D_k`` in O(N) (seed 001 (4.1b): ``det L = 1``)."""
+    """``log det M = sum_k log det D_k`` in O(N) (JainRodriguez95 (4.1b): ``det L = 1``)."""
     fac = factorize(model, q)
     lay = model.layout
     total = jnp.zeros((), model.dtype)
@@ -206,7 +206,7 @@ def _sym_motion_to_child(X: spatial.Pose, C):
 @full_precision
 def body_inverse_inertias(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nb 6 6"]:
     """Operational-space compliance ``Lambda_k = J_k M^-1 J_k^T`` of every body, in body
-    coordinates, by the outward recursion of seed 000 (9.20)-(9.21):
+    coordinates, by the outward recursion of Rodriguez86 (9.20)-(9.21):
     ``Lambda' = phi^T Lambda_parent phi``, ``Lambda = tau_bar^T Lambda' tau_bar + H^T D^-1 H``
     with ``tau_bar = 1 - G H``. O(N)."""
     check(model, "body_inverse_inertias", q=q)

@@ -67,20 +67,20 @@ def frame_placement(model: Model, q, frame: str) -> spatial.Pose:
 
 
 def body_velocities(model: Model, q, qd) -> Float[Array, "nb 6"]:
-    """Spatial velocity of every body in its own frame ``[omega; v]`` (seed 000 (5.1)-(5.2))."""
+    """Spatial velocity of every body in its own frame ``[omega; v]`` (Rodriguez86 (5.1)-(5.2))."""
     z = jnp.zeros(model.nv, model.dtype)
     return rnea_full(model, q, qd, z, gravity=False).v
 
 
 def body_accelerations(model: Model, q, qd, qdd) -> Float[Array, "nb 6"]:
-    """Spatial acceleration of every body in its own frame, without gravity (seed 000 (5.4)-(5.6);
-    the linear part is the body-frame derivative of ``v``, digest pitfall P6)."""
+    """Spatial acceleration of every body in its own frame, without gravity (Rodriguez86 (5.4)-(5.6);
+    the linear part is the body-frame derivative of ``v``: a spatial, not a classical, acceleration)."""
     return rnea_full(model, q, qd, qdd, gravity=False).a
 
 
 def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Pose]:
     """The motion subspace of every dof in world coordinates about the world origin (the
-    columns of the world Jacobian, ``phi^T H^T`` of seed 000 (7.2)), and the body poses."""
+    columns of the world Jacobian, ``phi^T H^T`` of Rodriguez86 (7.2)), and the body poses."""
     lay = model.layout
     jd = joint_data(model, q)
     poses = forward_kinematics(model, q)
@@ -159,7 +159,7 @@ def frame_jacobian_time_derivative(model: Model, q, qd, frame: str, reference: s
 
 def composite_inertias_from_poses(model: Model, poses: spatial.Pose) -> spatial.RigidInertia:
     """Composite inertia of every body's subtree in world coordinates about the world origin:
-    the body inertias moved to the world, summed by a gather (``R_{k,k}`` of seed 000
+    the body inertias moved to the world, summed by a gather (``R_{k,k}`` of Rodriguez86
     (7.8)-(7.9), the ``phi`` transforms absorbed by the world coordinates)."""
     return tree.subtree_sum(model.layout, spatial.inertia_to_parent(poses, model.body_inertias()))
 
@@ -175,7 +175,7 @@ def center_of_mass(model: Model, q: Float[Array, " nq"]) -> Float[Array, " 3"]:
 def center_of_mass_jacobian(model: Model, q: Float[Array, " nq"]) -> Float[Array, "3 nv"]:
     """``Jcom`` with ``dcom/dt = Jcom qd``: column d is ``(m_sub lin_d + ang_d x h_sub) / m``,
     with ``(m_sub, h_sub)`` the mass and first moment of the subtree moved by dof d (world
-    frame, from the composite inertias of seed 000 (7.8)-(7.9))."""
+    frame, from the composite inertias of Rodriguez86 (7.8)-(7.9))."""
     check(model, "center_of_mass_jacobian", q=q)
     Jw, poses = dof_motions_world(model, q)
     comp = composite_inertias_from_poses(model, poses)

@@ -1,16 +1,16 @@
-"""The Lagrange (Uicker/Kahn/Lewis 4x4) formulation of seed 004 (Turney, Mudge & Lee 1980),
+"""The Lagrange (Uicker/Kahn/Lewis 4x4) formulation of Turney80 (Turney, Mudge & Lee 1980),
 as an independent O(n^3) cross-check of RNEA.
 
 ``tau_i = sum_q sum_j Tr(dT_q/dq_j  J_q  dT_q/dq_i^T) qdd_j
         + sum_q sum_jk Tr(d2T_q/dq_j dq_k  J_q  dT_q/dq_i^T) qd_j qd_k
-        - sum_q g^T dT_q/dq_i (m_q r_q)``                     (seed 004 (2.7)-(2.10))
+        - sum_q g^T dT_q/dq_i (m_q r_q)``                     (Turney80 (2.7)-(2.10))
 
 with ``T_q`` the 4x4 world pose of body q, ``J_q`` its 4x4 pseudo-inertia about the body origin
-(seed 004 (1.24)-(1.28): ``[[J, m c], [m c^T, m]]``, ``J = tr(Ibar)/2 1 - Ibar``) and ``r_q`` the
-homogeneous centre of mass. Derivatives are matrix products (seed 004 (1.11)-(1.12), Appendix):
+(Turney80 (1.24)-(1.28): ``[[J, m c], [m c^T, m]]``, ``J = tr(Ibar)/2 1 - Ibar``) and ``r_q`` the
+homogeneous centre of mass. Derivatives are matrix products (Turney80 (1.11)-(1.12), Appendix):
 ``dT_q/dq_j = W_j T_q`` and ``d2T_q/dq_u dq_v = W_u W_v T_q`` (``u`` the joint nearer the base),
 where ``W_j = T_j Qhat_j T_j^-1`` and ``Qhat_j`` is the 4x4 generator of joint j in its own frame
-(seed 004's ``Q`` operator; ``[[skew(axis), 0], [0, 0]]`` for revolute joints,
+(Turney80's ``Q`` operator; ``[[skew(axis), 0], [0, 0]]`` for revolute joints,
 ``[[0, axis], [0, 0]]`` for prismatic ones). The paper treats revolute DH chains; the same
 formulas hold for any tree of 1-dof joints, which is what this module accepts.
 
@@ -36,7 +36,7 @@ def _check_model(model: Model):
     bad = [n for n, t in zip(model.joint_names, model.joint_types) if t not in ("revolute", "continuous", "prismatic")]
     if bad:
         raise ValueError(
-            f"lagrange: only 1-dof (revolute/prismatic) joints on a fixed base are supported (seed 004); "
+            f"lagrange: only 1-dof (revolute/prismatic) joints on a fixed base are supported (Turney80); "
             f"joint '{bad[0]}' is {model.joint_types[model.joint_names.index(bad[0])]}"
         )
 
@@ -49,7 +49,7 @@ def _homogeneous(R, p):
 
 
 def pseudo_inertia(model: Model) -> Float[Array, "nb 4 4"]:
-    """4x4 pseudo-inertias about the body origins (seed 004 (1.26)-(1.28))."""
+    """4x4 pseudo-inertias about the body origins (Turney80 (1.26)-(1.28))."""
     I = model.body_inertias()
     J = 0.5 * jnp.trace(I.Ibar, axis1=-2, axis2=-1)[:, None, None] * jnp.eye(3, dtype=I.h.dtype) - I.Ibar
     top = jnp.concatenate([J, I.h[:, :, None]], -1)
@@ -91,7 +91,7 @@ class LagrangeTerms(NamedTuple):
 
 @full_precision
 def lagrange_mcg(model: Model, q: Float[Array, " nq"]) -> LagrangeTerms:
-    """``M``, the tensor ``C^i_jk`` and ``G`` of seed 004 (2.11), with
+    """``M``, the tensor ``C^i_jk`` and ``G`` of Turney80 (2.11), with
     ``tau = M qdd + [qd^T C^i qd]_i + G``. O(n^4) (the tensor itself has n^3 entries)."""
     _check_model(model)
     check(model, "lagrange_mcg", q=q)
@@ -114,7 +114,7 @@ def _gravity(model, T, dT):
 @full_precision
 def lagrange_dynamics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"]) -> Float[Array, " nv"]:
     """Inverse dynamics by the Lagrange formulation in O(n^3): the velocity product
-    ``sum_jk d2T_q qd_j qd_k`` is formed once per body (seed 004's reuse of products)."""
+    ``sum_jk d2T_q qd_j qd_k`` is formed once per body (Turney80's reuse of products)."""
     _check_model(model)
     check(model, "lagrange_dynamics", q=q, qd=qd, qdd=qdd)
     T, dT, d2T = _derivatives(model, q)
@@ -125,7 +125,7 @@ def lagrange_dynamics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " n
 
 
 def paper_op_counts(n: int) -> dict:
-    """Operation counts of seed 004 Table 1 (multiplications, additions) for an n-link arm."""
+    """Operation counts of Turney80 Table 1 (multiplications, additions) for an n-link arm."""
     return {
         "lagrange": (27 * n**3 / 2 + 165 * n**2 / 2 + 5 * n, 40 * n**3 / 3 + 58 * n**2 - 64 * n / 3),
         "newton_euler": (108 * n - 12, 100 * n - 9),

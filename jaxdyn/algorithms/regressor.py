@@ -2,8 +2,8 @@
 
 ``pi`` stacks 10 standard inertial parameters per body (Pinocchio's order), all in the body
 frame: ``[m, m c_x, m c_y, m c_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` with ``I`` the rotational
-inertia about the body-frame origin (``Ibar`` of seed 000 after (4.9)). The Newton-Euler
-equations are linear in these (seed 004 section 2: the pseudo-inertia enters linearly), so ``Y``
+inertia about the body-frame origin (``Ibar`` of Rodriguez86 after (4.9)). The Newton-Euler
+equations are linear in these (Turney80 section 2: the pseudo-inertia enters linearly), so ``Y``
 is the exact Jacobian of RNEA with respect to ``pi``.
 """
 

@@ -1,4 +1,4 @@
-"""Recursive Newton-Euler inverse dynamics (seed 000 section 7; seed 001 (4.2)).
+"""Recursive Newton-Euler inverse dynamics (Rodriguez86 section 7; JainRodriguez95 (4.2)).
 
 Glossary: X link placement in its parent, S motion subspace (``H^T``), v/a body spatial velocity
 and acceleration (``V``, ``lambda``), f spatial force (``x``), I body inertia (``M_k``).
@@ -29,7 +29,7 @@ def _stmul(S, f):
 class RNEAResult(NamedTuple):
     """tau ``(nv,)``; v, a ``(nb, 6)`` body velocities and accelerations (a offset by the
     gravity acceleration when gravity is on); f ``(nb, 6)`` the joint wrenches ``x_k`` that each
-    parent exerts on its child, about the body origin in body coordinates (seed 000 R1)."""
+    parent exerts on its child, about the body origin in body coordinates (Rodriguez86 R1)."""
 
     tau: Float[Array, " nv"]
     v: Float[Array, "nb 6"]
@@ -41,10 +41,10 @@ def rnea_full(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True,
               inertia: spatial.RigidInertia | None = None) -> RNEAResult:
     """RNEA returning the intermediate quantities (see :class:`RNEAResult`).
 
-    Scatter (seed 000 (5.1)-(5.6)): ``v_k = X^-1 v_p + S qd``,
+    Scatter (Rodriguez86 (5.1)-(5.6)): ``v_k = X^-1 v_p + S qd``,
     ``a_k = X^-1 a_p + S qdd + v_k x S qd`` (``eta_k``); world acceleration ``[0; -g]``.
-    Body forces (seed 000 (4.4)): ``f_k = I a_k + v_k x* I v_k - f_ext_k``.
-    Gather (seed 000 (4.1)-(4.3)): ``f_p += X* f_k``, ``tau_k = S^T f_k`` ((6.5)).
+    Body forces (Rodriguez86 (4.4)): ``f_k = I a_k + v_k x* I v_k - f_ext_k``.
+    Gather (Rodriguez86 (4.1)-(4.3)): ``f_p += X* f_k``, ``tau_k = S^T f_k`` ((6.5)).
     ``inertia`` overrides the model's body inertias (used by the regressor).
     """
     check(model, "rnea", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
@@ -103,7 +103,7 @@ def rnea(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Flo
 
 
 def bias_forces(model: Model, q, qd, f_ext=None) -> Float[Array, " nv"]:
-    """``C(q, qd) qd + g(q)`` (- external forces): RNEA with ``qdd = 0`` (seed 000 (7.11))."""
+    """``C(q, qd) qd + g(q)`` (- external forces): RNEA with ``qdd = 0`` (Rodriguez86 (7.11))."""
     return rnea(model, q, qd, jnp.zeros_like(qd, dtype=model.dtype), f_ext)
 
 

@@ -372,7 +372,7 @@ def _check_finite_model(model, error):
 
 def _check_massless(parents, types, jnames, bnames, mass, inertia):
     """Reject moving bodies whose whole subtree has no mass and no inertia: the joint-space
-    articulated inertia ``D`` of seed 000 (8.5) would be zero and ABA would divide by zero."""
+    articulated inertia ``D`` of Rodriguez86 (8.5) would be zero and ABA would divide by zero."""
     nb = len(parents)
     sub_m = list(mass)
     sub_I = [np.abs(I).sum() for I in inertia]

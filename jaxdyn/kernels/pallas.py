@@ -103,7 +103,7 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None,
 def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
                 num_warps: int | None = None, traversal: str | None = None):
     """Build ``f(q (B, nq), qd (B, nv), qdd (B, nv)) -> tau (B, nv)``: inverse dynamics (the
-    SoA RNEA of :mod:`jaxdyn.kernels.soa`, seed 000's outward velocity/acceleration and
+    SoA RNEA of :mod:`jaxdyn.kernels.soa`, Rodriguez86's outward velocity/acceleration and
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     if resolve_traversal(model, "rnea_pallas", traversal) == "scan":
@@ -124,7 +124,7 @@ def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None
                 num_warps: int | None = None, traversal: str | None = None):
     """Build ``f(q (B, nq)) -> M (B, nv, nv)``: the joint-space mass matrix (armature included;
     the composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table 6.2,
-    seed 000 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
+    Rodriguez86 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     nv = model.nv
     if resolve_traversal(model, "crba_pallas", traversal) == "scan":

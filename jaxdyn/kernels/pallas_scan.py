@@ -10,8 +10,8 @@ aligned frames by default, :func:`~jaxdyn.kernels.soa._aba_kin_step`,
 ``_aba_aligned_filter_step``, ``_aba_aligned_smooth_step``, or in body frames with
 ``aba_pallas(frames="body")``, ``_aba_vel_step``, ``_aba_filter_step``, ``_aba_smooth_step``;
 ``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so the equations and their seed
-references are those of :mod:`jaxdyn.kernels.soa`: ABA seed 000 Result 8.1, (8.3)-(8.13); RNEA
-seed 000 (5.1)-(5.6); CRBA seed 000 (7.7)-(7.11) / Featherstone table 6.2, in the common frame.
+references are those of :mod:`jaxdyn.kernels.soa`: ABA Rodriguez86 Result 8.1, (8.3)-(8.13); RNEA
+Rodriguez86 (5.1)-(5.6); CRBA Rodriguez86 (7.7)-(7.11) / Featherstone table 6.2, in the common frame.
 
 Per program (a block of ``block`` samples) the loop reads its link's data with dynamic indices:
 
@@ -226,7 +226,7 @@ def _root_x(tabs, **per_dof):
 
 
 def _aba_body(tabs, K, qT, qdT, tauT, out):
-    """ABA (seed 000 Result 8.1; the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`)."""
+    """ABA (Rodriguez86 Result 8.1; the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`)."""
     n, floating = tabs.n, tabs.floating
     zeros = K.like(_MOTION, _MOTION)
     # scratch rows: per link v (6) | per link U (6), D^-1, e | slots (_scratch_layout)
@@ -344,7 +344,7 @@ def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
 
 
 def _rnea_body(tabs, K, qT, qdT, qddT, out):
-    """RNEA (seed 000 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa._rnea_tree`)."""
+    """RNEA (Rodriguez86 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa._rnea_tree`)."""
     floating = tabs.floating
     world = tabs.consts.world
     base_f = 0  # scratch rows: per link f (6) | slots (_scratch_layout)
@@ -374,7 +374,7 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
 
 def _crba_body(tabs, K, qT, out):
     """Mass matrix ``M(q) + diag(armature)`` in the common frame (the world, or the free root's
-    body frame; the form of :func:`jaxdyn.kernels.soa._crba_tree`, Featherstone (6.2), seed 000
+    body frame; the form of :func:`jaxdyn.kernels.soa._crba_tree`, Featherstone (6.2), Rodriguez86
     (7.7)-(7.11)): a scatter of poses gives each link's motion subspace ``S`` and rigid inertia
     in that frame, a gather sums composite inertias ``Ic`` (no transforms: one frame), then per
     link ``F = Ic S``, ``M_ii = S^T F + armature`` and ``M_ji = M_ij = S_j^T F`` for its

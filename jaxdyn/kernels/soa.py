@@ -24,23 +24,22 @@ small helpers below (:func:`_mul`, :func:`_add`), so they cost nothing. Model nu
 from the model: the kernels are differentiable w.r.t. the model and can take it as a ``jit``
 argument (see benchmarks/results/kernels-cpu.md for compile times per traversal).
 
-Equations are those of :mod:`jaxdyn.algorithms` (seed 000 = Rodriguez, Jain & Kreutz-Delgado,
-"Spatial operator algebra"; Featherstone, "Rigid Body Dynamics Algorithms" (2008), tables 5.1,
-6.2, 7.1):
+Equations are those of :mod:`jaxdyn.algorithms` (Rodriguez86; Featherstone08, tables 5.1, 6.2,
+7.1; keys in docs/references.md):
 
 * joint transform ``X = placement o X_J(q)``; with Rodrigues' formula for a unit axis ``u``,
   ``R_J = u u^T + cos q (1 - u u^T) + sin q [u]x``, so ``R = A0 + cos q A1 + sin q A2`` with the
   model-only matrices ``A0 = R0 u u^T``, ``A1 = R0 - A0``, ``A2 = R0 [u]x`` (prismatic:
   ``R = R0``, ``p = p0 + q R0 u``);
-* RNEA (seed 000 (5.1)-(5.6), (4.1)-(4.4)): ``v = X^-1 v_p + S qd``,
+* RNEA (Rodriguez86 (5.1)-(5.6), (4.1)-(4.4)): ``v = X^-1 v_p + S qd``,
   ``a = X^-1 a_p + S qdd + v x S qd``, ``f = I a + v x* I v - f_ext``, ``f_p += X* f``,
   ``tau = S^T f + armature qdd``;
-* ABA (seed 000 Result 8.1, (8.3)-(8.13)): inward ``U = P S``, ``D = S^T U + armature``,
+* ABA (Rodriguez86 Result 8.1, (8.3)-(8.13)): inward ``U = P S``, ``D = S^T U + armature``,
   ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``,
   ``P_p += X* P+ X``, ``z_p += X* z+``; outward ``a' = X^-1 a_p + c``,
   ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``; world acceleration ``[0; -g]``. The scanned
   traversals write these in *aligned* frames (see :func:`_aba_tree`), where ``X`` is a translation;
-* CRBA (seed 000 (7.7)-(7.11); Featherstone table 6.2): composite inertias
+* CRBA (Rodriguez86 (7.7)-(7.11); Featherstone table 6.2): composite inertias
   ``Ic_p += X* Ic X`` (rigid, compact), ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature``, then
   ``F <- X* F`` up the ancestors ``j``: ``M_ji = S_j^T F``.
 
@@ -177,12 +176,12 @@ def _rot_gen(R, M):
 
 
 def _motion_to_child(R, p, w, v):
-    """``BX_A m`` (seed 000's ``phi^T``): ``[R^T w; R^T (v - p x w)]``."""
+    """``BX_A m`` (Rodriguez86's ``phi^T``): ``[R^T w; R^T (v - p x w)]``."""
     return _mtv(R, w), _mtv(R, _v_sub(v, _cross(p, w)))
 
 
 def _force_to_parent(R, p, n, f):
-    """``AX*_B f`` (seed 000's ``phi``): ``[R n + p x R f; R f]``."""
+    """``AX*_B f`` (Rodriguez86's ``phi``): ``[R n + p x R f; R f]``."""
     fr = _mv(R, f)
     return _v_add(_mv(R, n), _cross(p, fr)), fr
 
@@ -284,7 +283,7 @@ def _check_joints(model: Model, fn: str):
 def _model_numbers(model: Model):
     """Per-body model-only arrays: joint matrices ``A0, A1, A2`` (Rodrigues split, see the module
     docstring), ``w = R0 u``, ``p0``, axis ``u``, and the rigid inertia ``(m, h, Ibar)`` about
-    the body origin (seed 000 (3.1))."""
+    the body origin (Rodriguez86 (3.1))."""
     dt = model.dtype
     R0, p0, u = model.placement_R.astype(dt), model.placement_p.astype(dt), model.axis.astype(dt)
     uu = u[:, :, None] * u[:, None, :]
@@ -453,7 +452,7 @@ _ZERO3 = (0.0, 0.0, 0.0)
 
 
 def _world_acc(model, B=None):
-    """``[0; -g]`` (seed 000 R3), as SoA scalars (``(B,)`` arrays when ``B`` is given)."""
+    """``[0; -g]`` (Rodriguez86 R3), as SoA scalars (``(B,)`` arrays when ``B`` is given)."""
     g = model.gravity.astype(model.dtype)
     la = (-g[0], -g[1], -g[2])
     if B is None:
@@ -463,7 +462,7 @@ def _world_acc(model, B=None):
 
 
 def _velocity(R, p, S, qd, parent):
-    """``v = X^-1 v_p + S qd`` and the bias acceleration ``c = v x S qd`` (seed 000 (5.1), (8.3));
+    """``v = X^-1 v_p + S qd`` and the bias acceleration ``c = v x S qd`` (Rodriguez86 (5.1), (8.3));
     ``parent=None`` is the world (zero velocity)."""
     vJ = (_v_scale(qd, S[0]), _v_scale(qd, S[1]))
     w, v = (_ZERO3, _ZERO3) if parent is None else _motion_to_child(R, p, *parent)
@@ -472,7 +471,7 @@ def _velocity(R, p, S, qd, parent):
 
 
 def _bias_force(m, h, Ib, w, v, fe):
-    """``z = v x* I v - f_ext`` (seed 000 (8.24), xi)."""
+    """``z = v x* I v - f_ext`` (Rodriguez86 (8.24), xi)."""
     n, f = _cross_force(w, v, *_inertia_apply(m, h, Ib, w, v))
     if fe is not None:
         n, f = _v_sub(n, fe[0:3]), _v_sub(f, fe[3:6])
@@ -480,7 +479,7 @@ def _bias_force(m, h, Ib, w, v, fe):
 
 
 def _riccati(P, Z, S, arm, tau, c, to_parent=True):
-    """One filter step (seed 000 (8.5)-(8.9)): ``U = P S``, ``D = S^T U + armature``,
+    """One filter step (Rodriguez86 (8.5)-(8.9)): ``U = P S``, ``D = S^T U + armature``,
     ``e = tau - S^T z``; with ``to_parent``, also ``P+ = P - U D^-1 U^T`` and
     ``z+ = z + P+ c + U D^-1 e``. Returns ``(U, D^-1, e, P+, z+)``."""
     A, B, C = P
@@ -503,7 +502,7 @@ def _riccati(P, Z, S, arm, tau, c, to_parent=True):
 
 
 def _smooth(R, p, S, c, U, di, e, parent_a):
-    """One smoother step (seed 000 (8.11)-(8.13)): ``a' = X^-1 a_p + c``,
+    """One smoother step (Rodriguez86 (8.11)-(8.13)): ``a' = X^-1 a_p + c``,
     ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``. Returns ``(a, qdd)``."""
     aw, av = _motion_to_child(R, p, *parent_a)
     aw, av = _v_add(aw, c[0]), _v_add(av, c[1])
@@ -525,7 +524,7 @@ def _free_root_solve(R, p, P, Z, tau6, arm6, world):
 
 
 def _rnea_force(m, h, Ib, w, v, aw, av, fe):
-    """``f = I a + v x* I v - f_ext`` (seed 000 (5.3))."""
+    """``f = I a + v x* I v - f_ext`` (Rodriguez86 (5.3))."""
     n1, f1 = _inertia_apply(m, h, Ib, aw, av)
     n2, f2 = _bias_force(m, h, Ib, w, v, fe)
     return _v_add(n1, n2), _v_add(f1, f2)
@@ -645,7 +644,7 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
 
 def _crba_unroll(model, nums, qT):
     """Mass matrix ``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the
-    tree (Featherstone table 6.2; seed 000 (7.7)-(7.11)): composite inertias ``Ic_p += X* Ic X``
+    tree (Featherstone table 6.2; Rodriguez86 (7.7)-(7.11)): composite inertias ``Ic_p += X* Ic X``
     inward (rigid, compact), then per dof ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature`` and
     ``F <- X* F`` up the ancestors ``j``: ``M_ji = M_ij = S_j^T F``. A free root's ``S`` is
     ``1_6`` (its six unit motions). Entries of bodies on different branches are exact zeros."""
@@ -864,8 +863,8 @@ def _aba_kin_step(parent, x):
     """Outward ABA sweep 1 in aligned frames (a scatter step): from the parent's orientation
     ``R_p`` and velocity, the link's ``R = R_p R_J``, offset ``d = R_p p``, motion subspace
     ``S = R s`` (the axis passes through the link's origin), velocity ``v = X(d) v_p + S qd``
-    (seed 000 (5.1)), bias acceleration ``c = v x S qd`` (seed 000 (8.3)), rigid inertia
-    ``(m, R h, R Ibar R^T)`` and bias force ``v x* I v - f_ext`` (seed 000 (8.24)); carries
+    (Rodriguez86 (5.1)), bias acceleration ``c = v x S qd`` (Rodriguez86 (8.3)), rigid inertia
+    ``(m, R h, R Ibar R^T)`` and bias force ``v x* I v - f_ext`` (Rodriguez86 (8.24)); carries
     ``(R, w, v)``."""
     m, h, Ib = _inertia_x(x)
     if "root" in x:  # the root's frame is the common one: R = 1
@@ -889,7 +888,7 @@ def _aba_kin_step(parent, x):
 
 def _aba_aligned_filter_step(acc, x):
     """Inward ABA sweep in aligned frames (a gather step): ``P = I + sum P+_children``, the Riccati
-    filter (seed 000 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
+    filter (Rodriguez86 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
     ``(U, D^-1, e)`` (the root returns its ``(P, z)``)."""
     x = _fields(x)
     m, h, Ib = (x["m"], *x["I"]) if "I" in x else _inertia_x(x)  # links: rotated in the kinematics sweep
@@ -903,7 +902,7 @@ def _aba_aligned_filter_step(acc, x):
 
 def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
     """Outward ABA sweep 2 in aligned frames: ``a' = X(d) a_p + c``, ``qdd = D^-1 (e - U^T a')``,
-    ``a = a' + S qdd`` (seed 000 (8.11)-(8.13)); the free root as :func:`_aba_smooth_step`."""
+    ``a = a' + S qdd`` (Rodriguez86 (8.11)-(8.13)); the free root as :func:`_aba_smooth_step`."""
     if "root" in x:
         return _aba_smooth_step(root_PZ, world, None, x)
     x = _fields(x)
@@ -1110,7 +1109,7 @@ def _crba_pose_step(ident, parent, x):
 
 
 def _crba_tree(model, lay, nums, qT):
-    """Mass matrix (Featherstone (6.2); seed 000 (7.7)-(7.11)) in a common frame (the world, or
+    """Mass matrix (Featherstone (6.2); Rodriguez86 (7.7)-(7.11)) in a common frame (the world, or
     the free root's body frame, where the root's ``S`` is ``1_6``): a scatter gives each body's
     pose ``(R, p)``, its motion subspace ``S`` and rigid inertia ``I`` in that frame; composite
     inertias ``Ic`` are subtree sums; ``M[r, c] = S_r^T Ic_{b(c)} S_c`` for body(r) ancestor of
