@@ -219,6 +219,9 @@ class Model(eqx.Module):
       frame_R, frame_p: ``(nf,3,3)``, ``(nf,3)`` named frames in their body's frame;
       q_lower, q_upper ``(nq,)``; velocity_limit, effort_limit, damping, friction, armature
         ``(nv,)``. Armature enters the mass matrix as ``M + diag(armature)``.
+
+    ``geoms``: optional collision geometry (:class:`~jaxdyn.geometry.Geoms`, from MJCF), ``None``
+    for URDF models; the dynamics algorithms do not read it.
     """
 
     topology: Topology = eqx.field(static=True)

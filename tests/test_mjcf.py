@@ -312,7 +312,7 @@ ERROR_CASES = [
     ("massless", body('<joint name="j"/>'), "joint 'j' moves body 'b', which carries no mass"),
     ("two_orientations", body(J, '<body name="c" quat="1 0 0 0" euler="0 0 1"><joint/><geom size="1"/></body>'),
      "<body name='c'>: more than one orientation"),
-    ("no_joint", '<mujoco><worldbody><body name="s"><geom size="1"/></body></worldbody></mujoco>', "no joint"),
+    ("no_joint", '<mujoco><worldbody><body name="s"><geom size="1"/></body></worldbody></mujoco>', "<worldbody> holds no <joint>"),
     ("bad_root", "<robot/>", "expected <mujoco>"),
     ("shell", body('<joint name="j"/><geom name="gs" size="0.1" shellinertia="true"/>'), "geom <geom name='gs'> in body 'b': shellinertia"),
 ]
@@ -345,6 +345,18 @@ def test_stiffness_warns_with_joint_names():
                '<body name="c"><joint name="also" stiffness="1"/><geom size="0.1"/></body>')
     with pytest.warns(UserWarning, match="stiffness.*springy, also"):
         load_mjcf(xml)
+
+
+def test_other_dropped_forces_warn_and_gravity_flag():
+    xml = body('<joint name="j" damping="1 2"/><geom size="0.1"/>').replace('pos="0 0 1"', 'pos="0 0 1" gravcomp="1"')
+    xml = xml.replace("<mujoco>", '<mujoco><option viscosity="0.1"><flag gravity="disable"/></option>')
+    with pytest.warns(UserWarning) as rec:
+        m = load_mjcf(xml)
+    text = " ".join(str(w.message) for w in rec)
+    for what in ("gravcomp", "non-linear damping", "viscosity"):
+        assert what in text, text
+    np.testing.assert_array_equal(m.gravity, np.zeros(3))
+    assert float(m.damping[0]) == 1.0
 
 
 def test_free_joint_armature_warns():
@@ -385,7 +397,7 @@ def test_autolimits_false():
 # converters, sources, geoms in the model
 
 def test_converters_round_trip_and_power():
-    m = quiet_load(xml_path("floating"))
+    m = quiet_load(xml_path("floating_joint"))
     rng = np.random.default_rng(0)
     q = np.asarray(jaxdyn.random_configuration(m, jax.random.PRNGKey(1)))
     v, a, f = rng.normal(size=m.nv), rng.normal(size=m.nv), rng.normal(size=m.nv)
@@ -396,7 +408,7 @@ def test_converters_round_trip_and_power():
     fj = mj.force_from_mujoco(m, q, f)
     np.testing.assert_allclose(mj.force_to_mujoco(m, q, fj), f, rtol=1e-14, atol=1e-14)
     assert float(fj @ vj) == pytest.approx(float(f @ v), rel=1e-13)  # power is coordinate-free
-    np.testing.assert_allclose(vj[6:], v[6:])  # hinge / slide / ball dofs untouched
+    np.testing.assert_allclose(vj[6:], v[6:])  # the other dofs are untouched
     # the acceleration map is the time derivative of the velocity map along a trajectory
     h = 1e-6
     qn = np.asarray(jaxdyn.integrate(m, jnp.asarray(q), vj, h))
@@ -439,7 +451,7 @@ def test_model_with_geoms_transforms():
 
 def test_kernels_and_rollout_on_mjcf_model():
     """The batched kernel and the simulator run on an MJCF model with geoms."""
-    m, r, o = case("gymnasium__ant")  # the SoA kernels take no ball joints
+    m, r, o = case("balance")  # small (compile time); the SoA kernels take no ball joints
     q = jnp.asarray(r["qpos"][:2])
     v = jnp.asarray(o["vj"][:2])
     tau = jnp.asarray(np.random.default_rng(0).normal(size=(2, m.nv)))

@@ -594,7 +594,7 @@ def _read(source):
     if text.lstrip().startswith("<"):
         return text, os.getcwd()
     if not os.path.isfile(text):
-        raise MJCFError(f"MJCF file not found: {text}")
+        raise MJCFError(f"MJCF file not found: '{text}'")
     with open(text, encoding="utf-8") as fh:
         return fh.read(), os.path.dirname(os.path.abspath(text))
 
@@ -887,7 +887,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         owner[i] = (pb, C[0], C[1])
 
     if not jb["parent"]:
-        raise MJCFError("the model has no joint: nothing moves")
+        raise MJCFError("<worldbody> holds no <joint> or <freejoint>: nothing moves")
 
     # inertia of each MuJoCo body onto its jaxdyn body
     for i, b in enumerate(bodies[1:], 1):
