@@ -37,6 +37,10 @@ Supported
   ``fromto`` (the geom frame's ``+z`` then points from the second point to the first, as in
   MuJoCo's compiled model). An attribute with fewer numbers than its array (``size="0.06"``)
   overrides only the leading entries of the inherited value, as MuJoCo reads it.
+* Mesh geoms whose mesh asset says ``inertia="exact"`` (directly or through a ``<default>``
+  class): the exact volume, centroid and inertia of the closed mesh (binary STL file, found
+  through ``<compiler meshdir>`` / ``assetdir``, or inline ``vertex`` + ``face``; ``scale``,
+  mirrors included). Vertices are taken in single precision, as MuJoCo stores them.
 * Joint ``armature``, ``damping`` (linear coefficient), ``frictionloss`` (-> ``friction``),
   ``range`` with ``limited`` (``<compiler autolimits>``, default true), ``actuatorfrcrange``.
 * Actuators with ``joint`` (or ``jointinparent``) transmission on hinge / slide / ball joints:
@@ -74,8 +78,9 @@ model: ``<tendon>`` and ``<equality>`` with content (closed loops, couplings), `
 body in the file (jaxdyn's free joint is body 0 and the dof order stays MuJoCo's), a free joint
 below another moving body or with other joints in its body, a ball joint followed by a hinge or
 ball in the same body (MuJoCo refuses it too); a geom that would give a body its inertia but is
-a mesh, height field or SDF, or asks for ``shellinertia`` or mesh fitting (add an
-``<inertial>``); ``<freejoint align="true">`` / ``<compiler alignfree="true">`` (moves the body
+a height field, an SDF, a mesh whose inertia is not ``"exact"`` (MuJoCo's default ``legacy``
+and the ``convex`` hull are not reproduced; nor is ``shell``), a mesh that encloses no volume,
+or asks for ``shellinertia`` or mesh fitting (add an ``<inertial>``, the message says so); ``<freejoint align="true">`` / ``<compiler alignfree="true">`` (moves the body
 frame); frame ``scale``; actuators with tendon, site, body or slider-crank transmission, or on a
 free joint; missing include files, unknown default classes, duplicate names, unknown elements
 in the body tree, and numbers that do not parse, are not finite or come in the wrong count
@@ -210,6 +215,9 @@ class _Ctx:
         self.balanceinertia = False
         self.settotalmass = -1.0
         self.defaults = {}  # class -> {tag: {attr: value}}
+        self.meshes = {}  # name -> (element, attributes)
+        self.main_dir = ""
+        self.meshdir = ""
         self.warnings = []
 
     def angle(self, x):
@@ -496,6 +504,82 @@ def _geom_shape(elem, a, ctx, pose, what):
     return gtype, size, R, p
 
 
+def read_stl(path, what):
+    """Triangles ``(n, 3, 3)`` of a binary STL file (float64 of the stored float32)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if len(data) < 84:
+        raise MJCFError(f"{what}: '{path}' is too short for a binary STL file")
+    n = int(np.frombuffer(data, "<u4", 1, 80)[0])
+    if len(data) != 84 + 50 * n:
+        hint = " (ASCII STL is not supported)" if data[:5] == b"solid" else ""
+        raise MJCFError(f"{what}: '{path}' is not a binary STL file of {n} triangles{hint}")
+    rec = np.frombuffer(data, np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]), n, 84)
+    return rec["v"].astype(np.float64)
+
+
+def mesh_volume_inertia(tris):
+    """``(volume, centroid, I / mass about the centroid)`` of the solid bounded by a closed,
+    outward-oriented triangle mesh ``(n, 3, 3)``, exact for any (also non-convex) shape.
+
+    Each triangle spans a tetrahedron with the origin of signed volume ``det[a b c] / 6``; over a
+    tetrahedron with vertices ``p_k`` (one of them the origin), ``int x x^T dV = V / 20
+    (sum_k p_k p_k^T + (sum_k p_k)(sum_k p_k)^T)``; the signed sums give the solid's moments."""
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    v = np.einsum("ij,ij->i", a, np.cross(b, c)) / 6
+    vol = float(v.sum())
+    if not vol > 0:
+        return vol, None, None
+    s = a + b + c
+    com = (v[:, None] * s).sum(0) / 4 / vol
+    C = np.einsum("i,ijk->jk", v, np.einsum("ij,ik->ijk", a, a) + np.einsum("ij,ik->ijk", b, b)
+                  + np.einsum("ij,ik->ijk", c, c) + np.einsum("ij,ik->ijk", s, s)) / 20
+    C = C / vol - np.outer(com, com)  # second moments per unit mass, about the centroid
+    return vol, com, np.trace(C) * np.eye(3) - C
+
+
+def _mesh_mass_properties(mesh, ctx, gw, bw):
+    """(volume, centroid, I / mass) of a mesh asset in the geom frame, or MJCFError."""
+    if mesh is None:
+        raise MJCFError(f"{gw}: the mesh it names is not defined in <asset>")
+    elem, a = mesh
+    mw = f"<mesh name='{a.get('_name')}'>"
+    kind = a.get("inertia", "legacy")
+    if kind != "exact":
+        raise MJCFError(
+            f"{gw}: the geom would define the inertia of {bw} from {mw}, whose inertia='{kind}' "
+            "(MuJoCo's default is 'legacy'; 'convex' uses the convex hull) jaxdyn does not reproduce; add an "
+            f"<inertial> to {bw}, or give the mesh inertia='exact' (closed, outward-oriented meshes)")
+    if "file" in a:
+        if not a["file"].lower().endswith(".stl"):
+            raise MJCFError(f"{mw}: only binary STL mesh files are read, got '{a['file']}'")
+        path = a["file"] if os.path.isabs(a["file"]) else os.path.join(ctx.main_dir, ctx.meshdir, a["file"])
+        if not os.path.isfile(path):
+            raise MJCFError(f"{mw}: mesh file '{path}' not found")
+        tris = read_stl(path, mw)
+    elif "vertex" in a and "face" in a:
+        vert = _numbers(a["vertex"], 10 ** 9, f"{mw} vertex", at_least=3).reshape(-1, 3) if len(
+            a["vertex"].split()) % 3 == 0 else None
+        if vert is None:
+            raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
+        face = _numbers(a["face"], 10 ** 9, f"{mw} face", ints=True, at_least=3)
+        if len(face) % 3 or face.min() < 0 or face.max() >= len(vert):
+            raise MJCFError(f"{mw} face: expected vertex index triples within 0..{len(vert) - 1}")
+        # MuJoCo keeps mesh vertices in single precision, as an STL file holds them
+        tris = vert.astype(np.float32).astype(np.float64)[face.reshape(-1, 3)]
+    else:
+        raise MJCFError(f"{mw}: inertia='exact' needs a file or vertex and face data")
+    scale = _numbers(a.get("scale", "1 1 1"), 3, f"{mw} scale")
+    tris = tris * scale
+    if np.prod(scale) < 0:  # a mirror turns the faces inside out
+        tris = tris[:, ::-1]
+    vol, com, iu = mesh_volume_inertia(tris)
+    if com is None:
+        raise MJCFError(f"{mw}: the mesh encloses no positive volume ({vol:.3g}); inertia='exact' needs a "
+                        "closed mesh with outward-facing triangles")
+    return vol, com, iu
+
+
 def _body_inertia(b, ctx, policy, mesh_inertia):
     """(mass, com, I about the com) of a MuJoCo body in its own frame."""
     what = f"body '{b.name}'"
@@ -533,7 +617,21 @@ def _body_inertia(b, ctx, policy, mesh_inertia):
         gtype = a.get("type", "sphere")
         if gtype in ("plane",):
             continue
-        if gtype in ("mesh", "hfield", "sdf") or ("mesh" in a and gtype != "mesh"):
+        if gtype == "mesh":  # (shellinertia applies to primitives only)
+            vol, cm, iu = _mesh_mass_properties(ctx.meshes.get(a.get("mesh")), ctx, gw, what)
+            if "mass" in a:
+                m = float(_numbers(a["mass"], 1, f"{gw} mass")[0])
+            else:
+                m = float(_numbers(a.get("density", "1000"), 1, f"{gw} density")[0]) * vol
+            if m < 0:
+                raise MJCFError(f"{gw}: negative mass")
+            R, p = _compose(pose, _pose(a, ctx, gw))
+            cb = R @ cm + p
+            parts.append((m, cb, R @ (m * iu) @ R.T))
+            m_tot += m
+            mc = mc + m * cb
+            continue
+        if gtype in ("hfield", "sdf") or ("mesh" in a and gtype != "mesh"):
             kind = "mesh-fitted " + gtype if gtype not in ("mesh", "hfield", "sdf") else gtype
             raise MJCFError(
                 f"{gw}: a {kind} geom would define the inertia of {what}, and jaxdyn does not compute "
@@ -671,6 +769,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             ctx.balanceinertia = a["balanceinertia"] == "true"
         if a.get("coordinate", "local") != "local":
             raise MJCFError("<compiler coordinate='global'>: only local coordinates are supported (as in MuJoCo 3+)")
+        if "meshdir" in a or "assetdir" in a:
+            ctx.meshdir = a.get("meshdir", a.get("assetdir"))
         if a.get("alignfree", "false") == "true":
             raise MJCFError("<compiler alignfree='true'>: aligning free bodies with their inertial frame is not supported")
     for o in root.iter("option"):
@@ -703,6 +803,17 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                             "kinematic tree without tendons, equality constraints, deformables or plugins")
         if tag in ("replicate", "attach", "composite", "flexcomp", "skin"):
             raise MJCFError(f"<{tag}> is not supported by jaxdyn's MJCF loader")
+
+    ctx.main_dir = main_dir
+    for asset in root.findall("asset"):
+        for me in asset.findall("mesh"):
+            ma = ctx.attrs(me, "main")
+            name = ma.get("name") or (os.path.splitext(os.path.basename(ma["file"]))[0] if ma.get("file") else None)
+            if name:
+                if name in ctx.meshes:
+                    raise MJCFError(f"<mesh name='{name}'>: duplicate mesh name")
+                ma["_name"] = name
+                ctx.meshes[name] = (me, ma)
 
     # ---- the body tree, in document order
     bodies = [_Body("world", None, np.eye(3), np.zeros(3), None)]

@@ -4,7 +4,8 @@
     python tests/reference/generate_mujoco_mjcf.py [--out tests/data/mjcf_reference]
 
 For every model file in ``tests/data/mjcf`` (``*.xml`` and ``*/*.xml``, except the included
-fragments under ``include/`` and ``*/common/``), MuJoCo compiles the model and, for K random
+fragments under ``include/`` and ``*/common/``; ``meshes/ell.stl`` is written by
+``make_mesh_stl.py``), MuJoCo compiles the model and, for K random
 states, computes:
 
 * ``M``: the joint-space mass matrix (``mj_fullM``, armature included);
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import zlib
 
 import mujoco
 import numpy as np
@@ -154,8 +156,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "data", "mjcf_reference"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for i, path in enumerate(model_files()):
-        res = run(path, seed=100 + i)
+    for path in model_files():
+        res = run(path, seed=zlib.crc32(case_name(path).encode()))  # stable when files are added
         dst = os.path.join(args.out, case_name(path) + ".npz")
         np.savez_compressed(dst, **res)
         print(f"{case_name(path)}: nq={res['qpos'].shape[1]} nv={res['M'].shape[1]} -> {os.path.relpath(dst)}")
