@@ -1,4 +1,5 @@
-"""Console entry point: ``jaxdyn demo``, ``jaxdyn bench``, ``jaxdyn view`` and ``jaxdyn identify``."""
+"""Console entry point: ``jaxdyn demo``, ``jaxdyn bench``, ``jaxdyn view``, ``jaxdyn identify`` and
+``jaxdyn excite``."""
 
 from __future__ import annotations
 
@@ -134,6 +135,8 @@ def main(argv=None) -> int:
     from . import sysid
 
     sysid.add_cli_arguments(i)
+    e = sub.add_parser("excite", help="optimise a Fourier excitation trajectory for identification, write a CSV")
+    sysid.add_excite_arguments(e)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the harness parses its own options (argparse.REMAINDER drops leading --flags)
         from . import bench
@@ -142,6 +145,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "identify":
         return sysid.run_cli(args)
+    if args.cmd == "excite":
+        return sysid.run_excite_cli(args)
     if args.cmd == "demo":
         return _demo(args)
     if args.cmd == "view":

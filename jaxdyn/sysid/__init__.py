@@ -61,15 +61,21 @@ spread over every visible device with :func:`jaxdyn.parallel.shard_batch`, paddi
 this is plain single-device execution; with several, no code change is needed.
 """
 
-from .cli import add_cli_arguments, plot_torques, run_cli
+from .cli import add_cli_arguments, add_excite_arguments, plot_torques, run_cli, run_excite_cli
 from .consistency import (BodyConsistency, is_physically_consistent, log_cholesky_to_parameters,
                           log_cholesky_to_pseudo_inertia, parameters_to_log_cholesky, parameters_to_pseudo_inertia,
                           physical_consistency, pseudo_inertia_to_log_cholesky, pseudo_inertia_to_parameters)
-from .data import SysIdData, check_model, load_data, save_data, savgol_derivative, split_holdout
-from .estimators import (Identification, ProgressBar, identify, identify_gradient, identify_ls, predict_torques,
-                         torque_rmse)
-from .excitation import fourier_excitation
-from .regressors import regressor_rows, structural_base
+from .data import (Preprocessing, SysIdData, butterworth_sos, central_differences, check_model, default_decimation,
+                   excitation_bandwidth, filter_edge, load_data, preprocess, save_data, savgol_derivative,
+                   split_holdout, zero_phase)
+from .estimators import (Identification, ProgressBar, identify, identify_gradient, identify_ls, identify_wls,
+                         mass_bounds_array, predict_torques, torque_rmse)
+from .excitation import (ExcitationLimits, ExcitationResult, FourierTrajectory, enforce_limits, excitation_limits,
+                         excitation_regressor, fourier_excitation, optimize_excitation, plot_excitation,
+                         random_fourier, read_trajectory_csv, write_trajectory_csv)
+from .friction import FrictionModel, friction_columns, friction_model, friction_torque
+from .regressors import parameter_names, regressor_rows, structural_base
+from .uncertainty import DataShare, Uncertainty, data_share, default_prior_std, named_base, parameter_uncertainty
 
 __all__ = [
     "SysIdData", "fourier_excitation", "load_data", "save_data", "savgol_derivative", "split_holdout", "check_model",
@@ -78,4 +84,11 @@ __all__ = [
     "BodyConsistency", "physical_consistency", "is_physically_consistent", "structural_base",
     "regressor_rows", "Identification", "identify_ls", "identify_gradient", "identify",
     "predict_torques", "torque_rmse", "ProgressBar", "add_cli_arguments", "run_cli", "plot_torques",
+    "Preprocessing", "preprocess", "excitation_bandwidth", "butterworth_sos", "filter_edge", "zero_phase",
+    "central_differences", "default_decimation", "identify_wls", "mass_bounds_array", "FrictionModel",
+    "friction_model", "friction_columns", "friction_torque", "parameter_names", "Uncertainty", "DataShare",
+    "parameter_uncertainty", "named_base", "data_share", "default_prior_std", "add_excite_arguments",
+    "run_excite_cli", "FourierTrajectory", "ExcitationLimits", "ExcitationResult", "optimize_excitation",
+    "excitation_limits", "enforce_limits", "excitation_regressor", "random_fourier", "write_trajectory_csv",
+    "read_trajectory_csv", "plot_excitation",
 ]

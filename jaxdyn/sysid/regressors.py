@@ -12,6 +12,9 @@ from .. import parallel
 from ..algorithms.regressor import regressor
 from ..model import Model
 from .data import SysIdData, check_model
+from .friction import friction_columns, friction_model
+
+PARAMETER_LABELS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
 _batched_regressor = jax.jit(jax.vmap(regressor, in_axes=(None, 0, 0, 0)))
@@ -36,21 +39,26 @@ def _chunked(fn_args, chunk, mesh):
     return np.concatenate(out, 0)
 
 
-def regressor_rows(model: Model, data: SysIdData, *, friction: bool = False, chunk: int = 256, mesh=None):
+def regressor_rows(model: Model, data: SysIdData, *, friction=False, chunk: int = 256, mesh=None):
     """``(Y, y)``: regressors ``(T, n, p)`` and targets ``tau - armature * qdd`` ``(T, n)`` (numpy
-    float64). ``p = 10 nb`` (+ ``2 n`` with ``friction``: columns ``qd_j`` and ``sign(qd_j)`` on
-    joint ``j``'s row). Evaluated in ``model.dtype``, sharded over ``mesh`` (default: all
+    float64). ``p = 10 nb`` plus the friction columns of ``friction`` (see
+    :func:`~jaxdyn.sysid.friction.friction_model`; ``True``: columns ``qd_j`` and ``sign(qd_j)``
+    on joint ``j``'s row). Evaluated in ``model.dtype``, sharded over ``mesh`` (default: all
     devices)."""
     check_model(model, "regressor_rows")
     if data.q.shape[1] != model.nv:
         raise ValueError(f"regressor_rows: data has {data.q.shape[1]} joints, model '{model.name}' has {model.nv}")
     Y = _chunked((model, data.q, data.qd, data.qdd), chunk, mesh)
     y = data.tau - np.asarray(model.armature, np.float64) * data.qdd
-    if friction:
-        eye = np.eye(model.nv)
-        Yf = np.concatenate([data.qd[:, :, None] * eye, np.sign(data.qd)[:, :, None] * eye], -1)
-        Y = np.concatenate([Y, Yf], -1)
+    fm = friction_model(friction)
+    if fm is not None:
+        Y = np.concatenate([Y, friction_columns(fm, data)], -1)
     return Y, y
+
+
+def parameter_names(model: Model) -> list:
+    """``"<body>.<parameter>"`` for the ``10 nb`` standard inertial parameters, in regressor order."""
+    return [f"{b}.{p}" for b in model.body_names for p in PARAMETER_LABELS]
 
 
 def structural_base(model: Model, *, seed: int = 0, n_samples: int = 256, rtol: Optional[float] = None, mesh=None):
