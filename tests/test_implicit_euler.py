@@ -6,6 +6,7 @@ kernel, and non-finite reporting (:attr:`Trajectory.nonfinite_step`, :func:`sim.
 Reference data: tests/reference/generate_mujoco_implicit.py (MuJoCo is not needed here).
 """
 
+import functools
 import glob
 import os
 
@@ -161,8 +162,8 @@ def test_aba_with_damping_in_armature_is_the_implicit_solve():
     # no damping: exactly the semi-implicit step
     m0 = m.replace(damping=jnp.zeros(m.nv))
     for mm, o in ((m0, MJ_OPTS), (m, sim.SimOptions(damping=False))):
-        a = jax.jit(lambda q, v, t: sim.step(mm, q, v, t, h, "implicit_euler", options=o))(q, qd, tau)
-        b = jax.jit(lambda q, v, t: sim.step(mm, q, v, t, h, "semi_implicit_euler", options=o))(q, qd, tau)
+        a = jax.jit(lambda q, v, t, mm=mm, o=o: sim.step(mm, q, v, t, h, "implicit_euler", options=o))(q, qd, tau)
+        b = jax.jit(lambda q, v, t, mm=mm, o=o: sim.step(mm, q, v, t, h, "semi_implicit_euler", options=o))(q, qd, tau)
         np.testing.assert_array_equal(a[0], b[0])
         np.testing.assert_array_equal(a[1], b[1])
     assert sim.step.__defaults__[0] == "implicit_euler" and sim.rollout.__defaults__[1] == "implicit_euler"
@@ -276,7 +277,7 @@ def test_env_state_records_first_nonfinite_step_across_resets():
     steps then resets to a finite state)."""
     import equinox as eqx
 
-    import jaxdyn.envs as envs
+    from jaxdyn import envs
 
     env = envs.make("pendulum", max_steps=3)
     assert env.integrator == "implicit_euler"
@@ -286,7 +287,7 @@ def test_env_state_records_first_nonfinite_step_across_resets():
         s = eqx.tree_at(lambda s: s.q, s, s.q.at[1, 0].set(jnp.nan))
 
         def body(s, _):
-            s, obs, r, done, info = envs.vector_step(env, s, jnp.zeros((3, 1)))
+            s, _, _, done, _ = envs.vector_step(env, s, jnp.zeros((3, 1)))
             return s, (s.steps, s.nonfinite_step, jnp.all(jnp.isfinite(s.q), axis=1), done)
 
         return jax.lax.scan(body, s, None, length=7)
@@ -303,13 +304,13 @@ def test_panda_reach_with_stiff_damping():
     """PandaReach with damping 50 N m s/rad on the arm joints (default armature 0.1 kg m^2, 5 ms
     steps): the default "implicit_euler" stays finite, "semi_implicit_euler" does not
     (measured: first non-finite at step 10-12), and the env state says so."""
-    import jaxdyn.envs as envs
+    from jaxdyn import envs
 
     acts = jax.random.uniform(jax.random.PRNGKey(1), (40, 2, 7), minval=-1, maxval=1)
     for integrator in ("implicit_euler", "semi_implicit_euler"):
         env = envs.make("panda_reach", integrator=integrator, damping=50.0, max_steps=30)
 
-        def run(key, acts):
+        def run(key, acts, env=env):
             s = envs.vector_reset(env, key, 2)
             return jax.lax.scan(lambda s, a: (envs.vector_step(env, s, a)[0], None), s, acts)[0]
 
@@ -320,3 +321,31 @@ def test_panda_reach_with_stiff_damping():
         else:
             assert first is not None and 0 < first[1] <= 30, first
         np.testing.assert_array_equal(s.steps, 40)
+
+
+def test_order_one_fixed_and_floating_base():
+    """Against a fine RK4 reference the error falls by 2x per halving of h (order 1) with joint
+    damping on, for a fixed-base double pendulum and a free-floating 2-link chain (whose base
+    moves on R^3 x SO(3) here, on SE(3) in the reference: same continuous dynamics)."""
+    dp = jaxdyn.load_robot("double_pendulum").replace(damping=jnp.array([0.3, 0.1]))
+    fl = builders.chain(2, floating_base=True, seed=3).replace(damping=jnp.array([0.0] * 6 + [0.2, 0.4]))
+    opts = sim.SimOptions(clip_effort=False, friction=False, joint_limits=False)
+
+    @functools.partial(jax.jit, static_argnames="integrator")
+    def run(model, q0, qd0, h, n, integrator):
+        tau = 0.3 * jnp.ones(model.nv)
+        body = lambda i, s: sim.step(model, s[0], s[1], tau, h, integrator, options=opts)  # noqa: E731
+        return jax.lax.fori_loop(0, n, body, (q0, qd0))
+
+    for model in (dp, fl):
+        key = jax.random.PRNGKey(4)
+        q0 = jaxdyn.random_configuration(model, key)
+        qd0 = jax.random.normal(key, (model.nv,))
+        T = 0.5
+        ref = run(model, q0, qd0, T / 8192, 8192, "rk4")
+        errs = []
+        for n in (200, 400, 800):
+            q, qd = run(model, q0, qd0, T / n, n, "implicit_euler")
+            errs.append(float(jnp.linalg.norm(jaxdyn.difference(model, q, ref[0])) + jnp.linalg.norm(qd - ref[1])))
+        slopes = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+        assert np.all(np.abs(slopes - 1.0) < 0.2), (model.name, slopes, errs)
