@@ -292,7 +292,7 @@ def _z_from_mass(m, kind, lo, span):
 
 
 @functools.lru_cache(maxsize=16)
-def _gradient_step_fn(nv, nb, nf, steps, learning_rate, reg, method):
+def _gradient_step_fn(nv, nb, nf, steps, learning_rate, method):
     """``(optimizer, run, loss_fn, hessian)``: a jitted optimisation loop of a static number of
     steps (``lax.scan``) over the preconditioned coordinates ``u`` (``v = v0 + P u``, ``v`` the
     flattened bounded log-Cholesky coordinates and friction coefficients), the loss, and its
@@ -307,7 +307,7 @@ def _gradient_step_fn(nv, nb, nf, steps, learning_rate, reg, method):
     else:
         raise ValueError(f"identify_gradient: optimizer must be 'lbfgs' or 'adam', got {method!r}")
 
-    def v_loss(v, Y, y, w, mask, scale, J0inv, logdetJ0, kind, lo, span, mtot, mtol):
+    def v_loss(v, Y, y, w, mask, scale, J0inv, logdetJ0, kind, lo, span, mtot, mtol, reg):
         z = v[:10 * nb].reshape(nb, 10)
         alpha = _alpha(z[:, 0], kind, lo, span)
         theta = z.at[:, 0].set(alpha)
@@ -447,14 +447,14 @@ def identify_gradient(model: Model, data: SysIdData, *, friction=False, steps: i
     const = parallel.replicate(
         (jnp.asarray(w, dt), jnp.asarray(scale, dt), jnp.asarray(np.linalg.inv(J0), dt),
          jnp.asarray(np.linalg.slogdet(J0)[1], dt), jnp.asarray(kind), jnp.asarray(lo, dt), jnp.asarray(span, dt),
-         jnp.asarray(mtot, dt), jnp.asarray(mtol, dt)), mesh)
+         jnp.asarray(mtot, dt), jnp.asarray(mtol, dt), jnp.asarray(reg, dt)), mesh)
     args = (Yp, yp, const[0], mask) + tuple(const[1:])
 
     if optimizer == "adam":
         key = (int(steps), float(learning_rate))
     else:  # L-BFGS ignores both: share one compiled loop across step counts
         key = (0, 0.0)
-    optimizer, run, loss_fn, hessian = _gradient_step_fn(nv, nb, nf, *key, float(reg), optimizer)
+    optimizer, run, loss_fn, hessian = _gradient_step_fn(nv, nb, nf, *key, optimizer)
     # preconditioner: v = v0 + P u with P = |H|^(-1/2), H the loss Hessian at the start (its
     # eigenvalues floored at `precondition` times the largest); P = I without preconditioning
     if precondition:

@@ -201,9 +201,9 @@ def enforce_limits(traj: FourierTrajectory, limits: ExcitationLimits, n_grid: Op
     s = np.minimum.reduce([np.ones_like(q0), (limits.upper - limits.lower) / span,
                            limits.velocity / np.maximum(np.abs(qd).max(0), 1e-300),
                            limits.acceleration / np.maximum(np.abs(qdd).max(0), 1e-300)])
-    s = s * (1 - 1e-9)
+    s = s * (1 - 1e-6)
     lo_o, hi_o = s * q.min(0), s * q.max(0)
-    pad = 1e-9 * (limits.upper - limits.lower)
+    pad = 2e-7 * (limits.upper - limits.lower)
     q0 = np.clip(q0, limits.lower - lo_o + pad, limits.upper - hi_o - pad)
     return dataclasses.replace(traj, a=a * s[:, None], b=b * s[:, None], q0=q0)
 
@@ -240,8 +240,10 @@ def excitation_regressor(model: Model, traj: FourierTrajectory, base, n_samples:
     (``tanh(qd / friction_velocity)``) columns when ``friction_velocity`` is given."""
     t = np.arange(n_samples) * traj.period / n_samples
     q, qd, qdd = traj.evaluate(t)
-    return np.asarray(_stack(model, jnp.asarray(base), jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd),
-                             friction_velocity), np.float64)
+    dt = model.dtype
+    fv = None if friction_velocity is None else jnp.asarray(friction_velocity, dt)
+    return np.asarray(_stack_jit(model, jnp.asarray(base, dt), jnp.asarray(q, dt), jnp.asarray(qd, dt),
+                                 jnp.asarray(qdd, dt), fv), np.float64)
 
 
 def _stack(model, B, q, qd, qdd, friction_velocity):
@@ -252,6 +254,9 @@ def _stack(model, B, q, qd, qdd, friction_velocity):
         fr = jnp.concatenate([qd[:, :, None] * eye, jnp.tanh(qd / friction_velocity)[:, :, None] * eye], -1)
         Y = jnp.concatenate([Y, fr], -1)
     return Y.reshape(-1, Y.shape[-1])
+
+
+_stack_jit = jax.jit(_stack)
 
 
 def _cond(W):
@@ -276,6 +281,45 @@ def random_fourier(model: Model, limits: ExcitationLimits, *, n_harmonics: int =
     q = traj.evaluate(np.arange(4000) * traj.period / 4000)[0] - traj.q0
     traj.q0 = traj.q0 - 0.5 * (q.max(0) + q.min(0))
     return enforce_limits(traj, limits)
+
+
+def _unpack(x, vs, mid, half):
+    a, b = _rest_coefficients(x["a"] * vs, x["b"] * vs, jnp)
+    return a, b, mid + half * x["c"]
+
+
+@functools.lru_cache(maxsize=8)
+def _excitation_fns(criterion, friction, steps, learning_rate, penalty):
+    """``(optimizer, run)``: the jitted Adam loop of :func:`optimize_excitation` (the model and
+    the constants are arguments, so calls with the same settings share one compilation)."""
+    import optax
+
+    def value(x, model, t_s, t_g, f0, fv, vs, mid, half, lower, upper, vel, acc, Bj):
+        a, b, q0 = _unpack(x, vs, mid, half)
+        q, qd, qdd = _series(a, b, q0, f0, t_s, jnp)
+        W = _stack(model, Bj, q, qd, qdd, fv if friction else None)
+        # squared singular values from the small Gram matrix (much faster than an SVD of W)
+        e = jnp.maximum(jnp.linalg.eigvalsh(W.T @ W), 1e-300)
+        crit = 0.5 * jnp.log(e[-1] / e[0]) if criterion == "cond" else -jnp.mean(jnp.log(e))
+        qg, qdg, qddg = _series(a, b, q0, f0, t_g, jnp)
+        v = (jnp.mean(jax.nn.relu((qg - upper) / (upper - lower)) ** 2 + jax.nn.relu((lower - qg) / (upper - lower)) ** 2)
+             + jnp.mean(jax.nn.relu(jnp.abs(qdg) / vel - 1.0) ** 2) + jnp.mean(jax.nn.relu(jnp.abs(qddg) / acc - 1.0) ** 2))
+        return crit + penalty * v, crit
+
+    opt = optax.adam(optax.cosine_decay_schedule(learning_rate, max(steps, 1), alpha=0.05))
+    vg = jax.value_and_grad(value, has_aux=True)
+
+    def run(x, state, n, *c):
+        def body(carry, _):
+            x, state = carry
+            (_, crit), g = vg(x, *c)
+            upd, state = opt.update(g, state, x)
+            return (optax.apply_updates(x, upd), state), crit
+
+        (x, state), crits = jax.lax.scan(body, (x, state), None, length=n)
+        return x, state, crits
+
+    return opt, jax.jit(run, static_argnums=2)
 
 
 def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: float = 0.1, n_samples: int = 100,
@@ -326,46 +370,19 @@ def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: f
     consts = tuple(jnp.asarray(v, dt) for v in (vs, mid, half, limits.lower, limits.upper, limits.velocity,
                                                  limits.acceleration, B))
 
-    def unpack(x, vs, mid, half):
-        a, b = _rest_coefficients(x["a"] * vs, x["b"] * vs, jnp)
-        return a, b, mid + half * x["c"]
-
-    def value(x, vs, mid, half, lower, upper, vel, acc, Bj):
-        a, b, q0 = unpack(x, vs, mid, half)
-        q, qd, qdd = _series(a, b, q0, base_frequency, t_s, jnp)
-        W = _stack(model, Bj, q, qd, qdd, fv)
-        # squared singular values from the small Gram matrix (much faster than an SVD of W)
-        e = jnp.maximum(jnp.linalg.eigvalsh(W.T @ W), 1e-300)
-        crit = 0.5 * jnp.log(e[-1] / e[0]) if criterion == "cond" else -jnp.mean(jnp.log(e))
-        qg, qdg, qddg = _series(a, b, q0, base_frequency, t_g, jnp)
-        v = (jnp.mean(jax.nn.relu((qg - upper) / (upper - lower)) ** 2 + jax.nn.relu((lower - qg) / (upper - lower)) ** 2)
-             + jnp.mean(jax.nn.relu(jnp.abs(qdg) / vel - 1.0) ** 2) + jnp.mean(jax.nn.relu(jnp.abs(qddg) / acc - 1.0) ** 2))
-        return crit + penalty * v, crit
-
-    opt = optax.adam(optax.cosine_decay_schedule(learning_rate, max(steps, 1), alpha=0.05))
-    vg = jax.value_and_grad(lambda x, *c: value(x, *c), has_aux=True)
-
-    @functools.partial(jax.jit, static_argnums=2)
-    def run(x, state, n, *c):
-        def body(carry, _):
-            x, state = carry
-            (_, crit), g = vg(x, *c)
-            upd, state = opt.update(g, state, x)
-            return (optax.apply_updates(x, upd), state), crit
-        (x, state), crits = jax.lax.scan(body, (x, state), None, length=n)
-        return x, state, crits
-
+    opt, run = _excitation_fns(criterion, friction, int(steps), float(learning_rate), float(penalty))
     x, state = x0, opt.init(x0)
     history, done = [], 0
     chunk_steps = max(1, min(chunk_steps, max(steps, 1)))
     while done < steps:
         n = min(chunk_steps, steps - done)
-        x, state, crits = run(x, state, n, *consts)
+        x, state, crits = run(x, state, n, model, t_s, t_g, jnp.asarray(base_frequency, dt),
+                              jnp.asarray(fv if friction else 1.0, dt), *consts)
         history.append(np.asarray(crits))
         done += n
         if progress is not None:
             progress(done, steps, float(np.exp(history[-1][-1])) if criterion == "cond" else float(history[-1][-1]))
-    a, b, q0 = (np.asarray(v, np.float64) for v in unpack(x, *consts[:3]))
+    a, b, q0 = (np.asarray(v, np.float64) for v in _unpack(x, *consts[:3]))
     traj = enforce_limits(FourierTrajectory(a, b, q0, float(base_frequency), tuple(model.joint_names)), limits)
     cond0 = _cond(excitation_regressor(model, start, B, n_samples, fv))
     cond1 = _cond(excitation_regressor(model, traj, B, n_samples, fv))
