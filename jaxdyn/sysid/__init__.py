@@ -3,20 +3,28 @@
 The torque model is linear in the standard inertial parameters ``pi`` (``(nb, 10)``, see
 :mod:`jaxdyn.algorithms.regressor`)::
 
-    tau = Y(q, qd, qdd) @ pi + armature * qdd  [+ damping * qd + coulomb * sign(qd)]
+    tau = Y(q, qd, qdd) @ pi + armature * qdd  [+ friction(qd)]
 
-with the armature taken as known from the model and, optionally (``friction=True``), a viscous
-and a Coulomb coefficient per joint identified as extra columns.
+with the armature taken as known from the model and, optionally, a friction model per joint
+(viscous, Coulomb, Stribeck, offset: :mod:`jaxdyn.sysid.friction`) identified as extra columns.
 
-Two estimators:
+Modules: :mod:`~jaxdyn.sysid.data` (loading, zero-phase filtering, derivatives, decimation),
+:mod:`~jaxdyn.sysid.friction`, :mod:`~jaxdyn.sysid.regressors`, :mod:`~jaxdyn.sysid.estimators`
+(OLS, WLS, the consistent fit with mass bounds), :mod:`~jaxdyn.sysid.uncertainty` (standard
+deviations, what the data determine), :mod:`~jaxdyn.sysid.excitation` (Fourier trajectories and
+their optimisation), :mod:`~jaxdyn.sysid.consistency` (pseudo-inertia, log-Cholesky, physical
+consistency), :mod:`~jaxdyn.sysid.cli` (``jaxdyn identify``, ``jaxdyn excite``). Workflow and
+measured numbers: ``docs/sysid.md``.
 
-* :func:`identify_ls` - ordinary least squares on the *base parameters*
+Estimators:
+
+* :func:`identify_ls` - ordinary (or weighted; :func:`identify_wls`) least squares on the *base parameters*
   ``beta = B @ pi`` (Gautier & Khalil 1990; Atkeson, An & Hollerbach 1986). ``B`` is an
   orthonormal basis of the row space of the regressor, computed from random states
   (:func:`structural_base`, an SVD as in :func:`jaxdyn.base_parameters`), so the estimate is
   unique whatever the data excite; the unidentifiable directions are kept at the prior:
   ``pi = pi0 + B^T (beta - B pi0)``. This estimate need not be physically consistent.
-* :func:`identify_gradient` - gradient descent (optax Adam) under the log-Cholesky
+* :func:`identify_gradient` - gradient descent (optax L-BFGS or Adam) under the log-Cholesky
   parametrisation of the 4x4 pseudo-inertia (Rucker & Wensing 2022, "Smooth parameterization of
   rigid-body inertia", IEEE RA-L 7(2)): ``J = U U^T`` with ``U`` upper triangular,
   ``U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]``.
@@ -27,7 +35,8 @@ Two estimators:
   error plus ``reg`` times the log-det (Bregman) divergence to the prior,
   ``d(J || J0) = tr(J0^-1 J) - log det(J0^-1 J) - 4`` (Lee, Wensing & Park 2020, "Geometric
   robot dynamic identification: a convex programming approach", IEEE T-RO 36(2)), which pulls
-  the unidentifiable directions toward the nominal model and is coordinate-free.
+  the unidentifiable directions toward the nominal model and is coordinate-free. Mass bounds and
+  a known total mass are enforced there (:mod:`~jaxdyn.sysid.estimators`).
 
 The torque residual uses the regressor, which is the exact Jacobian of RNEA with respect to
 ``pi`` (so ``Y @ pi == rnea(model_with_parameters(model, pi), q, qd, qdd) - armature * qdd``).
@@ -50,10 +59,12 @@ Column names are ``t`` (optional) or ``<kind>:<joint name>`` with kind one of ``
 when present, must be given for every joint. Columns may be in any order.
 
 Joint names are matched to the model's joints (every model joint must appear once, no others).
-When ``qd``/``qdd`` are missing they are estimated with a Savitzky-Golay filter (a local
-least-squares polynomial fit, Savitzky & Golay 1964; Schafer 2011, IEEE Signal Proc. Mag.)
-which needs uniform sampling (``t`` or ``dt``); the ``window // 2`` samples at each end, where
-the fit is one-sided, are then dropped.
+When ``qd``/``qdd`` are missing, the recording (uniformly sampled: ``t`` or ``dt``) goes through
+:func:`preprocess`: a zero-phase Butterworth low-pass filter with the cut-off from the excitation
+bandwidth, central differences, the same filter on tau, the filter's edges dropped, decimation
+(see :mod:`jaxdyn.sysid.data`); or, with ``filter="savgol"``, a Savitzky-Golay filter (a local
+least-squares polynomial fit, Savitzky & Golay 1964; Schafer 2011, IEEE Signal Proc. Mag.), the
+``window // 2`` samples at each end, where the fit is one-sided, dropped.
 
 Sharding: regressors are evaluated in fixed-size chunks (one compiled program per model)
 spread over every visible device with :func:`jaxdyn.parallel.shard_batch`, padding with
