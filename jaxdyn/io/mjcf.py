@@ -125,8 +125,8 @@ from .errors import LoadError
 from .inertia import InertiaPolicy, check_policy
 
 __all__ = [
-    "MJCFError", "load_mjcf", "velocity_from_mujoco", "velocity_to_mujoco", "acceleration_from_mujoco",
-    "acceleration_to_mujoco", "force_from_mujoco", "force_to_mujoco",
+    "MJCFError", "acceleration_from_mujoco", "acceleration_to_mujoco", "force_from_mujoco", "force_to_mujoco",
+    "load_mjcf", "velocity_from_mujoco", "velocity_to_mujoco",
 ]
 
 
@@ -384,7 +384,7 @@ class _Body:
         self.inertial = None  # (elem, attrs, R, p)
 
 
-def _collect(container, body, pose, cls, bodies, ctx, names):
+def _collect(container, body, pose, cls, bodies, ctx):
     for child in container:
         tag = child.tag
         if not isinstance(tag, str):  # comments
@@ -400,14 +400,14 @@ def _collect(container, body, pose, cls, bodies, ctx, names):
             if "gravcomp" in a and float(_numbers(a["gravcomp"], 1, f"{what} gravcomp")[0]) != 0:
                 ctx.warnings.append(f"body '{a.get('name')}': gravcomp (gravity compensation) is ignored")
             bodies.append(b)
-            _collect(child, len(bodies) - 1, I3, a.get("childclass", cls), bodies, ctx, names)
+            _collect(child, len(bodies) - 1, I3, a.get("childclass", cls), bodies, ctx)
         elif tag == "frame":
             a = child.attrib
             if "scale" in a or "massscale" in a:
                 raise MJCFError(f"{what}: frame scale / massscale are not supported")
             if a.get("childclass") and a["childclass"] not in ctx.defaults:
                 raise MJCFError(f"{what}: unknown default class '{a['childclass']}'")
-            _collect(child, body, _compose(pose, _pose(a, ctx, what)), a.get("childclass", cls), bodies, ctx, names)
+            _collect(child, body, _compose(pose, _pose(a, ctx, what)), a.get("childclass", cls), bodies, ctx)
         elif tag in ("joint", "freejoint"):
             if body == 0:
                 raise MJCFError(f"{what}: joints cannot be attached to the world body")
@@ -542,7 +542,7 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
     """(volume, centroid, I / mass) of a mesh asset in the geom frame, or MJCFError."""
     if mesh is None:
         raise MJCFError(f"{gw}: the mesh it names is not defined in <asset>")
-    elem, a = mesh
+    _, a = mesh
     mw = f"<mesh name='{a.get('_name')}'>"
     kind = a.get("inertia", "legacy")
     if kind != "exact":
@@ -580,7 +580,7 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
     return vol, com, iu
 
 
-def _body_inertia(b, ctx, policy, mesh_inertia):
+def _body_inertia(b, ctx):
     """(mass, com, I about the com) of a MuJoCo body in its own frame."""
     what = f"body '{b.name}'"
     use_geoms = ctx.inertiafromgeom == "true" or (ctx.inertiafromgeom == "auto" and b.inertial is None)
@@ -818,7 +818,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     # ---- the body tree, in document order
     bodies = [_Body("world", None, np.eye(3), np.zeros(3), None)]
     for wb in root.findall("worldbody"):
-        _collect(wb, 0, I3, "main", bodies, ctx, None)
+        _collect(wb, 0, I3, "main", bodies, ctx)
 
     # names: MuJoCo's ids for unnamed bodies / joints; duplicates refused
     seen = {}
@@ -868,7 +868,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     policy = InertiaPolicy(inertia, MJCFError, f"MJCF model '{model_name}'")
     inert = [(0.0, np.zeros(3), np.zeros((3, 3)))]
     for b in bodies[1:]:
-        m, c, I, explicit = _body_inertia(b, ctx, policy, None)
+        m, c, I, explicit = _body_inertia(b, ctx)
         _finite(f"body '{b.name}': mass, centre of mass or inertia", m, c, I)
         m, I = _bounds(m, I, explicit, ctx)
         inert.append((m, c, I))
