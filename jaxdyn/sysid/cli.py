@@ -161,10 +161,7 @@ def _run_cli(args) -> int:
         gkw["prior_weight"] = args.prior_weight
     elif not weighted:
         gkw["reg"] = 1e-6
-    method = args.method
-    if method == "gradient" and not weighted:
-        gkw.pop("prior_weight", None)
-    results = identify(model, train, method, friction=fm, weighted=weighted, threshold=args.rel_std_threshold,
+    results = identify(model, train, args.method, friction=fm, weighted=weighted, threshold=args.rel_std_threshold,
                        progress=ProgressBar("gradient fit", stream=sys.stderr), **gkw)
     first = next(iter(results.values()))
     print(f"base parameters: {first.base.shape[0]} of {10 * model.nb}")
@@ -186,8 +183,8 @@ def _run_cli(args) -> int:
         print(f"condition number of the base regressor: {u.cond:.4g}; poorly excited (relative std > "
               f"{u.threshold:g}%): {len(u.poorly_excited)} of {len(u.names)}"
               + (": " + ", ".join(u.poorly_excited) if u.poorly_excited else ""))
-        print("\nwhat the data determine (share of the prior variance removed by the data, linear model, prior "
-              "std 30% of nominal):")
+        print("\nwhat the data determine (share of the prior variance removed by the data; linear model, prior "
+              "std 30% of nominal, masses with bounds: a quarter of the interval):")
         print(i["data_share"].table())
 
     rows = regressor_rows(model, test)

@@ -169,7 +169,8 @@ class Preprocessing:
         else:
             f = f"Savitzky-Golay (scipy.signal.savgol_filter), window {self.window} samples, degree {self.polyorder}"
         kept = self.rate / self.decimation
-        return (f"{f}; derivatives: {'central differences of the filtered q' if self.method == 'butterworth' else 'of the local polynomial'}; "
+        deriv = "central differences of the filtered q" if self.method == "butterworth" else "of the local polynomial"
+        return (f"{f}; derivatives: {deriv}; "
                 f"tau {'filtered alike (parallel filtering)' if self.filter_tau else 'not filtered'}; "
                 f"decimation {self.decimation} ({self.rate:.6g} Hz -> {kept:.4g} Hz); "
                 f"{self.edge} samples dropped at each end; {len(self.index)} of {self.n_recorded} samples kept")
@@ -400,7 +401,8 @@ def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optio
     ``filter="butterworth"`` (the default) or ``"savgol"`` (the default when only ``window`` is
     given, the behaviour of earlier versions: Savitzky-Golay with ``window`` samples and degree
     ``polyorder``, no decimation, ``window // 2`` samples dropped at each end). The other keywords
-    are those of :func:`preprocess` (``filter_order`` is its ``order``). Data with both ``qd`` and ``qdd`` are used as they are.
+    are those of :func:`preprocess` (``filter_order`` is its ``order``). Data with both ``qd`` and
+    ``qdd`` are used as they are.
 
     Raises:
       ValueError: unsupported model, unknown/missing joint names, wrong shapes, NaN/inf, non-uniform

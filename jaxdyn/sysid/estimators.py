@@ -512,11 +512,15 @@ def identify(model: Model, data: SysIdData, method: str = "both", *, friction=Fa
     rows = regressor_rows(model, data, friction=fm)
     out = {}
     ls = None
+    # the data-or-prior report uses the mass bounds, when given, as the masses' prior spread
+    nf = fm.n_columns(model.nv) if fm is not None else 0
+    prior_std = default_prior_std(inertial_parameters(model), mass_bounds_array(model, gradient_kwargs.get("mass_bounds")),
+                                  n_friction=nf)
     if method in ("ls", "wls", "both") or (method == "gradient" and weighted):
         if weighted:
-            ls = identify_wls(model, data, friction=fm, base=B, rows=rows, threshold=threshold)
+            ls = identify_wls(model, data, friction=fm, base=B, rows=rows, threshold=threshold, prior_std=prior_std)
         else:
-            ls = identify_ls(model, data, friction=fm, base=B, rows=rows, threshold=threshold)
+            ls = identify_ls(model, data, friction=fm, base=B, rows=rows, threshold=threshold, prior_std=prior_std)
         if method != "gradient":
             out[ls.method] = ls
     if method in ("gradient", "both"):

@@ -302,8 +302,10 @@ def _excitation_fns(criterion, friction, steps, learning_rate, penalty):
         e = jnp.maximum(jnp.linalg.eigvalsh(W.T @ W), 1e-300)
         crit = 0.5 * jnp.log(e[-1] / e[0]) if criterion == "cond" else -jnp.mean(jnp.log(e))
         qg, qdg, qddg = _series(a, b, q0, f0, t_g, jnp)
-        v = (jnp.mean(jax.nn.relu((qg - upper) / (upper - lower)) ** 2 + jax.nn.relu((lower - qg) / (upper - lower)) ** 2)
-             + jnp.mean(jax.nn.relu(jnp.abs(qdg) / vel - 1.0) ** 2) + jnp.mean(jax.nn.relu(jnp.abs(qddg) / acc - 1.0) ** 2))
+        span = upper - lower
+        v = (jnp.mean(jax.nn.relu((qg - upper) / span) ** 2 + jax.nn.relu((lower - qg) / span) ** 2)
+             + jnp.mean(jax.nn.relu(jnp.abs(qdg) / vel - 1.0) ** 2)
+             + jnp.mean(jax.nn.relu(jnp.abs(qddg) / acc - 1.0) ** 2))
         return crit + penalty * v, crit
 
     opt = optax.adam(optax.cosine_decay_schedule(learning_rate, max(steps, 1), alpha=0.05))
