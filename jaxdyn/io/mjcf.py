@@ -424,7 +424,11 @@ def _collect(container, body, pose, cls, bodies, ctx):
             bodies[body].geoms.append((child, a, pose))
         elif tag == "site":
             a = ctx.attrs(child, cls)
-            R, p = _compose(pose, _pose(a, ctx, what))
+            if "fromto" in a:  # as for geoms
+                ft = _numbers(a["fromto"], 6, f"{what} fromto")
+                R, p = _compose(pose, (_z_to(ft[:3] - ft[3:], f"{what} fromto"), (ft[:3] + ft[3:]) / 2))
+            else:
+                R, p = _compose(pose, _pose(a, ctx, what))
             if a.get("name"):
                 bodies[body].sites.append((a["name"], R, p))
         elif tag == "inertial":
