@@ -51,9 +51,10 @@ Supported
   ``actuatorfrcrange`` caps the sum. The result is ``effort_limit`` (inf where unbounded).
 * ``<option gravity>`` and ``<flag gravity="disable">`` -> ``model.gravity``.
 * Geoms are stored in ``model.geoms`` (:class:`~jaxdyn.geometry.Geoms`, in jaxdyn body
-  frames; height fields are skipped). Every MuJoCo body is a named frame
-  (``model.frame_names``; the world is ``"world"``), and so is every named site (as
-  ``"site:NAME"`` where a body has the same name).
+  frames; height fields are skipped; a mesh keeps the frame written in the file, where MuJoCo
+  moves it to the mesh's centroid). Every MuJoCo body is a named frame
+  (``model.frame_names``; the world is ``"world"``), and so is every named site (posed by
+  ``pos`` / orientation or ``fromto``; called ``"site:NAME"`` where a body has the same name).
 
 Names: jaxdyn's joints are MuJoCo's joints, one jaxdyn body each, in MuJoCo's order (so the dof
 order is MuJoCo's). The jaxdyn body of a MuJoCo body's last joint has the MuJoCo body's name,
