@@ -226,7 +226,7 @@ class ModelDynamics(Dynamics):
         return jnp.concatenate([configuration.difference(self.model, q0, q1), qd1 - qd0])
 
 
-def model_dynamics(model: Model, dt: float, integrator: str = "semi_implicit_euler",
+def model_dynamics(model: Model, dt: float, integrator: str = sim.DEFAULT_INTEGRATOR,
                    options: sim.SimOptions = sim.SimOptions(), substeps: int = 1,
                    actuated: Sequence[str | int] | None = None) -> ModelDynamics:
     """Discrete dynamics of ``model`` for :func:`ilqr` (see :class:`ModelDynamics`).
