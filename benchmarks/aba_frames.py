@@ -24,7 +24,7 @@ import numpy as np
 
 import jaxdyn
 from jaxdyn import kernels, tree
-from jaxdyn.bench import _model, best_of_rounds
+from harness import _model, best_of_rounds
 from jaxdyn.kernels import soa
 
 

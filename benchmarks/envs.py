@@ -32,7 +32,7 @@ import jaxdyn.envs as envs
 from jaxdyn import kernels
 
 
-from jaxdyn.bench import median_time as _median_time
+from harness import median_time as _median_time
 
 
 def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):

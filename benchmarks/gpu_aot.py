@@ -49,7 +49,7 @@ def build(kernel, robot, traversal):
     import jax.numpy as jnp
 
     import jaxdyn
-    from jaxdyn.bench import _model
+    from harness import _model
 
     if kernel == "trivial":
         return (lambda x: jnp.sin(x) @ x), [(1024, 1024)], None, {}

@@ -26,7 +26,7 @@ import numpy as np
 
 import jaxdyn
 from jaxdyn import kernels
-from jaxdyn.bench import _inputs, _model
+from harness import _inputs, _model
 
 
 def _time(c, args, repeats):
@@ -42,7 +42,7 @@ def _time(c, args, repeats):
 def _pin_times(robots, python):
     if not python or not os.path.exists(python):
         return {}
-    code = ("import json,sys; from jaxdyn.bench import time_pinocchio; "
+    code = ("import json,sys; from harness import time_pinocchio; "
             "print(json.dumps({r: time_pinocchio(r, 'aba') for r in sys.argv[1:]}))")
     try:
         out = subprocess.run([python, "-c", code, *robots], capture_output=True, text=True, timeout=600,
@@ -98,7 +98,7 @@ def main(argv=None):
             fh.write(f"jax {jax.__version__}, {os.cpu_count()} CPU cores shared with other jobs (medians of "
                      f"{args.repeats} timings; read ratios). `soa` = `jaxdyn.kernels.aba_batch` compiled with "
                      f"`kernels.jit` (XLA CPU instruction fusion off); `generic` = `jax.jit(jax.vmap(jaxdyn.aba))`; "
-                     "Pinocchio 4.1.0 `pin.aba` per call from a Python loop (`jaxdyn.bench.time_pinocchio`).\n\n")
+                     "Pinocchio 4.1.0 `pin.aba` per call from a Python loop (`harness.time_pinocchio`).\n\n")
             fh.write("| robot | nv | variant | batch | compile s | us/batch | us/sample | Pinocchio us/call |\n|---|---|---|---|---|---|---|---|\n")
             for r in rows:
                 ps = f"{r['pin_s'] * 1e6:.2f}" if r["pin_s"] else "n/a"

@@ -95,7 +95,7 @@ def child(spec):
     import jax.numpy as jnp
 
     import jaxdyn
-    from jaxdyn.bench import _inputs, _model
+    from harness import _inputs, _model
 
     model = _model(spec["robot"], getattr(jnp, spec["dtype"]))
     if spec["traversal"] != "auto":

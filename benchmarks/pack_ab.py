@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 import jaxdyn
 from jaxdyn import kernels
-from jaxdyn.bench import _model, best_of_rounds
+from harness import _model, best_of_rounds
 from jaxdyn.kernels import soa
 from gpu_aot import loop_kernels
 

@@ -41,7 +41,7 @@ def main(argv=None):
     import jax.numpy as jnp
 
     import jaxdyn
-    from jaxdyn import bench
+    import harness as bench
     from jaxdyn.kernels import pallas
 
     if jax.default_backend() != "gpu" and not args.interpret:

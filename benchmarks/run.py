@@ -6,7 +6,7 @@ never as jaxdyn dependencies:  ``pip install pin``.
 
 import sys
 
-from jaxdyn.bench import main
+from harness import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -11,7 +11,7 @@ a peer, from the same case's peer timing in another of the files (marked "peer: 
         --note "merged from parts 7a-7d"
 
 ``--merge STEM`` also writes the rows of all files as one results file (``STEM.json``, ``.md``,
-``.png`` with :func:`jaxdyn.bench.plot_json`); a row measured again in a later file (same
+``.png`` with :func:`harness.plot_json`); a row measured again in a later file (same
 algorithm, robot, dtype, batch and traversal) replaces the earlier one. Each row keeps the file
 it came from in ``source``.
 
@@ -154,7 +154,7 @@ def main(argv=None):
         with open(args.out, "w") as fh:
             fh.write(text)
     if args.merge:
-        from jaxdyn import bench
+        import harness as bench
 
         env = dict(envs[-1][1])
         env["note"] = (args.note + " " if args.note else "") + "merged from " + ", ".join(n for n, _ in envs)

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 import jaxdyn
 from jaxdyn import builders
-from jaxdyn.bench import median_time
+from harness import median_time
 
 
 def get_model(name, floating=None):

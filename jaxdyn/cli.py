@@ -1,4 +1,4 @@
-"""Console entry point: ``jaxdyn demo``, ``jaxdyn bench``, ``jaxdyn view``, ``jaxdyn identify`` and
+"""Console entry point: ``jaxdyn demo``, ``jaxdyn bench`` (from a checkout), ``jaxdyn view``, ``jaxdyn identify`` and
 ``jaxdyn excite``."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _demo_body(args) -> int:
 
 
 def _time(name, f, a, B, rows, repeats):
-    from .bench import measure
+    from ._timing import measure
 
     out, compile_s, med = measure(f, a, repeats)
     rows.append((name, compile_s, med, B / med))
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     d.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     d.add_argument("--repeats", type=int, default=10)
     d.add_argument("--seed", type=int, default=0)
-    b = sub.add_parser("bench", help="benchmark against the peers installed (see benchmarks/README.md)")
+    b = sub.add_parser("bench", help="from a checkout: the benchmark harness benchmarks/harness.py (see benchmarks/README.md)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
     v = sub.add_parser("view", help="draw a robot (shipped name or URDF file) at one configuration into a PNG")
     v.add_argument("robot", metavar="ROBOT_OR_URDF", help="a shipped robot name or a URDF file path")
@@ -139,9 +139,7 @@ def main(argv=None) -> int:
     sysid.add_excite_arguments(e)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the harness parses its own options (argparse.REMAINDER drops leading --flags)
-        from . import bench
-
-        return bench.main(argv[1:])
+        return _bench(argv[1:])
     args = p.parse_args(argv)
     if args.cmd == "identify":
         return sysid.run_cli(args)
@@ -151,9 +149,24 @@ def main(argv=None) -> int:
         return _demo(args)
     if args.cmd == "view":
         return _view(args)
-    from . import bench
+    return _bench(args.rest)
 
-    return bench.main(args.rest)
+
+def _bench(argv) -> int:
+    """Run the benchmark harness of a source checkout (``benchmarks/harness.py`` under the current
+    directory); it is not part of the installed package."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.getcwd(), "benchmarks", "harness.py")
+    if not os.path.exists(path):
+        print("jaxdyn bench: the benchmark harness lives in the source repository: run "
+              "`python benchmarks/run.py --help` from a checkout (benchmarks/README.md)", file=sys.stderr)
+        return 2
+    spec = importlib.util.spec_from_file_location("jaxdyn_benchmarks_harness", path)
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    return harness.main(list(argv))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from jaxdyn import bench
+import harness as bench
 
 
 def test_harness_writes_results(tmp_path, capsys):

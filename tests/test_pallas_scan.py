@@ -12,7 +12,7 @@ import pytest
 
 import jaxdyn
 from jaxdyn import builders
-from jaxdyn.bench import _inputs as _state
+from harness import _inputs as _state
 from jaxdyn.kernels import pallas
 
 

@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from ..model import Model
+from ._checks import _check_args
 from .soa import Constants, _aba_unroll, _check_joints, _crba_unroll, _rnea_unroll
 
 
@@ -184,16 +185,6 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
         return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
 
     return jac
-
-
-def _check_args(name, model, arg_names, xs, widths):
-    """Each ``xs[k]`` must be ``(B, widths[k])`` with the first argument's ``B``; returns ``B``."""
-    B = xs[0].shape[0] if xs[0].ndim else 0
-    for arg, x, n in zip(arg_names, xs, widths):
-        if x.ndim != 2 or x.shape[1] != n or x.shape[0] != B:
-            raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({B}, {n}) "
-                             f"for model '{model.name}'")
-    return B
 
 
 def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, tangent_of_q=False, out_width=None):

@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import tree
 from ..model import Model
-from .pallas import _check_args
+from ._checks import _check_args
 from .soa import (Constants, _I3, _MOTION, _ART, _ZERO3, _aba_aligned_filter_step, _aba_aligned_smooth_step,
                   _aba_filter_step, _aba_kin_step, _aba_smooth_step, _aba_vel_step, _art_matrix, _check_joints,
                   _crba_pose_step, _dot, _inertia_apply, _link_numbers, _model_numbers, _rigid_to_art,

@@ -1,6 +1,6 @@
 """Benchmark harness: algorithm x robot x batch x dtype, against the peers installed.
 
-Run ``jaxdyn bench --help`` (or ``python benchmarks/run.py``). For each case it reports jit
+Run ``python benchmarks/run.py --help``. For each case it reports jit
 compile time, median time per batch after warm-up (``block_until_ready``), samples per second,
 peak device memory where the backend reports it, and - in the same process, on the same random
 inputs' shapes - the peers that are importable:
@@ -26,6 +26,8 @@ import json
 import os
 import platform
 import time
+
+from jaxdyn._timing import measure, median_time, program_bytes
 
 ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
          "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "crba_pallas", "aba_jacobian_pallas", "aba_derivatives")
@@ -98,51 +100,6 @@ def _inputs(model, B, seed=0):
     x = jax.random.normal(k[2], (B, model.nv), model.dtype)
     return q, qd, x
 
-
-def program_bytes(compiled):
-    """Device memory XLA's buffer assignment gives the compiled program: arguments + outputs +
-    the temporary arena (packed live temporaries), or None. A backend-independent stand-in for
-    the peak device memory where the runtime does not report it (CPU). (XLA CPU's
-    ``peak_memory_in_bytes`` leaves the temporaries out, so it is not used.)"""
-    try:
-        ma = compiled.memory_analysis()
-        return int(ma.argument_size_in_bytes + ma.output_size_in_bytes + ma.temp_size_in_bytes)
-    except Exception:  # noqa: BLE001 - not every backend implements it
-        return None
-
-
-def measure(f, args, repeats, jit=None, max_seconds=20.0, info=None):
-    """jit-compile ``f`` for ``args`` (with ``jit``, default ``jax.jit``), warm up, time
-    ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per call)``;
-    ``info`` (a dict), if given, receives ``program_bytes``."""
-    import jax
-
-    t0 = time.perf_counter()
-    c = (jit or jax.jit)(f).lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    if info is not None:
-        info["program_bytes"] = program_bytes(c)
-    out = jax.block_until_ready(c(*args))
-    return out, compile_s, median_time(c, args, repeats, max_seconds, warm=True)
-
-
-def median_time(f, args, repeats, max_seconds=float("inf"), warm=False):
-    """Median seconds of ``f(*args)`` over ``repeats`` calls (``block_until_ready``), after one
-    warm-up call unless ``warm``; stops early once ``max_seconds`` have passed (slow cases)."""
-    import jax
-
-    if not warm:
-        jax.block_until_ready(f(*args))
-    ts = []
-    budget = time.perf_counter() + max_seconds
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        ts.append(time.perf_counter() - t)
-        if time.perf_counter() > budget:  # a very slow case: fewer repeats, still a median
-            break
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def best_of_rounds(fns, args, rounds, repeats=11):
@@ -439,7 +396,7 @@ def main(argv=None) -> int:
     p.add_argument("--tag", default="", help="suffix of the results file name")
     args = p.parse_args(argv)
 
-    from .cli import x64_context
+    from jaxdyn._x64 import x64_context
 
     with x64_context("float64" in args.dtypes):
         return _run(args)
@@ -546,7 +503,7 @@ def _run(args) -> int:
         _save(stem, env, rows, failed)
         wrote = _plot(rows, stem + ".png", env)
         print(f"wrote {stem}.json, {stem}.md" + (f" and {stem}.png" if wrote else " (no PNG: matplotlib missing; "
-              f"run `python -c \"import jaxdyn.bench as b; b.plot_json('{stem}.json')\"`)"))
+              f"run `python -c \"import sys; sys.path.insert(0, 'benchmarks'); import harness as b; b.plot_json('{stem}.json')\"`)"))
     return 0
 
 
