@@ -891,9 +891,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
 
     # ---- jaxdyn bodies: one per MuJoCo joint, in MuJoCo's order
     jb = dict(parent=[], type=[], jname=[], bname=[], R=[], p=[], axis=[], mass=[], com=[], I=[])
-    dof = dict(lo=[], hi=[], arm=[], damp=[], fric=[], key=[])
+    dof = dict(lo=[], hi=[], arm=[], damp=[], fric=[])
     owner = {0: (-1, np.eye(3), np.zeros(3))}
-    jmap = {}  # joint name -> (jaxdyn body, first dof)
+    jmap = {}  # joint name -> (jaxdyn body, first dof, MuJoCo type, actuatorfrcrange bound)
     stiff, springs = [], []
     nv = 0
     bnames = set(b.name for b in bodies)
