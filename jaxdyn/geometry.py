@@ -1,7 +1,7 @@
 """Collision geometry attached to the bodies of a :class:`~jaxdyn.Model` (``model.geoms``).
 
 The dynamics algorithms ignore it; it is carried for contact models. Loaded from MJCF
-(:func:`~jaxdyn.load_mjcf`); URDF models have ``model.geoms = None``.
+(:func:`~jaxdyn.load_mjcf`); URDF and programmatic models carry an empty set (``ng == 0``).
 
 Shapes and their ``size`` (MuJoCo's conventions, unused entries zero):
 
@@ -81,3 +81,12 @@ def make_geoms(*, type, size, body, pos, R, friction, contype, conaffinity, name
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
     return Geoms(size=f(size, (ng, 3)), pos=f(pos, (ng, 3)), R=f(R, (ng, 3, 3)), friction=f(friction, (ng, 3)),
                  type=type, body=body, contype=contype, conaffinity=conaffinity, names=names)
+
+
+def empty_geoms(dtype=None) -> Geoms:
+    """No geoms (``ng == 0``): what models without collision geometry carry. An empty set rather
+    than ``None`` keeps every model's pytree free of ``None`` leaves, which JAX's
+    ``custom_vmap`` cannot differentiate through (jax-ml/jax#9066)."""
+    dtype = dtype or jnp.result_type(float)
+    return Geoms(size=jnp.zeros((0, 3), dtype), pos=jnp.zeros((0, 3), dtype), R=jnp.zeros((0, 3, 3), dtype),
+                 friction=jnp.zeros((0, 3), dtype))

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import joints, spatial
+from . import geometry, joints, spatial
 from .geometry import Geoms
 
 
@@ -220,8 +220,8 @@ class Model(eqx.Module):
       q_lower, q_upper ``(nq,)``; velocity_limit, effort_limit, damping, friction, armature
         ``(nv,)``. Armature enters the mass matrix as ``M + diag(armature)``.
 
-    ``geoms``: optional collision geometry (:class:`~jaxdyn.geometry.Geoms`, from MJCF), ``None``
-    for URDF models; the dynamics algorithms do not read it.
+    ``geoms``: collision geometry (:class:`~jaxdyn.geometry.Geoms`, from MJCF; empty for URDF and
+    programmatic models); the dynamics algorithms do not read it.
     """
 
     topology: Topology = eqx.field(static=True)
@@ -243,8 +243,8 @@ class Model(eqx.Module):
     armature: Float[Array, " nv"]
     name: str = eqx.field(static=True, default="robot")
     traversal: str = eqx.field(static=True, default="auto")
-    # collision geometry (jaxdyn.geometry.Geoms) for contact models; None when the description
-    # has none (URDF). The dynamics algorithms do not read it.
+    # collision geometry (jaxdyn.geometry.Geoms) for contact models; empty when the description
+    # has none (make_model fills it)
     geoms: Geoms | None = None
 
     # -- static layout ------------------------------------------------------------------------
@@ -427,5 +427,5 @@ def make_model(
         friction=arr(friction, (lay.nv,)),
         armature=arr(armature, (lay.nv,)),
         name=name,
-        geoms=geoms,
+        geoms=geometry.empty_geoms(dtype) if geoms is None else geoms,
     )
