@@ -21,10 +21,10 @@ import platform
 import jax
 import jax.numpy as jnp
 import numpy as np
+from harness import _model, best_of_rounds
 
 import jaxdyn
 from jaxdyn import kernels, tree
-from harness import _model, best_of_rounds
 from jaxdyn.kernels import soa
 
 
@@ -46,8 +46,9 @@ def _body_frame_tree(model, lay, nums, qT, qdT, tauT, feT):
 
 
 def aba_body_frames(model, q, qd, tau, traversal="scan"):
-    return soa._run(model, "aba_batch", soa._aba_unroll, _body_frame_tree, traversal, "auto", q=q, qd=qd, tau=tau,
-                    f_ext=None)
+    return soa._run(
+        model, "aba_batch", soa._aba_unroll, _body_frame_tree, traversal, "auto", q=q, qd=qd, tau=tau, f_ext=None
+    )
 
 
 def main(argv=None):
@@ -58,13 +59,18 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
-    lines = [f"# Scanned SoA ABA: body frames vs aligned frames ({datetime.date.today()})", "",
-             f"device: {jax.devices()[0].platform}:{jax.devices()[0].device_kind}, cpu: {platform.machine()}, "
-             f"jax {jax.__version__}, float32, batch {a.batch}, traversal {a.traversal}; "
-             f"ms per batch, median of 11 calls, best of {a.rounds} alternating rounds; rel. err: "
-             "||out - generic|| / ||generic|| over the batch", "",
-             "| robot | links | body frames ms | aligned ms | speed-up | XLA ops body / aligned | rel. err body | "
-             "rel. err aligned |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Scanned SoA ABA: body frames vs aligned frames ({datetime.date.today()})",
+        "",
+        f"device: {jax.devices()[0].platform}:{jax.devices()[0].device_kind}, cpu: {platform.machine()}, "
+        f"jax {jax.__version__}, float32, batch {a.batch}, traversal {a.traversal}; "
+        f"ms per batch, median of 11 calls, best of {a.rounds} alternating rounds; rel. err: "
+        "||out - generic|| / ||generic|| over the batch",
+        "",
+        "| robot | links | body frames ms | aligned ms | speed-up | XLA ops body / aligned | rel. err body | "
+        "rel. err aligned |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name in a.robots:
         m = _model(name, jnp.float32)
         B = a.batch
@@ -73,8 +79,10 @@ def main(argv=None):
         tau = jax.random.normal(jax.random.PRNGKey(2), (B, m.nv), m.dtype)
         args = (m, q, qd, tau)
         ref = jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))(*args)
-        fs = {"body": functools.partial(aba_body_frames, traversal=a.traversal),
-              "aligned": functools.partial(kernels.aba_batch, traversal=a.traversal)}
+        fs = {
+            "body": functools.partial(aba_body_frames, traversal=a.traversal),
+            "aligned": functools.partial(kernels.aba_batch, traversal=a.traversal),
+        }
         cs, err, ops = {}, {}, {}
         for k, f in fs.items():
             cs[k] = kernels.jit(f).lower(*args).compile()
@@ -82,10 +90,12 @@ def main(argv=None):
             out = cs[k](*args)
             err[k] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))
         best = best_of_rounds(cs, args, a.rounds)
-        row = (f"| {name} | {len(m.with_traversal('scan').layout.link_bodies)} | {best['body'] * 1e3:.2f} | "
-               f"{best['aligned'] * 1e3:.2f} | {best['body'] / best['aligned']:.2f} | "
-               f"{ops['body']} / {ops['aligned']} | "
-               f"{err['body']:.1e} | {err['aligned']:.1e} |")
+        row = (
+            f"| {name} | {len(m.with_traversal('scan').layout.link_bodies)} | {best['body'] * 1e3:.2f} | "
+            f"{best['aligned'] * 1e3:.2f} | {best['body'] / best['aligned']:.2f} | "
+            f"{ops['body']} / {ops['aligned']} | "
+            f"{err['body']:.1e} | {err['aligned']:.1e} |"
+        )
         print(row, flush=True)
         lines.append(row)
     text = "\n".join(lines) + "\n"

@@ -27,12 +27,10 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from harness import median_time as _median_time
 
 import jaxdyn.envs as envs
 from jaxdyn import kernels
-
-
-from harness import median_time as _median_time
 
 
 def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):
@@ -116,9 +114,13 @@ def _urdf_of(name):
     from jaxdyn.robots import robot_path
 
     robots = os.path.join(os.path.dirname(os.path.abspath(envs.__file__)), "..", "robots")
-    return {"pendulum": os.path.join(robots, "pendulum.urdf"), "acrobot": os.path.join(robots, "acrobot.urdf"),
-            "cartpole": os.path.join(robots, "cartpole.urdf"), "cartpole_swingup": os.path.join(robots, "cartpole.urdf"),
-            "panda_reach": robot_path("panda")}.get(name)
+    return {
+        "pendulum": os.path.join(robots, "pendulum.urdf"),
+        "acrobot": os.path.join(robots, "acrobot.urdf"),
+        "cartpole": os.path.join(robots, "cartpole.urdf"),
+        "cartpole_swingup": os.path.join(robots, "cartpole.urdf"),
+        "panda_reach": robot_path("panda"),
+    }.get(name)
 
 
 def _have_mjx():
@@ -141,8 +143,11 @@ def main(argv=None):
     ap.add_argument("--shard", action="store_true", help="shard the batch over all devices")
     ap.add_argument("--physics-only", action="store_true", help="also time env.transition (no auto-reset)")
     ap.add_argument("--no-mjx", action="store_true")
-    ap.add_argument("--kernels", default="generic,soa",
-                    help="forward-dynamics kernels to time (SimOptions.kernel): generic, soa or both")
+    ap.add_argument(
+        "--kernels",
+        default="generic,soa",
+        help="forward-dynamics kernels to time (SimOptions.kernel): generic, soa or both",
+    )
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args(argv)
     if args.dtype == "float64":
@@ -190,16 +195,22 @@ def main(argv=None):
         lines.append(line)
     lines.append("")
     if mjx_ok:
-        lines.append(f"MJX: mujoco {mj_version}, same URDF, same time step and integrator, armature and damping "
-                     "copied from the jaxdyn model, contact disabled; physics only (no reward, observation, "
-                     "reset or gravity compensation).")
+        lines.append(
+            f"MJX: mujoco {mj_version}, same URDF, same time step and integrator, armature and damping "
+            "copied from the jaxdyn model, contact disabled; physics only (no reward, observation, "
+            "reset or gravity compensation)."
+        )
     else:
         lines.append("MJX comparison: not run (`mujoco.mjx` is not importable in this environment).")
     lines.append("")
-    lines.append("generic: `vmap` of the per-sample ABA; soa: `SimOptions(kernel=\"soa\")`, the same step with "
-                 "forward dynamics batched into `jaxdyn.kernels.aba_batch` (compiled with `kernels.jit`).")
+    lines.append(
+        'generic: `vmap` of the per-sample ABA; soa: `SimOptions(kernel="soa")`, the same step with '
+        "forward dynamics batched into `jaxdyn.kernels.aba_batch` (compiled with `kernels.jit`)."
+    )
     lines.append("")
-    lines.append(f"Reproduce: `python benchmarks/envs.py --n-envs {args.n_envs} --steps {args.steps} --kernels {args.kernels}`.")
+    lines.append(
+        f"Reproduce: `python benchmarks/envs.py --n-envs {args.n_envs} --steps {args.steps} --kernels {args.kernels}`."
+    )
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"envs-{dev.platform}.md")
     with open(path, "w") as f:

@@ -19,6 +19,7 @@ KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_
         aba_pallas_scan | aba_aligned_pallas_scan | rnea_pallas_scan | crba_pallas_scan
 Each ``all`` case runs in its own subprocess (one at a time) under a timeout; one JSON line each.
 """
+
 import argparse
 import json
 import os
@@ -29,8 +30,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET = os.environ.get("GPU_TARGET_CONFIG", os.path.join(HERE, "gpu_targets", "h100_sxm.txtpb"))
-KERNELS = ["aba_batch", "aba_vmap", "rnea_batch", "crba_batch", "aba_jacobian_batch", "jacobian_vmap", "pallas_triton",
-           "pallas_mosaic"]
+KERNELS = [
+    "aba_batch",
+    "aba_vmap",
+    "rnea_batch",
+    "crba_batch",
+    "aba_jacobian_batch",
+    "jacobian_vmap",
+    "pallas_triton",
+    "pallas_mosaic",
+]
 ROBOTS = ["ur5", "panda", "solo12", "talos:floating"]
 
 
@@ -38,6 +47,7 @@ def h100_device(target=TARGET):
     """A compile-only H100 device (no GPU needed): the CUDA PJRT plugin's topology from a
     GpuTargetConfigProto text proto; the topology string is slices x hosts x devices."""
     from jax.experimental import topologies
+
     with open(target) as f:
         cfg = f.read()
     topo = topologies.get_topology_desc("", "cuda", target_config=cfg, topology="1x1x1")
@@ -47,9 +57,9 @@ def h100_device(target=TARGET):
 def build(kernel, robot, traversal):
     import jax
     import jax.numpy as jnp
+    from harness import _model
 
     import jaxdyn
-    from harness import _model
 
     if kernel == "trivial":
         return (lambda x: jnp.sin(x) @ x), [(1024, 1024)], None, {}
@@ -77,14 +87,17 @@ def build(kernel, robot, traversal):
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
     elif kernel in ("aba_pallas_scan", "aba_aligned_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
         from jaxdyn.kernels.pallas_scan import looped
-        f = looped(model, kernel[:-len("_pallas_scan")], interpret=False)
+
+        f = looped(model, kernel[: -len("_pallas_scan")], interpret=False)
         if kernel.startswith("crba"):
             return f, None, model, {**info, "args": "q"}
     elif kernel.startswith("crba_pallas_"):
         from jaxdyn.kernels.pallas import crba_pallas
+
         return crba_pallas(model, interpret=False, backend=kernel.rsplit("_", 1)[1]), None, model, {**info, "args": "q"}
     elif kernel.startswith(("pallas_", "rnea_pallas_", "jacobian_pallas_")):  # pallas_triton, rnea_pallas_mosaic, ...
         from jaxdyn.kernels.pallas import aba_jacobian_pallas, aba_pallas, rnea_pallas
+
         build_fn = {"rnea": rnea_pallas, "jacobian": aba_jacobian_pallas}.get(kernel.split("_")[0], aba_pallas)
         f = build_fn(model, interpret=False, backend=kernel.rsplit("_", 1)[1])
     else:
@@ -118,7 +131,7 @@ def loop_kernels(hlo_text):
         if not m or m.group(1) not in bodies:
             continue
         n = 0
-        for body_line in lines[i + 1:]:
+        for body_line in lines[i + 1 :]:
             if body_line.startswith("}"):
                 break
             op = re.match(r"\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s([a-z][\w\-]*)\(", body_line)
@@ -132,6 +145,7 @@ def one(kernel, robot, batch, traversal, pack=True):
     t_start = time.perf_counter()
     import jax
     import jax.numpy as jnp
+
     from jaxdyn.kernels import soa
 
     # what PACK_SCAN_OUTPUTS="auto" picks on a GPU backend (this host runs with JAX_PLATFORMS=cpu)
@@ -143,7 +157,11 @@ def one(kernel, robot, batch, traversal, pack=True):
     f, shapes, model, info = build(kernel, robot, traversal)
     res.update(info)
     if shapes is None:
-        shapes = [(batch, model.nq)] if info.get("args") == "q" else [(batch, model.nq), (batch, model.nv), (batch, model.nv)]
+        shapes = (
+            [(batch, model.nq)]
+            if info.get("args") == "q"
+            else [(batch, model.nq), (batch, model.nv), (batch, model.nv)]
+        )
     args = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=sh) for s in shapes]
     t0 = time.perf_counter()
     lowered = jax.jit(f).trace(*args).lower()
@@ -158,13 +176,14 @@ def one(kernel, robot, batch, traversal, pack=True):
             res[k.replace("_size_in_bytes", "_bytes")] = getattr(ma, k)
     res["flops"] = _flops(compiled)  # None for this target so far
     txt = compiled.as_text()
-    entry = txt[txt.rfind("ENTRY"):]
+    entry = txt[txt.rfind("ENTRY") :]
     res["entry_fusions"] = entry.count(" fusion(")
     res["entry_custom_calls"] = entry.count("custom-call(")
     res["entry_while"] = entry.count(" while(")
     res["loop_body_kernels"] = loop_kernels(txt)
     try:
         from jax.experimental import serialize_executable as se
+
         res["executable_bytes"] = len(se.serialize(compiled)[0])
     except Exception as e:  # noqa: BLE001
         res["executable_bytes"] = f"n/a: {e}"[:80]
@@ -175,15 +194,21 @@ def one(kernel, robot, batch, traversal, pack=True):
 
 def run_all(a):
     for kernel in a.kernels.split(","):
-        for robot in ([""] if kernel == "trivial" else a.robots.split(",")):
+        for robot in [""] if kernel == "trivial" else a.robots.split(","):
             cmd = [sys.executable, __file__, "one", kernel, robot or "-", "--batch", str(a.batch)]
             if a.traversal:
                 cmd += ["--traversal", a.traversal]
             if a.no_pack:
                 cmd += ["--no-pack"]
             t0 = time.perf_counter()
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+            p = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+                env={**os.environ, "JAX_PLATFORMS": "cpu"},
+            )
             try:
                 out, err = p.communicate(timeout=a.timeout)
             except subprocess.TimeoutExpired:
@@ -214,6 +239,7 @@ def registers(dump_dir, min_bytes=10000):
     ptxas = shutil.which("ptxas")
     if ptxas is None:  # the CUDA toolkit wheel that jax-cuda12-plugin[with-cuda] installs
         import nvidia.cuda_nvcc
+
         ptxas = os.path.join(list(nvidia.cuda_nvcc.__path__)[0], "bin", "ptxas")
     out = {}
     for f in sorted(glob.glob(os.path.join(dump_dir, "*.ptx"))):
@@ -228,9 +254,11 @@ def registers(dump_dir, min_bytes=10000):
             ptx = fh.read()
         arith = len(re.findall(r"^\s*(?:fma|mul|add|sub|neg|div|rcp)\.[\w.]*f(?:32|64)\b", ptx, re.M))
         mem = len(re.findall(r"^\s*(?:@%p\d+\s+)?(?:ld|st)\.global", ptx, re.M))
-        out[os.path.basename(f)] = (f"{regs.group(1) if regs else '?'} registers, "
-                                    f"{spill.group(1) if spill else '?'} bytes spill stores, "
-                                    f"{arith} fp arithmetic and {mem} global ld/st instructions (static)")
+        out[os.path.basename(f)] = (
+            f"{regs.group(1) if regs else '?'} registers, "
+            f"{spill.group(1) if spill else '?'} bytes spill stores, "
+            f"{arith} fp arithmetic and {mem} global ld/st instructions (static)"
+        )
     return out
 
 
@@ -244,15 +272,22 @@ def main():
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--robots", default=",".join(ROBOTS))
     p.add_argument("--kernels", default=",".join(KERNELS))
-    p.add_argument("--no-pack", action="store_true",
-                   help="SoA scans: per-leaf scan outputs (as on CPU) instead of jaxdyn.tree.Packed (the GPU default)")
-    p.add_argument("--registers", action="store_true",
-                   help="also report each large GPU kernel's registers and spills (ptxas -v on XLA's PTX dump)")
+    p.add_argument(
+        "--no-pack",
+        action="store_true",
+        help="SoA scans: per-leaf scan outputs (as on CPU) instead of jaxdyn.tree.Packed (the GPU default)",
+    )
+    p.add_argument(
+        "--registers",
+        action="store_true",
+        help="also report each large GPU kernel's registers and spills (ptxas -v on XLA's PTX dump)",
+    )
     a = p.parse_args()
     if a.mode == "one":
         dump = None
         if a.registers:  # XLA reads XLA_FLAGS when the backend starts: set before jax is imported
             import tempfile
+
             dump = tempfile.mkdtemp(prefix="jaxdyn-aot-")
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={dump}").strip()
         res = one(a.kernel, a.robot, a.batch, a.traversal, pack=not a.no_pack)

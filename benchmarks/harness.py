@@ -27,10 +27,25 @@ import os
 import platform
 import time
 
-from jaxdyn._timing import measure, median_time, program_bytes
+from jaxdyn._timing import measure, median_time
 
-ALGOS = ("rnea", "crba", "aba", "aba_jacobian", "minv", "innovations", "aba_soa", "rnea_soa", "crba_soa",
-         "aba_jacobian_soa", "aba_pallas", "rnea_pallas", "crba_pallas", "aba_jacobian_pallas", "aba_derivatives")
+ALGOS = (
+    "rnea",
+    "crba",
+    "aba",
+    "aba_jacobian",
+    "minv",
+    "innovations",
+    "aba_soa",
+    "rnea_soa",
+    "crba_soa",
+    "aba_jacobian_soa",
+    "aba_pallas",
+    "rnea_pallas",
+    "crba_pallas",
+    "aba_jacobian_pallas",
+    "aba_derivatives",
+)
 # aba_derivatives: jaxdyn.aba_derivatives, the closed-form Jacobian of ABA (tangent-space q columns,
 # as Pinocchio's computeABADerivatives); another implementation of the aba_jacobian job.
 # *_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
@@ -83,7 +98,9 @@ def _kernel(algo):
     if algo == "minv":
         return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
     if algo == "aba_derivatives":  # (dqdd/dq, dqdd/dqd, dqdd/dtau), the outputs of aba_jacobian
-        return jax.vmap(lambda m, q, v, t: tuple(jaxdyn.aba_derivatives(m, q, v, t))[1:], in_axes=(None, 0, 0, 0)), "q qd x"
+        return jax.vmap(
+            lambda m, q, v, t: tuple(jaxdyn.aba_derivatives(m, q, v, t))[1:], in_axes=(None, 0, 0, 0)
+        ), "q qd x"
     if algo == "innovations":
         return jax.vmap(jaxdyn.innovations_factorization, in_axes=(None, 0)), "q"
     raise ValueError(f"unknown algorithm {algo!r}; choose from {ALGOS}")
@@ -99,7 +116,6 @@ def _inputs(model, B, seed=0):
     qd = jax.random.normal(k[1], (B, model.nv), model.dtype)
     x = jax.random.normal(k[2], (B, model.nv), model.dtype)
     return q, qd, x
-
 
 
 def best_of_rounds(fns, args, rounds, repeats=11):
@@ -120,17 +136,20 @@ def time_jaxdyn(model, algo, B, repeats):
     traversal = model.layout.traversal
     if algo.endswith("_pallas"):
         if jax.default_backend() != "gpu":
-            raise RuntimeError(f"{algo} runs on a GPU only (on CPU Pallas interprets the kernel: a "
-                               "correctness check, not a benchmark)")
+            raise RuntimeError(
+                f"{algo} runs on a GPU only (on CPU Pallas interprets the kernel: a correctness check, not a benchmark)"
+            )
         from jaxdyn.kernels import pallas
 
         limit = pallas.PALLAS_MAX_LINKS[algo]
         traversal = pallas.resolve_traversal(model, algo)
         n = len(model.with_traversal("scan").layout.link_bodies)
         if traversal == "unroll" and n > limit:
-            raise RuntimeError(f"{algo} skipped for {n} links (> {limit}, kernels.pallas.PALLAS_MAX_LINKS): it has "
-                               "no looped form and Triton's compile time grows steeply with the unrolled body (the "
-                               "ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)")
+            raise RuntimeError(
+                f"{algo} skipped for {n} links (> {limit}, kernels.pallas.PALLAS_MAX_LINKS): it has "
+                "no looped form and Triton's compile time grows steeply with the unrolled body (the "
+                "ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)"
+            )
         f = getattr(pallas, algo)(model)
         if algo == "aba_pallas" and traversal == "scan":  # the looped ABA's default frames
             traversal = "scan/aligned"
@@ -154,9 +173,15 @@ def time_jaxdyn(model, algo, B, repeats):
     # case only if the case raised it (then it is exact: the most in use while the case ran,
     # its inputs included). Otherwise the case stayed under an earlier peak: not reported.
     peak = after if after is not None and (before is None or after > before) else None
-    return {"compile_s": compile_s, "batch_s": med, "samples_per_s": B / med, "peak_bytes": peak,
-            "program_bytes": info.get("program_bytes"), "_head": _head(out),
-            "traversal": traversal}
+    return {
+        "compile_s": compile_s,
+        "batch_s": med,
+        "samples_per_s": B / med,
+        "peak_bytes": peak,
+        "program_bytes": info.get("program_bytes"),
+        "_head": _head(out),
+        "traversal": traversal,
+    }
 
 
 def _peak_bytes():
@@ -178,8 +203,10 @@ def _head(out):
     import jax
     import numpy as np
 
-    leaves = [np.asarray(x[:CHECK_SAMPLES], np.float64).reshape(min(CHECK_SAMPLES, x.shape[0]), -1)
-              for x in jax.tree_util.tree_leaves(out)]
+    leaves = [
+        np.asarray(x[:CHECK_SAMPLES], np.float64).reshape(min(CHECK_SAMPLES, x.shape[0]), -1)
+        for x in jax.tree_util.tree_leaves(out)
+    ]
     return np.concatenate(leaves, axis=1)
 
 
@@ -209,10 +236,14 @@ def time_pinocchio(robot_name, algo, repeats=2000):
     # is in the tangent space, nv columns, where jaxdyn's jacfwd differentiates the nq coordinates);
     # innovations -> crba + cholesky.decompose (Pinocchio's sparse U D U^T factorisation of M, the
     # same job: a factorisation of the mass matrix from q).
-    call = {"rnea": lambda: pin.rnea(m, d, q, v, a), "aba": lambda: pin.aba(m, d, q, v, a),
-            "crba": lambda: pin.crba(m, d, q), "minv": lambda: pin.computeMinverse(m, d, q),
-            "aba_jacobian": lambda: pin.computeABADerivatives(m, d, q, v, a),
-            "innovations": lambda: (pin.crba(m, d, q), pin.cholesky.decompose(m, d))}.get(algo)
+    call = {
+        "rnea": lambda: pin.rnea(m, d, q, v, a),
+        "aba": lambda: pin.aba(m, d, q, v, a),
+        "crba": lambda: pin.crba(m, d, q),
+        "minv": lambda: pin.computeMinverse(m, d, q),
+        "aba_jacobian": lambda: pin.computeABADerivatives(m, d, q, v, a),
+        "innovations": lambda: (pin.crba(m, d, q), pin.cholesky.decompose(m, d)),
+    }.get(algo)
     if call is None:
         return None
     for _ in range(100):
@@ -300,8 +331,11 @@ def mjx_kernel(robot_name, algo):
     if fb:
         spec.worldbody.first_body().add_freejoint()
     m = spec.compile()
-    m.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
-                           | mujoco.mjtDisableBit.mjDSBL_EQUALITY)  # URDF mimic -> equality in MuJoCo
+    m.opt.disableflags |= (
+        mujoco.mjtDisableBit.mjDSBL_CONTACT
+        | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+        | mujoco.mjtDisableBit.mjDSBL_EQUALITY
+    )  # URDF mimic -> equality in MuJoCo
     mx = mjx.put_model(m)
     d0 = mjx.make_data(mx)
 
@@ -328,8 +362,10 @@ def _peer_kernel(build, robot, algo):
     try:
         return build(robot, algo)
     except Exception as e:  # noqa: BLE001 - a peer that cannot load a robot is reported, not fatal
-        print(f"  ({build.__name__.replace('_kernel', '')} could not build {algo} for {robot}: "
-              f"{type(e).__name__}: {str(e)[:120]})")
+        print(
+            f"  ({build.__name__.replace('_kernel', '')} could not build {algo} for {robot}: "
+            f"{type(e).__name__}: {str(e)[:120]})"
+        )
         return None
 
 
@@ -380,10 +416,13 @@ def time_pinocchio_batch(robot_name, algo, B, threads=None, repeats=5):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="jaxdyn bench")
-    p.add_argument("--algos", default=None,
-                   help=f"comma list from {ALGOS} (*_soa: the struct-of-arrays kernels of jaxdyn.kernels; "
-                        f"*_pallas: the fused Pallas kernels, GPU only). Default: {DEFAULT_ALGOS}, plus "
-                        f"{GPU_ALGOS} on a GPU")
+    p.add_argument(
+        "--algos",
+        default=None,
+        help=f"comma list from {ALGOS} (*_soa: the struct-of-arrays kernels of jaxdyn.kernels; "
+        f"*_pallas: the fused Pallas kernels, GPU only). Default: {DEFAULT_ALGOS}, plus "
+        f"{GPU_ALGOS} on a GPU",
+    )
     p.add_argument("--robots", default="panda,talos", help="shipped robots (robot[:fixed|floating]) and chainN")
     p.add_argument("--batches", default="1,4096")
     p.add_argument("--dtypes", default="float32")
@@ -391,8 +430,12 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=os.path.join("benchmarks", "results"))
     p.add_argument("--no-save", action="store_true")
     p.add_argument("--peers", default="pinocchio,frax,mjx", help="peers to time when importable (comma list)")
-    p.add_argument("--traversal", default=None, choices=["auto", "scan", "level", "unroll", "latency"],
-                   help="jaxdyn traversal strategy (default: the model's, 'auto')")
+    p.add_argument(
+        "--traversal",
+        default=None,
+        choices=["auto", "scan", "level", "unroll", "latency"],
+        help="jaxdyn traversal strategy (default: the model's, 'auto')",
+    )
     p.add_argument("--tag", default="", help="suffix of the results file name")
     args = p.parse_args(argv)
 
@@ -414,8 +457,11 @@ def _run(args) -> int:
 
     dev = jax.devices()[0]
     env = {
-        "date": datetime.date.today().isoformat(), "jaxdyn": jaxdyn.__version__, "jax": jax.__version__,
-        "device": f"{dev.platform}:{dev.device_kind}", "cpu": platform.processor() or platform.machine(),
+        "date": datetime.date.today().isoformat(),
+        "jaxdyn": jaxdyn.__version__,
+        "jax": jax.__version__,
+        "device": f"{dev.platform}:{dev.device_kind}",
+        "cpu": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
     }
     for mod, attr in (("pinocchio", "__version__"), ("frax", None), ("mujoco", "__version__")):
@@ -425,7 +471,11 @@ def _run(args) -> int:
             import io
             import warnings
 
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with (
+                warnings.catch_warnings(),
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
                 warnings.simplefilter("ignore")
                 m = importlib.import_module(mod)
             env[mod] = getattr(m, attr, "installed") if attr else _dist_version(mod)
@@ -437,8 +487,10 @@ def _run(args) -> int:
     if unknown:
         raise SystemExit(f"jaxdyn bench: unknown algorithm(s) {unknown}; choose from {', '.join(ALGOS)}")
     print(" ".join(f"{k}={v}" for k, v in env.items()))
-    hdr = (f"{'algo':<20}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
-           f"{'pin x':>8}{'pinMP x':>8}{'frax x':>8}{'mjx x':>8}{'best x':>8}")
+    hdr = (
+        f"{'algo':<20}{'robot':<16}{'dtype':<8}{'batch':>8}{'compile s':>10}{'us/batch':>12}{'samples/s':>12}"
+        f"{'pin x':>8}{'pinMP x':>8}{'frax x':>8}{'mjx x':>8}{'best x':>8}"
+    )
     print(hdr)
     rows, failed = [], []
     pin_cache, peer_cache, heads = {}, {}, {}
@@ -476,34 +528,61 @@ def _run(args) -> int:
                     err = None if algo == palgo else rel_err(head, heads.get(hkey))
                     pkey = (robot, palgo, dt, B)  # aba and aba_soa share the peers' timings (one compile each)
                     if pkey not in peer_cache:
-                        peer_cache[pkey] = (time_peer(fk, model, B, args.repeats), time_peer(mk, model, B, args.repeats),
-                                            time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1
-                                            else None)
+                        peer_cache[pkey] = (
+                            time_peer(fk, model, B, args.repeats),
+                            time_peer(mk, model, B, args.repeats),
+                            time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1 else None,
+                        )
                     fr, mr, pb = peer_cache[pkey]
-                    best = max([1.0 / pin_s if pin_s else 0.0, 1.0 / pb if pb else 0.0,
-                                fr["samples_per_s"] if fr else 0.0, mr["samples_per_s"] if mr else 0.0])
-                    row = {"algo": algo, "robot": robot, "nv": model.nv, "dtype": dt, "batch": B, **r,
-                           "rel_err_vs_generic": err,
-                           "pinocchio_s_per_call": pin_s,
-                           "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
-                           "frax": fr, "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,
-                           "mjx": mr, "ratio_vs_mjx": r["samples_per_s"] / mr["samples_per_s"] if mr else None,
-                           "pinocchio_batch_s_per_sample": pb,
-                           "ratio_vs_best_peer": r["samples_per_s"] / best if best else None}
+                    best = max(
+                        [
+                            1.0 / pin_s if pin_s else 0.0,
+                            1.0 / pb if pb else 0.0,
+                            fr["samples_per_s"] if fr else 0.0,
+                            mr["samples_per_s"] if mr else 0.0,
+                        ]
+                    )
+                    row = {
+                        "algo": algo,
+                        "robot": robot,
+                        "nv": model.nv,
+                        "dtype": dt,
+                        "batch": B,
+                        **r,
+                        "rel_err_vs_generic": err,
+                        "pinocchio_s_per_call": pin_s,
+                        "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
+                        "frax": fr,
+                        "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,
+                        "mjx": mr,
+                        "ratio_vs_mjx": r["samples_per_s"] / mr["samples_per_s"] if mr else None,
+                        "pinocchio_batch_s_per_sample": pb,
+                        "ratio_vs_best_peer": r["samples_per_s"] / best if best else None,
+                    }
                     rows.append(row)
-                    print(f"{algo:<20}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
-                          f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
-                          f"{_fmt(pb and r['samples_per_s'] * pb, spec='.2f'):>8}"
-                          f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}"
-                          f"{_fmt(row['ratio_vs_best_peer'], spec='.2f'):>8}"
-                          + (f"  (rel. err vs generic {err:.1e})" if err is not None else ""), flush=True)
+                    print(
+                        f"{algo:<20}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
+                        f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
+                        f"{_fmt(pb and r['samples_per_s'] * pb, spec='.2f'):>8}"
+                        f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}"
+                        f"{_fmt(row['ratio_vs_best_peer'], spec='.2f'):>8}"
+                        + (f"  (rel. err vs generic {err:.1e})" if err is not None else ""),
+                        flush=True,
+                    )
                     if not args.no_save:  # after every row: a run cut short keeps what it measured
                         _save(stem, env, rows, failed)
     if not args.no_save:
         _save(stem, env, rows, failed)
         wrote = _plot(rows, stem + ".png", env)
-        print(f"wrote {stem}.json, {stem}.md" + (f" and {stem}.png" if wrote else " (no PNG: matplotlib missing; "
-              f"run `python -c \"import sys; sys.path.insert(0, 'benchmarks'); import harness as b; b.plot_json('{stem}.json')\"`)"))
+        print(
+            f"wrote {stem}.json, {stem}.md"
+            + (
+                f" and {stem}.png"
+                if wrote
+                else " (no PNG: matplotlib missing; "
+                f"run `python -c \"import sys; sys.path.insert(0, 'benchmarks'); import harness as b; b.plot_json('{stem}.json')\"`)"
+            )
+        )
     return 0
 
 
@@ -517,23 +596,29 @@ def write_markdown(path, env, rows, failed=()):
     """The results table, the headline table and the cases that did not run, as markdown."""
     with open(path, "w") as fh:
         fh.write(f"# jaxdyn benchmark, {env['date']}\n\n" + ", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
-        fh.write("Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
-                 "from Python (aba_jacobian: computeABADerivatives; innovations: crba + cholesky.decompose; minv: "
-                 "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only, and aba_derivatives against aba_jacobian where the shapes agree: fixed base); XLA program MB: what XLA's buffer "
-                 "assignment gives the compiled program (arguments, outputs, temporaries).\n\n")
-        fh.write("| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
-                 "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
-                 "| x best peer | rel. err vs generic |\n")
+        fh.write(
+            "Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
+            "from Python (aba_jacobian: computeABADerivatives; innovations: crba + cholesky.decompose; minv: "
+            "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only, and aba_derivatives against aba_jacobian where the shapes agree: fixed base); XLA program MB: what XLA's buffer "
+            "assignment gives the compiled program (arguments, outputs, temporaries).\n\n"
+        )
+        fh.write(
+            "| algo | robot | nv | dtype | batch | compile s | us/batch | samples/s | peak MB | XLA program MB | Pinocchio us/call "
+            "| x Pinocchio | Pinocchio OpenMP us/sample | frax samples/s | x frax | MJX samples/s | x MJX "
+            "| x best peer | rel. err vs generic |\n"
+        )
         fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
-            fh.write(f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
-                     f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
-                     f"{_fmt(r.get('program_bytes'), 1e-6, '.1f')} | "
-                     f"{_fmt(r['pinocchio_s_per_call'], 1e6, '.2f')} | {_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | "
-                     f"{_fmt(r['pinocchio_batch_s_per_sample'], 1e6, '.2f')} | "
-                     f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
-                     f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
-                     f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} | {_fmt(r.get('rel_err_vs_generic'), spec='.1e')} |\n")
+            fh.write(
+                f"| {r['algo']} | {r['robot']} | {r['nv']} | {r['dtype']} | {r['batch']} | {r['compile_s']:.2f} | "
+                f"{r['batch_s'] * 1e6:.1f} | {r['samples_per_s']:.3g} | {_fmt(r['peak_bytes'], 1e-6, '.0f')} | "
+                f"{_fmt(r.get('program_bytes'), 1e-6, '.1f')} | "
+                f"{_fmt(r['pinocchio_s_per_call'], 1e6, '.2f')} | {_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | "
+                f"{_fmt(r['pinocchio_batch_s_per_sample'], 1e6, '.2f')} | "
+                f"{_fmt(r['frax'] and r['frax']['samples_per_s'])} | {_fmt(r['ratio_vs_frax'], spec='.2f')} | "
+                f"{_fmt(r['mjx'] and r['mjx']['samples_per_s'])} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
+                f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} | {_fmt(r.get('rel_err_vs_generic'), spec='.1e')} |\n"
+            )
         fh.write(_summary(rows))
         if failed:
             fh.write("\nCases that did not run (the error, first line):\n\n")
@@ -549,15 +634,22 @@ def _summary(rows):
         key = (family(r["algo"]), r["robot"], r["dtype"], r["batch"])
         if key not in best or r["samples_per_s"] > best[key]["samples_per_s"]:
             best[key] = r
-    out = ["", "## Headline: the faster jaxdyn path per case", "",
-           "| algo | robot | dtype | batch | jaxdyn path | samples/s | x Pinocchio per call | x Pinocchio OpenMP "
-           "| x frax | x MJX | x best peer |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "",
+        "## Headline: the faster jaxdyn path per case",
+        "",
+        "| algo | robot | dtype | batch | jaxdyn path | samples/s | x Pinocchio per call | x Pinocchio OpenMP "
+        "| x frax | x MJX | x best peer |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (algo, robot, dt, B), r in best.items():
         pb = r.get("pinocchio_batch_s_per_sample")
-        out.append(f"| {algo} | {robot} | {dt} | {B} | {r['algo']} | {r['samples_per_s']:.3g} | "
-                   f"{_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | {_fmt(pb and r['samples_per_s'] * pb, spec='.2f')} | "
-                   f"{_fmt(r['ratio_vs_frax'], spec='.2f')} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
-                   f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |")
+        out.append(
+            f"| {algo} | {robot} | {dt} | {B} | {r['algo']} | {r['samples_per_s']:.3g} | "
+            f"{_fmt(r['ratio_vs_pinocchio'], spec='.2f')} | {_fmt(pb and r['samples_per_s'] * pb, spec='.2f')} | "
+            f"{_fmt(r['ratio_vs_frax'], spec='.2f')} | {_fmt(r['ratio_vs_mjx'], spec='.2f')} | "
+            f"{_fmt(r['ratio_vs_best_peer'], spec='.2f')} |"
+        )
     return "\n".join(out) + "\n"
 
 

@@ -23,10 +23,10 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from harness import _inputs, _model
 
 import jaxdyn
 from jaxdyn import kernels
-from harness import _inputs, _model
 
 
 def _time(c, args, repeats):
@@ -42,11 +42,18 @@ def _time(c, args, repeats):
 def _pin_times(robots, python):
     if not python or not os.path.exists(python):
         return {}
-    code = ("import json,sys; from harness import time_pinocchio; "
-            "print(json.dumps({r: time_pinocchio(r, 'aba') for r in sys.argv[1:]}))")
+    code = (
+        "import json,sys; from harness import time_pinocchio; "
+        "print(json.dumps({r: time_pinocchio(r, 'aba') for r in sys.argv[1:]}))"
+    )
     try:
-        out = subprocess.run([python, "-c", code, *robots], capture_output=True, text=True, timeout=600,
-                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        out = subprocess.run(
+            [python, "-c", code, *robots],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
     except Exception as exc:  # noqa: BLE001 - Pinocchio is optional
         print(f"Pinocchio timing skipped: {exc}", file=sys.stderr)
@@ -57,9 +64,12 @@ def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--robots", default="ur5,panda,solo12")
     p.add_argument("--batches", default="1,4096,65536")
-    p.add_argument("--variants", default="generic,soa",
-                   help="generic (jit(vmap(aba))), soa (kernels.aba_batch, its 'auto' traversal) or "
-                        "soa-unroll / soa-scan / soa-level")
+    p.add_argument(
+        "--variants",
+        default="generic,soa",
+        help="generic (jit(vmap(aba))), soa (kernels.aba_batch, its 'auto' traversal) or "
+        "soa-unroll / soa-scan / soa-level",
+    )
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--pin-python", default="/work/refenv/bin/python")
     p.add_argument("--out", default=os.path.join("benchmarks", "results", "kernels-cpu.md"))
@@ -85,25 +95,44 @@ def main(argv=None):
                 reps = args.repeats if B < 65536 else max(3, args.repeats // 3)
                 t = _time(c, (model, q, qd, tau), reps)
                 ps = pin.get(robot)
-                row = {"robot": robot, "nv": model.nv, "variant": variant, "batch": B, "compile_s": comp,
-                       "batch_s": t, "sample_s": t / B, "pin_s": ps}
+                row = {
+                    "robot": robot,
+                    "nv": model.nv,
+                    "variant": variant,
+                    "batch": B,
+                    "compile_s": comp,
+                    "batch_s": t,
+                    "sample_s": t / B,
+                    "pin_s": ps,
+                }
                 rows.append(row)
-                print(f"| {robot} | {model.nv} | {variant} | {B} | {comp:.1f} | {t * 1e6:.1f} | {t / B * 1e6:.2f} | "
-                      f"{ps * 1e6:.2f} |" if ps else f"| {robot} | {model.nv} | {variant} | {B} | {comp:.1f} | "
-                      f"{t * 1e6:.1f} | {t / B * 1e6:.2f} | n/a |", flush=True)
+                print(
+                    f"| {robot} | {model.nv} | {variant} | {B} | {comp:.1f} | {t * 1e6:.1f} | {t / B * 1e6:.2f} | "
+                    f"{ps * 1e6:.2f} |"
+                    if ps
+                    else f"| {robot} | {model.nv} | {variant} | {B} | {comp:.1f} | "
+                    f"{t * 1e6:.1f} | {t / B * 1e6:.2f} | n/a |",
+                    flush=True,
+                )
     if args.out:
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
         with open(args.out, "w") as fh:
             fh.write(f"# SoA batched ABA vs generic vmap(aba) vs Pinocchio, CPU, float32, {datetime.date.today()}\n\n")
-            fh.write(f"jax {jax.__version__}, {os.cpu_count()} CPU cores shared with other jobs (medians of "
-                     f"{args.repeats} timings; read ratios). `soa` = `jaxdyn.kernels.aba_batch` compiled with "
-                     f"`kernels.jit` (XLA CPU instruction fusion off); `generic` = `jax.jit(jax.vmap(jaxdyn.aba))`; "
-                     "Pinocchio 4.1.0 `pin.aba` per call from a Python loop (`harness.time_pinocchio`).\n\n")
-            fh.write("| robot | nv | variant | batch | compile s | us/batch | us/sample | Pinocchio us/call |\n|---|---|---|---|---|---|---|---|\n")
+            fh.write(
+                f"jax {jax.__version__}, {os.cpu_count()} CPU cores shared with other jobs (medians of "
+                f"{args.repeats} timings; read ratios). `soa` = `jaxdyn.kernels.aba_batch` compiled with "
+                f"`kernels.jit` (XLA CPU instruction fusion off); `generic` = `jax.jit(jax.vmap(jaxdyn.aba))`; "
+                "Pinocchio 4.1.0 `pin.aba` per call from a Python loop (`harness.time_pinocchio`).\n\n"
+            )
+            fh.write(
+                "| robot | nv | variant | batch | compile s | us/batch | us/sample | Pinocchio us/call |\n|---|---|---|---|---|---|---|---|\n"
+            )
             for r in rows:
                 ps = f"{r['pin_s'] * 1e6:.2f}" if r["pin_s"] else "n/a"
-                fh.write(f"| {r['robot']} | {r['nv']} | {r['variant']} | {r['batch']} | {r['compile_s']:.1f} | "
-                         f"{r['batch_s'] * 1e6:.1f} | {r['sample_s'] * 1e6:.2f} | {ps} |\n")
+                fh.write(
+                    f"| {r['robot']} | {r['nv']} | {r['variant']} | {r['batch']} | {r['compile_s']:.1f} | "
+                    f"{r['batch_s'] * 1e6:.1f} | {r['sample_s'] * 1e6:.2f} | {ps} |\n"
+                )
             fh.write("\nReproduce: `python benchmarks/kernels.py " + " ".join(argv or sys.argv[1:]) + "`\n")
         print(f"wrote {args.out}")
     return 0

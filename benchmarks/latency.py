@@ -38,10 +38,29 @@ import shutil
 import subprocess
 import sys
 
-AXES = {"dispatch": ("async", "sync"), "traversals": ("auto", "unroll", "latency"), "model": ("arg", "closure"),
-        "cores": ("all", "one")}
-ELEMENT_BYTES = {"pred": 1, "s8": 1, "u8": 1, "f16": 2, "bf16": 2, "s16": 2, "u16": 2, "f32": 4, "s32": 4,
-                 "u32": 4, "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16}
+AXES = {
+    "dispatch": ("async", "sync"),
+    "traversals": ("auto", "unroll", "latency"),
+    "model": ("arg", "closure"),
+    "cores": ("all", "one"),
+}
+ELEMENT_BYTES = {
+    "pred": 1,
+    "s8": 1,
+    "u8": 1,
+    "f16": 2,
+    "bf16": 2,
+    "s16": 2,
+    "u16": 2,
+    "f32": 4,
+    "s32": 4,
+    "u32": 4,
+    "f64": 8,
+    "s64": 8,
+    "u64": 8,
+    "c64": 8,
+    "c128": 16,
+}
 INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(.+?)\s+([\w\-]+)\(")
 ARRAY_SHAPE = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
 
@@ -49,7 +68,7 @@ ARRAY_SHAPE = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
 def entry_thunks(hlo_text, limit=512):
     """(instructions, instructions with a result > ``limit`` bytes) in the ENTRY computation,
     parameters and constants excluded."""
-    lines = hlo_text[hlo_text.index("\nENTRY"):].splitlines()[1:]
+    lines = hlo_text[hlo_text.index("\nENTRY") :].splitlines()[1:]
     count = large = 0
     for line in lines:
         if line.strip() == "}":
@@ -58,8 +77,10 @@ def entry_thunks(hlo_text, limit=512):
         if not m or m.group(2) in ("parameter", "constant"):
             continue
         count += 1
-        sizes = [ELEMENT_BYTES.get(t, 0) * math.prod(int(n) for n in d.split(",") if n)
-                 for t, d in ARRAY_SHAPE.findall(m.group(1))]
+        sizes = [
+            ELEMENT_BYTES.get(t, 0) * math.prod(int(n) for n in d.split(",") if n)
+            for t, d in ARRAY_SHAPE.findall(m.group(1))
+        ]
         large += max(sizes, default=0) > limit
     return count, large
 
@@ -81,8 +102,7 @@ def time_calls(f, args, repeats, blocks):
             jax.block_until_ready(f(*args))
             samples[b, i] = time.perf_counter() - t0
     samples *= 1e6
-    return (float(np.median(samples, axis=1).min()), float(np.median(samples)),
-            float(np.percentile(samples, 90)))
+    return (float(np.median(samples, axis=1).min()), float(np.median(samples)), float(np.percentile(samples, 90)))
 
 
 def child(spec):
@@ -93,9 +113,9 @@ def child(spec):
 
     jax.config.update("jax_cpu_enable_async_dispatch", spec["dispatch"] == "async")
     import jax.numpy as jnp
+    from harness import _inputs, _model
 
     import jaxdyn
-    from harness import _inputs, _model
 
     model = _model(spec["robot"], getattr(jnp, spec["dtype"]))
     if spec["traversal"] != "auto":
@@ -114,17 +134,37 @@ def child(spec):
     identity = time_calls(jax.jit(lambda x: x), (jnp.zeros(model.nv, model.dtype),), spec["repeats"], spec["blocks"])
     best, median, p90 = time_calls(f, args, spec["repeats"], spec["blocks"])
     device = jax.devices()[0]
-    print(json.dumps(dict(
-        spec, compile_s=compile_s, thunks=thunks, large_buffers=large, flops=cost.get("flops"),
-        identity_us=identity[0], aba_us=best, median_us=median, p90_us=p90, dtype_out=str(q.dtype),
-        async_dispatch=jax.config.read("jax_cpu_enable_async_dispatch"), affinity=len(os.sched_getaffinity(0)),
-        device_kind=device.device_kind, platform=device.platform, jax_version=jax.__version__)))
+    print(
+        json.dumps(
+            dict(
+                spec,
+                compile_s=compile_s,
+                thunks=thunks,
+                large_buffers=large,
+                flops=cost.get("flops"),
+                identity_us=identity[0],
+                aba_us=best,
+                median_us=median,
+                p90_us=p90,
+                dtype_out=str(q.dtype),
+                async_dispatch=jax.config.read("jax_cpu_enable_async_dispatch"),
+                affinity=len(os.sched_getaffinity(0)),
+                device_kind=device.device_kind,
+                platform=device.platform,
+                jax_version=jax.__version__,
+            )
+        )
+    )
 
 
 def run_child(spec):
     """Run one configuration in a fresh process; returns its result dict (``failed`` on error)."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_ENABLE_X64="1" if spec["dtype"] == "float64" else "0",
-               JAX_CPU_ENABLE_ASYNC_DISPATCH="true" if spec["dispatch"] == "async" else "false")
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        JAX_ENABLE_X64="1" if spec["dtype"] == "float64" else "0",
+        JAX_CPU_ENABLE_ASYNC_DISPATCH="true" if spec["dispatch"] == "async" else "false",
+    )
     cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)]
     if spec["cores"] == "one":
         cmd = ["taskset", "-c", "0", *cmd]
@@ -139,30 +179,58 @@ def run_child(spec):
     return dict(spec, failed=True, error=error)
 
 
-COLUMNS = ("robot", "dtype", "dispatch", "traversal", "model", "cores", "compile s", "thunks", "buffers >512 B",
-           "identity us", "aba us (min of block medians)", "median", "p90")
+COLUMNS = (
+    "robot",
+    "dtype",
+    "dispatch",
+    "traversal",
+    "model",
+    "cores",
+    "compile s",
+    "thunks",
+    "buffers >512 B",
+    "identity us",
+    "aba us (min of block medians)",
+    "median",
+    "p90",
+)
 
 
 def table_row(r):
     head = [r["robot"], r["dtype"], r["dispatch"], r["traversal"], r["model"], r["cores"]]
     if r.get("failed"):
         return head + ["FAILED"] + [""] * 6
-    return head + [f"{r['compile_s']:.2f}", str(r["thunks"]), str(r["large_buffers"]), f"{r['identity_us']:.1f}",
-                   f"{r['aba_us']:.1f}", f"{r['median_us']:.1f}", f"{r['p90_us']:.1f}"]
+    return head + [
+        f"{r['compile_s']:.2f}",
+        str(r["thunks"]),
+        str(r["large_buffers"]),
+        f"{r['identity_us']:.1f}",
+        f"{r['aba_us']:.1f}",
+        f"{r['median_us']:.1f}",
+        f"{r['p90_us']:.1f}",
+    ]
 
 
 def markdown(results, notes, command):
     ok = [r for r in results if not r.get("failed")]
     first = ok[0] if ok else {}
-    lines = ["# jaxdyn.aba batch-1 latency (CPU)", "",
-             f"- device: {first.get('device_kind', '?')} ({first.get('platform', '?')}), jax {first.get('jax_version', '?')}",
-             f"- date: {datetime.datetime.now().isoformat(timespec='seconds')}, CPUs: {os.cpu_count()}",
-             f"- command: `{command}`", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = [
+        "# jaxdyn.aba batch-1 latency (CPU)",
+        "",
+        f"- device: {first.get('device_kind', '?')} ({first.get('platform', '?')}), jax {first.get('jax_version', '?')}",
+        f"- date: {datetime.datetime.now().isoformat(timespec='seconds')}, CPUs: {os.cpu_count()}",
+        f"- command: `{command}`",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
     lines += ["| " + " | ".join(table_row(r)) + " |" for r in results]
     failed = [r for r in results if r.get("failed")]
-    notes = notes + [f"FAILED {r['robot']} {r['dtype']} {r['dispatch']} {r['traversal']} {r['model']} {r['cores']}:"
-                     f"\n\n```\n{r['error']}\n```" for r in failed]
+    notes = notes + [
+        f"FAILED {r['robot']} {r['dtype']} {r['dispatch']} {r['traversal']} {r['model']} {r['cores']}:"
+        f"\n\n```\n{r['error']}\n```"
+        for r in failed
+    ]
     return "\n".join(lines + [""] + [f"- {n}" for n in notes]) + "\n"
 
 
@@ -174,9 +242,13 @@ def main(argv=None):
     ap.add_argument("--blocks", type=int, default=7)
     for axis, values in AXES.items():
         ap.add_argument(f"--{axis}", default=",".join(values))
-    ap.add_argument("--trials", type=int, default=1,
-                    help="fresh processes per configuration; the fastest is reported (this VM's timings "
-                         "vary by up to 2x from one process to the next)")
+    ap.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        help="fresh processes per configuration; the fastest is reported (this VM's timings "
+        "vary by up to 2x from one process to the next)",
+    )
     ap.add_argument("--out", default="benchmarks/results/latency-cpu", help="writes <out>.md and <out>.json")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -195,9 +267,18 @@ def main(argv=None):
     print("| " + " | ".join(COLUMNS) + " |", flush=True)
     results = []
     for robot, dtype, dispatch, traversal, model, cores in itertools.product(
-            args.robots.split(","), args.dtypes.split(","), *choice.values()):
-        spec = dict(robot=robot, dtype=dtype, dispatch=dispatch, traversal=traversal, model=model, cores=cores,
-                    repeats=args.repeats, blocks=args.blocks)
+        args.robots.split(","), args.dtypes.split(","), *choice.values()
+    ):
+        spec = dict(
+            robot=robot,
+            dtype=dtype,
+            dispatch=dispatch,
+            traversal=traversal,
+            model=model,
+            cores=cores,
+            repeats=args.repeats,
+            blocks=args.blocks,
+        )
         trials = [run_child(spec) for _ in range(args.trials)]
         ok = [r for r in trials if not r.get("failed")]
         best = min(ok, key=lambda r: r["aba_us"]) if ok else trials[-1]

@@ -98,16 +98,20 @@ def main(argv=None):
         fmt = lambda t: f"{int(t[0])} / {int(t[1])}"
         lag = fmt(r["lagrange"]) if "lagrange" in r else "-"
         xl = f"{r['rnea'][2]:.0f} / {r['lagrange'][2]:.0f}" if "lagrange" in r else f"{r['rnea'][2]:.0f} / -"
-        lines.append(f"| {r['n']} | {fmt(r['paper_newton_euler'])} | {fmt(r['paper_modified_newton_euler'])} | "
-                     f"{fmt(r['paper_lagrange'])} | {fmt(r['rnea'])} | {fmt(r['aba'])} | {fmt(r['crba'])} | {lag} | {xl} |")
+        lines.append(
+            f"| {r['n']} | {fmt(r['paper_newton_euler'])} | {fmt(r['paper_modified_newton_euler'])} | "
+            f"{fmt(r['paper_lagrange'])} | {fmt(r['rnea'])} | {fmt(r['aba'])} | {fmt(r['crba'])} | {lag} | {xl} |"
+        )
     table = "\n".join(lines)
     print(table)
     with open(os.path.join(args.out, "op_counts.md"), "w") as fh:
-        fh.write("# Operation counts: Turney80 (Turney, Mudge & Lee) vs jaxdyn's jaxprs\n\n"
-                 "Revolute chains of n links; jaxdyn columns count multiplications / additions in the jaxpr "
-                 "(scan bodies x length, dot_general as m*n*k). jaxdyn's kernels are general (6D spatial algebra, "
-                 "trees, any joint type), so their constants are larger than the paper's hand-tuned DH recursion; "
-                 "the growth rates are the point.\n\n" + table + "\n")
+        fh.write(
+            "# Operation counts: Turney80 (Turney, Mudge & Lee) vs jaxdyn's jaxprs\n\n"
+            "Revolute chains of n links; jaxdyn columns count multiplications / additions in the jaxpr "
+            "(scan bodies x length, dot_general as m*n*k). jaxdyn's kernels are general (6D spatial algebra, "
+            "trees, any joint type), so their constants are larger than the paper's hand-tuned DH recursion; "
+            "the growth rates are the point.\n\n" + table + "\n"
+        )
     with open(os.path.join(args.out, "op_counts.json"), "w") as fh:
         json.dump(rows, fh, indent=1)
     try:

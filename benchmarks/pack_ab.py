@@ -27,12 +27,12 @@ import platform
 
 import jax
 import jax.numpy as jnp
+from gpu_aot import loop_kernels
+from harness import _model, best_of_rounds
 
 import jaxdyn
 from jaxdyn import kernels
-from harness import _model, best_of_rounds
 from jaxdyn.kernels import soa
-from gpu_aot import loop_kernels
 
 
 def cases(m, algo, B, traversal):
@@ -41,12 +41,14 @@ def cases(m, algo, B, traversal):
     qd = jax.random.normal(jax.random.PRNGKey(1), (B, m.nv), m.dtype)
     x = jax.random.normal(jax.random.PRNGKey(2), (B, m.nv), m.dtype)
     if algo == "crba":
-        return (functools.partial(kernels.crba_batch, traversal=traversal), (m, q),
-                jax.vmap(jaxdyn.crba, in_axes=(None, 0)))
+        return (
+            functools.partial(kernels.crba_batch, traversal=traversal),
+            (m, q),
+            jax.vmap(jaxdyn.crba, in_axes=(None, 0)),
+        )
     kernel = {"aba": kernels.aba_batch, "rnea": kernels.rnea_batch}[algo]
     generic = {"aba": jaxdyn.aba, "rnea": jaxdyn.rnea}[algo]
-    return (functools.partial(kernel, traversal=traversal), (m, q, qd, x),
-            jax.vmap(generic, in_axes=(None, 0, 0, 0)))
+    return (functools.partial(kernel, traversal=traversal), (m, q, qd, x), jax.vmap(generic, in_axes=(None, 0, 0, 0)))
 
 
 def main(argv=None):
@@ -59,13 +61,18 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     dev = jax.devices()[0]
-    lines = [f"# Scanned SoA kernels: per-leaf against packed scan outputs ({datetime.date.today()})", "",
-             f"device: {dev.platform}:{dev.device_kind}, cpu: {platform.machine()}, jax {jax.__version__}, "
-             f"float32, batch {a.batch}, traversal {a.traversal}; ms per batch, median of 11 calls, best of "
-             f"{a.rounds} alternating rounds; kernels: XLA instructions per while-loop body (one link step "
-             "of each sweep); rel. err: ||out - generic|| / ||generic|| over the batch", "",
-             "| robot | algo | per-leaf ms | packed ms | speed-up | kernels per-leaf / packed | "
-             "rel. err per-leaf | rel. err packed |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Scanned SoA kernels: per-leaf against packed scan outputs ({datetime.date.today()})",
+        "",
+        f"device: {dev.platform}:{dev.device_kind}, cpu: {platform.machine()}, jax {jax.__version__}, "
+        f"float32, batch {a.batch}, traversal {a.traversal}; ms per batch, median of 11 calls, best of "
+        f"{a.rounds} alternating rounds; kernels: XLA instructions per while-loop body (one link step "
+        "of each sweep); rel. err: ||out - generic|| / ||generic|| over the batch",
+        "",
+        "| robot | algo | per-leaf ms | packed ms | speed-up | kernels per-leaf / packed | "
+        "rel. err per-leaf | rel. err packed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     saved = soa.PACK_SCAN_OUTPUTS
     for name in a.robots:
         m = _model(name, jnp.float32)  # the harness's robot names: robot[:fixed|floating], chainN
@@ -81,9 +88,11 @@ def main(argv=None):
                 err[pack] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))
             soa.PACK_SCAN_OUTPUTS = saved
             best = best_of_rounds(cs, args, a.rounds)
-            row = (f"| {name} | {algo} | {best[False] * 1e3:.2f} | {best[True] * 1e3:.2f} | "
-                   f"{best[False] / best[True]:.2f} | {kern[False]} / {kern[True]} | "
-                   f"{err[False]:.1e} | {err[True]:.1e} |")
+            row = (
+                f"| {name} | {algo} | {best[False] * 1e3:.2f} | {best[True] * 1e3:.2f} | "
+                f"{best[False] / best[True]:.2f} | {kern[False]} / {kern[True]} | "
+                f"{err[False]:.1e} | {err[True]:.1e} |"
+            )
             print(row, flush=True)
             lines.append(row)
     text = "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ CPU targets (batch 4,096): ``aba`` per sample <= Pinocchio's call from Python (p
 compile time of ``aba`` for talos floating <= 5 s. Fused rows also report their largest
 ``rel_err_vs_generic`` (correctness in the same run).
 """
+
 import argparse
 import json
 import os
@@ -29,9 +30,12 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-FAMILIES = {"aba": ("aba", "aba_soa", "aba_pallas"), "rnea": ("rnea", "rnea_soa", "rnea_pallas"),
-            "crba": ("crba", "crba_soa", "crba_pallas"),
-            "aba_jacobian": ("aba_jacobian", "aba_jacobian_soa", "aba_jacobian_pallas")}
+FAMILIES = {
+    "aba": ("aba", "aba_soa", "aba_pallas"),
+    "rnea": ("rnea", "rnea_soa", "rnea_pallas"),
+    "crba": ("crba", "crba_soa", "crba_pallas"),
+    "aba_jacobian": ("aba_jacobian", "aba_jacobian_soa", "aba_jacobian_pallas"),
+}
 FRAX_MIN = {"aba": 3.0, "rnea": 3.0, "crba": 1.0, "aba_jacobian": 3.0}
 MJX_MIN = 10.0
 BIG = (131072, 1048576)
@@ -54,8 +58,11 @@ def load(paths):
 
 
 def _best(rows, family, robot, batch, dtype="float32"):
-    cand = [r for r in rows if r["algo"] in FAMILIES[family] and r["robot"] == robot and r["batch"] == batch
-            and r["dtype"] == dtype]
+    cand = [
+        r
+        for r in rows
+        if r["algo"] in FAMILIES[family] and r["robot"] == robot and r["batch"] == batch and r["dtype"] == dtype
+    ]
     return max(cand, key=lambda r: r["samples_per_s"]) if cand else None
 
 
@@ -65,8 +72,16 @@ def _peer_ratio(rows, r, family, peer):
     same device (marked: a cross-run ratio is weaker evidence)."""
     if r.get(peer):
         return r["samples_per_s"] / r[peer]["samples_per_s"], ""
-    other = [x for x in rows if x["algo"] in FAMILIES[family] and x["robot"] == r["robot"] and x["batch"] == r["batch"]
-             and x["dtype"] == r["dtype"] and x.get(peer) and x.get("device") == r.get("device")]
+    other = [
+        x
+        for x in rows
+        if x["algo"] in FAMILIES[family]
+        and x["robot"] == r["robot"]
+        and x["batch"] == r["batch"]
+        and x["dtype"] == r["dtype"]
+        and x.get(peer)
+        and x.get("device") == r.get("device")
+    ]
     if not other:
         return None, ""
     o = other[-1]
@@ -82,8 +97,11 @@ def _verdict(x, need):
 def status(rows):
     """Markdown lines: one table of the GPU rows (or CPU, by the rows' device), verdicts."""
     robots = sorted({r["robot"] for r in rows}, key=lambda s: (s.startswith("chain"), len(s), s))
-    out = ["| target | robot | batch | best jaxdyn path | samples/s | x frax | verdict vs frax | x MJX | "
-           "verdict vs MJX (>= 10x) | rel. err vs generic | source |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| target | robot | batch | best jaxdyn path | samples/s | x frax | verdict vs frax | x MJX | "
+        "verdict vs MJX (>= 10x) | rel. err vs generic | source |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for family in FAMILIES:
         for robot in robots:
             for batch in BIG:
@@ -94,42 +112,71 @@ def status(rows):
                 mr, mnote = _peer_ratio(rows, r, family, "mjx")
                 need = FRAX_MIN[family]
                 vm = _verdict(mr, MJX_MIN) if family != "aba_jacobian" else "-"
-                out.append(f"| {family} >= {need:g}x frax | {robot} | {batch} | {r['algo']} ({r.get('traversal')}) | "
-                           f"{r['samples_per_s']:.3g} | {_f(fr)}{fnote} | {_verdict(fr, need)} | {_f(mr)}{mnote} | {vm} | "
-                           f"{_f(r.get('rel_err_vs_generic'), '.1e')} | {r['source']} |")
+                out.append(
+                    f"| {family} >= {need:g}x frax | {robot} | {batch} | {r['algo']} ({r.get('traversal')}) | "
+                    f"{r['samples_per_s']:.3g} | {_f(fr)}{fnote} | {_verdict(fr, need)} | {_f(mr)}{mnote} | {vm} | "
+                    f"{_f(r.get('rel_err_vs_generic'), '.1e')} | {r['source']} |"
+                )
     out += ["", "| target | case | measured | verdict | source |", "|---|---|---|---|---|"]
     if any(r.get("device", "").startswith("cpu") and r["batch"] == 1 for r in rows):
-        out.append("| (CPU batch-1 rows below are the harness's default set-up; the 20 us target's recipe, "
-                   "sync dispatch and the latency traversal, is timed by benchmarks/latency.py) | | | | |")
-    for r in sorted((r for r in rows if r["algo"] in FAMILIES["aba"] and r["batch"] == 1 and r["dtype"] == "float32"),
-                    key=lambda r: (r["robot"], r["batch_s"])):
+        out.append(
+            "| (CPU batch-1 rows below are the harness's default set-up; the 20 us target's recipe, "
+            "sync dispatch and the latency traversal, is timed by benchmarks/latency.py) | | | | |"
+        )
+    for r in sorted(
+        (r for r in rows if r["algo"] in FAMILIES["aba"] and r["batch"] == 1 and r["dtype"] == "float32"),
+        key=lambda r: (r["robot"], r["batch_s"]),
+    ):
         bound = 2e-4 if r.get("device", "").startswith("gpu") else 2e-5  # the GPU and the CPU targets
-        out.append(f"| batch-1 jitted aba <= {bound * 1e6:.0f} us | {r['algo']} {r['robot']} ({r.get('traversal')}) | "
-                   f"{r['batch_s'] * 1e6:.1f} us | {'met' if r['batch_s'] <= bound else 'missed by this path'} | "
-                   f"{r['source']} |")
+        out.append(
+            f"| batch-1 jitted aba <= {bound * 1e6:.0f} us | {r['algo']} {r['robot']} ({r.get('traversal')}) | "
+            f"{r['batch_s'] * 1e6:.1f} us | {'met' if r['batch_s'] <= bound else 'missed by this path'} | "
+            f"{r['source']} |"
+        )
     for r in rows:
         if r["algo"] in FAMILIES["aba"] and r["robot"] == "panda" and r["batch"] == 1048576 and r.get("peak_bytes"):
-            out.append(f"| peak memory, panda ABA 2^20 <= 2 GB | {r['algo']} | {r['peak_bytes'] / 1e9:.2f} GB | "
-                       f"{'met' if r['peak_bytes'] <= 2e9 else '**missed**'} | {r['source']} |")
+            out.append(
+                f"| peak memory, panda ABA 2^20 <= 2 GB | {r['algo']} | {r['peak_bytes'] / 1e9:.2f} GB | "
+                f"{'met' if r['peak_bytes'] <= 2e9 else '**missed**'} | {r['source']} |"
+            )
     for r in rows:
-        if r["algo"] in ("aba_pallas", "rnea_pallas") and r["robot"] in ("ur5", "panda") and r["dtype"] == "float32" \
-                and r["batch"] in BIG:
-            out.append(f"| stretch: fused >= 1e9 samples/s (arm) | {r['algo']} {r['robot']} {r['batch']} | "
-                       f"{r['samples_per_s']:.3g}/s, rel. err {_f(r.get('rel_err_vs_generic'), '.1e')} | "
-                       f"{'met' if r['samples_per_s'] >= 1e9 else 'not at this batch'} | {r['source']} |")
+        if (
+            r["algo"] in ("aba_pallas", "rnea_pallas")
+            and r["robot"] in ("ur5", "panda")
+            and r["dtype"] == "float32"
+            and r["batch"] in BIG
+        ):
+            out.append(
+                f"| stretch: fused >= 1e9 samples/s (arm) | {r['algo']} {r['robot']} {r['batch']} | "
+                f"{r['samples_per_s']:.3g}/s, rel. err {_f(r.get('rel_err_vs_generic'), '.1e')} | "
+                f"{'met' if r['samples_per_s'] >= 1e9 else 'not at this batch'} | {r['source']} |"
+            )
     for robot in robots:  # CPU: the best path's time per sample against Pinocchio's call from Python
-        cand = [r for r in rows if r["algo"] in FAMILIES["aba"] and r["robot"] == robot and r["batch"] == 4096
-                and r["dtype"] == "float32" and r.get("ratio_vs_pinocchio") is not None]
+        cand = [
+            r
+            for r in rows
+            if r["algo"] in FAMILIES["aba"]
+            and r["robot"] == robot
+            and r["batch"] == 4096
+            and r["dtype"] == "float32"
+            and r.get("ratio_vs_pinocchio") is not None
+        ]
         if cand:
             r = max(cand, key=lambda r: r["ratio_vs_pinocchio"])
-            others = ", ".join(f"{x['algo']} {x['ratio_vs_pinocchio']:.2f}x ({x['source']})" for x in cand if x is not r)
-            out.append(f"| CPU aba per sample <= Pinocchio per call (batch 4096) | {r['algo']} {robot} | "
-                       f"{r['ratio_vs_pinocchio']:.2f}x; other rows: {others or '-'} | "
-                       f"{'met' if r['ratio_vs_pinocchio'] >= 1 else '**missed**'} | {r['source']} |")
+            others = ", ".join(
+                f"{x['algo']} {x['ratio_vs_pinocchio']:.2f}x ({x['source']})" for x in cand if x is not r
+            )
+            out.append(
+                f"| CPU aba per sample <= Pinocchio per call (batch 4096) | {r['algo']} {robot} | "
+                f"{r['ratio_vs_pinocchio']:.2f}x; other rows: {others or '-'} | "
+                f"{'met' if r['ratio_vs_pinocchio'] >= 1 else '**missed**'} | {r['source']} |"
+            )
     for r in rows:
         if r["algo"] == "aba" and r["robot"].startswith("talos") and r["robot"] != "talos:fixed":
-            out.append(f"| compile of aba, talos floating <= 5 s | {r['robot']} batch {r['batch']} | "
-                       f"{r['compile_s']:.1f} s | {'met' if r['compile_s'] <= 5 else '**missed**'} | {r['source']} |")
+            out.append(
+                f"| compile of aba, talos floating <= 5 s | {r['robot']} batch {r['batch']} | "
+                f"{r['compile_s']:.1f} s | {'met' if r['compile_s'] <= 5 else '**missed**'} | {r['source']} |"
+            )
     return out
 
 

@@ -14,10 +14,10 @@ import time
 
 import jax
 import jax.numpy as jnp
+from harness import median_time
 
 import jaxdyn
 from jaxdyn import builders
-from harness import median_time
 
 
 def get_model(name, floating=None):
@@ -39,10 +39,13 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     dev = jax.devices()[0]
-    lines = [f"# traversal strategies: {dev.platform} ({dev.device_kind}), jax {jax.__version__}, "
-             f"{datetime.date.today()}, float32, batch {args.batch}", "",
-             "| robot | algo | strategy | compile [s] | batch-1 [us] | per sample at batch [us] |",
-             "|---|---|---|---:|---:|---:|"]
+    lines = [
+        f"# traversal strategies: {dev.platform} ({dev.device_kind}), jax {jax.__version__}, "
+        f"{datetime.date.today()}, float32, batch {args.batch}",
+        "",
+        "| robot | algo | strategy | compile [s] | batch-1 [us] | per sample at batch [us] |",
+        "|---|---|---|---:|---:|---:|",
+    ]
     print("\n".join(lines))
     for name in args.robots:
         base = get_model(name)

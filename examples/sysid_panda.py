@@ -80,8 +80,9 @@ def main():
     data = sysid.SysIdData(q, qd, qdd, tau, t, nominal.joint_names)
     npz = os.path.join(OUT, "panda_sysid.npz")
     sysid.save_data(npz, data)
-    csv_data = sysid.SysIdData(q + rng.normal(0, SIGMA_Q, q.shape), qd, qdd, tau - np.asarray(armature) * qdd, t,
-                               nominal.joint_names)
+    csv_data = sysid.SysIdData(
+        q + rng.normal(0, SIGMA_Q, q.shape), qd, qdd, tau - np.asarray(armature) * qdd, t, nominal.joint_names
+    )
     csv = os.path.join(OUT, "panda_sysid.csv")
     sysid.save_data(csv, csv_data, derivatives=False)
     print(f"data: {len(t)} samples at {1 / DT:g} Hz -> {npz}, {csv} (t, q, tau only)  [{time.time() - t0:.1f} s]")
@@ -89,22 +90,27 @@ def main():
     # --- identification from the NPZ -------------------------------------------------------
     data = sysid.load_data(npz, nominal)
     train, test = sysid.split_holdout(data, 0.25)
-    results = sysid.identify(nominal, train, "both", steps=300,
-                             progress=sysid.ProgressBar("gradient fit", stream=sys.stderr))
+    results = sysid.identify(
+        nominal, train, "both", steps=300, progress=sysid.ProgressBar("gradient fit", stream=sys.stderr)
+    )
     ls, gd = results["ls"], results["gradient"]
     B = ls.base
     beta_true = B @ pi_true.ravel()
     N = ls.info["normal_matrix"]
     cov = SIGMA_TAU**2 * np.linalg.inv(N)
     std = np.sqrt(np.diag(cov))
-    print(f"\n{B.shape[0]} base parameters (of {10 * nominal.nb}); base regressor condition number "
-          f"{ls.info['cond']:.3g}; residual std {ls.info['sigma']:.4f} (noise {SIGMA_TAU})  [{time.time() - t0:.1f} s]")
+    print(
+        f"\n{B.shape[0]} base parameters (of {10 * nominal.nb}); base regressor condition number "
+        f"{ls.info['cond']:.3g}; residual std {ls.info['sigma']:.4f} (noise {SIGMA_TAU})  [{time.time() - t0:.1f} s]"
+    )
     for name, r in (("least squares", ls), ("gradient (log-Cholesky)", gd)):
         e = r.beta - beta_true
         z = e / std
         chi = float(e @ N @ e) / SIGMA_TAU**2 / B.shape[0]
-        print(f"{name:>24}: base-parameter error / its noise std: median |z| {np.median(np.abs(z)):.2f}, "
-              f"max {np.max(np.abs(z)):.2f}; e^T N e / (sigma^2 r) = {chi:.2f} (1 expected for least squares)")
+        print(
+            f"{name:>24}: base-parameter error / its noise std: median |z| {np.median(np.abs(z)):.2f}, "
+            f"max {np.max(np.abs(z)):.2f}; e^T N e / (sigma^2 r) = {chi:.2f} (1 expected for least squares)"
+        )
 
     rows = sysid.regressor_rows(nominal, test)
     preds = {
@@ -120,8 +126,13 @@ def main():
     for name, r in (("least squares", ls), ("gradient", gd)):
         bad = [c.body for c in r.consistency if not c.consistent]
         print(f"physically consistent ({name}): {'all bodies' if not bad else 'NOT for ' + ', '.join(bad)}")
-    print("gradient fit, per body: " + ", ".join(f"{c.body} m={c.mass:.3f} (true {m:.3f}) min eig J {c.min_eig_J:.1e}"
-                                              for c, m in zip(gd.consistency, pi_true[:, 0])))
+    print(
+        "gradient fit, per body: "
+        + ", ".join(
+            f"{c.body} m={c.mass:.3f} (true {m:.3f}) min eig J {c.min_eig_J:.1e}"
+            for c, m in zip(gd.consistency, pi_true[:, 0])
+        )
+    )
 
     # --- plots: base-parameter recovery and loss --------------------------------------------
     import matplotlib
@@ -148,17 +159,22 @@ def main():
     from jaxdyn.cli import main as cli
 
     out_urdf = os.path.join(OUT, "panda_identified.urdf")
-    print(f"\n$ jaxdyn identify {robot_path('panda')} {csv} --out {out_urdf} --holdout 0.25 --plots {OUT}  "
-          f"[{time.time() - t0:.1f} s]")
-    rc = cli(["identify", robot_path("panda"), csv, "--out", out_urdf, "--holdout", "0.25", "--plots", OUT,
-              "--steps", "300"])
+    print(
+        f"\n$ jaxdyn identify {robot_path('panda')} {csv} --out {out_urdf} --holdout 0.25 --plots {OUT}  "
+        f"[{time.time() - t0:.1f} s]"
+    )
+    rc = cli(
+        ["identify", robot_path("panda"), csv, "--out", out_urdf, "--holdout", "0.25", "--plots", OUT, "--steps", "300"]
+    )
     identified = jaxdyn.load_urdf(out_urdf)
     e = B @ np.asarray(jaxdyn.inertial_parameters(identified)).ravel() - beta_true
     e0 = B @ np.asarray(jaxdyn.inertial_parameters(nominal)).ravel() - beta_true
-    print(f"CLI exit status {rc}; base-parameter error of the written URDF e^T N e / (sigma^2 r) = "
-          f"{float(e @ N @ e) / SIGMA_TAU**2 / B.shape[0]:.2f} (nominal URDF: {float(e0 @ N @ e0) / SIGMA_TAU**2 / B.shape[0]:.3g}); "
-          f"individual masses are not all identifiable, only the {B.shape[0]} base combinations  "
-          f"[total {time.time() - t0:.1f} s]")
+    print(
+        f"CLI exit status {rc}; base-parameter error of the written URDF e^T N e / (sigma^2 r) = "
+        f"{float(e @ N @ e) / SIGMA_TAU**2 / B.shape[0]:.2f} (nominal URDF: {float(e0 @ N @ e0) / SIGMA_TAU**2 / B.shape[0]:.3g}); "
+        f"individual masses are not all identifiable, only the {B.shape[0]} base combinations  "
+        f"[total {time.time() - t0:.1f} s]"
+    )
     return rc
 
 

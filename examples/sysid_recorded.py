@@ -65,12 +65,25 @@ def main():
     m0 = np.asarray(model.mass)
     bounds = np.stack([0.5 * m0, 1.5 * m0], 1)
     total = float(np.sum(meta["true_masses"]))
-    after = sysid.identify(model, new, "both", friction="coulomb+offset", weighted=True, steps=500,
-                           mass_bounds=bounds, total_mass=total,
-                           progress=sysid.ProgressBar("consistent fit", stream=sys.stderr))
+    after = sysid.identify(
+        model,
+        new,
+        "both",
+        friction="coulomb+offset",
+        weighted=True,
+        steps=500,
+        mass_bounds=bounds,
+        total_mass=total,
+        progress=sysid.ProgressBar("consistent fit", stream=sys.stderr),
+    )
     print(f"signal processing (after): {new.preprocessing.describe()}")
-    fits = {"nominal": pi0, "before: OLS": before["ls"].parameters, "before: consistent": before["gradient"].parameters,
-            "after: WLS": after["wls"].parameters, "after: consistent": after["gradient"].parameters}
+    fits = {
+        "nominal": pi0,
+        "before: OLS": before["ls"].parameters,
+        "before: consistent": before["gradient"].parameters,
+        "after: WLS": after["wls"].parameters,
+        "after: consistent": after["gradient"].parameters,
+    }
     print(f"\nheld-out rigid-body torque RMSE against the truth [N m] (torque noise {sigma}):")
     for k, pi in fits.items():
         per = np.sqrt(np.mean((rigid(pi) - truth.tau) ** 2, 0))
@@ -78,20 +91,32 @@ def main():
     print("\nmasses [kg]:")
     print(f"  {'body':<13}{'nominal':>9}{'true':>9}{'before':>9}{'after':>9}   bounds")
     for b, name in enumerate(model.body_names):
-        print(f"  {name:<13}{m0[b]:>9.3f}{meta['true_masses'][b]:>9.3f}{before['gradient'].masses[b]:>9.3f}"
-              f"{after['gradient'].masses[b]:>9.3f}   [{bounds[b, 0]:.3f}, {bounds[b, 1]:.3f}]")
+        print(
+            f"  {name:<13}{m0[b]:>9.3f}{meta['true_masses'][b]:>9.3f}{before['gradient'].masses[b]:>9.3f}"
+            f"{after['gradient'].masses[b]:>9.3f}   [{bounds[b, 0]:.3f}, {bounds[b, 1]:.3f}]"
+        )
     print(f"  total: true {total:.3f}, after {after['gradient'].masses.sum():.3f}")
     u = after["wls"].uncertainty
-    print(f"\nafter, weighted least squares: condition number {u.cond:.4g}; {len(u.poorly_excited)} of {len(u.names)} "
-          f"parameters with relative std > {u.threshold:g}% (poorly excited)")
+    print(
+        f"\nafter, weighted least squares: condition number {u.cond:.4g}; {len(u.poorly_excited)} of {len(u.names)} "
+        f"parameters with relative std > {u.threshold:g}% (poorly excited)"
+    )
     print(after["wls"].info["data_share"].table())
 
     # ---- excitation design ---------------------------------------------------------------------
-    ex = sysid.optimize_excitation(model, n_harmonics=5, base_frequency=0.1, n_samples=100, steps=300,
-                                   acceleration_limit=ACC_LIMIT, progress=sysid.ProgressBar("excitation",
-                                                                                            stream=sys.stderr))
-    print(f"\nexcitation design: condition number of the base regressor {ex.cond_initial:.4g} (random start) -> "
-          f"{ex.cond_final:.4g}; worst limit use {ex.violation}")
+    ex = sysid.optimize_excitation(
+        model,
+        n_harmonics=5,
+        base_frequency=0.1,
+        n_samples=100,
+        steps=300,
+        acceleration_limit=ACC_LIMIT,
+        progress=sysid.ProgressBar("excitation", stream=sys.stderr),
+    )
+    print(
+        f"\nexcitation design: condition number of the base regressor {ex.cond_initial:.4g} (random start) -> "
+        f"{ex.cond_final:.4g}; worst limit use {ex.violation}"
+    )
     sysid.write_trajectory_csv(os.path.join(OUT, "sysid_recorded_excitation.csv"), ex, rate=100.0)
     sysid.plot_excitation(os.path.join(OUT, "sysid_recorded_excitation.png"), ex)
     # record both trajectories on the true robot (here simulated with jaxdyn: the truth's RNEA, the
@@ -102,14 +127,20 @@ def main():
     print("identification from one period of each excitation (simulated recording, same noise and friction):")
     for label, traj in (("random start", ex.initial), ("optimised", ex.trajectory)):
         t, q, qd, qdd = traj.sample(1000.0)
-        tau = (np.asarray(rnea(truth_model, q, qd, qdd)) + np.array(meta["viscous"]) * qd
-               + np.array(meta["coulomb"]) * np.sign(qd) + rng.normal(0, sigma, q.shape))
+        tau = (
+            np.asarray(rnea(truth_model, q, qd, qdd))
+            + np.array(meta["viscous"]) * qd
+            + np.array(meta["coulomb"]) * np.sign(qd)
+            + rng.normal(0, sigma, q.shape)
+        )
         rec = sysid.load_data({"q": q + rng.normal(0, meta["sigma_q_rad"], q.shape), "tau": tau, "dt": 1e-3}, model)
         r = sysid.identify_wls(model, rec, friction="coulomb+offset")
-        base = r.uncertainty.relative_std[:r.uncertainty.n_base]
-        print(f"  {label:<13} cond {r.info['cond']:8.4g}; median relative std of the base parameters "
-              f"{np.median(base):6.3g}%; {np.sum(base > r.uncertainty.threshold)} of {len(base)} above "
-              f"{r.uncertainty.threshold:g}%; held-out rigid-body RMSE {rmse(r.parameters):.4f} N m")
+        base = r.uncertainty.relative_std[: r.uncertainty.n_base]
+        print(
+            f"  {label:<13} cond {r.info['cond']:8.4g}; median relative std of the base parameters "
+            f"{np.median(base):6.3g}%; {np.sum(base > r.uncertainty.threshold)} of {len(base)} above "
+            f"{r.uncertainty.threshold:g}%; held-out rigid-body RMSE {rmse(r.parameters):.4f} N m"
+        )
 
     plots(model, meta, truth, rigid, fits, before, after, new, old, bounds)
     print(f"\nplots in {OUT} (sysid_recorded_*.png)  [{time.time() - t0:.0f} s]")
@@ -132,7 +163,7 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
         ax = fig.add_subplot(3, 2, 2 * i + 2)
         for k in ("before: OLS", "before: consistent", "after: WLS", "after: consistent"):
             e = rigid(fits[k])[:, j] - truth.tau[:, j]
-            ax.plot(t, e, lw=0.8, label=f"{k} (RMSE {np.sqrt(np.mean(e ** 2)):.3g})")
+            ax.plot(t, e, lw=0.8, label=f"{k} (RMSE {np.sqrt(np.mean(e**2)):.3g})")
         ax.axhspan(-meta["sigma_tau_nm"] / 2, meta["sigma_tau_nm"] / 2, color="g", alpha=0.1, label="half the noise")
         ax.set_ylabel("error [N m]", fontsize=8)
         ax.set_yscale("symlog", linthresh=0.01)
@@ -149,8 +180,16 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
     ax.bar(x - 0.1, meta["true_masses"], 0.2, label="true")
     ax.bar(x + 0.1, before["gradient"].masses, 0.2, label="before (consistent fit)")
     ax.bar(x + 0.3, after["gradient"].masses, 0.2, label="after (bounded, total mass)")
-    ax.errorbar(x + 0.3, 0.5 * (bounds[:, 0] + bounds[:, 1]), yerr=0.5 * (bounds[:, 1] - bounds[:, 0]), fmt="none",
-                ecolor="k", capsize=3, lw=0.8, label="bounds")
+    ax.errorbar(
+        x + 0.3,
+        0.5 * (bounds[:, 0] + bounds[:, 1]),
+        yerr=0.5 * (bounds[:, 1] - bounds[:, 0]),
+        fmt="none",
+        ecolor="k",
+        capsize=3,
+        lw=0.8,
+        label="bounds",
+    )
     ax.set_xticks(x, model.body_names, fontsize=8)
     ax.set_ylabel("mass [kg]")
     ax.legend(fontsize=7)
@@ -188,8 +227,13 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
     held_new = sysid.load_data(os.path.join(DATA, "heldout.npz"), model)
     held_old = sysid.load_data(os.path.join(DATA, "heldout.npz"), model, filter="savgol", window=31, filter_tau=False)
     sel = (truth.t > 4) & (truth.t < 6)
-    ax.plot(held_old.t[(held_old.t > 4) & (held_old.t < 6)], held_old.qdd[(held_old.t > 4) & (held_old.t < 6), 1],
-            lw=0.5, color="C3", label="Savitzky-Golay 31")
+    ax.plot(
+        held_old.t[(held_old.t > 4) & (held_old.t < 6)],
+        held_old.qdd[(held_old.t > 4) & (held_old.t < 6), 1],
+        lw=0.5,
+        color="C3",
+        label="Savitzky-Golay 31",
+    )
     ax.plot(truth.t[sel], truth.qdd[sel, 1], color="0.5", lw=3, label="true")
     s2 = (held_new.t > 4) & (held_new.t < 6)
     ax.plot(held_new.t[s2], held_new.qdd[s2, 1], "o", ms=4, color="C2", label="Butterworth + central differences")

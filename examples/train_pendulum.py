@@ -37,8 +37,16 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
 
 def make_policy(env, key, width=64):
-    return eqx.nn.MLP(env.observation_size, env.action_size, width, 2, activation=jax.nn.tanh,
-                      final_activation=jax.nn.tanh, key=key, dtype=env.model.dtype)
+    return eqx.nn.MLP(
+        env.observation_size,
+        env.action_size,
+        width,
+        2,
+        activation=jax.nn.tanh,
+        final_activation=jax.nn.tanh,
+        key=key,
+        dtype=env.model.dtype,
+    )
 
 
 def apg_loss(policy, env, states, horizon, gamma):
@@ -108,8 +116,10 @@ def main(argv=None):
         return eqx.apply_updates(policy, updates), opt_state, loss, optax.global_norm(g)
 
     evaluate_jit = eqx.filter_jit(evaluate)
-    print(f"{args.env}: obs {env.observation_size}, actions {env.action_size}, dt {env.dt}, "
-          f"episode {env.max_steps} steps; APG horizon {args.horizon}, batch {args.batch}")
+    print(
+        f"{args.env}: obs {env.observation_size}, actions {env.action_size}, dt {env.dt}, "
+        f"episode {env.max_steps} steps; APG horizon {args.horizon}, batch {args.batch}"
+    )
     curve = []
     t0 = time.perf_counter()
     for it in range(args.iters + 1):
@@ -117,7 +127,10 @@ def main(argv=None):
             ret, _ = evaluate_jit(policy, env, eval_states)
             ret = np.asarray(ret)
             curve.append((it, time.perf_counter() - t0, ret.mean(), ret.std()))
-            print(f"iter {it:4d}  t {curve[-1][1]:6.1f}s  episode return {ret.mean():9.2f} +- {ret.std():7.2f}", flush=True)
+            print(
+                f"iter {it:4d}  t {curve[-1][1]:6.1f}s  episode return {ret.mean():9.2f} +- {ret.std():7.2f}",
+                flush=True,
+            )
         if it == args.iters:
             break
         key, k = jax.random.split(key)
@@ -133,9 +146,17 @@ def main(argv=None):
     import jaxdyn.viewer as viewer
 
     gif = os.path.join(args.out, f"train_{args.env}.gif")
-    viewer.animate(env.model, np.asarray(qs), gif, fps=1.0 / env.dt / 2, stride=2, dt=env.dt,
-                   trail="tip" if "tip" in env.model.frame_names else None, view=(10.0, -90.0),
-                   title=f"{args.env}: trained policy")
+    viewer.animate(
+        env.model,
+        np.asarray(qs),
+        gif,
+        fps=1.0 / env.dt / 2,
+        stride=2,
+        dt=env.dt,
+        trail="tip" if "tip" in env.model.frame_names else None,
+        view=(10.0, -90.0),
+        title=f"{args.env}: trained policy",
+    )
     print("wrote", os.path.join(args.out, f"train_{args.env}_curve.png"), "and", gif)
     return curve
 

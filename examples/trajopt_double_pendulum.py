@@ -97,14 +97,18 @@ def solve(model, T, actuated, tau_max, label):
     res = trajopt.ilqr(dyn, cost, x0, u0, -tau_max, tau_max, options=opts)
     jax.block_until_ready(res)
     wall = time.perf_counter() - t0
-    print(f"{label}: {int(res.iterations)} iterations, converged={bool(res.converged)}, "
-          f"cost {float(res.cost_history[0]):.4g} -> {float(res.cost):.6g}, {wall:.1f} s (incl. compile)")
+    print(
+        f"{label}: {int(res.iterations)} iterations, converged={bool(res.converged)}, "
+        f"cost {float(res.cost_history[0]):.4g} -> {float(res.cost):.6g}, {wall:.1f} s (incl. compile)"
+    )
     # independent check: jaxdyn.sim.rollout of the optimal open-loop torques
     tau = jax.vmap(dyn.torque)(res.u)
     traj = sim.rollout(model, x0[:2], x0[2:], tau, DT, integrator=INTEGRATOR)
     err = float(jnp.max(jnp.abs(jnp.concatenate([traj.q, traj.qd], 1) - res.x)))
-    print(f"{label}: final q = {np.round(np.asarray(traj.q[-1]), 4)} rad, qd = {np.round(np.asarray(traj.qd[-1]), 4)} rad/s, "
-          f"max |tau| = {float(jnp.max(jnp.abs(res.u))):.4f} N m, sim.rollout vs iLQR states {err:.1e}")
+    print(
+        f"{label}: final q = {np.round(np.asarray(traj.q[-1]), 4)} rad, qd = {np.round(np.asarray(traj.qd[-1]), 4)} rad/s, "
+        f"max |tau| = {float(jnp.max(jnp.abs(res.u))):.4f} N m, sim.rollout vs iLQR states {err:.1e}"
+    )
     return res, traj
 
 
@@ -115,7 +119,9 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     model = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
     tip = lambda q: float(jaxdyn.frame_placement(model, jnp.asarray(q), "link2").p[2])
-    print(f"link2 origin height: q=(0,0) {tip([0.0, 0.0]):+.3f} m (upright), q=(pi,0) {tip([np.pi, 0.0]):+.3f} m (hanging)")
+    print(
+        f"link2 origin height: q=(0,0) {tip([0.0, 0.0]):+.3f} m (upright), q=(pi,0) {tip([np.pi, 0.0]):+.3f} m (hanging)"
+    )
     T = int(round(args.horizon / DT))
     t = np.arange(T + 1) * DT
     histories = {}
@@ -123,11 +129,27 @@ def main():
     for label, actuated, tau_max, stem in problems:
         res, traj = solve(model, T, actuated, tau_max, label)
         histories[label] = res.cost_history
-        plot_trajectory(t, np.asarray(traj.q), np.asarray(traj.qd), np.asarray(traj.tau), tau_max,
-                        f"{label} swing-up (iLQR, |u| <= {tau_max} N m)", os.path.join(OUT, f"{stem}.png"),
-                        model.joint_names)
-        viewer.animate(model, traj.q, os.path.join(OUT, f"{stem}.gif"), fps=25, stride=4, trail="link2",
-                       dt=DT, title=f"{label} swing-up", view=(0.0, 0.0))
+        plot_trajectory(
+            t,
+            np.asarray(traj.q),
+            np.asarray(traj.qd),
+            np.asarray(traj.tau),
+            tau_max,
+            f"{label} swing-up (iLQR, |u| <= {tau_max} N m)",
+            os.path.join(OUT, f"{stem}.png"),
+            model.joint_names,
+        )
+        viewer.animate(
+            model,
+            traj.q,
+            os.path.join(OUT, f"{stem}.gif"),
+            fps=25,
+            stride=4,
+            trail="link2",
+            dt=DT,
+            title=f"{label} swing-up",
+            view=(0.0, 0.0),
+        )
         print(f"wrote {stem}.png, {stem}.gif")
     plot_cost(histories, os.path.join(OUT, "trajopt_double_pendulum_cost.png"))
     print(f"wrote trajopt_double_pendulum_cost.png in {OUT}")

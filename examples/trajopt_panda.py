@@ -118,8 +118,12 @@ def plots(t, traj, tcp_err, hist, names, limits, path_traj, path_cost):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--init", choices=("gravity", "zeros"), default="gravity",
-                    help="initial torque guess: gravity compensation at the start (default) or zeros")
+    ap.add_argument(
+        "--init",
+        choices=("gravity", "zeros"),
+        default="gravity",
+        help="initial torque guess: gravity compensation at the start (default) or zeros",
+    )
     ap.add_argument("--iterations", type=int, default=150)
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -128,8 +132,10 @@ def main():
     q0 = jnp.asarray(Q_START)
     target = jaxdyn.frame_placement(model, jnp.asarray(Q_GOAL), FRAME).p
     p0 = jaxdyn.frame_placement(model, q0, FRAME).p
-    print(f"{FRAME}: start {np.round(np.asarray(p0), 3)} m, target {np.round(np.asarray(target), 3)} m "
-          f"({float(jnp.linalg.norm(target - p0)):.3f} m away), {HORIZON} s = {T} steps")
+    print(
+        f"{FRAME}: start {np.round(np.asarray(p0), 3)} m, target {np.round(np.asarray(target), 3)} m "
+        f"({float(jnp.linalg.norm(target - p0)):.3f} m away), {HORIZON} s = {T} steps"
+    )
 
     dyn = trajopt.model_dynamics(model, DT, INTEGRATOR)
     cost = EffortCost(DT, q0[7:], model.nq) + trajopt.FramePositionCost(model, FRAME, target, 0.0, W_POS)
@@ -142,29 +148,52 @@ def main():
     res = trajopt.ilqr(dyn, cost, x0, u0, -lim, lim, options=opts)
     jax.block_until_ready(res)
     wall = time.perf_counter() - t0
-    print(f"iLQR: {int(res.iterations)} iterations, converged={bool(res.converged)}, "
-          f"cost {float(res.cost_history[0]):.5g} -> {float(res.cost):.6g}, {wall:.1f} s (incl. compile)")
+    print(
+        f"iLQR: {int(res.iterations)} iterations, converged={bool(res.converged)}, "
+        f"cost {float(res.cost_history[0]):.5g} -> {float(res.cost):.6g}, {wall:.1f} s (incl. compile)"
+    )
 
     traj = sim.rollout(model, q0, jnp.zeros(model.nv), res.u, DT, integrator=INTEGRATOR)
     err = float(jnp.max(jnp.abs(jnp.concatenate([traj.q, traj.qd], 1) - res.x)))
     tcp = jax.vmap(lambda q: jaxdyn.frame_placement(model, q, FRAME).p)(traj.q)
     tcp_err = np.linalg.norm(np.asarray(tcp - target), axis=1)
     effort = float(jnp.sum(res.u**2) * DT)
-    print(f"final tool-point error {1e3 * tcp_err[-1]:.2f} mm, final |qd| {float(jnp.linalg.norm(traj.qd[-1])):.4f} rad/s, "
-          f"effort sum tau^2 dt = {effort:.2f} N^2 m^2 s, max |tau|/limit = {float(jnp.max(jnp.abs(res.u) / lim)):.3f}, "
-          f"sim.rollout vs iLQR states {err:.1e}")
+    print(
+        f"final tool-point error {1e3 * tcp_err[-1]:.2f} mm, final |qd| {float(jnp.linalg.norm(traj.qd[-1])):.4f} rad/s, "
+        f"effort sum tau^2 dt = {effort:.2f} N^2 m^2 s, max |tau|/limit = {float(jnp.max(jnp.abs(res.u) / lim)):.3f}, "
+        f"sim.rollout vs iLQR states {err:.1e}"
+    )
     # baseline: minimum-jerk joint path to Q_GOAL, torques by inverse dynamics
     qb, qdb, qddb = min_jerk(Q_START, Q_GOAL, T, DT)
     tau_b = jax.vmap(lambda q, v, a: jaxdyn.rnea(model, q, v, a) + model.damping * v)(qb[:-1], qdb[:-1], qddb[:-1])
     effort_b = float(jnp.sum(tau_b**2) * DT)
-    print(f"baseline minimum-jerk joint path with inverse-dynamics torques: effort {effort_b:.2f} N^2 m^2 s "
-          f"(iLQR uses {100 * effort / effort_b:.0f}% of it)")
+    print(
+        f"baseline minimum-jerk joint path with inverse-dynamics torques: effort {effort_b:.2f} N^2 m^2 s "
+        f"(iLQR uses {100 * effort / effort_b:.0f}% of it)"
+    )
 
     t = np.arange(T + 1) * DT
-    plots(t, jax.tree_util.tree_map(np.asarray, traj), tcp_err, res.cost_history, model.joint_names,
-          "87/12 N m", os.path.join(OUT, "trajopt_panda.png"), os.path.join(OUT, "trajopt_panda_cost.png"))
-    viewer.animate(model, traj.q, os.path.join(OUT, "trajopt_panda.gif"), fps=25, stride=4, trail=FRAME,
-                   target=np.asarray(target), dt=DT, title="Panda minimum-effort reach (iLQR)")
+    plots(
+        t,
+        jax.tree_util.tree_map(np.asarray, traj),
+        tcp_err,
+        res.cost_history,
+        model.joint_names,
+        "87/12 N m",
+        os.path.join(OUT, "trajopt_panda.png"),
+        os.path.join(OUT, "trajopt_panda_cost.png"),
+    )
+    viewer.animate(
+        model,
+        traj.q,
+        os.path.join(OUT, "trajopt_panda.gif"),
+        fps=25,
+        stride=4,
+        trail=FRAME,
+        target=np.asarray(target),
+        dt=DT,
+        title="Panda minimum-effort reach (iLQR)",
+    )
     print(f"wrote trajopt_panda.png, trajopt_panda_cost.png, trajopt_panda.gif in {OUT}")
 
 

@@ -46,8 +46,9 @@ def robots_grid(seed: int) -> str:
     for i, (model, key, name) in enumerate(zip(models, keys, names)):
         ax = fig.add_subplot(2, 3, i + 1, projection="3d")
         base = "floating base" if model.floating_base else "fixed base"
-        viewer.draw(model, random_q(model, key), ax=ax, com=True,
-                    title=f"{name}  (nq={model.nq}, {model.nb} bodies, {base})")
+        viewer.draw(
+            model, random_q(model, key), ax=ax, com=True, title=f"{name}  (nq={model.nq}, {model.nb} bodies, {base})"
+        )
     fig.suptitle(f"jaxdyn shipped robots at random configurations (seed {seed})", fontsize=14)
     path = os.path.join(OUT, "robots.png")
     fig.savefig(path)
@@ -67,8 +68,17 @@ def panda_gif(seed: int) -> str:
     qs = start + s[:, None] * (goal - start)
     target = np.asarray(jaxdyn.frame_placement(model, jnp.asarray(goal, model.dtype), "panda_hand_tcp").p)
     path = os.path.join(OUT, "panda.gif")
-    viewer.animate(model, qs, path, fps=24, trail="panda_hand_tcp", target=target, dt=2.0 / (T - 1),
-                   title="panda: minimum-jerk reach and return", view=(20.0, -50.0))
+    viewer.animate(
+        model,
+        qs,
+        path,
+        fps=24,
+        trail="panda_hand_tcp",
+        target=target,
+        dt=2.0 / (T - 1),
+        title="panda: minimum-jerk reach and return",
+        view=(20.0, -50.0),
+    )
     return path
 
 

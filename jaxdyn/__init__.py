@@ -67,10 +67,9 @@ from .algorithms.regressor import (
 )
 from .algorithms.rnea import bias_forces, coriolis_torques, gravity_torques, rnea, rnea_full
 from .configuration import configuration_derivative, difference, integrate, neutral, normalize, random_configuration
-from .io import InertiaWarning, LoadError, URDFError, load_urdf
-from .io import MJCFError, load_mjcf
+from .io import InertiaWarning, LoadError, MJCFError, URDFError, load_mjcf, load_urdf
 from .model import Model, Topology, make_model
-from .sim import SimOptions, Trajectory, rollout
 from .robots import available_robots, load_robot
+from .sim import SimOptions, Trajectory, rollout
 
 __version__ = "0.1.0"

@@ -10,4 +10,4 @@ def require(module: str, extra: str, what: str):
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise ImportError(f"{what} needs {module.split('.')[0]}: pip install \"jaxdyn[{extra}]\"") from e
+        raise ImportError(f'{what} needs {module.split(".")[0]}: pip install "jaxdyn[{extra}]"') from e

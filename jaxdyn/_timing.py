@@ -17,8 +17,6 @@ def program_bytes(compiled):
         return None
 
 
-
-
 def measure(f, args, repeats, jit=None, max_seconds=20.0, info=None):
     """jit-compile ``f`` for ``args`` (with ``jit``, default ``jax.jit``), warm up, time
     ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per call)``;

@@ -18,11 +18,13 @@ def _random_rotation(rng):
     q = rng.normal(size=4)
     q /= np.linalg.norm(q)
     w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _random_body(rng, scale):
@@ -67,18 +69,38 @@ def _build(parents, types, rng, floating_base, name, dtype, scale=0.3, axis_alig
         inertia.append(I)
     names = [f"joint{i}" for i in range(nb)]
     bodies = [f"link{i}" for i in range(nb)]
-    topo = Topology(tuple(parents), tuple(types), tuple(names), tuple(bodies),
-                    frame_names=tuple(bodies), frame_bodies=tuple(range(nb)))
+    topo = Topology(
+        tuple(parents),
+        tuple(types),
+        tuple(names),
+        tuple(bodies),
+        frame_names=tuple(bodies),
+        frame_bodies=tuple(range(nb)),
+    )
     return make_model(
-        topo, placement_R=np.array(R), placement_p=np.array(p), axis=np.array(ax),
-        mass=np.array(mass), com=np.array(com), inertia=np.array(inertia),
-        frame_R=np.broadcast_to(np.eye(3), (nb, 3, 3)), frame_p=np.zeros((nb, 3)),
-        name=name, dtype=dtype,
+        topo,
+        placement_R=np.array(R),
+        placement_p=np.array(p),
+        axis=np.array(ax),
+        mass=np.array(mass),
+        com=np.array(com),
+        inertia=np.array(inertia),
+        frame_R=np.broadcast_to(np.eye(3), (nb, 3, 3)),
+        frame_p=np.zeros((nb, 3)),
+        name=name,
+        dtype=dtype,
     )
 
 
-def chain(n: int, joint_types: str | Sequence[str] = "revolute", *, floating_base: bool = False,
-          seed: int = 0, dtype=None, axis_aligned: bool = False) -> Model:
+def chain(
+    n: int,
+    joint_types: str | Sequence[str] = "revolute",
+    *,
+    floating_base: bool = False,
+    seed: int = 0,
+    dtype=None,
+    axis_aligned: bool = False,
+) -> Model:
     """A serial chain of ``n`` moving links (plus a free root if ``floating_base``).
 
     ``joint_types``: one type for all links, a sequence of ``n`` types, or a shorter sequence
@@ -89,8 +111,14 @@ def chain(n: int, joint_types: str | Sequence[str] = "revolute", *, floating_bas
     return _build(list(range(-1, n - 1)), types, rng, floating_base, f"chain{n}", dtype, axis_aligned=axis_aligned)
 
 
-def random_tree(n: int, joint_types: str | Sequence[str] = ("revolute", "prismatic", "spherical"), *,
-                floating_base: bool = False, seed: int = 0, dtype=None) -> Model:
+def random_tree(
+    n: int,
+    joint_types: str | Sequence[str] = ("revolute", "prismatic", "spherical"),
+    *,
+    floating_base: bool = False,
+    seed: int = 0,
+    dtype=None,
+) -> Model:
     """A random tree (a forest on the world, or one tree under a free root) of ``n`` moving links:
     each link's parent is drawn among the previous links or the base, then the bodies are
     renumbered depth-first."""

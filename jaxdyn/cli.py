@@ -24,9 +24,13 @@ def _demo_body(args) -> int:
     dtype = jnp.float64 if args.dtype == "float64" else jnp.float32
     model = jaxdyn.load_robot(args.robot, dtype=dtype)
     B = args.batch
-    print(f"jaxdyn {jaxdyn.__version__} on {jax.devices()[0].platform} ({jax.devices()[0].device_kind}), jax {jax.__version__}")
-    print(f"robot '{args.robot}': {model.nb} bodies, nq={model.nq}, nv={model.nv}, "
-          f"floating base={model.floating_base}, joints: {', '.join(model.joint_names)}")
+    print(
+        f"jaxdyn {jaxdyn.__version__} on {jax.devices()[0].platform} ({jax.devices()[0].device_kind}), jax {jax.__version__}"
+    )
+    print(
+        f"robot '{args.robot}': {model.nb} bodies, nq={model.nq}, nv={model.nv}, "
+        f"floating base={model.floating_base}, joints: {', '.join(model.joint_names)}"
+    )
     keys = jax.random.split(jax.random.PRNGKey(args.seed), 4)
     q = jax.vmap(lambda k: jaxdyn.random_configuration(model, k))(jax.random.split(keys[0], B))
     qd = jax.random.normal(keys[1], (B, model.nv), dtype)
@@ -80,6 +84,7 @@ def _view(args) -> int:
     import numpy as np
 
     import jaxdyn
+
     from . import viewer
 
     fb = {"fixed": False, "floating": True}.get(args.base)
@@ -91,8 +96,10 @@ def _view(args) -> int:
         except jaxdyn.URDFError as e:
             raise SystemExit(f"jaxdyn view: {e}") from None
     else:
-        raise SystemExit(f"jaxdyn view: '{args.robot}' is neither a shipped robot "
-                         f"({', '.join(jaxdyn.available_robots())}) nor a URDF file")
+        raise SystemExit(
+            f"jaxdyn view: '{args.robot}' is neither a shipped robot "
+            f"({', '.join(jaxdyn.available_robots())}) nor a URDF file"
+        )
     if args.q is not None and args.random:
         raise SystemExit("jaxdyn view: give either --q or --random, not both")
     if args.q is not None:
@@ -118,7 +125,9 @@ def main(argv=None) -> int:
     d.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     d.add_argument("--repeats", type=int, default=10)
     d.add_argument("--seed", type=int, default=0)
-    b = sub.add_parser("bench", help="from a checkout: the benchmark harness benchmarks/harness.py (see benchmarks/README.md)")
+    b = sub.add_parser(
+        "bench", help="from a checkout: the benchmark harness benchmarks/harness.py (see benchmarks/README.md)"
+    )
     b.add_argument("rest", nargs=argparse.REMAINDER)
     v = sub.add_parser("view", help="draw a robot (shipped name or URDF file) at one configuration into a PNG")
     v.add_argument("robot", metavar="ROBOT_OR_URDF", help="a shipped robot name or a URDF file path")
@@ -129,8 +138,14 @@ def main(argv=None) -> int:
     v.add_argument("--frames", action="store_true", help="draw the body frames as RGB axis triads")
     v.add_argument("--com", action="store_true", help="mark the centre of mass")
     v.add_argument("--base", choices=("fixed", "floating"), help="override the robot's default base")
-    v.add_argument("--view", type=float, nargs=2, default=(22.0, -58.0), metavar=("ELEV", "AZIM"),
-                   help="camera elevation and azimuth in degrees")
+    v.add_argument(
+        "--view",
+        type=float,
+        nargs=2,
+        default=(22.0, -58.0),
+        metavar=("ELEV", "AZIM"),
+        help="camera elevation and azimuth in degrees",
+    )
     i = sub.add_parser("identify", help="identify inertial parameters from measured torques, write a new URDF")
     from . import sysid
 
@@ -160,8 +175,11 @@ def _bench(argv) -> int:
 
     path = os.path.join(os.getcwd(), "benchmarks", "harness.py")
     if not os.path.exists(path):
-        print("jaxdyn bench: the benchmark harness lives in the source repository: run "
-              "`python benchmarks/run.py --help` from a checkout (benchmarks/README.md)", file=sys.stderr)
+        print(
+            "jaxdyn bench: the benchmark harness lives in the source repository: run "
+            "`python benchmarks/run.py --help` from a checkout (benchmarks/README.md)",
+            file=sys.stderr,
+        )
         return 2
     spec = importlib.util.spec_from_file_location("jaxdyn_benchmarks_harness", path)
     harness = importlib.util.module_from_spec(spec)

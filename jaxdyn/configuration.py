@@ -43,7 +43,9 @@ def _groups(topo: Topology):
 
 def _check(model: Model, name: str, x, size: int):
     if x.shape[-1:] != (size,):
-        raise ValueError(f"{name}: expected a trailing dimension of {size} for model '{model.name}', got shape {x.shape}")
+        raise ValueError(
+            f"{name}: expected a trailing dimension of {size} for model '{model.name}', got shape {x.shape}"
+        )
 
 
 def neutral(model: Model) -> Float[Array, " nq"]:
@@ -139,7 +141,9 @@ def configuration_derivative(model: Model, q: Float[Array, " nq"], v: Float[Arra
     zero = jnp.zeros(v.shape[:-1] + (1,), v.dtype)
     if len(sph_q):
         w = v[sph_v]
-        qdot = qdot.at[sph_q].set(0.5 * spatial.quat_multiply(q[sph_q], jnp.concatenate([jnp.zeros_like(w[:, :1]), w], -1)))
+        qdot = qdot.at[sph_q].set(
+            0.5 * spatial.quat_multiply(q[sph_q], jnp.concatenate([jnp.zeros_like(w[:, :1]), w], -1))
+        )
     if model.floating_base:
         R = spatial.quat_to_rotation(q[3:7])
         qdot = qdot.at[0:3].set(spatial.mv(R, v[3:6]))

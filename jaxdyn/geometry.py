@@ -28,8 +28,15 @@ import numpy as np
 from jaxtyping import Array, Float
 
 PLANE, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 2, 3, 4, 5, 6, 7
-TYPE_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "ellipsoid": ELLIPSOID,
-              "cylinder": CYLINDER, "box": BOX, "mesh": MESH}
+TYPE_CODES = {
+    "plane": PLANE,
+    "sphere": SPHERE,
+    "capsule": CAPSULE,
+    "ellipsoid": ELLIPSOID,
+    "cylinder": CYLINDER,
+    "box": BOX,
+    "mesh": MESH,
+}
 
 
 class Geoms(eqx.Module):
@@ -79,8 +86,17 @@ def make_geoms(*, type, size, body, pos, R, friction, contype, conaffinity, name
     for what, seq in (("names", names), ("body", body), ("contype", contype), ("conaffinity", conaffinity)):
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
-    return Geoms(size=f(size, (ng, 3)), pos=f(pos, (ng, 3)), R=f(R, (ng, 3, 3)), friction=f(friction, (ng, 3)),
-                 type=type, body=body, contype=contype, conaffinity=conaffinity, names=names)
+    return Geoms(
+        size=f(size, (ng, 3)),
+        pos=f(pos, (ng, 3)),
+        R=f(R, (ng, 3, 3)),
+        friction=f(friction, (ng, 3)),
+        type=type,
+        body=body,
+        contype=contype,
+        conaffinity=conaffinity,
+        names=names,
+    )
 
 
 def empty_geoms(dtype=None) -> Geoms:
@@ -88,5 +104,9 @@ def empty_geoms(dtype=None) -> Geoms:
     than ``None`` keeps every model's pytree free of ``None`` leaves, which JAX's
     ``custom_vmap`` cannot differentiate through (jax-ml/jax#9066)."""
     dtype = dtype or jnp.result_type(float)
-    return Geoms(size=jnp.zeros((0, 3), dtype), pos=jnp.zeros((0, 3), dtype), R=jnp.zeros((0, 3, 3), dtype),
-                 friction=jnp.zeros((0, 3), dtype))
+    return Geoms(
+        size=jnp.zeros((0, 3), dtype),
+        pos=jnp.zeros((0, 3), dtype),
+        R=jnp.zeros((0, 3, 3), dtype),
+        friction=jnp.zeros((0, 3), dtype),
+    )

@@ -39,8 +39,11 @@ class Topology:
 
     def __post_init__(self):
         nb = len(self.parents)
-        for name, seq in (("joint_types", self.joint_types), ("joint_names", self.joint_names),
-                          ("body_names", self.body_names)):
+        for name, seq in (
+            ("joint_types", self.joint_types),
+            ("joint_names", self.joint_names),
+            ("body_names", self.body_names),
+        ):
             if len(seq) != nb:
                 raise ValueError(f"Topology: {name} has {len(seq)} entries, parents has {nb}")
         if len(self.frame_names) != len(self.frame_bodies):
@@ -187,21 +190,46 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
         level_bodies[l, : len(idx)] = link_bodies[idx]
         level_parent[l, : len(idx)] = link_parent[idx]
         link_level_pos[idx] = l * W + np.arange(len(idx))
-    is_chain = bool(n) and int(link_parent[0]) in ((0,) if floating else (nb,)) and all(
-        int(link_parent[j]) == int(link_bodies[j - 1]) for j in range(1, n))
+    is_chain = (
+        bool(n)
+        and int(link_parent[0]) in ((0,) if floating else (nb,))
+        and all(int(link_parent[j]) == int(link_bodies[j - 1]) for j in range(1, n))
+    )
     level_bodies_read = link_bodies[level_links] if n else level_bodies
     level_parent_read = link_parent[level_links] if n else level_parent
     return Layout(
-        nb=nb, nq=nq, nv=nv, floating=floating, k=k, qw=qw, joint_nq=jnq, joint_nv=jnv,
-        q_start=q_start, v_start=v_start, link_bodies=link_bodies, link_parent=link_parent,
-        link_q=link_q, link_v=link_v, dof_mask=dof_mask,
+        nb=nb,
+        nq=nq,
+        nv=nv,
+        floating=floating,
+        k=k,
+        qw=qw,
+        joint_nq=jnq,
+        joint_nv=jnv,
+        q_start=q_start,
+        v_start=v_start,
+        link_bodies=link_bodies,
+        link_parent=link_parent,
+        link_q=link_q,
+        link_v=link_v,
+        dof_mask=dof_mask,
         is_rev=np.array([t in ("revolute", "continuous") for t in types], bool),
         is_pri=np.array([t == "prismatic" for t in types], bool),
         is_sph=np.array([t == "spherical" for t in types], bool),
-        any_pri="prismatic" in types, any_sph=any_sph,
-        v_gather=v_gather, dof_body=dof_body, ancestor=anc, depth=depth, traversal=traversal, dense=dense,
-        level_links=level_links, level_bodies=level_bodies, level_parent=level_parent,
-        level_bodies_read=level_bodies_read, level_parent_read=level_parent_read, is_chain=is_chain,
+        any_pri="prismatic" in types,
+        any_sph=any_sph,
+        v_gather=v_gather,
+        dof_body=dof_body,
+        ancestor=anc,
+        depth=depth,
+        traversal=traversal,
+        dense=dense,
+        level_links=level_links,
+        level_bodies=level_bodies,
+        level_parent=level_parent,
+        level_bodies_read=level_bodies_read,
+        level_parent_read=level_parent_read,
+        is_chain=is_chain,
         link_level_pos=link_level_pos,
     )
 
@@ -254,7 +282,7 @@ class Model(eqx.Module):
         # the concrete strategy
         return layout(self.topology, resolve_traversal(self.topology, self.traversal))
 
-    def with_traversal(self, traversal: str) -> "Model":
+    def with_traversal(self, traversal: str) -> Model:
         """The same model walked by another strategy: ``"scan"`` (one ``lax.scan`` over links,
         compile time flat in depth), ``"level"`` (a scan over depth levels, the step ``vmap``ped
         across each level: fewer sequential steps for branched trees), ``"unroll"`` (a Python loop
@@ -339,12 +367,12 @@ class Model(eqx.Module):
         s = int(self.layout.v_start[j])
         return slice(s, s + self.joint_nv[j])
 
-    def replace(self, **changes) -> "Model":
+    def replace(self, **changes) -> Model:
         """A copy with some fields replaced, e.g. ``model.replace(gravity=jnp.zeros(3))``
         (works under ``vmap``/``grad`` with traced values)."""
         return Model(**{**{f: getattr(self, f) for f in self.__dataclass_fields__}, **changes})
 
-    def astype(self, dtype) -> "Model":
+    def astype(self, dtype) -> Model:
         """The same model with every floating-point leaf cast to ``dtype``."""
         return jax.tree_util.tree_map(
             lambda x: x.astype(dtype) if eqx.is_array(x) and jnp.issubdtype(x.dtype, jnp.floating) else x, self
@@ -361,8 +389,10 @@ class Model(eqx.Module):
         return spatial.inertia_from_com(self.mass, self.com, (I + jnp.swapaxes(I, -1, -2)) / 2)
 
     def __repr__(self):
-        return (f"Model(name={self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}, "
-                f"floating_base={self.floating_base}, dtype={self.dtype})")
+        return (
+            f"Model(name={self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}, "
+            f"floating_base={self.floating_base}, dtype={self.dtype})"
+        )
 
 
 def make_model(

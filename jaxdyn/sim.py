@@ -383,8 +383,9 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options):
     return q1, qd1
 
 
-def step(model: Model, q, qd, tau, dt, integrator: str = DEFAULT_INTEGRATOR, f_ext=None,
-         options: SimOptions = SimOptions()):
+def step(
+    model: Model, q, qd, tau, dt, integrator: str = DEFAULT_INTEGRATOR, f_ext=None, options: SimOptions = SimOptions()
+):
     """Advance ``(q, qd)`` by ``dt`` under torque ``tau`` (held constant over the step).
 
     Returns ``(q_next, qd_next)``. See the module docstring for the integrators and forces; the
@@ -406,9 +407,18 @@ def step(model: Model, q, qd, tau, dt, integrator: str = DEFAULT_INTEGRATOR, f_e
     return configuration.integrate(model, q, qd, dt), qd1
 
 
-def rollout(model: Model, q0, qd0, controls_or_policy, dt, steps: int | None = None,
-            integrator: str = DEFAULT_INTEGRATOR, options: SimOptions = SimOptions(),
-            remat: bool = False, substeps: int = 1) -> Trajectory:
+def rollout(
+    model: Model,
+    q0,
+    qd0,
+    controls_or_policy,
+    dt,
+    steps: int | None = None,
+    integrator: str = DEFAULT_INTEGRATOR,
+    options: SimOptions = SimOptions(),
+    remat: bool = False,
+    substeps: int = 1,
+) -> Trajectory:
     """Simulate ``steps`` control steps as one ``lax.scan`` over time.
 
     ``controls_or_policy``: an array ``(T, nv)`` of torques (``steps`` defaults to ``T``), or a

@@ -30,9 +30,7 @@ def skew(w: Float[Array, "... 3"]) -> Float[Array, "... 3 3"]:
     """Cross-product matrix: ``skew(w) @ x == cross(w, x)``."""
     x, y, z = w[..., 0], w[..., 1], w[..., 2]
     o = jnp.zeros_like(x)
-    return jnp.stack(
-        [jnp.stack([o, -z, y], -1), jnp.stack([z, o, -x], -1), jnp.stack([-y, x, o], -1)], -2
-    )
+    return jnp.stack([jnp.stack([o, -z, y], -1), jnp.stack([z, o, -x], -1), jnp.stack([-y, x, o], -1)], -2)
 
 
 def cross(a, b):
@@ -171,7 +169,7 @@ class RigidInertia(NamedTuple):
     and ``Ibar = I_com + m (|c|^2 1 - c c^T)`` (parallel-axis theorem, Rodriguez86 after (4.9)).
     """
 
-    m: Float[Array, "..."]
+    m: Float[Array, ...]
     h: Float[Array, "... 3"]
     Ibar: Float[Array, "... 3 3"]
 
@@ -257,7 +255,7 @@ def matrix_inertia_to_parent_dense(F: Float[Array, "... 6 6"], M: Float[Array, "
 # --- rotations -----------------------------------------------------------------------------
 
 
-def rotation_axis_angle(axis: Float[Array, "... 3"], angle: Float[Array, "..."]):
+def rotation_axis_angle(axis: Float[Array, "... 3"], angle: Float[Array, ...]):
     """Rodrigues' formula for a unit ``axis``."""
     K = skew(axis)
     s, c = jnp.sin(angle)[..., None, None], jnp.cos(angle)[..., None, None]

@@ -49,7 +49,8 @@ problem structure: changing ``x0``, the initial controls, targets or weights (ar
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -226,9 +227,14 @@ class ModelDynamics(Dynamics):
         return jnp.concatenate([configuration.difference(self.model, q0, q1), qd1 - qd0])
 
 
-def model_dynamics(model: Model, dt: float, integrator: str = sim.DEFAULT_INTEGRATOR,
-                   options: sim.SimOptions = sim.SimOptions(), substeps: int = 1,
-                   actuated: Sequence[str | int] | None = None) -> ModelDynamics:
+def model_dynamics(
+    model: Model,
+    dt: float,
+    integrator: str = sim.DEFAULT_INTEGRATOR,
+    options: sim.SimOptions = sim.SimOptions(),
+    substeps: int = 1,
+    actuated: Sequence[str | int] | None = None,
+) -> ModelDynamics:
     """Discrete dynamics of ``model`` for :func:`ilqr` (see :class:`ModelDynamics`).
 
     Args:
@@ -252,15 +258,19 @@ def model_dynamics(model: Model, dt: float, integrator: str = sim.DEFAULT_INTEGR
         for a in actuated:
             if isinstance(a, str):
                 if a not in model.joint_names:
-                    raise ValueError(f"model_dynamics: actuated joint '{a}' is not a joint of model "
-                                     f"'{model.name}' (joints: {', '.join(model.joint_names)})")
+                    raise ValueError(
+                        f"model_dynamics: actuated joint '{a}' is not a joint of model "
+                        f"'{model.name}' (joints: {', '.join(model.joint_names)})"
+                    )
                 s = model.joint_v_slice(a)
                 idx.extend(range(s.start, s.stop))
             elif isinstance(a, (int, np.integer)) and 0 <= int(a) < model.nv:
                 idx.append(int(a))
             else:
-                raise ValueError(f"model_dynamics: actuated entry {a!r} is neither a joint name nor a "
-                                 f"velocity index in [0, {model.nv})")
+                raise ValueError(
+                    f"model_dynamics: actuated entry {a!r} is neither a joint name nor a "
+                    f"velocity index in [0, {model.nv})"
+                )
         if len(set(idx)) != len(idx) or not idx:
             raise ValueError(f"model_dynamics: actuated dofs must be distinct and non-empty, got {idx}")
     return ModelDynamics(model, float(dt), integrator, options, int(substeps), tuple(idx))
@@ -279,7 +289,7 @@ class Cost(eqx.Module):
     def terminal(self, x):
         raise NotImplementedError(f"{type(self).__name__}: a Cost subclass must define terminal(x)")
 
-    def __add__(self, other: "Cost") -> "SumCost":
+    def __add__(self, other: Cost) -> SumCost:
         if not isinstance(other, Cost):
             return NotImplemented
         left = self.terms if isinstance(self, SumCost) else (self,)
@@ -360,11 +370,14 @@ def _weight_matrix(w, n, name, dtype):
         return jnp.diag(w)
     if w.shape == (n, n):
         return w
-    raise ValueError(f"quadratic_cost: {name} must be a scalar, a ({n},) diagonal or a ({n}, {n}) matrix, got {w.shape}")
+    raise ValueError(
+        f"quadratic_cost: {name} must be a scalar, a ({n},) diagonal or a ({n}, {n}) matrix, got {w.shape}"
+    )
 
 
-def quadratic_cost(x_ref, Q, R, Qf=None, u_ref=None, nu: int | None = None, space: Dynamics | None = None,
-                   dtype=None) -> QuadraticCost:
+def quadratic_cost(
+    x_ref, Q, R, Qf=None, u_ref=None, nu: int | None = None, space: Dynamics | None = None, dtype=None
+) -> QuadraticCost:
     """A :class:`QuadraticCost`. Weights may be scalars, diagonals or full matrices; ``Qf``
     defaults to ``Q``; ``u_ref`` to zero (then ``nu`` or a matrix ``R`` gives its size). Pass
     ``space=dynamics`` to measure state errors with ``dynamics.minus`` (needed on a manifold:
@@ -410,8 +423,10 @@ class FramePositionCost(Cost):
 
     def __init__(self, model: Model, frame: str, target, weight=0.0, terminal_weight=1.0):
         if frame not in model.frame_names:
-            raise ValueError(f"FramePositionCost: frame '{frame}' is not a frame of model '{model.name}' "
-                             f"(frames: {', '.join(model.frame_names)})")
+            raise ValueError(
+                f"FramePositionCost: frame '{frame}' is not a frame of model '{model.name}' "
+                f"(frames: {', '.join(model.frame_names)})"
+            )
         target = jnp.asarray(target, model.dtype)
         if target.ndim not in (1, 2) or target.shape[-1] != 3:
             raise ValueError(f"FramePositionCost: target must have shape (3,) or (T+1, 3), got {target.shape}")
@@ -697,8 +712,15 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
             k, K, dV, ok = backward_pass(exp, us, lo, hi, mu, k_warm, opt.qp_iterations)
             return mu, delta, k, K, dV, ok, jnp.asarray(False)
 
-        init = (mu, delta, jnp.zeros_like(us), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype),
-                jnp.asarray(False), jnp.asarray(True))
+        init = (
+            mu,
+            delta,
+            jnp.zeros_like(us),
+            jnp.zeros((T, nu, ndx), dtype),
+            jnp.zeros(2, dtype),
+            jnp.asarray(False),
+            jnp.asarray(True),
+        )
         mu, delta, k, K, dV, ok, _ = jax.lax.while_loop(cond, body, init)
         return mu, delta, k, K, dV, ok
 
@@ -734,17 +756,35 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
         it = s.it + jnp.where(small, 0, 1)  # the convergence test alone is not an iteration
         history = s.history.at[it].set(J)
         if opt.verbose:
-            jax.debug.print("ilqr {it:4d}  cost {J:.8e}  alpha {a:.3e}  mu {mu:.2e}", it=it, J=J,
-                            a=jnp.where(accept & ~first, alphas[i], 0.0), mu=mu)
+            jax.debug.print(
+                "ilqr {it:4d}  cost {J:.8e}  alpha {a:.3e}  mu {mu:.2e}",
+                it=it,
+                J=J,
+                a=jnp.where(accept & ~first, alphas[i], 0.0),
+                mu=mu,
+            )
         return _State(xs, us, J, exp, k, K, dV, ok, mu, delta, it, history, converged | failed, converged)
 
     xs0 = jnp.zeros((T + 1,) + x0.shape, dtype).at[0].set(x0)  # only xs[0] is read with zero gains
     exp0 = jax.tree_util.tree_map(
-        lambda a: jnp.zeros(a.shape, dtype),
-        jax.eval_shape(lambda: linearize(dynamics, cost, xs0, us0)))
-    init = _State(xs0, us0, c(jnp.inf), exp0, jnp.zeros_like(us0), jnp.zeros((T, nu, ndx), dtype),
-                  jnp.zeros(2, dtype), jnp.asarray(True), c(opt.mu_init), c(1.0), jnp.asarray(-1),
-                  jnp.full(opt.max_iterations + 1, jnp.nan, dtype), jnp.asarray(False), jnp.asarray(False))
+        lambda a: jnp.zeros(a.shape, dtype), jax.eval_shape(lambda: linearize(dynamics, cost, xs0, us0))
+    )
+    init = _State(
+        xs0,
+        us0,
+        c(jnp.inf),
+        exp0,
+        jnp.zeros_like(us0),
+        jnp.zeros((T, nu, ndx), dtype),
+        jnp.zeros(2, dtype),
+        jnp.asarray(True),
+        c(opt.mu_init),
+        c(1.0),
+        jnp.asarray(-1),
+        jnp.full(opt.max_iterations + 1, jnp.nan, dtype),
+        jnp.asarray(False),
+        jnp.asarray(False),
+    )
     s = jax.lax.while_loop(lambda s: (~s.done) & (s.it < opt.max_iterations), iteration, init)
     return ILQRResult(s.xs, s.us, s.k, s.K, s.J, s.history, s.it, s.converged, s.mu)
 
@@ -753,8 +793,9 @@ def _concrete(a) -> bool:
     return not isinstance(a, jax.core.Tracer)
 
 
-def ilqr(dynamics: Dynamics, cost: Cost, x0, u_init, u_lower=None, u_upper=None,
-         options: ILQROptions = ILQROptions()) -> ILQRResult:
+def ilqr(
+    dynamics: Dynamics, cost: Cost, x0, u_init, u_lower=None, u_upper=None, options: ILQROptions = ILQROptions()
+) -> ILQRResult:
     """Box-constrained iterative LQR (module docstring): minimise ``cost`` over ``T`` controls
     from the state ``x0 (nx,)``, starting from the open-loop controls ``u_init (T, nu)``
     (clipped to the limits).

@@ -101,6 +101,7 @@ def scatter(lay: Layout, step, link_x, world, root_x=None, pack=False):
     # A chain is a special case of the branched scan below (no slot is ever read), kept because
     # skipping the slot select/update is 20-45% faster (chain64/512 ABA and RNEA, CPU).
     if lay.is_chain:  # carry the parent's value only (no buffer read/update per step)
+
         def chain_body(pv, x):
             val, out = step(pv, x)
             return _like(pv, val), (val, out)
@@ -228,8 +229,14 @@ class Packed:
     def get(self):
         treedef, kinds, ndim = self.spec
         axis = jnp.ndim(self.rows) - ndim - 1
-        leaves = [jax.lax.index_in_dim(self.rows, v, axis, keepdims=False) if kind == "row"
-                  else self.rest[v] if kind == "rest" else v for kind, v in kinds]
+        leaves = [
+            jax.lax.index_in_dim(self.rows, v, axis, keepdims=False)
+            if kind == "row"
+            else self.rest[v]
+            if kind == "rest"
+            else v
+            for kind, v in kinds
+        ]
         return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
@@ -364,11 +371,16 @@ def gather(lay: Layout, step, init, link_x, root_x=None, pack=False):
             buf = tmap(lambda b, c: b.at[parents].add(c), buf, contrib)
             return buf, out
 
-        xs = (jnp.asarray(lay.level_bodies_read), jnp.asarray(lay.level_bodies), jnp.asarray(lay.level_parent),
-              _to_levels(lay, link_x))
+        xs = (
+            jnp.asarray(lay.level_bodies_read),
+            jnp.asarray(lay.level_bodies),
+            jnp.asarray(lay.level_parent),
+            _to_levels(lay, link_x),
+        )
         buf, link_out = jax.lax.scan(body, buf, xs, reverse=True)
         link_out = _from_levels(lay, link_out)
     elif n and lay.is_chain:  # reverse scan carrying the child's contribution only
+
         def chain_body(carry, xs):
             own, x = xs
             acc = carry if zero_init else tmap(jnp.add, own, carry)
@@ -438,9 +450,10 @@ def subtree_sum(lay: Layout, vals):
             return tmap(lambda b: b.at[parent].add(b[i]), buf), None
 
         buf, _ = jax.lax.scan(body, buf, (jnp.asarray(lay.link_bodies), jnp.asarray(lay.link_parent)), reverse=True)
-        return tmap(lambda b: b[:lay.nb], buf)
-    acc, _, _ = gather(lay, lambda a, x: (a, None), vals, jnp.zeros(len(lay.link_bodies)),
-                       root_x=None if not lay.floating else 0.0)
+        return tmap(lambda b: b[: lay.nb], buf)
+    acc, _, _ = gather(
+        lay, lambda a, x: (a, None), vals, jnp.zeros(len(lay.link_bodies)), root_x=None if not lay.floating else 0.0
+    )
     return acc
 
 
@@ -468,5 +481,3 @@ def q_to_link_values(lay: Layout, q):
     """Per-link configuration slots ``(n, qw)`` from ``q (nq,)`` (padding with zeros)."""
     qp = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
     return qp[jnp.asarray(lay.link_q)] if len(lay.link_bodies) else jnp.zeros((0, lay.qw), q.dtype)
-
-

@@ -145,13 +145,14 @@ def _points(model: Model, q, leaf_frames, stub_bodies, world: bool, extra_frames
     if stub_bodies:
         sb = np.array(stub_bodies, np.int32)
         parts.append(spatial.transform_point(spatial.Pose(poses.R[sb], poses.p[sb]), model.com[sb]))
-    return jnp.concatenate(parts, 0), poses.R, center_of_mass(model, q), fp[len(leaf_frames):]
+    return jnp.concatenate(parts, 0), poses.R, center_of_mass(model, q), fp[len(leaf_frames) :]
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4, 5))
 def _points_batch(model, qs, leaf_frames, stub_bodies, world, extra_frames):
     return jax.vmap(_points, in_axes=(None, 0, None, None, None, None))(
-        model, qs, leaf_frames, stub_bodies, world, extra_frames)
+        model, qs, leaf_frames, stub_bodies, world, extra_frames
+    )
 
 
 def _limbs(parents) -> list[int]:
@@ -181,7 +182,8 @@ def _check_q(model: Model, q, fn: str, batched: bool) -> np.ndarray:
         raise ValueError(
             f"{fn}: argument '{name}' has shape {arr.shape}, expected {want}: model '{model.name}' has "
             f"nq={model.nq} ({len(model.joint_names)} joints"
-            f"{', floating base: q[:7] = [x, y, z, qw, qx, qy, qz]' if model.floating_base else ''})")
+            f"{', floating base: q[:7] = [x, y, z, qw, qx, qy, qz]' if model.floating_base else ''})"
+        )
     if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isfinite(arr)):
         raise ValueError(f"{fn}: argument '{name}' contains NaN, inf or non-numbers")
     return arr.astype(np.dtype(model.dtype))
@@ -195,10 +197,16 @@ def _frame_index(model: Model, name: str) -> int:
 
 def _kinematics(model: Model, qs: np.ndarray, extra_frames=()):
     st = _structure(model)
-    pts, R, c, extra = _points_batch(model, jnp.asarray(qs), st.leaf_frames, st.stub_bodies, st.world,
-                                     tuple(extra_frames))
-    return st, np.asarray(pts, np.float64), np.asarray(R, np.float64), np.asarray(c, np.float64), \
-        np.asarray(extra, np.float64)
+    pts, R, c, extra = _points_batch(
+        model, jnp.asarray(qs), st.leaf_frames, st.stub_bodies, st.world, tuple(extra_frames)
+    )
+    return (
+        st,
+        np.asarray(pts, np.float64),
+        np.asarray(R, np.float64),
+        np.asarray(c, np.float64),
+        np.asarray(extra, np.float64),
+    )
 
 
 def skeleton(model: Model, q) -> tuple[np.ndarray, np.ndarray]:
@@ -287,8 +295,25 @@ def _nice_step(span):
 class _Scene:
     """The artists of one picture; :meth:`update` moves them to frame ``k``."""
 
-    def __init__(self, ax, model, st, pts, R, com_p, *, frames, com, target, ground, view, title,
-                 trail=None, label=None, all_pts=None):
+    def __init__(
+        self,
+        ax,
+        model,
+        st,
+        pts,
+        R,
+        com_p,
+        *,
+        frames,
+        com,
+        target,
+        ground,
+        view,
+        title,
+        trail=None,
+        label=None,
+        all_pts=None,
+    ):
         from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
         self.ax, self.model, self.st = ax, model, st
@@ -342,18 +367,31 @@ class _Scene:
                 continue
             size = 9 if t == "free" else 6
             marker = "s" if t == "free" else "D" if t == "prismatic" else "o"
-            (h,) = ax.plot([], [], [], linestyle="none", marker=marker, markersize=size, color=JOINT_COLORS[t],
-                           markeredgecolor="white", markeredgewidth=0.6, label=f"{t} joint", zorder=5)
+            (h,) = ax.plot(
+                [],
+                [],
+                [],
+                linestyle="none",
+                marker=marker,
+                markersize=size,
+                color=JOINT_COLORS[t],
+                markeredgecolor="white",
+                markeredgewidth=0.6,
+                label=f"{t} joint",
+                zorder=5,
+            )
             self.joint_artists.append((h, idx))
         self.world_artist = None
         if st.world:
-            (self.world_artist,) = ax.plot([], [], [], linestyle="none", marker="s", markersize=8, color="#555555",
-                                           label="fixed base", zorder=4)
+            (self.world_artist,) = ax.plot(
+                [], [], [], linestyle="none", marker="s", markersize=8, color="#555555", label="fixed base", zorder=4
+            )
         n_leaf = len(st.leaf_frames)
         self.leaf_artist = None
         if n_leaf:
-            (self.leaf_artist,) = ax.plot([], [], [], linestyle="none", marker="o", markersize=3.5,
-                                          color=_LINK_COLOR, zorder=5)
+            (self.leaf_artist,) = ax.plot(
+                [], [], [], linestyle="none", marker="o", markersize=3.5, color=_LINK_COLOR, zorder=5
+            )
         self.triads = None
         if frames:
             rgb = [(0.85, 0.1, 0.1), (0.1, 0.65, 0.1), (0.1, 0.25, 0.9)] * model.nb
@@ -361,19 +399,40 @@ class _Scene:
             ax.add_collection3d(self.triads)
         self.com_artists = None
         if com:
-            (c1,) = ax.plot([], [], [], linestyle="none", marker="X", markersize=9, color="#c0392b",
-                            markeredgecolor="white", label="centre of mass", zorder=6)
+            (c1,) = ax.plot(
+                [],
+                [],
+                [],
+                linestyle="none",
+                marker="X",
+                markersize=9,
+                color="#c0392b",
+                markeredgecolor="white",
+                label="centre of mass",
+                zorder=6,
+            )
             (c2,) = ax.plot([], [], [], linestyle=":", color="#c0392b", linewidth=1.0)
             (c3,) = ax.plot([], [], [], linestyle="none", marker="x", markersize=6, color="#c0392b")
             self.com_artists = (c1, c2, c3)
         self.target_artist = None
         if target is not None:
-            (self.target_artist,) = ax.plot([], [], [], linestyle="none", marker="*", markersize=13,
-                                            color="#f1c40f", markeredgecolor="#7a5c00", label="target", zorder=6)
+            (self.target_artist,) = ax.plot(
+                [],
+                [],
+                [],
+                linestyle="none",
+                marker="*",
+                markersize=13,
+                color="#f1c40f",
+                markeredgecolor="#7a5c00",
+                label="target",
+                zorder=6,
+            )
         self.trail_artist = None
         if trail is not None:
-            (self.trail_artist,) = ax.plot([], [], [], color="#16a085", linewidth=1.4, alpha=0.9,
-                                           label="trail", zorder=3)
+            (self.trail_artist,) = ax.plot(
+                [], [], [], color="#16a085", linewidth=1.4, alpha=0.9, label="trail", zorder=3
+            )
         self.text = ax.text2D(0.02, 0.02, "", transform=ax.transAxes, fontsize=8) if label else None
         ax.legend(loc="upper left", fontsize=7, framealpha=0.8, markerscale=0.8, borderaxespad=0.2)
         self.update(0)
@@ -402,7 +461,7 @@ class _Scene:
             self.world_artist.set_data_3d([w[0]], [w[1]], [w[2]])
         if self.leaf_artist is not None:
             n0 = self.model.nb + int(self.st.world)
-            lf = p[n0: n0 + len(self.st.leaf_frames)]
+            lf = p[n0 : n0 + len(self.st.leaf_frames)]
             self.leaf_artist.set_data_3d(lf[:, 0], lf[:, 1], lf[:, 2])
         if self.triads is not None:
             self.triads.set_segments(self._triads(k))
@@ -421,8 +480,21 @@ class _Scene:
             self.text.set_text(self.label(k))
 
 
-def draw(model: Model, q, path=None, ax=None, frames: bool = False, com: bool = False, title=None,
-         view=_DEFAULT_VIEW, target=None, *, ground: bool = True, figsize=(6.0, 6.0), dpi: int = 100):
+def draw(
+    model: Model,
+    q,
+    path=None,
+    ax=None,
+    frames: bool = False,
+    com: bool = False,
+    title=None,
+    view=_DEFAULT_VIEW,
+    target=None,
+    *,
+    ground: bool = True,
+    figsize=(6.0, 6.0),
+    dpi: int = 100,
+):
     """Draw ``model`` at configuration ``q`` (shape ``(nq,)``) as a 3D stick figure.
 
     Args:
@@ -454,8 +526,21 @@ def draw(model: Model, q, path=None, ax=None, frames: bool = False, com: bool = 
     elif getattr(ax, "name", None) != "3d":
         raise ValueError("draw: ax must be a 3D axes (fig.add_subplot(..., projection='3d'))")
     fig = ax.figure
-    _Scene(ax, model, st, pts, R, c, frames=frames, com=com, target=tgt, ground=ground, view=view,
-           title=model.name if title is None else title, all_pts=all_pts)
+    _Scene(
+        ax,
+        model,
+        st,
+        pts,
+        R,
+        c,
+        frames=frames,
+        com=com,
+        target=tgt,
+        ground=ground,
+        view=view,
+        title=model.name if title is None else title,
+        all_pts=all_pts,
+    )
     if path is not None:
         _ensure_dir(path)
         fig.savefig(path, dpi=dpi)
@@ -474,9 +559,24 @@ def _default_trail_point(st: _Structure):
     return st.nb - 1
 
 
-def animate(model: Model, qs, path, fps: float = 30, stride: int = 1, trail=None, *, frames: bool = False,
-            com: bool = False, title=None, view=_DEFAULT_VIEW, target=None, ground: bool = True, dt=None,
-            figsize=(5.0, 5.0), dpi: int = 80):
+def animate(
+    model: Model,
+    qs,
+    path,
+    fps: float = 30,
+    stride: int = 1,
+    trail=None,
+    *,
+    frames: bool = False,
+    com: bool = False,
+    title=None,
+    view=_DEFAULT_VIEW,
+    target=None,
+    ground: bool = True,
+    dt=None,
+    figsize=(5.0, 5.0),
+    dpi: int = 80,
+):
     """Write a GIF of the trajectory ``qs`` (shape ``(T, nq)``), one frame every ``stride`` samples.
 
     The positions of every frame come from one jitted, vmapped forward-kinematics call; the axis
@@ -535,9 +635,23 @@ def animate(model: Model, qs, path, fps: float = 30, stride: int = 1, trail=None
         label = lambda k: f"frame {keep[k]} / {T - 1}"  # noqa: E731
     fig = _new_figure(figsize, dpi)
     ax = _new_axes(fig)
-    scene = _Scene(ax, model, st, pts, R, c, frames=frames, com=com, target=tgt, ground=ground, view=view,
-                   title=model.name if title is None else title, trail=trail_p, label=label,
-                   all_pts=np.concatenate(all_pts))
+    scene = _Scene(
+        ax,
+        model,
+        st,
+        pts,
+        R,
+        c,
+        frames=frames,
+        com=com,
+        target=tgt,
+        ground=ground,
+        view=view,
+        title=model.name if title is None else title,
+        trail=trail_p,
+        label=label,
+        all_pts=np.concatenate(all_pts),
+    )
     _ensure_dir(path)
     writer = PillowWriter(fps=fps)
     with writer.saving(fig, path, dpi):

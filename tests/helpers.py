@@ -30,7 +30,7 @@ def state(model, seed=0):
     return q, qd, qdd, tau
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def zoo(name):
     """Random models that cover every joint type, chains and trees, fixed and floating."""
     mixed = ("revolute", "prismatic", "spherical", "continuous")

@@ -36,9 +36,13 @@ def _close(a, b, tol=1e-9):
 def test_state_derivatives_match_the_sweeps():
     m, q, qd, tau, fe = _setup()
     args = (m, q, qd, tau, fe)
-    ref, fwd, rev = jax.jit(lambda *a: [jax.jacfwd(_sweeps, argnums=(1, 2, 3, 4))(*a),
-                                         jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3, 4))(*a),
-                                         jax.jacrev(jaxdyn.aba, argnums=(1, 2, 3, 4))(*a)])(*args)
+    ref, fwd, rev = jax.jit(
+        lambda *a: [
+            jax.jacfwd(_sweeps, argnums=(1, 2, 3, 4))(*a),
+            jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3, 4))(*a),
+            jax.jacrev(jaxdyn.aba, argnums=(1, 2, 3, 4))(*a),
+        ]
+    )(*args)
     _close(fwd, ref)
     _close(rev, ref)
     # only some tangents live (the others are symbolic zeros in the rule), without f_ext

@@ -26,26 +26,49 @@ def test_valid_minimal():
     assert m.nv == 1 and m.joint_names == ("j",)
 
 
-@pytest.mark.parametrize("xml, match", [
-    ("<robot><link name='a'>", "malformed"),
-    (urdf([link("a"), link("b")], [joint("j", "a", "nope")]), "child link 'nope'"),
-    (urdf([link("a"), link("b")], ['<joint name="j" type="revolute"><child link="b"/></joint>']), "joint 'j' has no <parent"),
-    (urdf([link("a"), link("b"), link("c")], [joint("j1", "a", "b"), joint("j2", "c", "b")]), "link 'b' is the child of two joints"),
-    (urdf([link("a"), link("b"), link("c"), link("d")], [joint("j1", "a", "b"), joint("j2", "c", "d")]), "2 root links"),
-    (urdf([link("a"), link("b"), link("c")], [joint("j1", "b", "c"), joint("j2", "c", "b")]), "cycle"),
-    (urdf([link("a"), link("b")], [joint("j", "a", "b", "planar")]), "joint 'j'.*planar"),
-    (urdf([link("a"), link("b")], [joint("j", "a", "b", "screw")]), "joint 'j': unknown joint type"),
-    (urdf([link("a"), link("b", m=-1)], [joint("j", "a", "b")]), "link 'b'.*mass"),
-    (urdf([link("a"), link("b", i=-0.1)], [joint("j", "a", "b")]), "link 'b'.*not positive semi-definite"),
-    (urdf([link("a"), '<link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>'],
-          [joint("j", "a", "b")]), "link 'b'.*triangle"),
-    (urdf([link("a"), "<link name='b'/>"], [joint("j", "a", "b")]), "joint 'j' moves link 'b'.*no mass"),
-    (urdf([link("a"), link("b")], [joint("j", "a", "b", extra='<mimic joint="x"/>')]), None),
-    (urdf([link("a"), link("a")], []), "link 'a' is defined twice"),
-    (urdf([link("a"), link("b")], [joint("j", "a", "b", extra='<origin xyz="1 nan 0"/>')]), "joint 'j' <origin xyz>"),
-    (urdf([link("a"), link("b")], [joint("j", "a", "b", "floating")]), "joint 'j'.*floating_base=True"),
-    ("/no/such/file.urdf", "not found"),
-])
+@pytest.mark.parametrize(
+    "xml, match",
+    [
+        ("<robot><link name='a'>", "malformed"),
+        (urdf([link("a"), link("b")], [joint("j", "a", "nope")]), "child link 'nope'"),
+        (
+            urdf([link("a"), link("b")], ['<joint name="j" type="revolute"><child link="b"/></joint>']),
+            "joint 'j' has no <parent",
+        ),
+        (
+            urdf([link("a"), link("b"), link("c")], [joint("j1", "a", "b"), joint("j2", "c", "b")]),
+            "link 'b' is the child of two joints",
+        ),
+        (
+            urdf([link("a"), link("b"), link("c"), link("d")], [joint("j1", "a", "b"), joint("j2", "c", "d")]),
+            "2 root links",
+        ),
+        (urdf([link("a"), link("b"), link("c")], [joint("j1", "b", "c"), joint("j2", "c", "b")]), "cycle"),
+        (urdf([link("a"), link("b")], [joint("j", "a", "b", "planar")]), "joint 'j'.*planar"),
+        (urdf([link("a"), link("b")], [joint("j", "a", "b", "screw")]), "joint 'j': unknown joint type"),
+        (urdf([link("a"), link("b", m=-1)], [joint("j", "a", "b")]), "link 'b'.*mass"),
+        (urdf([link("a"), link("b", i=-0.1)], [joint("j", "a", "b")]), "link 'b'.*not positive semi-definite"),
+        (
+            urdf(
+                [
+                    link("a"),
+                    '<link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>',
+                ],
+                [joint("j", "a", "b")],
+            ),
+            "link 'b'.*triangle",
+        ),
+        (urdf([link("a"), "<link name='b'/>"], [joint("j", "a", "b")]), "joint 'j' moves link 'b'.*no mass"),
+        (urdf([link("a"), link("b")], [joint("j", "a", "b", extra='<mimic joint="x"/>')]), None),
+        (urdf([link("a"), link("a")], []), "link 'a' is defined twice"),
+        (
+            urdf([link("a"), link("b")], [joint("j", "a", "b", extra='<origin xyz="1 nan 0"/>')]),
+            "joint 'j' <origin xyz>",
+        ),
+        (urdf([link("a"), link("b")], [joint("j", "a", "b", "floating")]), "joint 'j'.*floating_base=True"),
+        ("/no/such/file.urdf", "not found"),
+    ],
+)
 def test_bad_urdf(xml, match):
     if match is None:  # mimic: loads independently by default, rejected on request
         assert load_urdf(xml).nv == 1

@@ -3,14 +3,28 @@
 import json
 import os
 
-import pytest
-
 import harness as bench
+import pytest
 
 
 def test_harness_writes_results(tmp_path, capsys):
-    rc = bench.main(["--robots", "double_pendulum", "--algos", "aba,rnea_soa", "--batches", "1,3",
-                     "--repeats", "2", "--peers", "", "--out", str(tmp_path), "--tag=-smoke"])
+    rc = bench.main(
+        [
+            "--robots",
+            "double_pendulum",
+            "--algos",
+            "aba,rnea_soa",
+            "--batches",
+            "1,3",
+            "--repeats",
+            "2",
+            "--peers",
+            "",
+            "--out",
+            str(tmp_path),
+            "--tag=-smoke",
+        ]
+    )
     assert rc == 0
     files = sorted(os.listdir(tmp_path))
     assert [f.rsplit(".", 1)[1] for f in files] == ["json", "md", "png"], files
@@ -35,8 +49,23 @@ def test_harness_reports_failed_cases_and_headline(tmp_path, monkeypatch):
         return real(model, algo, B, repeats)
 
     monkeypatch.setattr(bench, "time_jaxdyn", flaky)
-    rc = bench.main(["--robots", "double_pendulum", "--algos", "rnea,rnea_soa", "--batches", "1,3",
-                     "--repeats", "2", "--peers", "", "--out", str(tmp_path), "--tag=-fail"])
+    rc = bench.main(
+        [
+            "--robots",
+            "double_pendulum",
+            "--algos",
+            "rnea,rnea_soa",
+            "--batches",
+            "1,3",
+            "--repeats",
+            "2",
+            "--peers",
+            "",
+            "--out",
+            str(tmp_path),
+            "--tag=-fail",
+        ]
+    )
     assert rc == 0
     stem = [f for f in os.listdir(tmp_path) if f.endswith(".json")][0][:-5]
     with open(tmp_path / f"{stem}.json") as fh:
@@ -73,14 +102,24 @@ def test_targets_status_from_result_files(tmp_path):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "targets", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "targets.py"))
+        "targets", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "targets.py")
+    )
     targets = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(targets)
 
     def row(algo, robot, sps, frax=None, mjx=None, err=None):
-        return {"algo": algo, "robot": robot, "dtype": "float32", "batch": 131072, "samples_per_s": sps,
-                "batch_s": 131072 / sps, "traversal": "scan", "rel_err_vs_generic": err,
-                "frax": frax and {"samples_per_s": frax}, "mjx": mjx and {"samples_per_s": mjx}}
+        return {
+            "algo": algo,
+            "robot": robot,
+            "dtype": "float32",
+            "batch": 131072,
+            "samples_per_s": sps,
+            "batch_s": 131072 / sps,
+            "traversal": "scan",
+            "rel_err_vs_generic": err,
+            "frax": frax and {"samples_per_s": frax},
+            "mjx": mjx and {"samples_per_s": mjx},
+        }
 
     env = {"device": "gpu:test", "jax": "0", "date": "2026-01-01"}
     a = {"env": env, "rows": [row("aba", "panda", 1e7, frax=1e7, mjx=2e6), row("rnea", "talos", 1e7, frax=2e6)]}

@@ -10,11 +10,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import zoo
+from pinocchio_ref import CASES, DATA, Ref
 
 import jaxdyn
-from helpers import zoo
 from jaxdyn import builders
-from pinocchio_ref import CASES, DATA, Ref
 
 
 def _close(a, b, rtol):
@@ -47,8 +47,9 @@ def test_against_pinocchio(case):
 def _jacfwd_reference(m, q, qd, qdd, tau, fe):
     z = jnp.zeros(m.nv, m.dtype)
     rq, rqd = jax.jacfwd(lambda dq, v: jaxdyn.rnea(m, jaxdyn.integrate(m, q, dq), v, qdd, fe), argnums=(0, 1))(z, qd)
-    aq, aqd, at = jax.jacfwd(lambda dq, v, t: jaxdyn.aba(m, jaxdyn.integrate(m, q, dq), v, t, fe),
-                             argnums=(0, 1, 2))(z, qd, tau)
+    aq, aqd, at = jax.jacfwd(lambda dq, v, t: jaxdyn.aba(m, jaxdyn.integrate(m, q, dq), v, t, fe), argnums=(0, 1, 2))(
+        z, qd, tau
+    )
     return (rq, rqd), (aq, aqd, at)
 
 

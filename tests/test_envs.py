@@ -209,7 +209,9 @@ def test_vmap_64_equals_single_steps_and_sharding():
     ss, so, *_ = vstep(vs, actions)
     np.testing.assert_allclose(np.asarray(so), np.asarray(bo), rtol=1e-12, atol=1e-14)
     # typed keys and legacy keys give the same episode
-    np.testing.assert_array_equal(np.asarray(env.reset(jax.random.key(5)).q), np.asarray(env.reset(jax.random.PRNGKey(5)).q))
+    np.testing.assert_array_equal(
+        np.asarray(env.reset(jax.random.key(5)).q), np.asarray(env.reset(jax.random.PRNGKey(5)).q)
+    )
 
 
 def test_float32_environment():

@@ -24,11 +24,30 @@ import jaxdyn
 HERE = os.path.dirname(__file__)
 ROBOTS = os.path.join(os.path.dirname(jaxdyn.__file__), "robots")
 URDF_SOURCES = [os.path.join(ROBOTS, f) for f in ("double_pendulum.urdf", "ur5.urdf", "panda.urdf", "solo12.urdf")] + [
-    os.path.join(HERE, "data", "urdf_published", "bolt.urdf")]
+    os.path.join(HERE, "data", "urdf_published", "bolt.urdf")
+]
 MJCF_SOURCES = sorted(glob.glob(os.path.join(HERE, "data", "mjcf", "*.xml")))
 
-BAD_VALUES = ["nan", "NaN", "inf", "-inf", "1e308", "-1e308", "1e-320", "abc", "", "1 2", "0 0 0 0 0 0 0 0",
-              "-1", "0", "1e30 1e30 1e30", "nan 0 0", "0 0 0", "1 0 0 0", "-0.5 -0.5 -0.5"]
+BAD_VALUES = [
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "abc",
+    "",
+    "1 2",
+    "0 0 0 0 0 0 0 0",
+    "-1",
+    "0",
+    "1e30 1e30 1e30",
+    "nan 0 0",
+    "0 0 0",
+    "1 0 0 0",
+    "-0.5 -0.5 -0.5",
+]
 UNKNOWN_TAGS = ["gazebo", "transmission", "foo", "plugin", "sensor"]
 
 
@@ -79,10 +98,16 @@ def _mutate(text, ops):
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["del_attr", "set_attr", "del_elem", "dup_elem", "unknown_tag", "swap_names", "move_elem",
-                         "truncate"]),
-        st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(BAD_VALUES)),
-    min_size=1, max_size=4)
+        st.sampled_from(
+            ["del_attr", "set_attr", "del_elem", "dup_elem", "unknown_tag", "swap_names", "move_elem", "truncate"]
+        ),
+        st.integers(0, 10_000),
+        st.integers(0, 10_000),
+        st.sampled_from(BAD_VALUES),
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 def _check_model(model):
@@ -91,7 +116,7 @@ def _check_model(model):
         x = getattr(model, f)
         if f in limits or not hasattr(x, "dtype"):
             continue
-        for leaf in (x if isinstance(x, (list, tuple)) else [x]):
+        for leaf in x if isinstance(x, (list, tuple)) else [x]:
             a = np.asarray(leaf)
             if np.issubdtype(a.dtype, np.floating):
                 assert np.all(np.isfinite(a)), f"loaded model has non-finite {f}"
@@ -110,8 +135,7 @@ def _run(load, text):
     _check_model(model)
 
 
-FUZZ = settings(max_examples=100, deadline=5000, suppress_health_check=[HealthCheck.too_slow],
-                database=None)
+FUZZ = settings(max_examples=100, deadline=5000, suppress_health_check=[HealthCheck.too_slow], database=None)
 
 
 @pytest.mark.parametrize("path", URDF_SOURCES, ids=os.path.basename)

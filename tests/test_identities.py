@@ -4,9 +4,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import (
+    ZOO,
+    aba,
+    assert_close,
+    bias,
+    body_acc,
+    body_jac,
+    body_vel,
+    coriolis,
+    crba,
+    energy,
+    kinetic,
+    rnea,
+    state,
+    zoo,
+)
 
 import jaxdyn
-from helpers import ZOO, aba, assert_close, bias, body_acc, body_jac, body_vel, coriolis, crba, energy, kinetic, rnea, state, zoo
 
 
 @pytest.fixture(params=ZOO)
@@ -88,7 +103,9 @@ def test_momentum_rate_is_external_force():
     tau = tau.at[:6].set(0.0)
     qdd = aba(model, q, qd, tau)
     qdot = jaxdyn.configuration_derivative(model, q, qd)
-    dh = jax.jit(lambda a, b, c, d: jax.jvp(lambda x, y: jaxdyn.momentum(model, x, y), (a, b), (c, d))[1])(q, qd, qdot, qdd)
+    dh = jax.jit(lambda a, b, c, d: jax.jvp(lambda x, y: jaxdyn.momentum(model, x, y), (a, b), (c, d))[1])(
+        q, qd, qdot, qdd
+    )
     assert_close(dh, jnp.zeros(6), 1e-9)
 
 

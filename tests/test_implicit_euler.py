@@ -25,9 +25,13 @@ MJ_OPTS = sim.SimOptions(clip_effort=False, friction=False, joint_limits=False)
 
 def _quat_R(q):
     w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _case(name, dtype=jnp.float64):
@@ -48,7 +52,7 @@ def _case(name, dtype=jnp.float64):
 
     def from_mj(qpos, qvel):
         q, v = np.zeros(m.nq), np.zeros(m.nv)
-        q[jq], v[jv] = qpos[7 if free else 0:], qvel[n0:]
+        q[jq], v[jv] = qpos[7 if free else 0 :], qvel[n0:]
         if free:  # [p; quat] alike; MuJoCo [v_world; omega_body] -> jaxdyn [omega_body; v_body]
             q[0:7] = qpos[0:7]
             v[0:3], v[3:6] = qvel[3:6], _quat_R(qpos[3:7]).T @ qvel[0:3]
@@ -72,7 +76,8 @@ def _case(name, dtype=jnp.float64):
 
 def _rollout(m, q0, qd0, tau, dt, integrator="implicit_euler", options=MJ_OPTS):
     return jax.jit(lambda q, v, u: sim.rollout(m, q, v, u, dt, integrator=integrator, options=options))(
-        jnp.asarray(q0, m.dtype), jnp.asarray(qd0, m.dtype), jnp.asarray(tau, m.dtype))
+        jnp.asarray(q0, m.dtype), jnp.asarray(qd0, m.dtype), jnp.asarray(tau, m.dtype)
+    )
 
 
 CASES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(DATA, "*.npz")))
@@ -113,8 +118,10 @@ def test_stiff_panda_finite_where_explicit_schemes_blow_up():
     "variational" step at state 3, not asserted). This is why "implicit_euler" is the default."""
     m, q0, qd0, tau, dt, _, d = _case("panda_stiff")
     B = np.diag(np.asarray(m.damping))
-    lam = [np.linalg.eigvals(np.linalg.solve(np.asarray(jaxdyn.crba(m, jnp.asarray(q))), B)).real.max()
-           for q in np.asarray(d["q"])[::100]]
+    lam = [
+        np.linalg.eigvals(np.linalg.solve(np.asarray(jaxdyn.crba(m, jnp.asarray(q))), B)).real.max()
+        for q in np.asarray(d["q"])[::100]
+    ]
     assert dt * lam[0] > 2.79 and dt * min(lam) > 2.0, dt * np.array(lam)  # measured 3.9 at the start, >= 2.5
     T = 2000
     u = np.tile(tau, (2, 1))[:T]
@@ -141,8 +148,7 @@ def test_aba_with_damping_in_armature_is_the_implicit_solve():
     "semi_implicit_euler" (fixed base)."""
     m = jaxdyn.load_robot("panda")
     k = jax.random.split(jax.random.PRNGKey(0), 4)
-    m = m.replace(damping=jax.random.uniform(k[0], (m.nv,), minval=0.0, maxval=30.0),
-                  armature=jnp.full(m.nv, 0.01))
+    m = m.replace(damping=jax.random.uniform(k[0], (m.nv,), minval=0.0, maxval=30.0), armature=jnp.full(m.nv, 0.01))
     q = jaxdyn.random_configuration(m, k[1])
     qd, tau = jax.random.normal(k[2], (m.nv,)), 3.0 * jax.random.normal(k[3], (m.nv,))
     h = 2e-3
@@ -227,17 +233,34 @@ def test_one_joint_stability_limits():
         @jax.jit
         @jax.vmap
         def final(x):
-            tr = sim.rollout(m.replace(damping=jnp.array([x * inertia / h])), jnp.zeros(1), jnp.ones(1),
-                             jnp.zeros((3000, 1)), h, integrator=integrator, options=MJ_OPTS)
+            tr = sim.rollout(
+                m.replace(damping=jnp.array([x * inertia / h])),
+                jnp.zeros(1),
+                jnp.ones(1),
+                jnp.zeros((3000, 1)),
+                h,
+                integrator=integrator,
+                options=MJ_OPTS,
+            )
             return jnp.where(tr.nonfinite_step >= 0, jnp.inf, jnp.abs(tr.qd[-1, 0]))
 
         return np.asarray(final(jnp.asarray(x))) > 1.0  # |qd| grew from 1 (or went non-finite)
 
-    for integrator, ok, bad in (("euler", 1.99, 2.01), ("semi_implicit_euler", 1.99, 2.01),
-                                ("rk4", 2.78, 2.79), ("variational", 2.35, 2.45)):
+    for integrator, ok, bad in (
+        ("euler", 1.99, 2.01),
+        ("semi_implicit_euler", 1.99, 2.01),
+        ("rk4", 2.78, 2.79),
+        ("variational", 2.35, 2.45),
+    ):
         np.testing.assert_array_equal(grows(integrator, [ok, bad]), [False, True], err_msg=integrator)
-    big = sim.rollout(m.replace(damping=jnp.array([1e4 * inertia / h])), jnp.zeros(1), jnp.ones(1),
-                      jnp.zeros((3000, 1)), h, options=MJ_OPTS)
+    big = sim.rollout(
+        m.replace(damping=jnp.array([1e4 * inertia / h])),
+        jnp.zeros(1),
+        jnp.ones(1),
+        jnp.zeros((3000, 1)),
+        h,
+        options=MJ_OPTS,
+    )
     assert sim.first_nonfinite(big) is None and float(jnp.abs(big.qd).max()) <= 1.0
 
 

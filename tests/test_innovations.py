@@ -5,9 +5,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import ZOO, assert_close, crba, state, zoo
 
 import jaxdyn
-from helpers import ZOO, assert_close, crba, state, zoo
 
 factors = jax.jit(jaxdyn.innovations_factorization)
 minv = jax.jit(jaxdyn.mass_matrix_inverse)
@@ -31,7 +31,9 @@ def test_factorization_identities(model):
     assert_close(F.L @ F.D @ F.L.T, M)  # M = L D L^T
     assert_close(F.L @ F.Linv, np.eye(nv))  # (I + H phi K)(I - H psi K) = I
     assert_close(np.diag(F.L), np.ones(nv), 1e-12)  # unit triangular
-    assert np.abs(np.tril(F.L, -1)).max() < 1e-12  # upper triangular in base-first order (the papers number links from the tip)
+    assert (
+        np.abs(np.tril(F.L, -1)).max() < 1e-12
+    )  # upper triangular in base-first order (the papers number links from the tip)
     assert_close(F.Linv @ M @ F.Linv.T, F.D)  # innovations are white
     Dblocks = np.asarray(F.D)
     assert np.linalg.eigvalsh(0.5 * (Dblocks + Dblocks.T)).min() > 0  # D > 0
@@ -53,10 +55,14 @@ def test_matrix_free_operators(model):
     assert_close(solve(model, q, tau), np.linalg.solve(M, tau), 1e-9)
     fac = jaxdyn.factorize(model, q)
     F = factors(model, q)
-    for f, mat in ((jaxdyn.apply_innovations_factor, F.L), (jaxdyn.apply_innovations_inverse, F.Linv),
-                   (jaxdyn.apply_innovations_factor_transpose, F.L.T), (jaxdyn.apply_innovations_inverse_transpose, F.Linv.T)):
+    for f, mat in (
+        (jaxdyn.apply_innovations_factor, F.L),
+        (jaxdyn.apply_innovations_inverse, F.Linv),
+        (jaxdyn.apply_innovations_factor_transpose, F.L.T),
+        (jaxdyn.apply_innovations_inverse_transpose, F.Linv.T),
+    ):
         assert_close(f(model, fac, tau), mat @ tau)
-    # ABA with zero velocity and gravity is M^-1 
+    # ABA with zero velocity and gravity is M^-1
     m0 = model.replace(gravity=jnp.zeros(3))
     assert_close(jaxdyn.aba(m0, q, jnp.zeros(model.nv), tau), solve(model, q, tau), 1e-9)
 
@@ -92,7 +98,7 @@ def test_base_parameters(name):
     B, s = jaxdyn.base_parameters(model, jax.random.PRNGKey(1), n_samples=12)
     assert 0 < B.shape[0] < pi.size
     # a parameter change in the null space does not change any torque
-    null = np.linalg.svd(B, full_matrices=True)[2][B.shape[0]:]
+    null = np.linalg.svd(B, full_matrices=True)[2][B.shape[0] :]
     dpi = null.T @ np.random.default_rng(0).normal(size=null.shape[0])
     q2, qd2, qdd2, _ = state(model, 7)
     Y2 = np.asarray(regressor(model, q2, qd2, qdd2))
@@ -108,8 +114,13 @@ def test_operators_float32_vmap_and_grad():
     b = jax.random.normal(keys[0], (3, m64.nv))
 
     def ops(m, q, b):
-        return (jaxdyn.mass_matrix_inverse(m, q), jaxdyn.solve_mass_matrix(m, q, b), jaxdyn.logdet_mass_matrix(m, q),
-                jaxdyn.body_inverse_inertias(m, q), jaxdyn.total_joint_rates(m, q, b))
+        return (
+            jaxdyn.mass_matrix_inverse(m, q),
+            jaxdyn.solve_mass_matrix(m, q, b),
+            jaxdyn.logdet_mass_matrix(m, q),
+            jaxdyn.body_inverse_inertias(m, q),
+            jaxdyn.total_joint_rates(m, q, b),
+        )
 
     f = jax.jit(jax.vmap(ops, in_axes=(None, 0, 0)))
     r64 = f(m64, qs, b)

@@ -59,7 +59,9 @@ def test_float32_and_single_sample(traversal):
     out = f(m, q, qd, tau)
     assert out.dtype == jnp.float32 and out.shape == (7, m.nv)
     m64 = m.astype(jnp.float64)
-    ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(m64, q.astype(jnp.float64), qd.astype(jnp.float64), tau.astype(jnp.float64))
+    ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(
+        m64, q.astype(jnp.float64), qd.astype(jnp.float64), tau.astype(jnp.float64)
+    )
     scale = np.max(np.abs(ref), axis=1, keepdims=True)
     assert np.max(np.abs(np.asarray(out, np.float64) - ref) / scale) < 1e-4
     one = f(m, q[0], qd[0], tau[0])  # a single sample (nq,) -> (nv,)
@@ -94,9 +96,13 @@ def test_packed_scan_outputs_match_generic(tree, traversal, monkeypatch):
 def test_chunked_batches_equal_whole(tree):
     """``chunk``: the batch in pieces (lax.map, the last one padded) gives the same numbers."""
     q, qd, tau, fe = _state(tree, 5)
-    f = kernels.jit(lambda q, qd, tau, fe, c: (kernels.aba_batch(tree, q, qd, tau, fe, traversal="scan", chunk=c),
-                                               kernels.crba_batch(tree, q, traversal="scan", chunk=c)),
-                    static_argnums=4)
+    f = kernels.jit(
+        lambda q, qd, tau, fe, c: (
+            kernels.aba_batch(tree, q, qd, tau, fe, traversal="scan", chunk=c),
+            kernels.crba_batch(tree, q, traversal="scan", chunk=c),
+        ),
+        static_argnums=4,
+    )
     for a, b in zip(f(q, qd, tau, fe, 2), f(q, qd, tau, fe, None)):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
     with pytest.raises(ValueError, match="aba_batch: argument 'chunk'"):
@@ -188,8 +194,10 @@ def test_pallas_matches_generic_interpret(algo):
     padding of a batch that is not a multiple of the block included; bad arguments are named."""
     from jaxdyn.kernels import pallas
 
-    build, ref_fn, last = {"aba": (pallas.aba_pallas, jaxdyn.aba, "tau"),
-                           "rnea": (pallas.rnea_pallas, jaxdyn.rnea, "qdd")}[algo]
+    build, ref_fn, last = {
+        "aba": (pallas.aba_pallas, jaxdyn.aba, "tau"),
+        "rnea": (pallas.rnea_pallas, jaxdyn.rnea, "qdd"),
+    }[algo]
     m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=2, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q, qd, x, _ = _state(m, 13, seed=5)
@@ -251,8 +259,9 @@ def test_pallas_aba_lowers_for_cuda(backend):
     target = {"triton": "__gpu$xla.gpu.triton", "mosaic": "mosaic_gpu_v2"}[backend]
     for build in (aba_pallas, rnea_pallas) + ((aba_jacobian_pallas,) if backend == "triton" else ()):
         f = jax.jit(build(m, block=128, interpret=False, backend=backend))
-        exp = export.export(f, platforms=["cuda"],
-                            disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q, v, v)
+        exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(
+            q, v, v
+        )
         assert f"custom_call @{target}" in exp.mlir_module()
     f = jax.jit(crba_pallas(m, block=128, interpret=False, backend=backend))
     exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(q)

@@ -59,9 +59,15 @@ def _dyn(m, q, v, a, f):
     aj = jnp.stack([mj.acceleration_from_mujoco(m, q, v, a), mj.acceleration_from_mujoco(m, q, v, jnp.zeros_like(a))])
     tau = jax.vmap(lambda acc: jaxdyn.rnea(m, q, vj, acc))(aj)
     X = jaxdyn.forward_kinematics(m, q)
-    return dict(M=jaxdyn.crba(m, q), inv=tau[0], bias=tau[1], vj=vj,
-                fwd=mj.acceleration_to_mujoco(m, q, vj, jaxdyn.aba(m, q, vj, mj.force_from_mujoco(m, q, f))),
-                XR=X.R, Xp=X.p)
+    return dict(
+        M=jaxdyn.crba(m, q),
+        inv=tau[0],
+        bias=tau[1],
+        vj=vj,
+        fwd=mj.acceleration_to_mujoco(m, q, vj, jaxdyn.aba(m, q, vj, mj.force_from_mujoco(m, q, f))),
+        XR=X.R,
+        Xp=X.p,
+    )
 
 
 _dyn_jit = jax.jit(jax.vmap(_dyn, in_axes=(None, 0, 0, 0, 0)))
@@ -74,8 +80,9 @@ def case(name, dtype=None):
     r = dict(np.load(os.path.join(HERE, "data", "mjcf_reference", name + ".npz")))
     m = quiet_load(xml_path(name), dtype=dtype)
     dt = m.dtype
-    out = _dyn_jit(m.replace(geoms=None, name="mjcf"), *(jnp.asarray(r[k], dt) for k in
-                                                        ("qpos", "qvel", "qacc", "qfrc_applied")))
+    out = _dyn_jit(
+        m.replace(geoms=None, name="mjcf"), *(jnp.asarray(r[k], dt) for k in ("qpos", "qvel", "qacc", "qfrc_applied"))
+    )
     out = {k: np.asarray(v, np.float64) for k, v in out.items()}
     # named frames from the body poses: frame = body o (frame_R, frame_p), the world for body -1
     fb = np.asarray(m.topology.frame_bodies, np.int64)
@@ -161,8 +168,12 @@ def test_kinematics_match_mujoco(name):
         # a geom's frame is defined up to its shape's symmetry: any rotation for a sphere, one
         # about z for shapes round about z (capsules, cylinders, fromto boxes and ellipsoids)
         t, sz = np.asarray(g.type), np.asarray(g.size)
-        full = nomesh & (t != jaxdyn.geometry.SPHERE) & ~np.isin(t, (jaxdyn.geometry.CAPSULE, jaxdyn.geometry.CYLINDER)) & (
-            sz[:, 0] != sz[:, 1])
+        full = (
+            nomesh
+            & (t != jaxdyn.geometry.SPHERE)
+            & ~np.isin(t, (jaxdyn.geometry.CAPSULE, jaxdyn.geometry.CYLINDER))
+            & (sz[:, 0] != sz[:, 1])
+        )
         zonly = nomesh & (t != jaxdyn.geometry.SPHERE) & ~full
         mR = r["geom_xmat"][k][keep].reshape(-1, 3, 3)
         np.testing.assert_allclose(gR[full], mR[full], atol=1e-12)
@@ -185,7 +196,7 @@ def test_parameters_match_mujoco(name):
     for j, t in enumerate(r["joint_types"]):
         if t in (2, 3):
             s = m.joint_q_slice(names[j])
-            lo, hi = (r["joint_range"][j] if r["joint_limited"][j] else (-np.inf, np.inf))
+            lo, hi = r["joint_range"][j] if r["joint_limited"][j] else (-np.inf, np.inf)
             assert float(m.q_lower[s][0]) == pytest.approx(lo, rel=1e-12)
             assert float(m.q_upper[s][0]) == pytest.approx(hi, rel=1e-12)
 
@@ -210,14 +221,20 @@ def test_float32_sanity():
     worst = 0.0
     for k in range(int(r["K"])):
         M, inv, bias, fwd = mujoco_in_jaxdyn(m64, r, o64, k)
-        worst = max(worst, rel_err(o["M"][k], M), rel_err(o["inv"][k], inv), rel_err(o["bias"][k], bias),
-                    rel_err(o["fwd"][k], fwd))
+        worst = max(
+            worst,
+            rel_err(o["M"][k], M),
+            rel_err(o["inv"][k], inv),
+            rel_err(o["bias"][k], bias),
+            rel_err(o["fwd"][k], fwd),
+        )
     print(f"\nfloat32 humanoid: max relative error {worst:.1e}")
     assert worst < 1e-4
 
 
 # ------------------------------------------------------------------------------------------
 # inertia of primitive geoms
+
 
 def _numeric_inertia(inside, extent, n=60):
     """Volume and inertia / mass of a solid by midpoint quadrature on an n^3 grid (an
@@ -227,18 +244,25 @@ def _numeric_inertia(inside, extent, n=60):
     w = inside(X, Y, Z)
     dv = np.prod([2 * e / n for e in extent])
     vol = w.sum() * dv
-    I = np.array([((Y ** 2 + Z ** 2) * w).sum(), ((X ** 2 + Z ** 2) * w).sum(), ((X ** 2 + Y ** 2) * w).sum()]) * dv
+    I = np.array([((Y**2 + Z**2) * w).sum(), ((X**2 + Z**2) * w).sum(), ((X**2 + Y**2) * w).sum()]) * dv
     return vol, I / vol
 
 
-@pytest.mark.parametrize("gtype,size", [("sphere", (0.3, 0, 0)), ("capsule", (0.1, 0.25, 0)),
-                                        ("cylinder", (0.2, 0.1, 0)), ("box", (0.1, 0.2, 0.3)),
-                                        ("ellipsoid", (0.3, 0.2, 0.1))])
+@pytest.mark.parametrize(
+    "gtype,size",
+    [
+        ("sphere", (0.3, 0, 0)),
+        ("capsule", (0.1, 0.25, 0)),
+        ("cylinder", (0.2, 0.1, 0)),
+        ("box", (0.1, 0.2, 0.3)),
+        ("ellipsoid", (0.3, 0.2, 0.1)),
+    ],
+)
 def test_geom_inertia_closed_forms(gtype, size):
     vol, iu = mj.geom_volume_inertia(gtype, size)
     a, b, c = size
     closed = {
-        "sphere": (4 / 3 * math.pi * a ** 3, [0.4 * a * a] * 3),
+        "sphere": (4 / 3 * math.pi * a**3, [0.4 * a * a] * 3),
         "box": (8 * a * b * c, [(b * b + c * c) / 3, (a * a + c * c) / 3, (a * a + b * b) / 3]),
         "cylinder": (math.pi * a * a * 2 * b, [(3 * a * a + 4 * b * b) / 12] * 2 + [a * a / 2]),
         "ellipsoid": (4 / 3 * math.pi * a * b * c, [(b * b + c * c) / 5, (a * a + c * c) / 5, (a * a + b * b) / 5]),
@@ -273,8 +297,9 @@ def test_mesh_inertia_exact():
     for b, bn in enumerate(m.body_names):
         i = [str(n) for n in r["body_names"]].index(bn)
         assert float(m.mass[b]) == pytest.approx(float(r["body_mass"][i]), rel=1e-12)
-        np.testing.assert_allclose(np.linalg.eigvalsh(np.asarray(m.inertia[b])), np.sort(r["body_inertia"][i]),
-                                   rtol=1e-9)
+        np.testing.assert_allclose(
+            np.linalg.eigvalsh(np.asarray(m.inertia[b])), np.sort(r["body_inertia"][i]), rtol=1e-9
+        )
 
 
 def test_geom_bodies_match_mujoco_masses():
@@ -291,6 +316,7 @@ def test_geom_bodies_match_mujoco_masses():
 # ------------------------------------------------------------------------------------------
 # refusals, warnings, policies
 
+
 def body(content, extra="", top=""):
     return f"""<mujoco>{top}<worldbody><body name="b" pos="0 0 1">{content}</body>{extra}</worldbody></mujoco>"""
 
@@ -298,61 +324,154 @@ def body(content, extra="", top=""):
 J = '<joint name="j" axis="0 1 0"/><geom name="g" size="0.1"/>'
 
 ERROR_CASES = [
-    ("tendon", body(J, top="") .replace("</mujoco>", '<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon></mujoco>'),
-     "<tendon> with content (<fixed name='t1'>"),
-    ("equality", body(J).replace("</mujoco>", '<equality><weld name="w1" body1="b"/></equality></mujoco>'),
-     "<equality> with content (<weld name='w1'>"),
-    ("two_free", body('<freejoint name="f1"/><geom size="0.1"/>', '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
-     "joint 'f2' in body 'c'"),
-    ("free_after_fixed", body(J, '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
-     "moving body 'b' comes before it"),
-    ("free_below", body(J + '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'), "joint 'f2' in body 'c'"),
+    (
+        "tendon",
+        body(J, top="").replace(
+            "</mujoco>", '<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon></mujoco>'
+        ),
+        "<tendon> with content (<fixed name='t1'>",
+    ),
+    (
+        "equality",
+        body(J).replace("</mujoco>", '<equality><weld name="w1" body1="b"/></equality></mujoco>'),
+        "<equality> with content (<weld name='w1'>",
+    ),
+    (
+        "two_free",
+        body(
+            '<freejoint name="f1"/><geom size="0.1"/>', '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'
+        ),
+        "joint 'f2' in body 'c'",
+    ),
+    (
+        "free_after_fixed",
+        body(J, '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
+        "moving body 'b' comes before it",
+    ),
+    (
+        "free_below",
+        body(J + '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
+        "joint 'f2' in body 'c'",
+    ),
     ("replicate", body(J, '<replicate count="2"><body name="r"/></replicate>'), "<replicate>"),
     ("attach", body(J + '<attach model="x" body="y" prefix="p"/>'), "<attach>"),
     ("composite", body(J + '<composite type="grid" count="2 2 1"/>'), "<composite>"),
     ("flexcomp", body(J + '<flexcomp name="fc" type="grid" count="2 2 1"/>'), "<flexcomp name='fc'>"),
-    ("skin", body(J).replace("</mujoco>", '<deformable><skin name="sk"/></deformable></mujoco>'),
-     "<deformable> with content (<skin name='sk'>"),
-    ("missing_include", body(J).replace("<worldbody>", '<include file="no_such_file.xml"/><worldbody>'),
-     "<include file='no_such_file.xml'>: file not found"),
+    (
+        "skin",
+        body(J).replace("</mujoco>", '<deformable><skin name="sk"/></deformable></mujoco>'),
+        "<deformable> with content (<skin name='sk'>",
+    ),
+    (
+        "missing_include",
+        body(J).replace("<worldbody>", '<include file="no_such_file.xml"/><worldbody>'),
+        "<include file='no_such_file.xml'>: file not found",
+    ),
     ("nan", body('<joint name="j" axis="0 nan 0"/><geom size="0.1"/>'), "joint 'j' in body 'b' axis"),
     ("inf", body('<joint name="j"/><geom name="gg" size="inf"/>'), "geom <geom name='gg'> in body 'b' size"),
-    ("unparsable", body('<joint name="j"/><inertial pos="0 0 x" mass="1" diaginertia="1 1 1"/>'),
-     "body 'b' <inertial> pos: cannot parse"),
+    (
+        "unparsable",
+        body('<joint name="j"/><inertial pos="0 0 x" mass="1" diaginertia="1 1 1"/>'),
+        "body 'b' <inertial> pos: cannot parse",
+    ),
     ("count", body('<joint name="j" pos="0 0"/><geom size="0.1"/>'), "joint 'j' in body 'b' pos: expected 3 numbers"),
     ("body_pos_count", body(J, '<body name="c" pos="1 2 3 4"><joint/><geom size="1"/></body>'), "<body name='c'> pos"),
-    ("unknown_class", body('<joint name="j" class="nope"/><geom size="0.1"/>'), "<joint name='j'>: unknown default class 'nope'"),
-    ("unknown_childclass", body(J, '<body name="c" childclass="nope"><joint/><geom size="1"/></body>'),
-     "unknown default class 'nope'"),
+    (
+        "unknown_class",
+        body('<joint name="j" class="nope"/><geom size="0.1"/>'),
+        "<joint name='j'>: unknown default class 'nope'",
+    ),
+    (
+        "unknown_childclass",
+        body(J, '<body name="c" childclass="nope"><joint/><geom size="1"/></body>'),
+        "unknown default class 'nope'",
+    ),
     ("dup_body", body(J, '<body name="b"><joint/><geom size="1"/></body>'), "<body name='b'>: duplicate body name"),
-    ("dup_joint", body(J, '<body name="c"><joint name="j"/><geom size="1"/></body>'), "<joint name='j'>: duplicate joint name"),
-    ("dup_class", body(J, top='<default><default class="a"/><default class="a"/></default>'), "<default class='a'>: class defined twice"),
-    ("mesh", body('<joint name="j"/><geom name="gm" type="mesh" mesh="m"/>', top='<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'),
-     ("geom <geom name='gm'> in body 'b': the geom would define the inertia of body 'b' from <mesh name='m'>, "
-      "whose inertia='legacy'")),
-    ("mesh_open", body('<joint name="j"/><geom name="go" type="mesh" mesh="o"/>',
-                       top='<asset><mesh name="o" inertia="exact" vertex="0 0 0 1 0 0 0 1 0" face="0 1 2"/></asset>'),
-     "<mesh name='o'>: the mesh encloses no positive volume"),
-    ("mesh_missing_file", body('<joint name="j"/><geom type="mesh" mesh="nofile"/>',
-                               top='<asset><mesh inertia="exact" file="nofile.stl"/></asset>'),
-     "<mesh name='nofile'>: mesh file"),
-    ("act_tendon", body(J).replace("</mujoco>", '<actuator><motor name="mt" tendon="t"/></actuator></mujoco>'),
-     "<motor name='mt'>: transmission through a tendon"),
-    ("act_site", body(J).replace("</mujoco>", '<actuator><general name="ms" site="s"/></actuator></mujoco>'),
-     "<general name='ms'>: transmission through a site"),
-    ("act_body", body(J).replace("</mujoco>", '<actuator><adhesion name="ab" body="b"/></actuator></mujoco>'),
-     "<adhesion name='ab'>: transmission through a body"),
-    ("act_unknown_joint", body(J).replace("</mujoco>", '<actuator><motor name="mu" joint="zz"/></actuator></mujoco>'),
-     "<motor name='mu'>: joint 'zz' is not defined"),
+    (
+        "dup_joint",
+        body(J, '<body name="c"><joint name="j"/><geom size="1"/></body>'),
+        "<joint name='j'>: duplicate joint name",
+    ),
+    (
+        "dup_class",
+        body(J, top='<default><default class="a"/><default class="a"/></default>'),
+        "<default class='a'>: class defined twice",
+    ),
+    (
+        "mesh",
+        body(
+            '<joint name="j"/><geom name="gm" type="mesh" mesh="m"/>',
+            top='<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>',
+        ),
+        (
+            "geom <geom name='gm'> in body 'b': the geom would define the inertia of body 'b' from <mesh name='m'>, "
+            "whose inertia='legacy'"
+        ),
+    ),
+    (
+        "mesh_open",
+        body(
+            '<joint name="j"/><geom name="go" type="mesh" mesh="o"/>',
+            top='<asset><mesh name="o" inertia="exact" vertex="0 0 0 1 0 0 0 1 0" face="0 1 2"/></asset>',
+        ),
+        "<mesh name='o'>: the mesh encloses no positive volume",
+    ),
+    (
+        "mesh_missing_file",
+        body(
+            '<joint name="j"/><geom type="mesh" mesh="nofile"/>',
+            top='<asset><mesh inertia="exact" file="nofile.stl"/></asset>',
+        ),
+        "<mesh name='nofile'>: mesh file",
+    ),
+    (
+        "act_tendon",
+        body(J).replace("</mujoco>", '<actuator><motor name="mt" tendon="t"/></actuator></mujoco>'),
+        "<motor name='mt'>: transmission through a tendon",
+    ),
+    (
+        "act_site",
+        body(J).replace("</mujoco>", '<actuator><general name="ms" site="s"/></actuator></mujoco>'),
+        "<general name='ms'>: transmission through a site",
+    ),
+    (
+        "act_body",
+        body(J).replace("</mujoco>", '<actuator><adhesion name="ab" body="b"/></actuator></mujoco>'),
+        "<adhesion name='ab'>: transmission through a body",
+    ),
+    (
+        "act_unknown_joint",
+        body(J).replace("</mujoco>", '<actuator><motor name="mu" joint="zz"/></actuator></mujoco>'),
+        "<motor name='mu'>: joint 'zz' is not defined",
+    ),
     ("unknown_element", body(J + '<gadget name="x"/>'), "<gadget name='x'>: unknown element"),
-    ("world_joint", '<mujoco><worldbody><joint name="wj"/></worldbody></mujoco>', "<joint name='wj'>: joints cannot be attached to the world"),
-    ("ball_then_hinge", body('<joint name="bj" type="ball"/><joint name="hj"/><geom size="0.1"/>'), "joint 'hj' in body 'b': a ball joint followed"),
+    (
+        "world_joint",
+        '<mujoco><worldbody><joint name="wj"/></worldbody></mujoco>',
+        "<joint name='wj'>: joints cannot be attached to the world",
+    ),
+    (
+        "ball_then_hinge",
+        body('<joint name="bj" type="ball"/><joint name="hj"/><geom size="0.1"/>'),
+        "joint 'hj' in body 'b': a ball joint followed",
+    ),
     ("massless", body('<joint name="j"/>'), "joint 'j' moves body 'b', which carries no mass"),
-    ("two_orientations", body(J, '<body name="c" quat="1 0 0 0" euler="0 0 1"><joint/><geom size="1"/></body>'),
-     "<body name='c'>: more than one orientation"),
-    ("no_joint", '<mujoco><worldbody><body name="s"><geom size="1"/></body></worldbody></mujoco>', "<worldbody> holds no <joint>"),
+    (
+        "two_orientations",
+        body(J, '<body name="c" quat="1 0 0 0" euler="0 0 1"><joint/><geom size="1"/></body>'),
+        "<body name='c'>: more than one orientation",
+    ),
+    (
+        "no_joint",
+        '<mujoco><worldbody><body name="s"><geom size="1"/></body></worldbody></mujoco>',
+        "<worldbody> holds no <joint>",
+    ),
     ("bad_root", "<robot/>", "expected <mujoco>"),
-    ("shell", body('<joint name="j"/><geom name="gs" size="0.1" shellinertia="true"/>'), "geom <geom name='gs'> in body 'b': shellinertia"),
+    (
+        "shell",
+        body('<joint name="j"/><geom name="gs" size="0.1" shellinertia="true"/>'),
+        "geom <geom name='gs'> in body 'b': shellinertia",
+    ),
 ]
 
 
@@ -371,16 +490,20 @@ def test_missing_file():
 
 def test_ignored_elements_and_sites():
     xml = body(J + '<site name="tip" pos="0 0 0.5"/><camera name="c"/><light name="l"/>').replace(
-        "</mujoco>", '<sensor><jointpos joint="j"/></sensor><keyframe><key qpos="0.1"/></keyframe>'
-        '<contact><exclude body1="b" body2="world"/></contact><visual/><tendon/><equality/></mujoco>')
+        "</mujoco>",
+        '<sensor><jointpos joint="j"/></sensor><keyframe><key qpos="0.1"/></keyframe>'
+        '<contact><exclude body1="b" body2="world"/></contact><visual/><tendon/><equality/></mujoco>',
+    )
     m = load_mjcf(xml)
     assert m.nv == 1 and "tip" in m.frame_names
     np.testing.assert_allclose(m.frame_p[m.frame_index("tip")], [0, 0, 0.5])
 
 
 def test_stiffness_warns_with_joint_names():
-    xml = body('<joint name="springy" stiffness="3"/><geom size="0.1"/>'
-               '<body name="c"><joint name="also" stiffness="1"/><geom size="0.1"/></body>')
+    xml = body(
+        '<joint name="springy" stiffness="3"/><geom size="0.1"/>'
+        '<body name="c"><joint name="also" stiffness="1"/><geom size="0.1"/></body>'
+    )
     with pytest.warns(UserWarning, match="stiffness.*springy, also"):
         load_mjcf(xml)
 
@@ -433,6 +556,7 @@ def test_autolimits_false():
 
 # ------------------------------------------------------------------------------------------
 # converters, sources, geoms in the model
+
 
 def test_converters_round_trip_and_power():
     m = quiet_load(xml_path("floating_joint"))

@@ -29,6 +29,9 @@ def test_no_batch_sized_constants(algo, traversal):
         fn = {"aba": kernels.aba_batch, "rnea": kernels.rnea_batch}[algo]
         f, args = (lambda q, a, b: fn(m, q, a, b, traversal=traversal, chunk=None)), (q, v, v)
     hlo = jax.jit(f).lower(*args).compile().as_text()
-    big = [line.strip()[:120] for line in hlo.splitlines()
-           if re.search(r"= f32\[([\d,]*,)?%d\]\{[\d,]*\} constant\(" % B, line)]
+    big = [
+        line.strip()[:120]
+        for line in hlo.splitlines()
+        if re.search(rf"= f32\[([\d,]*,)?{B}\]\{{[\d,]*\}} constant\(", line)
+    ]
     assert not big, f"{algo} ({traversal}): batch-sized constants in the compiled program: {big[:3]}"

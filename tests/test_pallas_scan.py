@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from harness import _inputs as _state
 
 import jaxdyn
 from jaxdyn import builders
-from harness import _inputs as _state
 from jaxdyn.kernels import pallas
 
 
@@ -20,10 +20,13 @@ def _models():
     """A floating random tree of revolute and prismatic joints (branch slots, the free root's
     slot, prismatic columns), a fixed-base branched tree (the world's slot) and a serial chain
     (everything through the loop carry), with armature."""
-    ms = {"floating_tree": builders.random_tree(7, ("revolute", "prismatic"), floating_base=True, seed=3,
-                                                dtype=jnp.float64),
-          "fixed_tree": builders.random_tree(6, "revolute", seed=5, dtype=jnp.float64),
-          "chain": builders.chain(5, ("revolute", "prismatic"), seed=1, dtype=jnp.float64)}
+    ms = {
+        "floating_tree": builders.random_tree(
+            7, ("revolute", "prismatic"), floating_base=True, seed=3, dtype=jnp.float64
+        ),
+        "fixed_tree": builders.random_tree(6, "revolute", seed=5, dtype=jnp.float64),
+        "chain": builders.chain(5, ("revolute", "prismatic"), seed=1, dtype=jnp.float64),
+    }
     return {k: m.replace(armature=jnp.linspace(0.05, 0.3, m.nv)) for k, m in ms.items()}
 
 
@@ -34,9 +37,11 @@ MODELS = _models()
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_looped_matches_generic_float64(name, algo):
     m = MODELS[name]
-    build, ref_fn = {"aba": (functools.partial(pallas.aba_pallas, frames="body"), jaxdyn.aba),
-                     "rnea": (pallas.rnea_pallas, jaxdyn.rnea),
-                     "aba_aligned": (pallas.aba_pallas, jaxdyn.aba)}[algo]  # "auto": aligned when looped
+    build, ref_fn = {
+        "aba": (functools.partial(pallas.aba_pallas, frames="body"), jaxdyn.aba),
+        "rnea": (pallas.rnea_pallas, jaxdyn.rnea),
+        "aba_aligned": (pallas.aba_pallas, jaxdyn.aba),
+    }[algo]  # "auto": aligned when looped
     q, qd, x = _state(m, 21, seed=len(name))
     out = jax.jit(build(m, block=8, interpret=True, traversal="scan"))(q, qd, x)
     ref = jax.jit(jax.vmap(ref_fn, (None, 0, 0, 0)))(m, q, qd, x)
@@ -97,10 +102,16 @@ def test_looped_lowers_for_cuda():
     v = jax.ShapeDtypeStruct((256, m.nv), jnp.float32)
     target = "__gpu$xla.gpu.triton"
     body = functools.partial(pallas.aba_pallas, frames="body")
-    for build, args in ((pallas.aba_pallas, (q, v, v)), (body, (q, v, v)), (pallas.rnea_pallas, (q, v, v)),
-                        (pallas.crba_pallas, (q,))):
+    for build, args in (
+        (pallas.aba_pallas, (q, v, v)),
+        (body, (q, v, v)),
+        (pallas.rnea_pallas, (q, v, v)),
+        (pallas.crba_pallas, (q,)),
+    ):
         f = jax.jit(build(m, block=128, interpret=False, traversal="scan"))
-        exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(*args)
+        exp = export.export(f, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call(target)])(
+            *args
+        )
         assert f"custom_call @{target}" in exp.mlir_module()
 
 

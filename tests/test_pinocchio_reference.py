@@ -4,10 +4,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jaxdyn
 from pinocchio_ref import CASES, Ref, swap6
 
+import jaxdyn
 
 
 def everything(m, q, v, a, tau, fext):
@@ -15,15 +14,26 @@ def everything(m, q, v, a, tau, fext):
     X = jaxdyn.forward_kinematics(m, q)
     F = jaxdyn.frame_placements(m, q)
     out = {
-        "rnea": jaxdyn.rnea(m, q, v, a), "rnea_fext": jaxdyn.rnea(m, q, v, a, fext),
-        "crba": jaxdyn.crba(m, q), "aba": jaxdyn.aba(m, q, v, tau), "aba_fext": jaxdyn.aba(m, q, v, tau, fext),
-        "nle": jaxdyn.bias_forces(m, q, v), "gravity_torque": jaxdyn.gravity_torques(m, q),
-        "oMi_R": X.R, "oMi_p": X.p, "oMf_R": F.R, "oMf_p": F.p,
-        "v_local": jaxdyn.body_velocities(m, q, v), "a_local": jaxdyn.body_accelerations(m, q, v, a),
-        "kinetic_energy": jaxdyn.kinetic_energy(m, q, v), "potential_energy": jaxdyn.potential_energy(m, q),
-        "com": jaxdyn.center_of_mass(m, q), "Jcom": jaxdyn.center_of_mass_jacobian(m, q),
+        "rnea": jaxdyn.rnea(m, q, v, a),
+        "rnea_fext": jaxdyn.rnea(m, q, v, a, fext),
+        "crba": jaxdyn.crba(m, q),
+        "aba": jaxdyn.aba(m, q, v, tau),
+        "aba_fext": jaxdyn.aba(m, q, v, tau, fext),
+        "nle": jaxdyn.bias_forces(m, q, v),
+        "gravity_torque": jaxdyn.gravity_torques(m, q),
+        "oMi_R": X.R,
+        "oMi_p": X.p,
+        "oMf_R": F.R,
+        "oMf_p": F.p,
+        "v_local": jaxdyn.body_velocities(m, q, v),
+        "a_local": jaxdyn.body_accelerations(m, q, v, a),
+        "kinetic_energy": jaxdyn.kinetic_energy(m, q, v),
+        "potential_energy": jaxdyn.potential_energy(m, q),
+        "com": jaxdyn.center_of_mass(m, q),
+        "Jcom": jaxdyn.center_of_mass_jacobian(m, q),
         "hg": jaxdyn.centroidal_momentum(m, q, v),
-        "q_next": jaxdyn.integrate(m, q, v, 0.1), "minv": jaxdyn.mass_matrix_inverse(m, q),
+        "q_next": jaxdyn.integrate(m, q, v, 0.1),
+        "minv": jaxdyn.mass_matrix_inverse(m, q),
         "regressor": jaxdyn.regressor(m, q, v, a),
     }
     for key, r in (("J_local", "local"), ("J_world", "world"), ("J_lwa", "local_world_aligned")):
@@ -47,8 +57,13 @@ def ref(request):
     r = Ref(*request.param)
     K = r.K
     stack = lambda f: np.stack([f(k) for k in range(K)])
-    args = (stack(r.q), stack(lambda k: r.vec(k, "v")), stack(lambda k: r.vec(k, "a")), stack(lambda k: r.vec(k, "tau")),
-            stack(r.fext))
+    args = (
+        stack(r.q),
+        stack(lambda k: r.vec(k, "v")),
+        stack(lambda k: r.vec(k, "a")),
+        stack(lambda k: r.vec(k, "tau")),
+        stack(r.fext),
+    )
     assert float(r.d["dt"]) == 0.1
     r.out = jax.jit(jax.vmap(everything, in_axes=(None, 0, 0, 0, 0, 0)))(r.model, *args)
     r.out = {k: np.asarray(v) for k, v in r.out.items()}
@@ -74,7 +89,9 @@ def test_dynamics(ref):
 def test_kinematics(ref):
     m, d, o = ref.model, ref.d, ref.out
     fnames = list(d["frame_names"])
-    fidx = [[j for j, n in enumerate(fnames) if n == name and d["frame_types"][j] == "BODY"][0] for name in m.frame_names]
+    fidx = [
+        [j for j, n in enumerate(fnames) if n == name and d["frame_types"][j] == "BODY"][0] for name in m.frame_names
+    ]
     for k in range(ref.K):
         R, p = ref.body_pose(k)
         close(o["oMi_R"][k], R)

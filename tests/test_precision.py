@@ -30,8 +30,12 @@ def _dots(jaxpr):
 def _default_precision_dots(f, *args):
     jaxpr = jax.make_jaxpr(f)(*args).jaxpr
     dots = list(_dots(jaxpr))
-    bad = [e for e in dots if e.params["precision"] is None
-           or any(p is None or p == jax.lax.Precision.DEFAULT for p in e.params["precision"])]
+    bad = [
+        e
+        for e in dots
+        if e.params["precision"] is None
+        or any(p is None or p == jax.lax.Precision.DEFAULT for p in e.params["precision"])
+    ]
     return dots, bad
 
 
@@ -42,10 +46,12 @@ def _cases(model):
         "aba": lambda q, v, t: jaxdyn.aba(model, q, v, t),
         "rnea": lambda q, v, t: jaxdyn.rnea(model, q, v, t),
         "mass_matrix_inverse": lambda q, v, t: jaxdyn.mass_matrix_inverse(model, q),
-        "innovations": lambda q, v, t: (jaxdyn.apply_innovations_inverse(model, fac(q), t),
-                                        jaxdyn.apply_innovations_factor(model, fac(q), t),
-                                        jaxdyn.apply_innovations_inverse_transpose(model, fac(q), t),
-                                        jaxdyn.apply_innovations_factor_transpose(model, fac(q), t)),
+        "innovations": lambda q, v, t: (
+            jaxdyn.apply_innovations_inverse(model, fac(q), t),
+            jaxdyn.apply_innovations_factor(model, fac(q), t),
+            jaxdyn.apply_innovations_inverse_transpose(model, fac(q), t),
+            jaxdyn.apply_innovations_factor_transpose(model, fac(q), t),
+        ),
         "body_inverse_inertias": lambda q, v, t: jaxdyn.body_inverse_inertias(model, q),
         "energy": lambda q, v, t: jaxdyn.mechanical_energy(model, q, v),
         "frame_jacobian": lambda q, v, t: jaxdyn.frame_jacobian(model, q, model.body_names[-1], "world"),
@@ -60,8 +66,9 @@ def test_no_default_precision_products(name):
     if name in ("lagrange_mcg", "crba_batch", "aba_batch"):  # 1-dof joints on a fixed base only
         model = builders.random_tree(5, ("revolute", "prismatic"), floating_base=False, seed=1, dtype=jnp.float32)
     else:
-        model = builders.random_tree(5, ("revolute", "prismatic", "spherical"), floating_base=True, seed=1,
-                                     dtype=jnp.float32)
+        model = builders.random_tree(
+            5, ("revolute", "prismatic", "spherical"), floating_base=True, seed=1, dtype=jnp.float32
+        )
     q, v, _, t = state(model)
     f = _cases(model)[name]
     g = jax.grad(lambda q, v, t: sum(jnp.sum(x) for x in jax.tree_util.tree_leaves(f(q, v, t))), argnums=(0, 1, 2))
@@ -72,6 +79,7 @@ def test_no_default_precision_products(name):
 
 def test_the_check_sees_default_precision():
     """The walker finds a default-precision product nested in a scan: the test above can fail."""
+
     def f(x):
         return jax.lax.scan(lambda c, a: (c @ a, None), x, jnp.stack([x, x]))[0]
 

@@ -5,10 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import assert_close, crba, rnea, state, zoo
 
 import jaxdyn
 from jaxdyn import builders
-from helpers import assert_close, crba, rnea, state, zoo
 
 
 @pytest.mark.parametrize("name", ["chain_mixed", "tree_mixed_float"])
@@ -30,8 +30,11 @@ def test_filter_smoother_internals(name):
     assert np.abs(np.asarray(PaS)).max() < 1e-9 * np.abs(np.asarray(art.P)).max()
     HG = jnp.einsum("nji,njk->nik", jd.S, art.G)
     mask = jnp.asarray(model.layout.dof_mask)
-    assert_close(jnp.where(mask[:, :, None] & mask[:, None, :], HG, 0.0),
-                 jnp.where(mask[:, :, None] & mask[:, None, :], jnp.eye(model.layout.k), 0.0), 1e-10)
+    assert_close(
+        jnp.where(mask[:, :, None] & mask[:, None, :], HG, 0.0),
+        jnp.where(mask[:, :, None] & mask[:, None, :], jnp.eye(model.layout.k), 0.0),
+        1e-10,
+    )
     assert_close(art.tau_bar, jnp.eye(6) - jnp.einsum("nij,nkj->nik", art.G, jd.S))
 
 
@@ -86,6 +89,7 @@ def test_diagonal_trajectory_matches_aba():
             z = jnp.zeros_like(qd)
             (_, _, v, a), _ = jax.lax.scan(stage, (z, z, z, z), (c, w))
             return (jaxdyn.integrate(model, q, v, dt), qd + dt * a), None
+
         return jax.lax.scan(step, (q, qd), jnp.arange(steps))[0]
 
     qT, qdT = rk4(q0, qd0)
@@ -95,7 +99,9 @@ def test_diagonal_trajectory_matches_aba():
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_lagrange_equals_rnea(seed):
-    model = builders.random_tree(6, ("revolute", "prismatic"), seed=seed) if seed else builders.chain(6, "revolute", seed=4)
+    model = (
+        builders.random_tree(6, ("revolute", "prismatic"), seed=seed) if seed else builders.chain(6, "revolute", seed=4)
+    )
     q, qd, qdd, _ = state(model, seed)
     assert_close(jax.jit(jaxdyn.lagrange_dynamics)(model, q, qd, qdd), rnea(model, q, qd, qdd), 1e-10)
     L = jax.jit(jaxdyn.lagrange_mcg)(model, q)
@@ -114,4 +120,6 @@ def test_lagrange_on_ur5_and_rejects_free_base():
 
 def test_paper_op_counts():
     c = jaxdyn.paper_op_counts(6)
-    assert c["lagrange"] == (5916, 4840) and c["newton_euler"] == (636, 591) and c["modified_newton_euler"] == (513, 504)
+    assert (
+        c["lagrange"] == (5916, 4840) and c["newton_euler"] == (636, 591) and c["modified_newton_euler"] == (513, 504)
+    )

@@ -19,7 +19,9 @@ DP = jaxdyn.load_robot("double_pendulum")
 def _run(model, q, qd, dt, n, integrator, options=sim.IDEAL):
     """``n`` steps of size ``dt`` (both traced: one program per model structure and integrator)."""
     tau = jnp.zeros(model.nv, model.dtype)
-    return jax.lax.fori_loop(0, n, lambda i, s: sim.step(model, s[0], s[1], tau, dt, integrator, options=options), (q, qd))
+    return jax.lax.fori_loop(
+        0, n, lambda i, s: sim.step(model, s[0], s[1], tau, dt, integrator, options=options), (q, qd)
+    )
 
 
 def _integrate_fn(model, integrator):
@@ -120,20 +122,29 @@ def test_rollout_matches_mujoco(path):
 
 
 def test_passive_forces_and_limits():
-    m = DP.replace(damping=jnp.array([0.5, 0.2]), friction=jnp.array([0.3, 0.1]),
-                   q_lower=jnp.array([-1.0, -jnp.inf]), q_upper=jnp.array([1.0, jnp.inf]),
-                   effort_limit=jnp.array([2.0, jnp.inf]))
+    m = DP.replace(
+        damping=jnp.array([0.5, 0.2]),
+        friction=jnp.array([0.3, 0.1]),
+        q_lower=jnp.array([-1.0, -jnp.inf]),
+        q_upper=jnp.array([1.0, jnp.inf]),
+        effort_limit=jnp.array([2.0, jnp.inf]),
+    )
     o = sim.SimOptions(friction_velocity=1e-3, limit_stiffness=100.0, limit_damping=5.0)
     qd = jnp.array([2.0, -1.0])
     # inside the limits: damping + Coulomb friction oppose the motion
     t = sim.passive_torques(m, jnp.array([0.0, 0.0]), qd, o)
     assert np.allclose(t, [-0.5 * 2 - 0.3, 0.2 * 1 + 0.1], atol=1e-9)
     # beyond the upper limit of joint 0: spring + damper push back; joint 1 has no limit
-    t = sim.passive_torques(m, jnp.array([1.1, 50.0]), jnp.zeros(2), sim.SimOptions(damping=False, friction=False,
-                                                                                    limit_stiffness=100.0))
+    t = sim.passive_torques(
+        m, jnp.array([1.1, 50.0]), jnp.zeros(2), sim.SimOptions(damping=False, friction=False, limit_stiffness=100.0)
+    )
     assert np.allclose(t, [-10.0, 0.0])
-    t = sim.passive_torques(m, jnp.array([-1.2, 0.0]), jnp.array([-1.0, 0.0]),
-                            sim.SimOptions(damping=False, friction=False, limit_stiffness=100.0, limit_damping=5.0))
+    t = sim.passive_torques(
+        m,
+        jnp.array([-1.2, 0.0]),
+        jnp.array([-1.0, 0.0]),
+        sim.SimOptions(damping=False, friction=False, limit_stiffness=100.0, limit_damping=5.0),
+    )
     assert np.allclose(t, [20.0 + 5.0, 0.0])
     # actuator limits clip only joints that have one
     assert np.allclose(sim.applied_torques(m, jnp.array([5.0, 5.0])), [2.0, 5.0])
@@ -150,8 +161,11 @@ def test_passive_forces_and_limits():
 def test_damping_dissipates_and_limits_hold():
     lossy = DP.replace(damping=jnp.array([0.01, 0.01]), friction=jnp.array([0.002, 0.002]))
     opts = sim.SimOptions(limit_stiffness=50.0, limit_damping=0.5)
-    run = jax.jit(lambda m: sim.rollout(m, jnp.array([0.4, 0.0]), jnp.zeros(2), jnp.zeros((1000, 2)), 1e-3,
-                                        integrator="rk4", options=opts))
+    run = jax.jit(
+        lambda m: sim.rollout(
+            m, jnp.array([0.4, 0.0]), jnp.zeros(2), jnp.zeros((1000, 2)), 1e-3, integrator="rk4", options=opts
+        )
+    )
     energy = jax.jit(jax.vmap(sim.energy, in_axes=(None, 0, 0)))
     # damping and friction (no limits in this model): the energy never increases
     tr = run(lossy)
@@ -187,8 +201,9 @@ def test_rollout_policy_vmap_and_remat_gradients():
 
 
 def test_substeps_and_float32():
-    run = jax.jit(lambda m, u: sim.rollout(m, jnp.array([0.5, 0.0]), jnp.zeros(2), u, 1e-2, substeps=2,
-                                           options=sim.IDEAL))
+    run = jax.jit(
+        lambda m, u: sim.rollout(m, jnp.array([0.5, 0.0]), jnp.zeros(2), u, 1e-2, substeps=2, options=sim.IDEAL)
+    )
     tr = run(DP.astype(jnp.float32), jnp.zeros((100, 2), jnp.float32))
     ref = run(DP, jnp.zeros((100, 2)))
     assert tr.q.dtype == jnp.float32 and tr.q.shape == (101, 2)

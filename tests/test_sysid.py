@@ -29,7 +29,7 @@ def perturbed(model, scale, seed):
     return jaxdyn.model_with_parameters(model, jnp.asarray(pi)), pi
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pendulum_problem(noise=0.0, T=400, friction=False):
     model = jaxdyn.load_robot("double_pendulum")
     truth, pi = perturbed(model, 0.2, 0)
@@ -43,7 +43,7 @@ def pendulum_problem(noise=0.0, T=400, friction=False):
     return model, pi, sysid.SysIdData(q, qd, qdd, tau, t, model.joint_names), (d, c)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pendulum_base():
     return sysid.structural_base(jaxdyn.load_robot("double_pendulum"))[0]
 
@@ -60,8 +60,9 @@ def test_log_cholesky_round_trip():
     # agrees with the library's pseudo-inertia, and every log-Cholesky point is consistent
     model = jaxdyn.load_robot("panda")
     pim = jaxdyn.inertial_parameters(model)
-    np.testing.assert_allclose(np.asarray(sysid.parameters_to_pseudo_inertia(pim)),
-                               np.asarray(jaxdyn.pseudo_inertia(model)), atol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(sysid.parameters_to_pseudo_inertia(pim)), np.asarray(jaxdyn.pseudo_inertia(model)), atol=1e-14
+    )
     assert sysid.is_physically_consistent(pi)
     assert sysid.is_physically_consistent(model)
     # inconsistent bodies are named: negative mass, and a triangle-inequality violation
@@ -145,8 +146,10 @@ def test_savgol_and_file_round_trip(tmp_path):
         np.testing.assert_allclose(est.qdd, data.qdd[7:-7], atol=2e-2 * np.abs(data.qdd).max())
     # CSV columns in any order are matched by joint name
     path = tmp_path / "perm.csv"
-    path.write_text("# comment\ntau:joint2,q:joint2,q:joint1,tau:joint1,qd:joint1,qd:joint2,qdd:joint2,qdd:joint1\n"
-                    "1,2,3,4,5,6,7,8\n")
+    path.write_text(
+        "# comment\ntau:joint2,q:joint2,q:joint1,tau:joint1,qd:joint1,qd:joint2,qdd:joint2,qdd:joint1\n"
+        "1,2,3,4,5,6,7,8\n"
+    )
     d = sysid.load_data(path, model)
     np.testing.assert_array_equal(d.q, [[3, 2]])
     np.testing.assert_array_equal(d.tau, [[4, 1]])
@@ -233,8 +236,23 @@ def test_cli_identify_end_to_end(tmp_path, capsys):
     path = str(tmp_path / "pendulum.csv")
     sysid.save_data(path, data)
     out, plots = str(tmp_path / "id.urdf"), str(tmp_path / "plots")
-    rc = main(["identify", robot_path("double_pendulum"), path, "--out", out, "--method", "both",
-               "--holdout", "0.25", "--steps", "150", "--plots", plots])
+    rc = main(
+        [
+            "identify",
+            robot_path("double_pendulum"),
+            path,
+            "--out",
+            out,
+            "--method",
+            "both",
+            "--holdout",
+            "0.25",
+            "--steps",
+            "150",
+            "--plots",
+            plots,
+        ]
+    )
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     assert "gradient fit [" in cap.err  # progress bar
@@ -283,7 +301,9 @@ def test_sharded_identification_matches_single_device(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     cache = jax.config.jax_compilation_cache_dir or str(tmp_path / "cache")
-    proc = subprocess.run([sys.executable, str(script), path, cache], env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(script), path, cache], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["devices"] == 4 and res["used"] == [4, 4]
@@ -301,8 +321,10 @@ def test_model_to_urdf_round_trip():
     from jaxdyn import builders
     from jaxdyn.io.urdf_write import model_to_urdf
 
-    for m in (builders.chain(5, "revolute", seed=0, dtype=jnp.float64),
-              builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=1, dtype=jnp.float64)):
+    for m in (
+        builders.chain(5, "revolute", seed=0, dtype=jnp.float64),
+        builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=1, dtype=jnp.float64),
+    ):
         m2 = jaxdyn.load_urdf(model_to_urdf(m), floating_base=m.floating_base, dtype=jnp.float64)
         assert m2.joint_names[1:] == m.joint_names[1:] and m2.nv == m.nv  # a free root is named by the loader
         q = jaxdyn.random_configuration(m, jax.random.PRNGKey(0))

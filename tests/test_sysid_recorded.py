@@ -34,12 +34,12 @@ TOTAL_MASS = float(np.sum(META["true_masses"]))
 FRICTION = "coulomb+offset"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model():
     return jaxdyn.load_urdf(URDF, dtype=jnp.float64)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def truth():
     return sysid.load_data(os.path.join(DATA, "heldout_truth.npz"), model())
 
@@ -55,13 +55,14 @@ def bounds():
     return np.stack([0.5 * m0, 1.5 * m0], 1)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fitted():
     """The library workflow: Butterworth preprocessing, weighted least squares with viscous +
     Coulomb + offset friction, then the consistent fit with mass bounds and the total mass."""
     train = sysid.load_data(TRAIN, model())
-    res = sysid.identify(model(), train, "both", friction=FRICTION, weighted=True, steps=500,
-                         mass_bounds=bounds(), total_mass=TOTAL_MASS)
+    res = sysid.identify(
+        model(), train, "both", friction=FRICTION, weighted=True, steps=500, mass_bounds=bounds(), total_mass=TOTAL_MASS
+    )
     return train, res
 
 
@@ -109,8 +110,9 @@ def test_filter_uses_scipy_and_follows_the_stated_rule(monkeypatch):
     # tau went through the same zero-phase filter (parallel filtering)
     with np.load(HELDOUT) as z:
         tau = z["tau"].astype(np.float64)
-    np.testing.assert_allclose(data.tau, scipy.signal.sosfiltfilt(sos, tau, axis=0, padlen=pre.edge)[pre.index],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        data.tau, scipy.signal.sosfiltfilt(sos, tau, axis=0, padlen=pre.edge)[pre.index], atol=1e-12
+    )
     # the derivatives are those of the true motion (the truth is sampled every 10 ms)
     t = truth()
     k = pre.index // 10
@@ -154,9 +156,15 @@ def test_masses_stay_within_the_given_bounds():
     assert g.consistent and all(c.min_eig_J > 0 for c in g.consistency)
     # bounds hold even when they exclude the unconstrained optimum
     train, _ = fitted()
-    tight = sysid.identify_gradient(model(), train, friction=FRICTION, steps=100,
-                                    mass_bounds={"panda_link3": (2.0, 2.1), "panda_link2": (None, 0.5)},
-                                    weights=res["wls"].info["weights"], prior_weight=1.0)
+    tight = sysid.identify_gradient(
+        model(),
+        train,
+        friction=FRICTION,
+        steps=100,
+        mass_bounds={"panda_link3": (2.0, 2.1), "panda_link2": (None, 0.5)},
+        weights=res["wls"].info["weights"],
+        prior_weight=1.0,
+    )
     assert 2.0 < tight.masses[2] < 2.1 and tight.masses[1] < 0.5 and tight.consistent
     with pytest.raises(ValueError, match="'elbow' is not a body"):
         sysid.mass_bounds_array(model(), {"elbow": (1, 2)})
@@ -189,13 +197,18 @@ def test_uncertainty_report():
     assert np.all(np.abs(u.values - true)[well] < 0.1 * np.abs(true[well]))
     # the data cannot see the first link's mass (vertical first axis) but see the last link's inertia
     share = res["wls"].info["data_share"]
-    assert share.per_body["panda_link1"]["mass"] < 0.1 and share.source(share.per_body["panda_link1"]["mass"]) == "prior"
+    assert (
+        share.per_body["panda_link1"]["mass"] < 0.1 and share.source(share.per_body["panda_link1"]["mass"]) == "prior"
+    )
     assert share.per_body["panda_link7"]["inertia"] > 0.9
     assert "panda_link1" in share.table()
     # the same quantities for unweighted least squares
     ols = res["wls"].info["ols"]
-    assert ols.method == "ls" and ols.uncertainty.n_base == r and ols.uncertainty.sigma == pytest.approx(
-        ols.info["sigma"], rel=1e-6)
+    assert (
+        ols.method == "ls"
+        and ols.uncertainty.n_base == r
+        and ols.uncertainty.sigma == pytest.approx(ols.info["sigma"], rel=1e-6)
+    )
     np.testing.assert_allclose(1 / res["wls"].info["weights"], ols.info["sigma_joint"])
 
 
@@ -233,15 +246,34 @@ def _printed(out, label):
 
 def test_cli_identify_recorded(tmp_path, capsys):
     out = str(tmp_path / "identified.urdf")
-    rc = main(["identify", URDF, TRAIN, "--test", HELDOUT, "--out", out, "--friction", "--offset",
-               "--mass-range", "0.5:1.5", "--total-mass", str(TOTAL_MASS), "--steps", "300"])
+    rc = main(
+        [
+            "identify",
+            URDF,
+            TRAIN,
+            "--test",
+            HELDOUT,
+            "--out",
+            out,
+            "--friction",
+            "--offset",
+            "--mass-range",
+            "0.5:1.5",
+            "--total-mass",
+            str(TOTAL_MASS),
+            "--steps",
+            "300",
+        ]
+    )
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     train, _ = fitted()
     pre = train.preprocessing
     line = _printed(cap.out, "  filter: butterworth")[0]
     nums = dict(re.findall(r"(cut-off|bandwidth|factor|decimation|edge|order) ([0-9.]+)", line))
-    assert float(nums["cut-off"]) == pytest.approx(pre.cutoff) and float(nums["bandwidth"]) == pytest.approx(pre.bandwidth)
+    assert float(nums["cut-off"]) == pytest.approx(pre.cutoff) and float(nums["bandwidth"]) == pytest.approx(
+        pre.bandwidth
+    )
     assert (int(nums["order"]), int(nums["decimation"]), int(nums["edge"])) == (4, pre.decimation, pre.edge)
     assert "parallel filtering" in cap.out and "weighted least squares" in cap.out
     assert re.search(r"condition number of the base regressor: [0-9.]+; poorly excited \(relative std > 10%\)", cap.out)
@@ -252,10 +284,32 @@ def test_cli_identify_recorded(tmp_path, capsys):
     assert np.all((np.asarray(ident.mass) > lo) & (np.asarray(ident.mass) < hi))
     assert rigid_rmse(jaxdyn.inertial_parameters(ident)) < 0.5 * SIGMA_TAU
     # overrides are printed as used
-    rc = main(["identify", URDF, TRAIN, "--out", str(tmp_path / "o.urdf"), "--method", "ls", "--unweighted",
-               "--cutoff", "6", "--filter-order", "3", "--decimate", "25", "--edge", "400", "--friction"])
+    rc = main(
+        [
+            "identify",
+            URDF,
+            TRAIN,
+            "--out",
+            str(tmp_path / "o.urdf"),
+            "--method",
+            "ls",
+            "--unweighted",
+            "--cutoff",
+            "6",
+            "--filter-order",
+            "3",
+            "--decimate",
+            "25",
+            "--edge",
+            "400",
+            "--friction",
+        ]
+    )
     cap = capsys.readouterr()
-    assert "order 3, cut-off 6 Hz (given)" in cap.out and "decimation 25 (1000 Hz -> 40 Hz); 400 samples dropped" in cap.out
+    assert (
+        "order 3, cut-off 6 Hz (given)" in cap.out
+        and "decimation 25 (1000 Hz -> 40 Hz); 400 samples dropped" in cap.out
+    )
     assert rc == 3  # least squares alone is not physically consistent here: no URDF
     assert main(["identify", URDF, TRAIN, "--out", str(tmp_path / "o.urdf"), "--mass-bounds", "nolink=1:2"]) == 2
     assert "'nolink' is not a body" in capsys.readouterr().err
@@ -285,8 +339,24 @@ def test_excitation_design_reduces_condition_number_and_respects_limits(tmp_path
     np.testing.assert_allclose(qdd[[0, -1]], 0, atol=1e-12)
     # the command line writes a CSV a controller can play and a plot
     csv, png = str(tmp_path / "excite.csv"), str(tmp_path / "excite.png")
-    rc = main(["excite", URDF, "--out", csv, "--plot", png, "--samples", "40", "--steps", "100", "--rate", "100",
-               "--acc-limit", *map(str, acc)])
+    rc = main(
+        [
+            "excite",
+            URDF,
+            "--out",
+            csv,
+            "--plot",
+            png,
+            "--samples",
+            "40",
+            "--steps",
+            "100",
+            "--rate",
+            "100",
+            "--acc-limit",
+            *map(str, acc),
+        ]
+    )
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     c0, c1 = map(float, re.search(r"random start ([0-9.e+]+) -> optimised ([0-9.e+]+)", cap.out).groups())

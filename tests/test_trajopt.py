@@ -101,9 +101,9 @@ def test_lqr_one_iteration_matches_riccati_and_direct_solve():
     G = np.zeros(((T + 1) * nx, T * nu))
     P[:nx] = np.eye(nx)
     for t in range(T):
-        P[(t + 1) * nx:(t + 2) * nx] = A @ P[t * nx:(t + 1) * nx]
-        G[(t + 1) * nx:(t + 2) * nx] = A @ G[t * nx:(t + 1) * nx]
-        G[(t + 1) * nx:(t + 2) * nx, t * nu:(t + 1) * nu] = B
+        P[(t + 1) * nx : (t + 2) * nx] = A @ P[t * nx : (t + 1) * nx]
+        G[(t + 1) * nx : (t + 2) * nx] = A @ G[t * nx : (t + 1) * nx]
+        G[(t + 1) * nx : (t + 2) * nx, t * nu : (t + 1) * nu] = B
     Qbig = np.kron(np.eye(T + 1), Q)
     Qbig[-nx:, -nx:] = Qf
     Rbig = np.kron(np.eye(T), R)
@@ -183,7 +183,12 @@ def test_abstract_bases_name_the_missing_method():
         pass
 
     d, c = Half(), HalfCost()
-    for call, what in ((lambda: d(None, None), "__call__"), (lambda: d.nx, "nx"), (lambda: d.nu, "nu"),
-                       (lambda: c.running(None, None, 0), "running"), (lambda: c.terminal(None), "terminal")):
+    for call, what in (
+        (lambda: d(None, None), "__call__"),
+        (lambda: d.nx, "nx"),
+        (lambda: d.nu, "nu"),
+        (lambda: c.running(None, None, 0), "running"),
+        (lambda: c.terminal(None), "terminal"),
+    ):
         with pytest.raises(NotImplementedError, match=rf"Half\w*: a \w+ subclass must define (the property )?{what}"):
             call()

@@ -4,11 +4,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import aba, assert_close, crba, rnea, state, zoo
 from jax.test_util import check_grads
 
 import jaxdyn
 from jaxdyn import builders
-from helpers import aba, assert_close, crba, rnea, state, zoo
 
 
 def test_vmap_over_states_equals_loop():
@@ -31,7 +31,7 @@ def test_vmap_over_models():
     models = jax.vmap(lambda s: base.replace(mass=base.mass * s))(scales)
     q, qd, qdd, _ = state(base)
     taus = jax.vmap(jaxdyn.rnea, in_axes=(0, None, None, None))(models, q, qd, qdd)
-    for i, s in enumerate(scales):
+    for i, _s in enumerate(scales):
         mi = jax.tree_util.tree_map(lambda x: x[i] if isinstance(x, jax.Array) else x, models)
         assert_close(taus[i], rnea(mi, q, qd, qdd), 1e-12)
     assert not np.allclose(taus[0], taus[2])
@@ -69,7 +69,9 @@ def test_grads_wrt_state():
     fd_check(lambda q_, v_: jaxdyn.kinetic_energy(model, q_, v_) + jaxdyn.potential_energy(model, q_), (q, qd))
     frame = model.frame_names[-1]
     fd_check(lambda q_: jaxdyn.frame_jacobian(model, q_, frame, "local_world_aligned"), (q,))
-    fd_check(lambda q_, v_: jnp.concatenate([jaxdyn.center_of_mass(model, q_), jaxdyn.momentum(model, q_, v_)]), (q, qd))
+    fd_check(
+        lambda q_, v_: jnp.concatenate([jaxdyn.center_of_mass(model, q_), jaxdyn.momentum(model, q_, v_)]), (q, qd)
+    )
 
 
 def test_grad_wrt_model_parameters():

@@ -52,9 +52,10 @@ def test_level_layout_and_auto():
 
 
 def test_auto_per_backend(monkeypatch):
-    """"auto" resolves per backend (H100 measurements: the generic path unrolls small robots on
+    """ "auto" resolves per backend (H100 measurements: the generic path unrolls small robots on
     a GPU; the SoA kernels pick the same on every backend); the layout cache follows."""
     from jaxdyn.kernels import soa
+
     panda, talos = jaxdyn.load_robot("panda"), jaxdyn.load_robot("talos", floating_base=False)
     chain = builders.chain(20, "revolute", seed=0)
     expect = {"cpu": ("scan", "scan", "scan", "scan"), "gpu": ("unroll", "scan", "scan", "scan")}

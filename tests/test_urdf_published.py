@@ -89,8 +89,13 @@ def test_warn_names_every_inconsistent_link_once():
     _, _, warns = _load("anymal_c")
     assert len(warns) == 1
     text = str(warns[0].message)
-    for link in ("depth_camera_front_camera", "depth_camera_rear_camera", "depth_camera_left_camera",
-                 "depth_camera_right_camera", "hatch"):
+    for link in (
+        "depth_camera_front_camera",
+        "depth_camera_rear_camera",
+        "depth_camera_left_camera",
+        "depth_camera_right_camera",
+        "hatch",
+    ):
         assert f"link '{link}'" in text
     assert "triangle inequality" in text and "50.7% of I3" in text
     _, _, clean = _load("pr2", inertia="warn")
@@ -103,8 +108,15 @@ def test_consistent_file_does_not_warn():
         jaxdyn.load_robot("panda")
 
 
-@pytest.mark.parametrize("name, link", [("anymal_c", "depth_camera_front_camera"), ("hyq_no_sensors", "base_link"),
-                                        ("tiago", "base_antenna_left_link"), ("bolt", "FL_FOOT")])
+@pytest.mark.parametrize(
+    "name, link",
+    [
+        ("anymal_c", "depth_camera_front_camera"),
+        ("hyq_no_sensors", "base_link"),
+        ("tiago", "base_antenna_left_link"),
+        ("bolt", "FL_FOOT"),
+    ],
+)
 def test_strict_refuses_naming_the_link(name, link):
     with pytest.raises(jaxdyn.URDFError, match=f"link '{link}' <inertial>.*inertia='strict'"):
         _load(name, inertia="strict")
@@ -158,18 +170,23 @@ ROBOT = """<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">
 
 
 def test_mesh_references_do_not_matter():
-    models = [jaxdyn.load_urdf(ROBOT.format(mesh=m), floating_base=True) for m in
-              ("package://no_such_pkg/meshes/arm.dae", "file:///no/such/file.stl", "relative/missing.obj")]
+    models = [
+        jaxdyn.load_urdf(ROBOT.format(mesh=m), floating_base=True)
+        for m in ("package://no_such_pkg/meshes/arm.dae", "file:///no/such/file.stl", "relative/missing.obj")
+    ]
     for m in models[1:]:
         for a, b in zip(jax.tree_util.tree_leaves(m), jax.tree_util.tree_leaves(models[0])):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-@pytest.mark.parametrize("text", [
-    '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:include filename="arm.xacro"/><link name="a"/></robot>',
-    '<robot name="r"><link name="a"><inertial><mass value="${m}"/></inertial></link></robot>',
-    '<robot name="r"><xacro:macro name="leg"/></robot>',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:include filename="arm.xacro"/><link name="a"/></robot>',
+        '<robot name="r"><link name="a"><inertial><mass value="${m}"/></inertial></link></robot>',
+        '<robot name="r"><xacro:macro name="leg"/></robot>',
+    ],
+)
 def test_xacro_is_refused_with_advice(text):
     with pytest.raises(LoadError, match="xacro.*expand"):
         jaxdyn.load_urdf(text)

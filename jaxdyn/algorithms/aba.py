@@ -117,6 +117,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     # The motion transform phi^T is the force transform phi transposed: one 6x6 matrix per link
     # serves all three passes (XLA merges the identical per-link builds).
     if dense:  # p~ R for all links at once; each step assembles its F from (R, p~ R)
+
         def parts(X):
             return _ForceParts(X.R, spatial.mm(spatial.skew(X.p), X.R))
 
@@ -159,7 +160,9 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         UDinv = spatial.mm(U, Dinv)
         Pa = P - spatial.mmt(UDinv, U)
         za = z + spatial.mv(Pa, c) + spatial.mv(UDinv, e)
-        out = ArticulatedQuantities(P, Pa, z, za, U, D, Dinv, UDinv, jnp.eye(6, dtype=P.dtype) - spatial.mmt(UDinv, S), e, c)
+        out = ArticulatedQuantities(
+            P, Pa, z, za, U, D, Dinv, UDinv, jnp.eye(6, dtype=P.dtype) - spatial.mmt(UDinv, S), e, c
+        )
         if dense:
             F = fmat(X)
             return (spatial.matrix_inertia_to_parent_dense(F, Pa), spatial.mv(F, za)), out
@@ -177,14 +180,20 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         return a1 + _smul(S, qdd), qdd
 
     world = world_motion(model, dtype) if gravity else zero6
-    a, qdd_l, qdd_r = tree.scatter(lay, down_a, (jd.X, jd.S, art_l), world,
-                                   (jd.X_root, jd.S_root, art_r) if lay.floating else None)
+    a, qdd_l, qdd_r = tree.scatter(
+        lay, down_a, (jd.X, jd.S, art_l), world, (jd.X_root, jd.S_root, art_r) if lay.floating else None
+    )
     qdd = tree.link_values_to_v(lay, qdd_l, qdd_r)
     return ABAResult(qdd, a, v, art_l, art_r)
 
 
-def aba(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], tau: Float[Array, " nv"],
-        f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
+def aba(
+    model: Model,
+    q: Float[Array, " nq"],
+    qd: Float[Array, " nv"],
+    tau: Float[Array, " nv"],
+    f_ext: Float[Array, "nb 6"] | None = None,
+) -> Float[Array, " nv"]:
     """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` in O(N).
 
     Args: q ``(nq,)``, qd ``(nv,)``, tau ``(nv,)``; f_ext optional ``(nb, 6)`` body wrenches
@@ -233,6 +242,7 @@ def _aba_jvp(primals, tangents):
     live = [k for k in names if not all(_zero(t) for t in jax.tree_util.tree_leaves(tans[k], is_leaf=_zero))]
     rhs = None if _zero(dtau) else dtau
     if live:
+
         def inverse(*xs):
             v = {**vals, **dict(zip(live, xs))}
             return rnea_full(v["model"], v["q"], v["qd"], qdd, v["f_ext"]).tau

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -43,8 +43,8 @@ class JointData(NamedTuple):
 
     X: spatial.Pose
     S: jnp.ndarray
-    X_root: Optional[spatial.Pose]
-    S_root: Optional[jnp.ndarray]
+    X_root: spatial.Pose | None
+    S_root: jnp.ndarray | None
 
 
 def joint_data(model: Model, q) -> JointData:
@@ -96,17 +96,23 @@ def check_state(model: Model, q, qd=None, qdd=None, tau=None, f_ext=None, quater
             continue
         want = (model.nq,) if name == "q" else (model.nb, 6) if name == "f_ext" else (model.nv,)
         arr = np.asarray(x)
-        if arr.shape[arr.ndim - len(want):] != want:
-            raise ValueError(f"check_state: argument '{name}' has shape {arr.shape}, expected (..., {', '.join(map(str, want))})")
+        if arr.shape[arr.ndim - len(want) :] != want:
+            raise ValueError(
+                f"check_state: argument '{name}' has shape {arr.shape}, expected (..., {', '.join(map(str, want))})"
+            )
         bad = ~np.isfinite(arr)
         if bad.any():
             idx = np.argwhere(bad)[0]
-            raise ValueError(f"check_state: argument '{name}' contains NaN or inf at index {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])}")
+            raise ValueError(
+                f"check_state: argument '{name}' contains NaN or inf at index {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])}"
+            )
     lay = model.layout
     qa = np.asarray(q)
     for j, t in enumerate(model.joint_types):
         if t in ("spherical", "free"):
             s = int(lay.q_start[j]) + (3 if t == "free" else 0)
-            n = np.linalg.norm(qa[..., s:s + 4], axis=-1)
+            n = np.linalg.norm(qa[..., s : s + 4], axis=-1)
             if np.any(np.abs(n - 1) > quaternion_tol):
-                raise ValueError(f"check_state: the quaternion of joint '{model.joint_names[j]}' (q[{s}:{s + 4}]) is not unit norm")
+                raise ValueError(
+                    f"check_state: the quaternion of joint '{model.joint_names[j]}' (q[{s}:{s + 4}]) is not unit norm"
+                )

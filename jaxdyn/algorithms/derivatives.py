@@ -90,8 +90,13 @@ class ABADerivatives(NamedTuple):
 
 
 @full_precision
-def rnea_derivatives(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"],
-                     f_ext: Float[Array, "nb 6"] | None = None) -> RNEADerivatives:
+def rnea_derivatives(
+    model: Model,
+    q: Float[Array, " nq"],
+    qd: Float[Array, " nv"],
+    qdd: Float[Array, " nv"],
+    f_ext: Float[Array, "nb 6"] | None = None,
+) -> RNEADerivatives:
     """``d tau / d q`` and ``d tau / d qd`` of :func:`jaxdyn.rnea` in closed form (module
     docstring). ``q`` columns are tangent-space directions (``integrate(model, q, dq)``), so for
     a free base or a spherical joint they are not the derivative w.r.t. the quaternion's entries.
@@ -139,8 +144,15 @@ def rnea_derivatives(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv
 
 
 @full_precision
-def aba_derivatives(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], tau: Float[Array, " nv"],
-                    f_ext: Float[Array, "nb 6"] | None = None, *, minv: str = "cholesky") -> ABADerivatives:
+def aba_derivatives(
+    model: Model,
+    q: Float[Array, " nq"],
+    qd: Float[Array, " nv"],
+    tau: Float[Array, " nv"],
+    f_ext: Float[Array, "nb 6"] | None = None,
+    *,
+    minv: str = "cholesky",
+) -> ABADerivatives:
     """Forward dynamics and its first derivatives, as Pinocchio's ``computeABADerivatives``:
     ``qdd = aba(...)``, ``dqdd/dq = -M^-1 dtau/dq``, ``dqdd/dqd = -M^-1 dtau/dqd``,
     ``dqdd/dtau = M^-1`` (the inverse-dynamics identity, Carpentier & Mansard RSS 2018 eq. (8)),

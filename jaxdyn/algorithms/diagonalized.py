@@ -23,7 +23,7 @@ piece stays O(N) and matrix-free. Algorithm 7.1's explicit recursion is not impl
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -59,7 +59,11 @@ def _blocks(model, Cl, Cr, x, transpose=False, inverse=False):
     def op(C, v):
         A = jnp.swapaxes(C, -1, -2) if transpose else C
         if inverse:
-            return jax.scipy.linalg.solve_triangular(A, v[..., None], lower=not transpose)[..., 0] if A.shape[-1] > 1 else v / A[..., 0]
+            return (
+                jax.scipy.linalg.solve_triangular(A, v[..., None], lower=not transpose)[..., 0]
+                if A.shape[-1] > 1
+                else v / A[..., 0]
+            )
         return jnp.einsum("...ij,...j->...i", A, v)
 
     o_l = op(Cl, x_l) if Cl is not None else x_l

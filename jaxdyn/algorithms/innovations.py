@@ -68,8 +68,9 @@ def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[A
         za = z + art.U @ (art.Dinv @ e)
         return spatial.force_to_parent(X, za), e
 
-    _, e_l, e_r = tree.gather(lay, up, jnp.zeros((model.nb, 6), tau.dtype), (fac.jd.X, fac.jd.S, t_l, fac.link),
-                              _root_x(model, fac, t_r))
+    _, e_l, e_r = tree.gather(
+        lay, up, jnp.zeros((model.nb, 6), tau.dtype), (fac.jd.X, fac.jd.S, t_l, fac.link), _root_x(model, fac, t_r)
+    )
     return tree.link_values_to_v(lay, e_l, e_r)
 
 
@@ -85,13 +86,16 @@ def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Arra
         za = z + art.U @ (art.Dinv @ ek)
         return spatial.force_to_parent(X, za), t
 
-    _, t_l, t_r = tree.gather(lay, up, jnp.zeros((model.nb, 6), e.dtype), (fac.jd.X, fac.jd.S, e_l, fac.link),
-                              _root_x(model, fac, e_r))
+    _, t_l, t_r = tree.gather(
+        lay, up, jnp.zeros((model.nb, 6), e.dtype), (fac.jd.X, fac.jd.S, e_l, fac.link), _root_x(model, fac, e_r)
+    )
     return tree.link_values_to_v(lay, t_l, t_r)
 
 
 @full_precision
-def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y: Float[Array, " nv"]) -> Float[Array, " nv"]:
+def apply_innovations_inverse_transpose(
+    model: Model, fac: MassFactorization, y: Float[Array, " nv"]
+) -> Float[Array, " nv"]:
     """``[I - H psi K]^T y``: the smoother ``qdd_k = y_k - G_k^T a'_k`` (Rodriguez86 (8.12))."""
     lay = model.layout
     y_l, y_r = tree.v_to_link_values(lay, y)
@@ -102,13 +106,16 @@ def apply_innovations_inverse_transpose(model: Model, fac: MassFactorization, y:
         out = yk - art.Dinv @ (art.U.T @ a1)
         return a1 + _smul(S, out), out
 
-    _, o_l, o_r = tree.scatter(lay, down, (fac.jd.X, fac.jd.S, y_l, fac.link), jnp.zeros(6, y.dtype),
-                               _root_x(model, fac, y_r))
+    _, o_l, o_r = tree.scatter(
+        lay, down, (fac.jd.X, fac.jd.S, y_l, fac.link), jnp.zeros(6, y.dtype), _root_x(model, fac, y_r)
+    )
     return tree.link_values_to_v(lay, o_l, o_r)
 
 
 @full_precision
-def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: Float[Array, " nv"]) -> Float[Array, " nv"]:
+def apply_innovations_factor_transpose(
+    model: Model, fac: MassFactorization, x: Float[Array, " nv"]
+) -> Float[Array, " nv"]:
     """``[I + H phi K]^T x``: the smoother inverted, ``y_k = x_k + G_k^T a'_k``."""
     lay = model.layout
     x_l, x_r = tree.v_to_link_values(lay, x)
@@ -119,8 +126,9 @@ def apply_innovations_factor_transpose(model: Model, fac: MassFactorization, x: 
         out = xk + art.Dinv @ (art.U.T @ a1)
         return a1 + _smul(S, xk), out
 
-    _, o_l, o_r = tree.scatter(lay, down, (fac.jd.X, fac.jd.S, x_l, fac.link), jnp.zeros(6, x.dtype),
-                               _root_x(model, fac, x_r))
+    _, o_l, o_r = tree.scatter(
+        lay, down, (fac.jd.X, fac.jd.S, x_l, fac.link), jnp.zeros(6, x.dtype), _root_x(model, fac, x_r)
+    )
     return tree.link_values_to_v(lay, o_l, o_r)
 
 
@@ -221,8 +229,13 @@ def body_inverse_inertias(model: Model, q: Float[Array, " nq"]) -> Float[Array, 
         return C, None
 
     world = jnp.zeros((6, 6), model.dtype)
-    C, _, _ = tree.scatter(model.layout, down, (fac.jd.X, fac.jd.S, fac.link), world,
-                           (fac.jd.X_root, fac.jd.S_root, fac.root) if model.layout.floating else None)
+    C, _, _ = tree.scatter(
+        model.layout,
+        down,
+        (fac.jd.X, fac.jd.S, fac.link),
+        world,
+        (fac.jd.X_root, fac.jd.S_root, fac.root) if model.layout.floating else None,
+    )
     return C
 
 

@@ -65,9 +65,16 @@ def _derivatives(model: Model, q):
     ax = model.axis
     zero = jnp.zeros((model.nb, 3, 1), ax.dtype)
     is_rev = np.array([t != "prismatic" for t in model.joint_types])
-    gen_rev = jnp.concatenate([jnp.concatenate([spatial.skew(ax), zero], -1), jnp.zeros((model.nb, 1, 4), ax.dtype)], -2)
-    gen_pri = jnp.concatenate([jnp.concatenate([jnp.zeros((model.nb, 3, 3), ax.dtype), ax[:, :, None]], -1),
-                               jnp.zeros((model.nb, 1, 4), ax.dtype)], -2)
+    gen_rev = jnp.concatenate(
+        [jnp.concatenate([spatial.skew(ax), zero], -1), jnp.zeros((model.nb, 1, 4), ax.dtype)], -2
+    )
+    gen_pri = jnp.concatenate(
+        [
+            jnp.concatenate([jnp.zeros((model.nb, 3, 3), ax.dtype), ax[:, :, None]], -1),
+            jnp.zeros((model.nb, 1, 4), ax.dtype),
+        ],
+        -2,
+    )
     Qh = jnp.where(jnp.asarray(is_rev)[:, None, None], gen_rev, gen_pri)
     Tinv = _homogeneous(jnp.swapaxes(poses.R, 1, 2), -spatial.mtv(poses.R, poses.p))
     W = T @ Qh @ Tinv  # (n,4,4) world generators
@@ -112,7 +119,9 @@ def _gravity(model, T, dT):
 
 
 @full_precision
-def lagrange_dynamics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"]) -> Float[Array, " nv"]:
+def lagrange_dynamics(
+    model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"]
+) -> Float[Array, " nv"]:
     """Inverse dynamics by the Lagrange formulation in O(n^3): the velocity product
     ``sum_jk d2T_q qd_j qd_k`` is formed once per body (Turney80's reuse of products)."""
     _check_model(model)

@@ -32,7 +32,9 @@ def inertial_parameters(model: Model) -> Float[Array, "nb 10"]:
     """The model's inertial parameters ``(nb, 10)`` (see the module docstring)."""
     I = model.body_inertias()
     B = I.Ibar
-    return jnp.concatenate([I.m[:, None], I.h, jnp.stack([B[:, 0, 0], B[:, 0, 1], B[:, 1, 1], B[:, 0, 2], B[:, 1, 2], B[:, 2, 2]], -1)], -1)
+    return jnp.concatenate(
+        [I.m[:, None], I.h, jnp.stack([B[:, 0, 0], B[:, 0, 1], B[:, 1, 1], B[:, 0, 2], B[:, 1, 2], B[:, 2, 2]], -1)], -1
+    )
 
 
 def model_with_parameters(model: Model, pi: Float[Array, "nb 10"]) -> Model:

@@ -37,8 +37,9 @@ class RNEAResult(NamedTuple):
     f: Float[Array, "nb 6"]
 
 
-def rnea_full(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True,
-              inertia: spatial.RigidInertia | None = None) -> RNEAResult:
+def rnea_full(
+    model: Model, q, qd, qdd, f_ext=None, gravity: bool = True, inertia: spatial.RigidInertia | None = None
+) -> RNEAResult:
     """RNEA returning the intermediate quantities (see :class:`RNEAResult`).
 
     Scatter (Rodriguez86 (5.1)-(5.6)): ``v_k = X^-1 v_p + S qd``,
@@ -87,8 +88,13 @@ def rnea_full(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True,
     return RNEAResult(tau, v, a, f)
 
 
-def rnea(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"], qdd: Float[Array, " nv"],
-         f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
+def rnea(
+    model: Model,
+    q: Float[Array, " nq"],
+    qd: Float[Array, " nv"],
+    qdd: Float[Array, " nv"],
+    f_ext: Float[Array, "nb 6"] | None = None,
+) -> Float[Array, " nv"]:
     """Inverse dynamics ``tau = M(q) qdd + C(q, qd) qd + g(q) - sum_k J_k^T f_ext_k``.
 
     Args:

@@ -14,7 +14,7 @@ sharding over devices). Registered names: see :func:`available_envs`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .core import Env, EnvState, VecEnv, vector_reset, vector_step, wrap_angle
 from .tasks import Acrobot, CartPole, PandaReach, Pendulum
@@ -52,6 +52,17 @@ def make(name: str, **kwargs) -> Env:
 
 
 __all__ = [
-    "Acrobot", "CartPole", "Env", "EnvState", "PandaReach", "Pendulum", "VecEnv", "available_envs",
-    "make", "register", "vector_reset", "vector_step", "wrap_angle",
+    "Acrobot",
+    "CartPole",
+    "Env",
+    "EnvState",
+    "PandaReach",
+    "Pendulum",
+    "VecEnv",
+    "available_envs",
+    "make",
+    "register",
+    "vector_reset",
+    "vector_step",
+    "wrap_angle",
 ]

@@ -123,7 +123,9 @@ class Env(eqx.Module):
         if not (isinstance(self.substeps, (int, np.integer)) and self.substeps >= 1):
             raise ValueError(f"{name}: substeps must be an integer >= 1, got {self.substeps!r}")
         if self.integrator not in sim.INTEGRATORS:
-            raise ValueError(f"{name}: unknown integrator {self.integrator!r}, choose one of {', '.join(sim.INTEGRATORS)}")
+            raise ValueError(
+                f"{name}: unknown integrator {self.integrator!r}, choose one of {', '.join(sim.INTEGRATORS)}"
+            )
         if not isinstance(self.options, sim.SimOptions):
             raise ValueError(f"{name}: options must be a jaxdyn.sim.SimOptions, got {type(self.options).__name__}")
         if not (isinstance(self.max_steps, (int, np.integer)) and self.max_steps >= 1):
@@ -200,9 +202,14 @@ class Env(eqx.Module):
         dt = self.model.dtype
         q, qd = jnp.asarray(q, dt), jnp.asarray(qd, dt)
         return EnvState(
-            q=q, qd=qd, goal=jnp.asarray(goal, dt),
-            t=jnp.zeros((), jnp.int32), episode_return=jnp.zeros((), dt), key=key,
-            steps=jnp.zeros((), jnp.int32), nonfinite_step=jnp.where(_finite(q, qd), -1, 0).astype(jnp.int32),
+            q=q,
+            qd=qd,
+            goal=jnp.asarray(goal, dt),
+            t=jnp.zeros((), jnp.int32),
+            episode_return=jnp.zeros((), dt),
+            key=key,
+            steps=jnp.zeros((), jnp.int32),
+            nonfinite_step=jnp.where(_finite(q, qd), -1, 0).astype(jnp.int32),
         )
 
     def torque(self, state: EnvState, action) -> jax.Array:
@@ -233,11 +240,23 @@ class Env(eqx.Module):
         h = self.dt / self.substeps
         sub = lambda _, x: sim.step(self.model, x[0], x[1], tau, h, self.integrator, None, self.options)
         # a loop, not an unrolled Python for: one copy of the dynamics in the compiled program
-        q, qd = jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd)) if self.substeps > 1 else sub(0, (state.q, state.qd))
+        q, qd = (
+            jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd))
+            if self.substeps > 1
+            else sub(0, (state.q, state.qd))
+        )
         steps = state.steps + 1
         bad = jnp.where((state.nonfinite_step < 0) & ~_finite(q, qd), steps, state.nonfinite_step)
-        nxt = EnvState(q=q, qd=qd, goal=state.goal, t=state.t + 1, episode_return=state.episode_return,
-                       key=state.key, steps=steps, nonfinite_step=bad)
+        nxt = EnvState(
+            q=q,
+            qd=qd,
+            goal=state.goal,
+            t=state.t + 1,
+            episode_return=state.episode_return,
+            key=state.key,
+            steps=steps,
+            nonfinite_step=bad,
+        )
         r = jnp.asarray(self.reward(state, a, tau, nxt), self.model.dtype)
         nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
         term = jnp.asarray(self.terminated(nxt), bool)
@@ -260,8 +279,9 @@ class Env(eqx.Module):
         # the step count and the non-finite record survive the automatic reset
         new = eqx.tree_at(lambda s: (s.steps, s.nonfinite_step), new, (nxt.steps, nxt.nonfinite_step))
         obs = jnp.where(done, self.observation(fresh), final_obs)
-        info = dict(info, terminated=term, truncated=trunc, final_observation=final_obs,
-                    episode_return=nxt.episode_return)
+        info = dict(
+            info, terminated=term, truncated=trunc, final_observation=final_obs, episode_return=nxt.episode_return
+        )
         return new, obs, r, done, info
 
 

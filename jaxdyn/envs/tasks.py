@@ -30,7 +30,9 @@ def _load(name: str, model: Model | None, dtype) -> Model:
 
 def _check_nv(env_name: str, model: Model, nv: int, what: str):
     if model.nv != nv or model.nq != nv or model.floating_base:
-        raise ValueError(f"{env_name}: model must be {what} (fixed base, nq = nv = {nv}), got '{model.name}' with nq={model.nq}, nv={model.nv}")
+        raise ValueError(
+            f"{env_name}: model must be {what} (fixed base, nq = nv = {nv}), got '{model.name}' with nq={model.nq}, nv={model.nv}"
+        )
 
 
 class Pendulum(Env):
@@ -42,9 +44,18 @@ class Pendulum(Env):
     ``qd ~ U(-1, 1)`` and last ``max_steps`` (no termination).
     """
 
-    def __init__(self, model: Model | None = None, *, dt: float = 0.05, substeps: int = 2,
-                 integrator: str = sim.DEFAULT_INTEGRATOR, options: sim.SimOptions = sim.SimOptions(),
-                 max_steps: int = 200, action_scale: float = 1.0, dtype=None):
+    def __init__(
+        self,
+        model: Model | None = None,
+        *,
+        dt: float = 0.05,
+        substeps: int = 2,
+        integrator: str = sim.DEFAULT_INTEGRATOR,
+        options: sim.SimOptions = sim.SimOptions(),
+        max_steps: int = 200,
+        action_scale: float = 1.0,
+        dtype=None,
+    ):
         self.model = _load("pendulum", model, dtype)
         _check_nv("Pendulum", self.model, 1, "a single hinge")
         self.dt, self.substeps, self.integrator, self.options = dt, substeps, integrator, options
@@ -85,25 +96,42 @@ class Acrobot(Env):
     action_cost: float = eqx.field(static=True)
     tip_z: tuple = eqx.field(static=True)  # (tip height hanging down, tip height straight up)
 
-    def __init__(self, model: Model | None = None, *, dt: float = 0.05, substeps: int = 1,
-                 integrator: str = "rk4", options: sim.SimOptions = sim.SimOptions(),
-                 max_steps: int = 500, action_scale: float = 1.0, action_cost: float = 1e-3, dtype=None):
+    def __init__(
+        self,
+        model: Model | None = None,
+        *,
+        dt: float = 0.05,
+        substeps: int = 1,
+        integrator: str = "rk4",
+        options: sim.SimOptions = sim.SimOptions(),
+        max_steps: int = 500,
+        action_scale: float = 1.0,
+        action_cost: float = 1e-3,
+        dtype=None,
+    ):
         self.model = _load("acrobot", model, dtype)
         _check_nv("Acrobot", self.model, 2, "a two-hinge chain")
         if "tip" not in self.model.frame_names:
-            raise ValueError(f"Acrobot: model '{self.model.name}' has no frame 'tip' (frames: {', '.join(self.model.frame_names)})")
+            raise ValueError(
+                f"Acrobot: model '{self.model.name}' has no frame 'tip' (frames: {', '.join(self.model.frame_names)})"
+            )
         self.dt, self.substeps, self.integrator, self.options = dt, substeps, integrator, options
         self.max_steps, self.actuated, self.action_scale = max_steps, (1,), action_scale
         self.action_cost = action_cost
-        z = [float(frame_placement(self.model, jnp.array(q, self.model.dtype), "tip").p[2])
-             for q in ([0.0, 0.0], [np.pi, 0.0])]
+        z = [
+            float(frame_placement(self.model, jnp.array(q, self.model.dtype), "tip").p[2])
+            for q in ([0.0, 0.0], [np.pi, 0.0])
+        ]
         self.tip_z = (z[0], z[1])
 
     def initial(self, key):
         k1, k2 = jax.random.split(key)
         dt = self.model.dtype
-        return (jax.random.uniform(k1, (2,), dt, -0.1, 0.1), jax.random.uniform(k2, (2,), dt, -0.1, 0.1),
-                jnp.zeros(0, dt))
+        return (
+            jax.random.uniform(k1, (2,), dt, -0.1, 0.1),
+            jax.random.uniform(k2, (2,), dt, -0.1, 0.1),
+            jnp.zeros(0, dt),
+        )
 
     def observation(self, state: EnvState):
         q = state.q
@@ -133,14 +161,25 @@ class CartPole(Env):
 
     swing_up: bool = eqx.field(static=True)
 
-    def __init__(self, model: Model | None = None, *, swing_up: bool = False, dt: float = 0.02,
-                 substeps: int = 2, integrator: str = sim.DEFAULT_INTEGRATOR,
-                 options: sim.SimOptions = sim.SimOptions(), max_steps: int = 500, action_scale: float = 1.0,
-                 dtype=None):
+    def __init__(
+        self,
+        model: Model | None = None,
+        *,
+        swing_up: bool = False,
+        dt: float = 0.02,
+        substeps: int = 2,
+        integrator: str = sim.DEFAULT_INTEGRATOR,
+        options: sim.SimOptions = sim.SimOptions(),
+        max_steps: int = 500,
+        action_scale: float = 1.0,
+        dtype=None,
+    ):
         self.model = _load("cartpole", model, dtype)
         if self.model.nv != 2 or self.model.nq != 2 or self.model.joint_types[0] != "prismatic":
-            raise ValueError(f"CartPole: model must be a prismatic cart with one hinge, got '{self.model.name}' "
-                             f"with joints {self.model.joint_types}")
+            raise ValueError(
+                f"CartPole: model must be a prismatic cart with one hinge, got '{self.model.name}' "
+                f"with joints {self.model.joint_types}"
+            )
         self.dt, self.substeps, self.integrator, self.options = dt, substeps, integrator, options
         self.max_steps, self.actuated, self.action_scale = max_steps, (0,), action_scale
         self.swing_up = bool(swing_up)
@@ -202,11 +241,23 @@ class PandaReach(Env):
     gravity_compensation: bool = eqx.field(static=True)
     action_cost: float = eqx.field(static=True)
 
-    def __init__(self, model: Model | None = None, *, ee_frame: str = "panda_hand_tcp", dt: float = 0.02,
-                 substeps: int = 4, integrator: str = sim.DEFAULT_INTEGRATOR,
-                 options: sim.SimOptions = sim.SimOptions(), max_steps: int = 200, action_scale: float = 1.0,
-                 action_cost: float = 1e-3, gravity_compensation: bool = True,
-                 armature: float | None = PANDA_ARMATURE, damping: float | None = PANDA_DAMPING, dtype=None):
+    def __init__(
+        self,
+        model: Model | None = None,
+        *,
+        ee_frame: str = "panda_hand_tcp",
+        dt: float = 0.02,
+        substeps: int = 4,
+        integrator: str = sim.DEFAULT_INTEGRATOR,
+        options: sim.SimOptions = sim.SimOptions(),
+        max_steps: int = 200,
+        action_scale: float = 1.0,
+        action_cost: float = 1e-3,
+        gravity_compensation: bool = True,
+        armature: float | None = PANDA_ARMATURE,
+        damping: float | None = PANDA_DAMPING,
+        dtype=None,
+    ):
         if model is None:
             from ..robots import robot_path
 
@@ -216,8 +267,10 @@ class PandaReach(Env):
         if model.floating_base or model.nv < 7:
             raise ValueError(f"PandaReach: model must be a fixed-base arm with >= 7 joints, got '{model.name}'")
         if ee_frame not in model.frame_names:
-            raise ValueError(f"PandaReach: ee_frame '{ee_frame}' is not a frame of '{model.name}' "
-                             f"(frames: {', '.join(model.frame_names)})")
+            raise ValueError(
+                f"PandaReach: ee_frame '{ee_frame}' is not a frame of '{model.name}' "
+                f"(frames: {', '.join(model.frame_names)})"
+            )
         arm = np.arange(7)
         if armature is not None:  # every joint: the fingers too (the gripper's leadscrew drive)
             model = model.replace(armature=jnp.full_like(model.armature, armature))

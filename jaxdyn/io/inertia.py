@@ -55,8 +55,10 @@ def inconsistency(mass: float, I: np.ndarray) -> str | None:
         return f"rotational inertia not positive semi-definite: principal moments {_fmt(ev)} (smallest {ev[0]:.3g})"
     excess = ev[2] - ev[0] - ev[1]
     if excess > TRIANGLE_RTOL * scale + EIG_ATOL:
-        return (f"principal moments {_fmt(ev)} violate the triangle inequality I1 + I2 >= I3 by {excess:.3g} "
-                f"({100 * excess / ev[2]:.3g}% of I3)")
+        return (
+            f"principal moments {_fmt(ev)} violate the triangle inequality I1 + I2 >= I3 by {excess:.3g} "
+            f"({100 * excess / ev[2]:.3g}% of I3)"
+        )
     return None
 
 
@@ -110,8 +112,10 @@ class InertiaPolicy:
         if problem is None:
             return np.asarray(I, np.float64)
         if self.policy == "strict":
-            raise self.error(f"{what}: {problem}; no rigid body has this inertia (inertia='strict'; "
-                             "use inertia='warn' to load it as written or inertia='fix' to repair it)")
+            raise self.error(
+                f"{what}: {problem}; no rigid body has this inertia (inertia='strict'; "
+                "use inertia='warn' to load it as written or inertia='fix' to repair it)"
+            )
         if self.policy == "fix":
             I2, change = repair(mass, I)
             self.notes.append(f"{what}: {problem}; " + (change or "left as written"))
@@ -121,7 +125,11 @@ class InertiaPolicy:
 
     def finish(self):
         if self.notes:
-            head = ("repaired inertias (inertia='fix')" if self.policy == "fix"
-                    else "inertias that are not physically consistent, loaded as written (inertia='warn')")
-            warnings.warn(f"{self.source}: {len(self.notes)} {head}:\n  " + "\n  ".join(self.notes),
-                          InertiaWarning, stacklevel=3)
+            head = (
+                "repaired inertias (inertia='fix')"
+                if self.policy == "fix"
+                else "inertias that are not physically consistent, loaded as written (inertia='warn')"
+            )
+            warnings.warn(
+                f"{self.source}: {len(self.notes)} {head}:\n  " + "\n  ".join(self.notes), InertiaWarning, stacklevel=3
+            )

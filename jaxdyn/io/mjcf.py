@@ -126,8 +126,14 @@ from .errors import LoadError
 from .inertia import InertiaPolicy, check_policy
 
 __all__ = [
-    "MJCFError", "acceleration_from_mujoco", "acceleration_to_mujoco", "force_from_mujoco", "force_to_mujoco",
-    "load_mjcf", "velocity_from_mujoco", "velocity_to_mujoco",
+    "MJCFError",
+    "acceleration_from_mujoco",
+    "acceleration_to_mujoco",
+    "force_from_mujoco",
+    "force_to_mujoco",
+    "load_mjcf",
+    "velocity_from_mujoco",
+    "velocity_to_mujoco",
 ]
 
 
@@ -136,8 +142,19 @@ class MJCFError(LoadError):
 
 
 ORIENT = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
-ACTUATORS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder", "muscle", "adhesion",
-             "dcmotor", "plugin")
+ACTUATORS = (
+    "general",
+    "motor",
+    "position",
+    "velocity",
+    "intvelocity",
+    "damper",
+    "cylinder",
+    "muscle",
+    "adhesion",
+    "dcmotor",
+    "plugin",
+)
 IGNORED_TOP = ("visual", "statistic", "custom", "asset", "contact", "sensor", "keyframe", "size")
 REFUSED_BODY = ("composite", "flexcomp", "replicate", "attach", "skin", "plugin")
 MIN_MASS = 1e-15
@@ -145,6 +162,7 @@ MIN_MASS = 1e-15
 
 # --------------------------------------------------------------------------------------------
 # numbers and orientations
+
 
 def _desc(elem):
     name = elem.get("name")
@@ -177,16 +195,24 @@ def _rot(axis, angle):
     x, y, z = axis
     c, s = math.cos(angle), math.sin(angle)
     C = 1 - c
-    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+    return np.array(
+        [
+            [c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+            [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+            [z * x * C - y * s, z * y * C + x * s, c + z * z * C],
+        ]
+    )
 
 
 def _quat_mat(q):
     w, x, y, z = _unit(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _z_to(v, what):
@@ -286,7 +312,7 @@ def _merge(base, own):
     for k, v in own.items():
         if k in PARTIAL and k in base:
             new, old = str(v).split(), str(base[k]).split()
-            v = " ".join(new + old[len(new):])
+            v = " ".join(new + old[len(new) :])
         out[k] = v
     return out
 
@@ -305,6 +331,7 @@ I3 = (np.eye(3), np.zeros(3))
 
 # --------------------------------------------------------------------------------------------
 # includes and defaults
+
 
 def _expand_includes(elem, main_dir, here, depth=0):
     if depth > 50:
@@ -376,6 +403,7 @@ def _parse_defaults(elem, parent, ctx, top=False):
 # --------------------------------------------------------------------------------------------
 # the body tree
 
+
 class _Body:
     def __init__(self, name, parent, R, p, elem, mocap=False):
         self.name, self.parent, self.R, self.p, self.elem, self.mocap = name, parent, R, p, elem, mocap
@@ -415,7 +443,9 @@ def _collect(container, body, pose, cls, bodies, ctx):
             if tag == "freejoint":
                 a = dict(child.attrib)
                 if a.get("align", "auto") == "true":
-                    raise MJCFError(f"{what}: align='true' (moving the body frame to the inertial frame) is not supported")
+                    raise MJCFError(
+                        f"{what}: align='true' (moving the body frame to the inertial frame) is not supported"
+                    )
                 a["type"] = "free"
             else:
                 a = ctx.attrs(child, cls)
@@ -449,6 +479,7 @@ def _collect(container, body, pose, cls, bodies, ctx):
 # --------------------------------------------------------------------------------------------
 # inertia
 
+
 def geom_volume_inertia(gtype, size):
     """``(volume, I / mass)`` of a solid primitive about its centre, in the geom frame (MuJoCo's
     size conventions: capsule and cylinder half-lengths along z, box half-sizes)."""
@@ -456,10 +487,10 @@ def geom_volume_inertia(gtype, size):
     pi = math.pi
     if gtype == "sphere":
         r = s[0]
-        return 4 / 3 * pi * r ** 3, np.full(3, 0.4 * r * r)
+        return 4 / 3 * pi * r**3, np.full(3, 0.4 * r * r)
     if gtype == "capsule":
         r, h = s[0], 2 * s[1]
-        vc, vs = pi * r * r * h, 4 / 3 * pi * r ** 3
+        vc, vs = pi * r * r * h, 4 / 3 * pi * r**3
         v = vc + vs
         # cylinder plus two hemispheres, each hemisphere's centre of mass 3r/8 from its flat face
         ixx = (vc * (3 * r * r + h * h) / 12 + vs * (0.4 * r * r + h * h / 4 + 3 * h * r / 8)) / v
@@ -537,8 +568,17 @@ def mesh_volume_inertia(tris):
         return vol, None, None
     s = a + b + c
     com = (v[:, None] * s).sum(0) / 4 / vol
-    C = np.einsum("i,ijk->jk", v, np.einsum("ij,ik->ijk", a, a) + np.einsum("ij,ik->ijk", b, b)
-                  + np.einsum("ij,ik->ijk", c, c) + np.einsum("ij,ik->ijk", s, s)) / 20
+    C = (
+        np.einsum(
+            "i,ijk->jk",
+            v,
+            np.einsum("ij,ik->ijk", a, a)
+            + np.einsum("ij,ik->ijk", b, b)
+            + np.einsum("ij,ik->ijk", c, c)
+            + np.einsum("ij,ik->ijk", s, s),
+        )
+        / 20
+    )
     C = C / vol - np.outer(com, com)  # second moments per unit mass, about the centroid
     return vol, com, np.trace(C) * np.eye(3) - C
 
@@ -554,7 +594,8 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
         raise MJCFError(
             f"{gw}: the geom would define the inertia of {bw} from {mw}, whose inertia='{kind}' "
             "(MuJoCo's default is 'legacy'; 'convex' uses the convex hull) jaxdyn does not reproduce; add an "
-            f"<inertial> to {bw}, or give the mesh inertia='exact' (closed, outward-oriented meshes)")
+            f"<inertial> to {bw}, or give the mesh inertia='exact' (closed, outward-oriented meshes)"
+        )
     if "file" in a:
         if not a["file"].lower().endswith(".stl"):
             raise MJCFError(f"{mw}: only binary STL mesh files are read, got '{a['file']}'")
@@ -563,11 +604,14 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
             raise MJCFError(f"{mw}: mesh file '{path}' not found")
         tris = read_stl(path, mw)
     elif "vertex" in a and "face" in a:
-        vert = _numbers(a["vertex"], 10 ** 9, f"{mw} vertex", at_least=3).reshape(-1, 3) if len(
-            a["vertex"].split()) % 3 == 0 else None
+        vert = (
+            _numbers(a["vertex"], 10**9, f"{mw} vertex", at_least=3).reshape(-1, 3)
+            if len(a["vertex"].split()) % 3 == 0
+            else None
+        )
         if vert is None:
             raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
-        face = _numbers(a["face"], 10 ** 9, f"{mw} face", ints=True, at_least=3)
+        face = _numbers(a["face"], 10**9, f"{mw} face", ints=True, at_least=3)
         if len(face) % 3 or face.min() < 0 or face.max() >= len(vert):
             raise MJCFError(f"{mw} face: expected vertex index triples within 0..{len(vert) - 1}")
         # MuJoCo keeps mesh vertices in single precision, as an STL file holds them
@@ -580,8 +624,10 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
         tris = tris[:, ::-1]
     vol, com, iu = mesh_volume_inertia(tris)
     if com is None:
-        raise MJCFError(f"{mw}: the mesh encloses no positive volume ({vol:.3g}); inertia='exact' needs a "
-                        "closed mesh with outward-facing triangles")
+        raise MJCFError(
+            f"{mw}: the mesh encloses no positive volume ({vol:.3g}); inertia='exact' needs a "
+            "closed mesh with outward-facing triangles"
+        )
     return vol, com, iu
 
 
@@ -641,7 +687,8 @@ def _body_inertia(b, ctx):
             raise MJCFError(
                 f"{gw}: a {kind} geom would define the inertia of {what}, and jaxdyn does not compute "
                 f"{kind} inertias (MuJoCo's default for meshes is that of their convex hull); add an "
-                f"<inertial> to {what}, or put the geom in a group outside <compiler inertiagrouprange>")
+                f"<inertial> to {what}, or put the geom in a group outside <compiler inertiagrouprange>"
+            )
         if a.get("shellinertia", "false") == "true":
             raise MJCFError(f"{gw}: shellinertia='true' is not supported; add an <inertial> to {what}")
         gtype, size, R, p = _geom_shape(elem, a, ctx, pose, gw)
@@ -691,6 +738,7 @@ def _combine(m1, c1, I1, m2, c2, I2):
 
 # --------------------------------------------------------------------------------------------
 # the loader
+
 
 def _read(source):
     text = str(source)
@@ -766,7 +814,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         if "inertiafromgeom" in a:
             ctx.inertiafromgeom = _flag(a, "inertiafromgeom", "<compiler>", "auto")
         if "inertiagrouprange" in a:
-            ctx.inertiagrouprange = tuple(_numbers(a["inertiagrouprange"], 2, "<compiler> inertiagrouprange", ints=True))
+            ctx.inertiagrouprange = tuple(
+                _numbers(a["inertiagrouprange"], 2, "<compiler> inertiagrouprange", ints=True)
+            )
         for k in ("boundmass", "boundinertia", "settotalmass"):
             if k in a:
                 setattr(ctx, k, float(_numbers(a[k], 1, f"<compiler> {k}")[0]))
@@ -777,7 +827,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         if "meshdir" in a or "assetdir" in a:
             ctx.meshdir = a.get("meshdir", a.get("assetdir"))
         if a.get("alignfree", "false") == "true":
-            raise MJCFError("<compiler alignfree='true'>: aligning free bodies with their inertial frame is not supported")
+            raise MJCFError(
+                "<compiler alignfree='true'>: aligning free bodies with their inertial frame is not supported"
+            )
     for o in root.iter("option"):
         a = o.attrib
         if "gravity" in a:
@@ -804,8 +856,10 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             continue
         if tag in ("tendon", "equality", "deformable", "extension") and len(child):
             first = child[0]
-            raise MJCFError(f"<{tag}> with content ({_desc(first)}, ...) is not supported: jaxdyn models a "
-                            "kinematic tree without tendons, equality constraints, deformables or plugins")
+            raise MJCFError(
+                f"<{tag}> with content ({_desc(first)}, ...) is not supported: jaxdyn models a "
+                "kinematic tree without tendons, equality constraints, deformables or plugins"
+            )
         if tag in ("replicate", "attach", "composite", "flexcomp", "skin"):
             raise MJCFError(f"<{tag}> is not supported by jaxdyn's MJCF loader")
 
@@ -860,7 +914,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                         raise MJCFError(f"<{kind} name='{n}'>: duplicate {kind} name")
                     names.add(n)
     joint_name = {}
-    for jid, b, j in all_joints:
+    for jid, _b, j in all_joints:
         n = j[1].get("name")
         if not n:
             n = f"joint{jid}"
@@ -884,7 +938,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         s = ctx.settotalmass / total
         inert = [(m * s, c, I * s) for m, c, I in inert]
         _finite("<compiler settotalmass>: scaled masses", *[x[0] for x in inert], *[x[2] for x in inert])
-    for i, b in enumerate(bodies[1:], 1):
+    for i, _b in enumerate(bodies[1:], 1):
         m, c, I = inert[i]
         if b.inertial is not None or m > 0:
             inert[i] = (m, c, policy(m, I, f"body '{b.name}'" + (" <inertial>" if b.inertial is not None else "")))
@@ -899,8 +953,18 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     bnames = set(b.name for b in bodies)
 
     def new_body(parent, jtype, jname, bname, R, p, axis):
-        for k, v in (("parent", parent), ("type", jtype), ("jname", jname), ("bname", bname), ("R", R), ("p", p),
-                     ("axis", axis), ("mass", 0.0), ("com", np.zeros(3)), ("I", np.zeros((3, 3)))):
+        for k, v in (
+            ("parent", parent),
+            ("type", jtype),
+            ("jname", jname),
+            ("bname", bname),
+            ("R", R),
+            ("p", p),
+            ("axis", axis),
+            ("mass", 0.0),
+            ("com", np.zeros(3)),
+            ("I", np.zeros((3, 3))),
+        ):
             jb[k].append(v)
         return len(jb["parent"]) - 1
 
@@ -911,7 +975,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         if b.mocap and b.joints:
             raise MJCFError(f"{what}: a mocap body cannot have joints")
         kinds = [j[2] for j in b.joints]
-        for k, (elem, a, kind, pose) in enumerate(b.joints):
+        for k, (_elem, a, kind, pose) in enumerate(b.joints):
             jn = joint_name[id(b.joints[k])]
             jw = f"joint '{jn}' in {what}"
             if kind not in ("hinge", "slide", "ball", "free"):
@@ -930,7 +994,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                     raise MJCFError(
                         f"{jw}: jaxdyn allows one free-floating body, and it must be the first moving body "
                         f"in the file (it is jaxdyn's body 0 and the dof order stays MuJoCo's), but {first} "
-                        "comes before it; put the free body first, or (several free bodies) load them separately")
+                        "comes before it; put the free body first, or (several free bodies) load them separately"
+                    )
                 pb = new_body(-1, "free", jn, b.name, np.eye(3), np.zeros(3), np.zeros(3))
                 C = I3
                 n_dof, ax = 6, np.zeros(3)
@@ -971,10 +1036,13 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                 ctx.warnings.append(
                     f"joint '{jn}': armature on a free joint enters jaxdyn on body-frame velocities, MuJoCo's on "
                     "the world-frame linear velocity: the mass matrices agree, the bias forces differ by "
-                    "armature * (omega x v) on the linear dofs")
+                    "armature * (omega x v) on the linear dofs"
+                )
             if np.any(dmp[1:] != 0):
-                ctx.warnings.append(f"joint '{jn}': non-linear damping coefficients {list(dmp[1:])} ignored "
-                                    "(jaxdyn's damping is linear)")
+                ctx.warnings.append(
+                    f"joint '{jn}': non-linear damping coefficients {list(dmp[1:])} ignored "
+                    "(jaxdyn's damping is linear)"
+                )
             if "springdamper" in a and np.any(_numbers(a["springdamper"], 2, f"{jw} springdamper") != 0):
                 springs.append(jn)
             if a.get("actuatorgravcomp", "false") == "true":
@@ -1006,16 +1074,24 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         raise MJCFError("<worldbody> holds no <joint> or <freejoint>: nothing moves")
 
     # inertia of each MuJoCo body onto its jaxdyn body
-    for i, b in enumerate(bodies[1:], 1):
+    for i, _b in enumerate(bodies[1:], 1):
         m, c, I = inert[i]
         ob, Ro, po = owner[i]
         if ob < 0 or (m == 0 and not np.any(I)):
             continue
         jb["mass"][ob], jb["com"][ob], jb["I"][ob] = _combine(
-            jb["mass"][ob], jb["com"][ob], jb["I"][ob], m, Ro @ c + po, Ro @ I @ Ro.T)
+            jb["mass"][ob], jb["com"][ob], jb["I"][ob], m, Ro @ c + po, Ro @ I @ Ro.T
+        )
     for b in range(len(jb["parent"])):
-        _finite(f"joint '{jb['jname'][b]}' (body '{jb['bname'][b]}'): placement, axis, mass or inertia",
-                jb["R"][b], jb["p"][b], jb["axis"][b], jb["mass"][b], jb["com"][b], jb["I"][b])
+        _finite(
+            f"joint '{jb['jname'][b]}' (body '{jb['bname'][b]}'): placement, axis, mass or inertia",
+            jb["R"][b],
+            jb["p"][b],
+            jb["axis"][b],
+            jb["mass"][b],
+            jb["com"][b],
+            jb["I"][b],
+        )
     _check_massless(jb)
     policy.finish()
 
@@ -1039,8 +1115,10 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             a.update(_actuator_semantics(e.tag, e.attrib))
             for t in ("tendon", "site", "body", "cranksite", "slidersite"):
                 if t in e.attrib or (e.tag == "adhesion"):
-                    raise MJCFError(f"{what}: transmission through a {t if t in e.attrib else 'body'} is not "
-                                    "supported (only joint transmission)")
+                    raise MJCFError(
+                        f"{what}: transmission through a {t if t in e.attrib else 'body'} is not "
+                        "supported (only joint transmission)"
+                    )
             jn = e.get("joint") or e.get("jointinparent")
             if not jn:
                 raise MJCFError(f"{what}: no joint transmission")
@@ -1052,8 +1130,11 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             bound = np.inf
             if _limited(a, "forcelimited", "forcerange", ctx, what):
                 bound = float(np.max(np.abs(_numbers(a.get("forcerange", "0 0"), 2, f"{what} forcerange"))))
-            simple = (a.get("_gaintype", "fixed") == "fixed" and a.get("_biastype", "none") == "none"
-                      and a.get("_dyntype", "none") == "none")
+            simple = (
+                a.get("_gaintype", "fixed") == "fixed"
+                and a.get("_biastype", "none") == "none"
+                and a.get("_dyntype", "none") == "none"
+            )
             if simple and _limited(a, "ctrllimited", "ctrlrange", ctx, what):
                 gain = abs(float(_numbers(a.get("_gain", "1"), 1, f"{what} gainprm")[0]))
                 ctrl = float(np.max(np.abs(_numbers(a.get("ctrlrange", "0 0"), 2, f"{what} ctrlrange"))))
@@ -1066,9 +1147,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                 eff[d0 + c] += abs(g[c]) * bound if g[c] != 0 else 0.0
                 has[d0 + c] = True
     eff[~has] = np.inf
-    for jn, (body_i, d0, kind, afr) in jmap.items():
+    for _body_i, d0, kind, afr in jmap.values():
         n_dof = {"free": 6, "ball": 3}.get(kind, 1)
-        eff[d0:d0 + n_dof] = np.minimum(eff[d0:d0 + n_dof], afr)
+        eff[d0 : d0 + n_dof] = np.minimum(eff[d0 : d0 + n_dof], afr)
 
     # ---- frames (MuJoCo bodies, named sites) and geoms
     frames = [("world", -1, np.eye(3), np.zeros(3))]
@@ -1110,38 +1191,68 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
             g["names"].append(a.get("name", ""))
     for k in range(len(g["type"])):
-        _finite(f"geom '{g['names'][k] or k}': size, pose or friction", g["size"][k], g["pos"][k], g["R"][k],
-                g["friction"][k])
+        _finite(
+            f"geom '{g['names'][k] or k}': size, pose or friction",
+            g["size"][k],
+            g["pos"][k],
+            g["R"][k],
+            g["friction"][k],
+        )
     for f in frames:
         _finite(f"frame '{f[0]}': pose", f[2], f[3])
     ng = len(g["type"])
-    geoms = make_geoms(type=np.array(g["type"], np.int64), size=np.array(g["size"]).reshape(ng, 3),
-                       body=np.array(g["body"], np.int64), pos=np.array(g["pos"]).reshape(ng, 3),
-                       R=np.array(g["R"]).reshape(ng, 3, 3), friction=np.array(g["friction"]).reshape(ng, 3),
-                       contype=np.array(g["contype"], np.int64), conaffinity=np.array(g["conaffinity"], np.int64),
-                       names=tuple(g["names"]), dtype=dtype)
+    geoms = make_geoms(
+        type=np.array(g["type"], np.int64),
+        size=np.array(g["size"]).reshape(ng, 3),
+        body=np.array(g["body"], np.int64),
+        pos=np.array(g["pos"]).reshape(ng, 3),
+        R=np.array(g["R"]).reshape(ng, 3, 3),
+        friction=np.array(g["friction"]).reshape(ng, 3),
+        contype=np.array(g["contype"], np.int64),
+        conaffinity=np.array(g["conaffinity"], np.int64),
+        names=tuple(g["names"]),
+        dtype=dtype,
+    )
 
     if stiff:
-        ctx.warnings.insert(0, "joint stiffness (springs) is not modelled by jaxdyn and was dropped for joints: "
-                            + ", ".join(stiff))
+        ctx.warnings.insert(
+            0, "joint stiffness (springs) is not modelled by jaxdyn and was dropped for joints: " + ", ".join(stiff)
+        )
     if springs:
-        ctx.warnings.insert(0, "joint springdamper is not modelled by jaxdyn and was dropped for joints: "
-                            + ", ".join(springs))
+        ctx.warnings.insert(
+            0, "joint springdamper is not modelled by jaxdyn and was dropped for joints: " + ", ".join(springs)
+        )
     if ctx.warnings:
         warnings.warn(f"MJCF model '{model_name}': " + "; ".join(ctx.warnings), UserWarning, stacklevel=2)
 
     topo = Topology(
-        parents=tuple(jb["parent"]), joint_types=tuple(jb["type"]), joint_names=tuple(jb["jname"]),
-        body_names=tuple(jb["bname"]), frame_names=tuple(f[0] for f in frames),
+        parents=tuple(jb["parent"]),
+        joint_types=tuple(jb["type"]),
+        joint_names=tuple(jb["jname"]),
+        body_names=tuple(jb["bname"]),
+        frame_names=tuple(f[0] for f in frames),
         frame_bodies=tuple(f[1] for f in frames),
     )
     return make_model(
-        topo, placement_R=np.array(jb["R"]), placement_p=np.array(jb["p"]), axis=np.array(jb["axis"]),
-        mass=np.array(jb["mass"]), com=np.array(jb["com"]), inertia=np.array(jb["I"]), gravity=gravity,
-        frame_R=np.array([f[2] for f in frames]), frame_p=np.array([f[3] for f in frames]),
-        q_lower=np.array(dof["lo"]), q_upper=np.array(dof["hi"]), effort_limit=eff,
-        damping=np.array(dof["damp"]), friction=np.array(dof["fric"]), armature=np.array(dof["arm"]),
-        name=model_name, dtype=dtype, geoms=geoms,
+        topo,
+        placement_R=np.array(jb["R"]),
+        placement_p=np.array(jb["p"]),
+        axis=np.array(jb["axis"]),
+        mass=np.array(jb["mass"]),
+        com=np.array(jb["com"]),
+        inertia=np.array(jb["I"]),
+        gravity=gravity,
+        frame_R=np.array([f[2] for f in frames]),
+        frame_p=np.array([f[3] for f in frames]),
+        q_lower=np.array(dof["lo"]),
+        q_upper=np.array(dof["hi"]),
+        effort_limit=eff,
+        damping=np.array(dof["damp"]),
+        friction=np.array(dof["fric"]),
+        armature=np.array(dof["arm"]),
+        name=model_name,
+        dtype=dtype,
+        geoms=geoms,
     )
 
 
@@ -1166,11 +1277,13 @@ def _check_massless(jb):
             raise MJCFError(
                 f"joint '{jb['jname'][b]}' moves body '{jb['bname'][b]}', which carries no mass or inertia (nor "
                 "does anything attached to it): forward dynamics would divide by zero. Give the body an "
-                "<inertial> or geoms with mass.")
+                "<inertial> or geoms with mass."
+            )
 
 
 # --------------------------------------------------------------------------------------------
 # free-joint conventions (module docstring)
+
 
 def _free_parts(model, qpos):
     R = spatial.quat_to_rotation(qpos[3:7])

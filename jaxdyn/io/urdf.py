@@ -122,8 +122,15 @@ def read_urdf_text(source: str | os.PathLike) -> str:
     return text
 
 
-def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: str = "independent",
-              inertia: str = "warn", dtype=None, gravity=(0.0, 0.0, -9.81)) -> Model:
+def load_urdf(
+    source: str | os.PathLike,
+    floating_base: bool = False,
+    *,
+    mimic: str = "independent",
+    inertia: str = "warn",
+    dtype=None,
+    gravity=(0.0, 0.0, -9.81),
+) -> Model:
     """Load a :class:`~jaxdyn.Model` from a URDF file path or an XML string.
 
     Args:
@@ -153,8 +160,10 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
         root = ET.fromstring(text)
     except ET.ParseError as e:
         if "xacro" in text[:4096]:
-            raise URDFError(f"this looks like a xacro file, which is not plain URDF ({e}): expand it "
-                            "first, e.g. `xacro robot.urdf.xacro > robot.urdf`") from None
+            raise URDFError(
+                f"this looks like a xacro file, which is not plain URDF ({e}): expand it "
+                "first, e.g. `xacro robot.urdf.xacro > robot.urdf`"
+            ) from None
         raise URDFError(f"malformed URDF XML: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
@@ -213,7 +222,9 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
     if len(roots) != 1:
         if not roots:
             raise URDFError("the URDF has no root link (every link has a parent): the joints form a cycle")
-        raise URDFError(f"the URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots)}); expected one tree")
+        raise URDFError(
+            f"the URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots)}); expected one tree"
+        )
     root_link = roots[0]
     children = {ln: [] for ln in links}
     for j in joints_:
@@ -308,25 +319,41 @@ def load_urdf(source: str | os.PathLike, floating_base: bool = False, *, mimic: 
             f"cycle): {', '.join(missing)}"
         )
     if not body_parent:
-        raise URDFError(f"the URDF has no moving joint below its root link '{root_link}' (and floating_base=False): "
-                        "nothing to simulate; for a single free-flying body load with floating_base=True")
+        raise URDFError(
+            f"the URDF has no moving joint below its root link '{root_link}' (and floating_base=False): "
+            "nothing to simulate; for a single free-flying body load with floating_base=True"
+        )
 
     _check_massless(body_parent, body_type, body_joint, body_name, b_mass, b_I)
     _check_finite_bodies(body_name, b_mass, b_com, b_I, pl_p)
     policy.finish()
     topo = Topology(
-        parents=tuple(body_parent), joint_types=tuple(body_type), joint_names=tuple(body_joint),
-        body_names=tuple(body_name), frame_names=tuple(f[0] for f in frames),
+        parents=tuple(body_parent),
+        joint_types=tuple(body_type),
+        joint_names=tuple(body_joint),
+        body_names=tuple(body_name),
+        frame_names=tuple(f[0] for f in frames),
         frame_bodies=tuple(f[1] for f in frames),
     )
     model = make_model(
         topo,
-        placement_R=np.array(pl_R), placement_p=np.array(pl_p), axis=np.array(axes),
-        mass=np.array(b_mass), com=np.array(b_com), inertia=np.array(b_I), gravity=gravity,
-        frame_R=np.array([f[2] for f in frames]), frame_p=np.array([f[3] for f in frames]),
-        q_lower=np.array(lim_lo), q_upper=np.array(lim_hi), velocity_limit=np.array(vel),
-        effort_limit=np.array(eff), damping=np.array(damp), friction=np.array(fric),
-        name=robot_name, dtype=dtype,
+        placement_R=np.array(pl_R),
+        placement_p=np.array(pl_p),
+        axis=np.array(axes),
+        mass=np.array(b_mass),
+        com=np.array(b_com),
+        inertia=np.array(b_I),
+        gravity=gravity,
+        frame_R=np.array([f[2] for f in frames]),
+        frame_p=np.array([f[3] for f in frames]),
+        q_lower=np.array(lim_lo),
+        q_upper=np.array(lim_hi),
+        velocity_limit=np.array(vel),
+        effort_limit=np.array(eff),
+        damping=np.array(damp),
+        friction=np.array(fric),
+        name=robot_name,
+        dtype=dtype,
     )
     _check_finite_model(model, URDFError)
     return model
@@ -336,12 +363,16 @@ def _reject_xacro(root):
     for el in root.iter():
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag.startswith("{") and "xacro" in tag or tag.startswith("xacro:"):
-            raise URDFError(f"element <{tag.split('}')[-1]}> is xacro, not URDF: expand the file first, "
-                            "e.g. `xacro robot.urdf.xacro > robot.urdf`")
+            raise URDFError(
+                f"element <{tag.split('}')[-1]}> is xacro, not URDF: expand the file first, "
+                "e.g. `xacro robot.urdf.xacro > robot.urdf`"
+            )
         for v in el.attrib.values():
             if "${" in v:
-                raise URDFError(f"<{tag}> has a xacro expression {v!r}: expand the file first, "
-                                "e.g. `xacro robot.urdf.xacro > robot.urdf`")
+                raise URDFError(
+                    f"<{tag}> has a xacro expression {v!r}: expand the file first, "
+                    "e.g. `xacro robot.urdf.xacro > robot.urdf`"
+                )
 
 
 def _check_finite_bodies(names, mass, com, inertia, placement_p):
@@ -349,8 +380,10 @@ def _check_finite_bodies(names, mass, com, inertia, placement_p):
     for b, n in enumerate(names):
         vals = np.concatenate([[mass[b]], np.ravel(com[b]), np.ravel(inertia[b]), np.ravel(placement_p[b])])
         if not np.all(np.isfinite(vals)):
-            raise URDFError(f"body '{n}': its mass, centre of mass, inertia or placement overflows to a "
-                            "non-finite number (values too large)")
+            raise URDFError(
+                f"body '{n}': its mass, centre of mass, inertia or placement overflows to a "
+                "non-finite number (values too large)"
+            )
 
 
 def _check_finite_model(model, error):
@@ -366,8 +399,10 @@ def _check_finite_model(model, error):
             who = ""
             if f in ("placement_R", "placement_p", "axis", "mass", "com", "inertia") and len(idx):
                 who = f" (body '{model.body_names[idx[0]]}')"
-            raise error(f"model '{model.name}': {f}{who} is not finite in {np.asarray(x).dtype} "
-                        "(values too large for the dtype)")
+            raise error(
+                f"model '{model.name}': {f}{who} is not finite in {np.asarray(x).dtype} "
+                "(values too large for the dtype)"
+            )
 
 
 def _check_massless(parents, types, jnames, bnames, mass, inertia):

@@ -49,10 +49,18 @@ def _set_inertial(link: ET.Element, m, c, I, indent: str):
     o.tail = "\n" + inner
     ms = ET.SubElement(e, "mass", {"value": _fmt(m)})
     ms.tail = "\n" + inner
-    ET.SubElement(e, "inertia", {
-        "ixx": _fmt(I[0, 0]), "ixy": _fmt(I[0, 1]), "ixz": _fmt(I[0, 2]),
-        "iyy": _fmt(I[1, 1]), "iyz": _fmt(I[1, 2]), "izz": _fmt(I[2, 2]),
-    }).tail = "\n" + indent
+    ET.SubElement(
+        e,
+        "inertia",
+        {
+            "ixx": _fmt(I[0, 0]),
+            "ixy": _fmt(I[0, 1]),
+            "ixz": _fmt(I[0, 2]),
+            "iyy": _fmt(I[1, 1]),
+            "iyz": _fmt(I[1, 2]),
+            "izz": _fmt(I[2, 2]),
+        },
+    ).tail = "\n" + indent
     e.tail = tail
     if old is None:
         link.text = "\n" + indent
@@ -136,8 +144,10 @@ def write_urdf(source, model: Model, out_path, *, dynamics: bool = False) -> str
     out = os.path.realpath(os.fspath(out_path))
     src = str(source)
     if not src.lstrip().startswith("<") and os.path.exists(src) and os.path.realpath(src) == out:
-        raise ValueError(f"write_urdf: the output path {out_path} is the input URDF; choose another path "
-                         "(the original is never overwritten)")
+        raise ValueError(
+            f"write_urdf: the output path {out_path} is the input URDF; choose another path "
+            "(the original is never overwritten)"
+        )
     text = urdf_with_inertials(source, model, dynamics=dynamics)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(text)
@@ -166,21 +176,44 @@ def model_to_urdf(model: Model, base_link: str = "base_link") -> str:
     lines = [f'<robot name="{model.name}">']
     floating = model.floating_base
     if not floating:  # fixed to the world: its inertia takes no part (some parsers want one)
-        lines += [f'  <link name="{base_link}">', "    <inertial>", '      <origin xyz="0 0 0" rpy="0 0 0"/>',
-                  '      <mass value="1"/>', '      <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>',
-                  "    </inertial>", "  </link>"]
+        lines += [
+            f'  <link name="{base_link}">',
+            "    <inertial>",
+            '      <origin xyz="0 0 0" rpy="0 0 0"/>',
+            '      <mass value="1"/>',
+            '      <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>',
+            "    </inertial>",
+            "  </link>",
+        ]
     q_lo, q_hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
     eff, vel = np.asarray(model.effort_limit, np.float64), np.asarray(model.velocity_limit, np.float64)
     R0, p0, ax = (np.asarray(a, np.float64) for a in (model.placement_R, model.placement_p, model.axis))
     m, c, I = (np.asarray(a, np.float64) for a in (model.mass, model.com, model.inertia))
     lay = model.layout
-    for i, (t, name, body, parent) in enumerate(zip(model.joint_types, model.joint_names, model.body_names, model.parents)):
-        lines += [f'  <link name="{body}">', "    <inertial>",
-                  f'      <origin xyz="{" ".join(map(_fmt, c[i]))}" rpy="0 0 0"/>', f'      <mass value="{_fmt(m[i])}"/>',
-                  '      <inertia ' + " ".join(f'{k}="{_fmt(I[i][r, s])}"' for k, (r, s) in
-                                              (("ixx", (0, 0)), ("ixy", (0, 1)), ("ixz", (0, 2)), ("iyy", (1, 1)),
-                                               ("iyz", (1, 2)), ("izz", (2, 2)))) + "/>",
-                  "    </inertial>", "  </link>"]
+    for i, (t, name, body, parent) in enumerate(
+        zip(model.joint_types, model.joint_names, model.body_names, model.parents)
+    ):
+        lines += [
+            f'  <link name="{body}">',
+            "    <inertial>",
+            f'      <origin xyz="{" ".join(map(_fmt, c[i]))}" rpy="0 0 0"/>',
+            f'      <mass value="{_fmt(m[i])}"/>',
+            "      <inertia "
+            + " ".join(
+                f'{k}="{_fmt(I[i][r, s])}"'
+                for k, (r, s) in (
+                    ("ixx", (0, 0)),
+                    ("ixy", (0, 1)),
+                    ("ixz", (0, 2)),
+                    ("iyy", (1, 1)),
+                    ("iyz", (1, 2)),
+                    ("izz", (2, 2)),
+                )
+            )
+            + "/>",
+            "    </inertial>",
+            "  </link>",
+        ]
         if t == "free":
             continue
         if t not in ("revolute", "continuous", "prismatic"):
@@ -190,12 +223,14 @@ def model_to_urdf(model: Model, base_link: str = "base_link") -> str:
         e = eff[vs] if np.isfinite(eff[vs]) else 1e6
         v = vel[vs] if np.isfinite(vel[vs]) else 1e6
         jt = "revolute" if t == "continuous" else t
-        lines += [f'  <joint name="{name}" type="{jt}">',
-                  f'    <parent link="{model.body_names[parent] if parent >= 0 else base_link}"/>',
-                  f'    <child link="{body}"/>',
-                  f'    <origin xyz="{" ".join(map(_fmt, p0[i]))}" rpy="{" ".join(map(_fmt, _rpy(R0[i])))}"/>',
-                  f'    <axis xyz="{" ".join(map(_fmt, ax[i]))}"/>',
-                  f'    <limit lower="{_fmt(lo)}" upper="{_fmt(hi)}" effort="{_fmt(e)}" velocity="{_fmt(v)}"/>',
-                  "  </joint>"]
+        lines += [
+            f'  <joint name="{name}" type="{jt}">',
+            f'    <parent link="{model.body_names[parent] if parent >= 0 else base_link}"/>',
+            f'    <child link="{body}"/>',
+            f'    <origin xyz="{" ".join(map(_fmt, p0[i]))}" rpy="{" ".join(map(_fmt, _rpy(R0[i])))}"/>',
+            f'    <axis xyz="{" ".join(map(_fmt, ax[i]))}"/>',
+            f'    <limit lower="{_fmt(lo)}" upper="{_fmt(hi)}" effort="{_fmt(e)}" velocity="{_fmt(v)}"/>',
+            "  </joint>",
+        ]
     lines.append("</robot>")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,24 @@ fewer XLA kernels per link step). ``jaxdyn.sim.SimOptions(kernel="soa")`` routes
 simulation through :func:`aba_batch`.
 """
 
-from .soa import (COMPILER_OPTIONS, SOA_UNROLL_MAX_LINKS, TRAVERSALS, aba_batch, aba_jacobian_batch, crba_batch, jit,
-                  rnea_batch)
+from .soa import (
+    COMPILER_OPTIONS,
+    SOA_UNROLL_MAX_LINKS,
+    TRAVERSALS,
+    aba_batch,
+    aba_jacobian_batch,
+    crba_batch,
+    jit,
+    rnea_batch,
+)
 
-__all__ = ["COMPILER_OPTIONS", "SOA_UNROLL_MAX_LINKS", "TRAVERSALS", "aba_batch", "aba_jacobian_batch", "crba_batch", "jit", "rnea_batch"]
+__all__ = [
+    "COMPILER_OPTIONS",
+    "SOA_UNROLL_MAX_LINKS",
+    "TRAVERSALS",
+    "aba_batch",
+    "aba_jacobian_batch",
+    "crba_batch",
+    "jit",
+    "rnea_batch",
+]

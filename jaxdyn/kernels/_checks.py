@@ -8,6 +8,7 @@ def _check_args(name, model, arg_names, xs, widths):
     B = xs[0].shape[0] if xs[0].ndim else 0
     for arg, x, n in zip(arg_names, xs, widths):
         if x.ndim != 2 or x.shape[1] != n or x.shape[0] != B:
-            raise ValueError(f"{name}: argument '{arg}' has shape {x.shape}, expected ({B}, {n}) "
-                             f"for model '{model.name}'")
+            raise ValueError(
+                f"{name}: argument '{arg}' has shape {x.shape}, expected ({B}, {n}) for model '{model.name}'"
+            )
     return B

@@ -38,7 +38,6 @@ from ..model import Model
 from ._checks import _check_args
 from .soa import Constants, _aba_unroll, _check_joints, _crba_unroll, _rnea_unroll
 
-
 # Largest robot (scanned links) each kernel is unrolled for: Triton's compile time grows steeply
 # with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240 s; of the
 # RNEA: 12 links 5.7 s, 32 links 20 s). With ``traversal="auto"`` the ABA, RNEA and CRBA loop over
@@ -60,13 +59,23 @@ def resolve_traversal(model: Model, name: str, traversal: str | None = None) -> 
     if t == "auto":
         t = "unroll" if n <= PALLAS_MAX_LINKS[name] or not looped else "scan"
     if t == "scan" and not looped:
-        raise ValueError(f"{name}: only the unrolled form exists (traversal='unroll'); the looped one is "
-                         "written for aba_pallas, rnea_pallas and crba_pallas")
+        raise ValueError(
+            f"{name}: only the unrolled form exists (traversal='unroll'); the looped one is "
+            "written for aba_pallas, rnea_pallas and crba_pallas"
+        )
     return t
 
 
-def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-               num_warps: int | None = None, traversal: str | None = None, frames: str = "auto"):
+def aba_pallas(
+    model: Model,
+    *,
+    block: int = 128,
+    interpret: bool | None = None,
+    backend: str = "triton",
+    num_warps: int | None = None,
+    traversal: str | None = None,
+    frames: str = "auto",
+):
     """Build ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)`` as one Pallas kernel.
 
     Args:
@@ -95,34 +104,69 @@ def aba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None,
     if resolve_traversal(model, "aba_pallas", traversal) == "scan":
         return _looped(model, "aba" if frames == "body" else "aba_aligned", block, interpret, backend, num_warps)
     if frames == "aligned":
-        raise ValueError("aba_pallas: frames='aligned' is a form of the looped kernel (traversal 'scan'); this model's "
-                         f"traversal resolves to 'unroll' ({len(model.with_traversal('scan').layout.link_bodies)} links)")
-    return _fused(model, "aba_pallas", lambda c, q, qd, tau: _aba_unroll(model, c, q, qd, tau, None),
-                  ("q", "qd", "tau"), block, interpret, backend, num_warps)
+        raise ValueError(
+            "aba_pallas: frames='aligned' is a form of the looped kernel (traversal 'scan'); this model's "
+            f"traversal resolves to 'unroll' ({len(model.with_traversal('scan').layout.link_bodies)} links)"
+        )
+    return _fused(
+        model,
+        "aba_pallas",
+        lambda c, q, qd, tau: _aba_unroll(model, c, q, qd, tau, None),
+        ("q", "qd", "tau"),
+        block,
+        interpret,
+        backend,
+        num_warps,
+    )
 
 
-def rnea_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-                num_warps: int | None = None, traversal: str | None = None):
+def rnea_pallas(
+    model: Model,
+    *,
+    block: int = 128,
+    interpret: bool | None = None,
+    backend: str = "triton",
+    num_warps: int | None = None,
+    traversal: str | None = None,
+):
     """Build ``f(q (B, nq), qd (B, nv), qdd (B, nv)) -> tau (B, nv)``: inverse dynamics (the
     SoA RNEA of :mod:`jaxdyn.kernels.soa`, Rodriguez86's outward velocity/acceleration and
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     if resolve_traversal(model, "rnea_pallas", traversal) == "scan":
         return _looped(model, "rnea", block, interpret, backend, num_warps)
-    return _fused(model, "rnea_pallas", lambda c, q, qd, qdd: _rnea_unroll(model, c, q, qd, qdd, None),
-                  ("q", "qd", "qdd"), block, interpret, backend, num_warps)
+    return _fused(
+        model,
+        "rnea_pallas",
+        lambda c, q, qd, qdd: _rnea_unroll(model, c, q, qd, qdd, None),
+        ("q", "qd", "qdd"),
+        block,
+        interpret,
+        backend,
+        num_warps,
+    )
 
 
 def _looped(model, algo, block, interpret, backend, num_warps):
     if backend != "triton":
-        raise ValueError(f"{algo.split('_')[0]}_pallas: the looped kernel (traversal 'scan') is written for the Triton backend, "
-                         f"got backend={backend!r}")
+        raise ValueError(
+            f"{algo.split('_')[0]}_pallas: the looped kernel (traversal 'scan') is written for the Triton backend, "
+            f"got backend={backend!r}"
+        )
     from .pallas_scan import looped
+
     return looped(model, algo, block=block, interpret=interpret, num_warps=num_warps)
 
 
-def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-                num_warps: int | None = None, traversal: str | None = None):
+def crba_pallas(
+    model: Model,
+    *,
+    block: int = 128,
+    interpret: bool | None = None,
+    backend: str = "triton",
+    num_warps: int | None = None,
+    traversal: str | None = None,
+):
     """Build ``f(q (B, nq)) -> M (B, nv, nv)``: the joint-space mass matrix (armature included;
     the composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table 6.2,
     Rodriguez86 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
@@ -130,13 +174,28 @@ def crba_pallas(model: Model, *, block: int = 128, interpret: bool | None = None
     nv = model.nv
     if resolve_traversal(model, "crba_pallas", traversal) == "scan":
         return _looped(model, "crba", block, interpret, backend, num_warps)
-    f = _fused(model, "crba_pallas", lambda c, q: _crba_unroll(model, c, q), ("q",), block, interpret, backend,
-               num_warps, out_width=nv * nv)
+    f = _fused(
+        model,
+        "crba_pallas",
+        lambda c, q: _crba_unroll(model, c, q),
+        ("q",),
+        block,
+        interpret,
+        backend,
+        num_warps,
+        out_width=nv * nv,
+    )
     return lambda q: f(q).reshape(q.shape[0], nv, nv)
 
 
-def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | None = None, backend: str = "triton",
-                        num_warps: int | None = None):
+def aba_jacobian_pallas(
+    model: Model,
+    *,
+    block: int = 128,
+    interpret: bool | None = None,
+    backend: str = "triton",
+    num_warps: int | None = None,
+):
     """Build ``f(q, qd, tau) -> (dqdd/dq (B, nv, nq), dqdd/dqd (B, nv, nv), dqdd/dtau (B, nv, nv))``,
     the per-sample Jacobians of forward dynamics, from fused kernels and the inverse-dynamics
     identity (implicit differentiation of ``ID(q, qd, FD(q, qd, tau)) = tau``, Carpentier &
@@ -163,8 +222,9 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
     def tangent(fn, wrt):  # the forward-mode derivative of fn in its argument `wrt` alone
         def body(c, *groups):
             primal, dx = list(groups[:3]), groups[3]
-            g = lambda x: fn(model, c, *primal[:wrt], x, *primal[wrt + 1:], None)  # noqa: E731
+            g = lambda x: fn(model, c, *primal[:wrt], x, *primal[wrt + 1 :], None)  # noqa: E731
             return jax.jvp(g, (primal[wrt],), (dx,))[1]
+
         return body
 
     names = ("q", "qd", "x", "dx")
@@ -179,10 +239,11 @@ def aba_jacobian_pallas(model: Model, *, block: int = 128, interpret: bool | Non
         qdd = fd(q, qd, tau)
         one_hot = lambda x, n: jnp.broadcast_to(jnp.eye(n, dtype=dt)[:, None, :], (n,) + x.shape)  # noqa: E731
         each = lambda k, x, d: jax.vmap(lambda t: k(q, qd, x, t))(d)  # noqa: E731
-        rhs = jnp.concatenate([-each(did_dq, qdd, one_hot(q, nq)), -each(did_dqd, qdd, one_hot(qd, nv)),
-                               one_hot(tau, nv)])  # (nq + 2 nv, B, nv)
+        rhs = jnp.concatenate(
+            [-each(did_dq, qdd, one_hot(q, nq)), -each(did_dqd, qdd, one_hot(qd, nv)), one_hot(tau, nv)]
+        )  # (nq + 2 nv, B, nv)
         J = jnp.moveaxis(each(minv, tau, rhs), 0, -1)  # M^-1 rhs: (B, nv, nq + 2 nv)
-        return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
+        return J[..., :nq], J[..., nq : nq + nv], J[..., nq + nv :]
 
     return jac
 
@@ -203,9 +264,11 @@ def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, t
         interpret = jax.default_backend() != "gpu"
     if backend == "triton":
         from jax.experimental.pallas import triton as pltriton
+
         params = pltriton.CompilerParams(num_warps=num_warps, num_stages=1)
     elif backend == "mosaic":
         from jax.experimental.pallas import mosaic_gpu as plmgpu
+
         params = plmgpu.CompilerParams()
     else:
         raise ValueError(f"{name}: backend must be 'triton' or 'mosaic', got {backend!r}")
@@ -218,7 +281,7 @@ def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, t
     starts = [sum(widths[:k]) for k in range(len(widths) + 1)]
 
     def kernel(*refs):
-        ins, outs = refs[:starts[-1]], refs[starts[-1]:]
+        ins, outs = refs[: starts[-1]], refs[starts[-1] :]
         cols = [r[...] for r in ins]
         res = body(consts, *[cols[a:b] for a, b in zip(starts[:-1], starts[1:])])
         for o, x in zip(outs, res):
@@ -233,9 +296,15 @@ def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, t
         cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in xs for k in range(x.shape[1])]
         if model.floating_base:  # padded samples need a unit quaternion
             cols[3] = cols[3].at[B:].set(1.0)
-        out = pl.pallas_call(kernel, out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nout, grid=(Bp // block,),
-                             in_specs=[spec] * len(cols), out_specs=[spec] * nout, interpret=interpret,
-                             compiler_params=None if interpret else params)(*cols)
+        out = pl.pallas_call(
+            kernel,
+            out_shape=[jax.ShapeDtypeStruct((Bp,), dt)] * nout,
+            grid=(Bp // block,),
+            in_specs=[spec] * len(cols),
+            out_specs=[spec] * nout,
+            interpret=interpret,
+            compiler_params=None if interpret else params,
+        )(*cols)
         return jnp.stack(out, -1)[:B]
 
     return f

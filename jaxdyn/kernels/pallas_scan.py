@@ -47,10 +47,29 @@ import numpy as np
 from .. import tree
 from ..model import Model
 from ._checks import _check_args
-from .soa import (Constants, _I3, _MOTION, _ART, _ZERO3, _aba_aligned_filter_step, _aba_aligned_smooth_step,
-                  _aba_filter_step, _aba_kin_step, _aba_smooth_step, _aba_vel_step, _art_matrix, _check_joints,
-                  _crba_pose_step, _dot, _inertia_apply, _link_numbers, _model_numbers, _rigid_to_art,
-                  _rnea_back_step, _rnea_fwd_step)
+from .soa import (
+    _ART,
+    _I3,
+    _MOTION,
+    _ZERO3,
+    Constants,
+    _aba_aligned_filter_step,
+    _aba_aligned_smooth_step,
+    _aba_filter_step,
+    _aba_kin_step,
+    _aba_smooth_step,
+    _aba_vel_step,
+    _art_matrix,
+    _check_joints,
+    _crba_pose_step,
+    _dot,
+    _inertia_apply,
+    _link_numbers,
+    _model_numbers,
+    _rigid_to_art,
+    _rnea_back_step,
+    _rnea_fwd_step,
+)
 
 tmap = jax.tree_util.tree_map
 
@@ -117,6 +136,7 @@ class _Kernel:
         if self.interpret:
             return jnp.where(mask, self.scr[0, r, :], jnp.zeros((self.block,), self.dtype))
         from jax.experimental.pallas import triton as plt
+
         return plt.load(self.scr.at[0, r, :], mask=jnp.broadcast_to(mask, (self.block,)), other=0.0)
 
     def store(self, r, v, mask=None):
@@ -127,6 +147,7 @@ class _Kernel:
             self.scr[0, r, :] = jnp.where(mask, v, self.scr[0, r, :])
         else:
             from jax.experimental.pallas import triton as plt
+
             plt.store(self.scr.at[0, r, :], v, mask=jnp.broadcast_to(mask, (self.block,)))
 
     def put(self, base, val, mask=None):
@@ -241,15 +262,24 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
         # see _Kernel.gather, 222; talos fixed: 161). The rest is the root's 6x6 solve, straight
         # line after the gather (164 without it): registers are allocated per kernel, so it
         # sets the occupancy of the loops too (2 programs of 4 warps per SM instead of 3).
-        rx = _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
-                     qd=tuple(qdT[k, :] for k in range(6)), tau=tuple(tauT[k, :] for k in range(6)))
+        rx = _root_x(
+            tabs,
+            q=tuple(qT[k, :] for k in range(7)),
+            qd=tuple(qdT[k, :] for k in range(6)),
+            tau=tuple(tauT[k, :] for k in range(6)),
+        )
         rx["v"], _ = _aba_vel_step(None, rx)
         return rx
 
     root_v = root_x()["v"] if floating else zeros
 
-    K.scatter(lambda pv, j: _aba_vel_step(pv, K.link_x(j, per, {})), zeros, root_v, sc_slots,
-              lambda j, val, out: K.put(base_v + 6 * j, val))
+    K.scatter(
+        lambda pv, j: _aba_vel_step(pv, K.link_x(j, per, {})),
+        zeros,
+        root_v,
+        sc_slots,
+        lambda j, val, out: K.put(base_v + 6 * j, val),
+    )
     stored_v = {"v": (base_v, 6, _MOTION)}
     ufe = (_MOTION, 0.0, 0.0)
 
@@ -303,12 +333,21 @@ def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
     kin_world = (_I3, _ZERO3, _ZERO3)
 
     def root_x():  # loaded where used, as in _aba_body
-        return _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
-                       qd=tuple(qdT[k, :] for k in range(6)), tau=tuple(tauT[k, :] for k in range(6)))
+        return _root_x(
+            tabs,
+            q=tuple(qT[k, :] for k in range(7)),
+            qd=tuple(qdT[k, :] for k in range(6)),
+            tau=tuple(tauT[k, :] for k in range(6)),
+        )
 
     root_val = _aba_kin_step(None, root_x())[0] if floating else kin_world
-    K.scatter(lambda pv, j: _aba_kin_step(pv, K.link_x(j, per, {})), kin_world, root_val, sc_slots,
-              lambda j, val, o: K.put(base_k + W * j, o))
+    K.scatter(
+        lambda pv, j: _aba_kin_step(pv, K.link_x(j, per, {})),
+        kin_world,
+        root_val,
+        sc_slots,
+        lambda j, val, o: K.put(base_k + W * j, o),
+    )
 
     def link_x(j, with_f):
         stored = {"k": (base_k, W, like)}
@@ -324,8 +363,12 @@ def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
         return x
 
     art_zero = K.like((_ART, _MOTION), (_ART, _MOTION))
-    root_acc = K.gather(lambda acc, j: _aba_aligned_filter_step(acc, link_x(j, False)), art_zero, g_slots,
-                        lambda j, o: K.put(base_f + 8 * j, o))
+    root_acc = K.gather(
+        lambda acc, j: _aba_aligned_filter_step(acc, link_x(j, False)),
+        art_zero,
+        g_slots,
+        lambda j, o: K.put(base_f + 8 * j, o),
+    )
     world = tabs.consts.world
     root_PZ, root_a = None, K.like(_MOTION, _MOTION)
     if floating:
@@ -339,8 +382,13 @@ def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
     def emit(j, val, qdd):
         out[K.itab[j, _VROW], :] = K.row(qdd)
 
-    K.scatter(lambda pa, j: _aba_aligned_smooth_step(root_PZ, world, pa, link_x(j, True)), K.like(world, world),
-              root_a, sc_slots, emit)
+    K.scatter(
+        lambda pa, j: _aba_aligned_smooth_step(root_PZ, world, pa, link_x(j, True)),
+        K.like(world, world),
+        root_a,
+        sc_slots,
+        emit,
+    )
 
 
 def _rnea_body(tabs, K, qT, qdT, qddT, out):
@@ -353,11 +401,20 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
     fwd = functools.partial(_rnea_fwd_step, world)
     rx, root_val = None, (_MOTION, world)
     if floating:
-        rx = _root_x(tabs, q=tuple(qT[k, :] for k in range(7)),
-                     qd=tuple(qdT[k, :] for k in range(6)), qdd=tuple(qddT[k, :] for k in range(6)))
+        rx = _root_x(
+            tabs,
+            q=tuple(qT[k, :] for k in range(7)),
+            qd=tuple(qdT[k, :] for k in range(6)),
+            qdd=tuple(qddT[k, :] for k in range(6)),
+        )
         root_val, rx["f"] = fwd(None, rx)
-    K.scatter(lambda pv, j: fwd(pv, K.link_x(j, per, {})), (_MOTION, world), root_val, sc_slots,
-              lambda j, val, f: K.put(base_f + 6 * j, f))
+    K.scatter(
+        lambda pv, j: fwd(pv, K.link_x(j, per, {})),
+        (_MOTION, world),
+        root_val,
+        sc_slots,
+        lambda j, val, f: K.put(base_f + 6 * j, f),
+    )
 
     def back(acc, j):
         return _rnea_back_step(acc, K.link_x(j, per, {"f": (base_f, 6, _MOTION)}))
@@ -394,8 +451,14 @@ def _crba_body(tabs, K, qT, out):
 
     jax.lax.fori_loop(0, nv * nv, clear, 0)
     if n:
-        K.scatter(lambda pv, j: _crba_pose_step(ident, pv, K.link_x(j, per, {})), ident, ident, sc_slots,
-                  lambda j, val, o: K.put(16 * j, o))
+        K.scatter(
+            lambda pv, j: _crba_pose_step(ident, pv, K.link_x(j, per, {})),
+            ident,
+            ident,
+            sc_slots,
+            lambda j, val, o: K.put(16 * j, o),
+        )
+
     def composite(acc, j):  # Ic = I + the children's Ic, all in the common frame
         Ic = tmap(jnp.add, K.get(16 * j + 6, rigid), acc)
         return Ic, Ic
@@ -448,11 +511,12 @@ class _Algo(NamedTuple):
     out: object  # output rows from nv
 
 
-_ALGOS = {"aba": _Algo(_aba_body, 14, 6, 27, ("q", "qd", "tau"), lambda nv: nv),
-          "aba_aligned": _Algo(_aba_aligned_body, lambda t: _aligned_rows(t) + 8, 15, 27, ("q", "qd", "tau"),
-                               lambda nv: nv),
-          "rnea": _Algo(_rnea_body, 6, 12, 6, ("q", "qd", "qdd"), lambda nv: nv),
-          "crba": _Algo(_crba_body, 16, 12, 10, ("q",), lambda nv: nv * nv)}
+_ALGOS = {
+    "aba": _Algo(_aba_body, 14, 6, 27, ("q", "qd", "tau"), lambda nv: nv),
+    "aba_aligned": _Algo(_aba_aligned_body, lambda t: _aligned_rows(t) + 8, 15, 27, ("q", "qd", "tau"), lambda nv: nv),
+    "rnea": _Algo(_rnea_body, 6, 12, 6, ("q", "qd", "qdd"), lambda nv: nv),
+    "crba": _Algo(_crba_body, 16, 12, 10, ("q",), lambda nv: nv * nv),
+}
 
 
 def _scratch_layout(tabs, spec):
@@ -488,7 +552,7 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
 
     def kernel(*refs):
         K = _Kernel(tabs, *refs[:3], refs[-1], block, dt, interpret, sc_slots, g_slots)
-        spec.body(tabs, K, *refs[3:3 + nargs], refs[3 + nargs])
+        spec.body(tabs, K, *refs[3 : 3 + nargs], refs[3 + nargs])
 
     def f(*xs):
         if len(xs) != nargs:
@@ -519,7 +583,7 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
 
 
 # Largest scratch buffer of one looped kernel call; bigger batches go through in chunks.
-SCRATCH_BYTES = 2 ** 31
+SCRATCH_BYTES = 2**31
 
 
 def _call(kernel, tables, chunk, rows, nout, block, dt, interpret, num_warps, *xT):
@@ -531,11 +595,15 @@ def _call(kernel, tables, chunk, rows, nout, block, dt, interpret, num_warps, *x
     params = None
     if not interpret:
         from jax.experimental.pallas import triton as plt
+
         params = plt.CompilerParams(num_warps=num_warps, num_stages=1)
     out, _ = pl.pallas_call(
-        kernel, grid=(G,),
+        kernel,
+        grid=(G,),
         out_shape=[jax.ShapeDtypeStruct((nout, chunk), dt), jax.ShapeDtypeStruct((G, rows, block), dt)],
         in_specs=[full(t) for t in tables] + [cols(a.shape[0]) for a in xT],
         out_specs=[cols(nout), pl.BlockSpec((1, rows, block), lambda i: (i, 0, 0))],
-        interpret=interpret, compiler_params=params)(*tables, *xT)
+        interpret=interpret,
+        compiler_params=params,
+    )(*tables, *xT)
     return out

@@ -58,9 +58,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import tree
-from ..model import Model
 from ..algorithms.common import full_precision
-
+from ..model import Model
 
 # --- scalar helpers that skip structural zeros (Python literals) ---------------------------------
 
@@ -119,13 +118,15 @@ def _v_scale(s, a):
 
 
 def _cross(a, b):
-    return (_sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
-            _sub(_mul(a[2], b[0]), _mul(a[0], b[2])),
-            _sub(_mul(a[0], b[1]), _mul(a[1], b[0])))
+    return (
+        _sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
+        _sub(_mul(a[2], b[0]), _mul(a[0], b[2])),
+        _sub(_mul(a[0], b[1]), _mul(a[1], b[0])),
+    )
 
 
 def _row(M, r):
-    return M[3 * r:3 * r + 3]
+    return M[3 * r : 3 * r + 3]
 
 
 def _col(M, c):
@@ -215,8 +216,10 @@ def _art_to_parent(R, p, A, B, C):
     PC = _mm(P, _sym_full(C1))
     Bn = _v_add(B1, PC)
     K = _mm(B1, P)
-    An = tuple(_sub(_sub(A1[k], _add(K[3 * r + c], K[3 * c + r])), _dot(_row(PC, r), _col(P, c)))
-               for k, (r, c) in enumerate(_UPPER))
+    An = tuple(
+        _sub(_sub(A1[k], _add(K[3 * r + c], K[3 * c + r])), _dot(_row(PC, r), _col(P, c)))
+        for k, (r, c) in enumerate(_UPPER)
+    )
     return An, Bn, C1
 
 
@@ -229,8 +232,10 @@ def _rigid_to_parent(R, p, m, h, Ib):
     Ibr = _rot_sym(R, Ib)
     mp = _v_scale(m, p)
     tr = _add(_mul(2.0, _dot(p, hr)), _dot(mp, p))
-    Ibn = tuple(_sub(_add(Ibr[k], tr if r == c else 0.0), _add(_mul(hr[r], p[c]), _mul(p[r], hr[c]), _mul(mp[r], p[c])))
-                for k, (r, c) in enumerate(_UPPER))
+    Ibn = tuple(
+        _sub(_add(Ibr[k], tr if r == c else 0.0), _add(_mul(hr[r], p[c]), _mul(p[r], hr[c]), _mul(mp[r], p[c])))
+        for k, (r, c) in enumerate(_UPPER)
+    )
     return m, _v_add(hr, mp), Ibn
 
 
@@ -276,7 +281,8 @@ def _check_joints(model: Model, fn: str):
         if t == "spherical":
             raise ValueError(
                 f"{fn}: joint '{model.joint_names[j]}' is spherical, which the SoA kernels do not "
-                f"support; use jaxdyn.{fn.replace('_batch', '')} with jax.vmap for this model")
+                f"support; use jaxdyn.{fn.replace('_batch', '')} with jax.vmap for this model"
+            )
 
 
 @full_precision
@@ -288,8 +294,20 @@ def _model_numbers(model: Model):
     R0, p0, u = model.placement_R.astype(dt), model.placement_p.astype(dt), model.axis.astype(dt)
     uu = u[:, :, None] * u[:, None, :]
     A0 = jnp.einsum("bij,bjk->bik", R0, uu)
-    K = jnp.stack([jnp.zeros_like(u[:, 0]), -u[:, 2], u[:, 1], u[:, 2], jnp.zeros_like(u[:, 0]), -u[:, 0],
-                   -u[:, 1], u[:, 0], jnp.zeros_like(u[:, 0])], -1).reshape(-1, 3, 3)
+    K = jnp.stack(
+        [
+            jnp.zeros_like(u[:, 0]),
+            -u[:, 2],
+            u[:, 1],
+            u[:, 2],
+            jnp.zeros_like(u[:, 0]),
+            -u[:, 0],
+            -u[:, 1],
+            u[:, 0],
+            jnp.zeros_like(u[:, 0]),
+        ],
+        -1,
+    ).reshape(-1, 3, 3)
     A2 = jnp.einsum("bij,bjk->bik", R0, K)
     w = jnp.einsum("bij,bj->bi", R0, u)
     m, c, Ic = model.mass.astype(dt), model.com.astype(dt), model.inertia.astype(dt)
@@ -298,8 +316,18 @@ def _model_numbers(model: Model):
     Ib = 0.5 * (Ib + jnp.swapaxes(Ib, -1, -2))  # read symmetrically: gradients w.r.t. the inertia stay symmetric
     iu = np.array(_UPPER)
     Ib6 = Ib[:, iu[:, 0], iu[:, 1]]
-    return {"A0": A0.reshape(-1, 9), "A1": (R0 - A0).reshape(-1, 9), "A2": A2.reshape(-1, 9), "R0": R0.reshape(-1, 9),
-            "w": w, "p0": p0, "u": u, "m": m, "h": m[:, None] * c, "Ib": Ib6}
+    return {
+        "A0": A0.reshape(-1, 9),
+        "A1": (R0 - A0).reshape(-1, 9),
+        "A2": A2.reshape(-1, 9),
+        "R0": R0.reshape(-1, 9),
+        "w": w,
+        "p0": p0,
+        "u": u,
+        "m": m,
+        "h": m[:, None] * c,
+        "Ib": Ib6,
+    }
 
 
 def _split(x):
@@ -352,9 +380,17 @@ def _free_X(qr):
     x, y, z = qr[0:3]
     qw, qx, qy, qz = qr[3:7]
     s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
-    R = (1 - s * (qy * qy + qz * qz), s * (qx * qy - qw * qz), s * (qx * qz + qw * qy),
-         s * (qx * qy + qw * qz), 1 - s * (qx * qx + qz * qz), s * (qy * qz - qw * qx),
-         s * (qx * qz - qw * qy), s * (qy * qz + qw * qx), 1 - s * (qx * qx + qy * qy))
+    R = (
+        1 - s * (qy * qy + qz * qz),
+        s * (qx * qy - qw * qz),
+        s * (qx * qz + qw * qy),
+        s * (qx * qy + qw * qz),
+        1 - s * (qx * qx + qz * qz),
+        s * (qy * qz - qw * qx),
+        s * (qx * qz - qw * qy),
+        s * (qy * qz + qw * qx),
+        1 - s * (qx * qx + qy * qy),
+    )
     return R, (x, y, z)
 
 
@@ -375,7 +411,8 @@ def _prepare(model: Model, fn: str, **args):
         if not is_single and (len(shape) != len(want) + 1 or shape[1:] != want):
             raise ValueError(
                 f"{fn}: argument '{name}' has shape {shape}, expected (B, {', '.join(map(str, want))}) "
-                f"or {want} for model '{model.name}' (nq={model.nq}, nv={model.nv}, nb={model.nb})")
+                f"or {want} for model '{model.name}' (nq={model.nq}, nv={model.nv}, nb={model.nb})"
+            )
         if single is None:
             single = is_single
         elif single != is_single:
@@ -386,7 +423,9 @@ def _prepare(model: Model, fn: str, **args):
         if batch is None:
             batch = x.shape[0]
         elif x.shape[0] != batch:
-            raise ValueError(f"{fn}: argument '{name}' has batch size {x.shape[0]}, expected {batch} (from the first argument)")
+            raise ValueError(
+                f"{fn}: argument '{name}' has batch size {x.shape[0]}, expected {batch} (from the first argument)"
+            )
         out[name] = jnp.moveaxis(x, 0, -1)  # batch last
     return batch, single, out
 
@@ -564,7 +603,7 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:  # free root: v = qd[0:6] (body frame), c = v x v = 0
-            V[i], Cb[i] = (tuple(qdT[vs:vs + 3]), tuple(qdT[vs + 3:vs + 6])), (_ZERO3, _ZERO3)
+            V[i], Cb[i] = (tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])), (_ZERO3, _ZERO3)
         else:
             pa = parents[i]
             V[i], Cb[i] = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
@@ -594,8 +633,8 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:
-            Acc[i], x = _free_root_solve(R, p, P[i], Z[i], tauT[vs:vs + 6], arm[vs:vs + 6], world)
-            qdd[vs:vs + 6] = x
+            Acc[i], x = _free_root_solve(R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
+            qdd[vs : vs + 6] = x
             continue
         pa = parents[i]
         Acc[i], qdd[vs] = _smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
@@ -616,9 +655,9 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:  # free root: v = qd[0:6], a = X^-1 [0; -g] + qdd[0:6]
-            V[i] = tuple(qdT[vs:vs + 3]), tuple(qdT[vs + 3:vs + 6])
+            V[i] = tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])
             aw, av = _motion_to_child(R, p, *world)
-            Acc[i] = _v_add(aw, tuple(qddT[vs:vs + 3])), _v_add(av, tuple(qddT[vs + 3:vs + 6]))
+            Acc[i] = _v_add(aw, tuple(qddT[vs : vs + 3])), _v_add(av, tuple(qddT[vs + 3 : vs + 6]))
         else:
             pa = parents[i]
             V[i], c = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
@@ -632,7 +671,7 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
         vs = int(lay.v_start[i])
         n, f = F[i]
         if S is None:
-            tau[vs:vs + 6] = [_add(x, _mul(arm[vs + k], qddT[vs + k])) for k, x in enumerate(n + f)]
+            tau[vs : vs + 6] = [_add(x, _mul(arm[vs + k], qddT[vs + k])) for k, x in enumerate(n + f)]
             continue
         tau[vs] = _add(_dot(S[0], n), _dot(S[1], f), _mul(arm[vs], qddT[vs]))
         pa = parents[i]
@@ -968,8 +1007,9 @@ def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
     world = _no_fold(_world_acc(model, B))
-    _, lx["f"], f_root = tree.scatter(lay, functools.partial(_rnea_fwd_step, world), lx,
-                                      (_soa_zeros(_MOTION, B, dt), world), rx, pack=_pack_outputs())
+    _, lx["f"], f_root = tree.scatter(
+        lay, functools.partial(_rnea_fwd_step, world), lx, (_soa_zeros(_MOTION, B, dt), world), rx, pack=_pack_outputs()
+    )
     if rx is not None:
         rx["f"] = f_root
     _, tau_l, tau_r = tree.gather(lay, _rnea_back_step, _soa_zeros(_MOTION, B, dt, model.nb), lx, rx)
@@ -1119,8 +1159,9 @@ def _crba_tree(model, lay, nums, qT):
     one, zero = jnp.ones((B,), dt), jnp.zeros((B,), dt)
     ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
     pose_step = functools.partial(_crba_pose_step, ident)
-    _, link_out, root_I = tree.scatter(lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx,
-                                       pack=_pack_outputs())
+    _, link_out, root_I = tree.scatter(
+        lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx, pack=_pack_outputs()
+    )
     link_out = tree.unpack(link_out)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
     nb = model.nb
@@ -1148,8 +1189,13 @@ def _crba_tree(model, lay, nums, qT):
     Ic = [Ic[:, 0], Ic[:, 1:4], Ic[:, 4:10]]
     S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
     bo = np.asarray(body_of)
-    F = _inertia_apply(Ic[0][bo], _split(Ic[1][bo].swapaxes(0, 1)), _split(Ic[2][bo].swapaxes(0, 1)),
-                       _split(S[:, 0:3].swapaxes(0, 1)), _split(S[:, 3:6].swapaxes(0, 1)))
+    F = _inertia_apply(
+        Ic[0][bo],
+        _split(Ic[1][bo].swapaxes(0, 1)),
+        _split(Ic[2][bo].swapaxes(0, 1)),
+        _split(S[:, 0:3].swapaxes(0, 1)),
+        _split(S[:, 3:6].swapaxes(0, 1)),
+    )
     F = jnp.stack(F[0] + F[1], 1)  # (ndof, 6, B)
     g = jnp.asarray(lay.v_gather)
     S, F = S[g], F[g]  # dof order
@@ -1214,8 +1260,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
     """
     B, single, _ = _prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
     if single:
-        raise ValueError("aba_jacobian_batch: expects batched inputs (B, nq)/(B, nv); "
-                         "use jax.jacfwd(jaxdyn.aba) for one sample")
+        raise ValueError(
+            "aba_jacobian_batch: expects batched inputs (B, nq)/(B, nv); use jax.jacfwd(jaxdyn.aba) for one sample"
+        )
     if chunk == "auto":
         chunk = JACOBIAN_CHUNK
     if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
@@ -1234,7 +1281,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
         qdd = fd(q, qd, tau)
         did_dq = directions(lambda x: inv(x, qd, qdd), q, nq)  # (nq, b, nv)
         did_dqd = directions(lambda x: inv(q, x, qdd), qd, nv)
-        rhs = jnp.concatenate([-did_dq, -did_dqd, jnp.broadcast_to(jnp.eye(nv, dtype=dt)[:, None, :], (nv,) + tau.shape)])
+        rhs = jnp.concatenate(
+            [-did_dq, -did_dqd, jnp.broadcast_to(jnp.eye(nv, dtype=dt)[:, None, :], (nv,) + tau.shape)]
+        )
         cols = jax.vmap(lambda t: jax.jvp(lambda x: fd(q, qd, x), (tau,), (t,))[1])(rhs)  # M^-1 rhs
         return jnp.moveaxis(cols, 0, -1)  # (b, nv, nq + 2 nv)
 
@@ -1242,7 +1291,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
         J = jacobian(q, qd, tau)
     else:
         n = -(-B // chunk)
-        pieces = [jnp.concatenate([x, jnp.repeat(x[-1:], n * chunk - B, 0)]).reshape((n, chunk) + x.shape[1:])
-                  for x in (q, qd, tau)]
+        pieces = [
+            jnp.concatenate([x, jnp.repeat(x[-1:], n * chunk - B, 0)]).reshape((n, chunk) + x.shape[1:])
+            for x in (q, qd, tau)
+        ]
         J = jax.lax.map(lambda xs: jacobian(*xs), pieces).reshape((n * chunk, nv, nq + 2 * nv))[:B]
-    return J[..., :nq], J[..., nq:nq + nv], J[..., nq + nv:]
+    return J[..., :nq], J[..., nq : nq + nv], J[..., nq + nv :]

@@ -34,15 +34,46 @@ from ..io.urdf import load_urdf
 from ..model import Model
 
 _DIR = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_FLOATING = {"double_pendulum": False, "ur5": False, "panda": False, "solo12": True, "talos": True,
-                    "pendulum": False, "acrobot": False, "cartpole": False}
+DEFAULT_FLOATING = {
+    "double_pendulum": False,
+    "ur5": False,
+    "panda": False,
+    "solo12": True,
+    "talos": True,
+    "pendulum": False,
+    "acrobot": False,
+    "cartpole": False,
+}
 EXTERNAL_DISTRIBUTION = "example-robot-data"
 # example-robot-data packages of robots that move freely (legs, humanoids, flying bases)
-FLOATING_PACKAGES = frozenset({
-    "a1", "alex", "alexander", "anymal_b_simple", "anymal_c_simple", "b1", "bolt", "borinot", "centauro",
-    "g1", "go1", "go2", "hector", "hextilt", "human", "hyq", "icub", "iris", "laikago", "quadruped",
-    "romeo", "simple_humanoid", "solo", "talos_data",
-})
+FLOATING_PACKAGES = frozenset(
+    {
+        "a1",
+        "alex",
+        "alexander",
+        "anymal_b_simple",
+        "anymal_c_simple",
+        "b1",
+        "bolt",
+        "borinot",
+        "centauro",
+        "g1",
+        "go1",
+        "go2",
+        "hector",
+        "hextilt",
+        "human",
+        "hyq",
+        "icub",
+        "iris",
+        "laikago",
+        "quadruped",
+        "romeo",
+        "simple_humanoid",
+        "solo",
+        "talos_data",
+    }
+)
 
 
 def available_robots() -> tuple[str, ...]:
@@ -94,8 +125,10 @@ def robot_path(name: str) -> str:
             f'pip install "jaxdyn[robots]"'
         )
     close = [n for n in index if name in n] or list(index)
-    raise KeyError(f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}; from "
-                   f"{EXTERNAL_DISTRIBUTION}: {', '.join(close)}")
+    raise KeyError(
+        f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}; from "
+        f"{EXTERNAL_DISTRIBUTION}: {', '.join(close)}"
+    )
 
 
 def default_floating(name: str) -> bool:

@@ -18,56 +18,118 @@ from .regressors import regressor_rows
 def add_cli_arguments(p):
     """Arguments of ``jaxdyn identify`` (added to an ``argparse`` parser)."""
     p.add_argument("urdf", help="nominal URDF (fixed base, 1-dof joints)")
-    p.add_argument("data", help="measurements: .npz or .csv (format: python -c 'import jaxdyn.sysid; help(jaxdyn.sysid)')")
+    p.add_argument(
+        "data", help="measurements: .npz or .csv (format: python -c 'import jaxdyn.sysid; help(jaxdyn.sysid)')"
+    )
     p.add_argument("--out", required=True, help="identified URDF to write (must differ from the input)")
-    p.add_argument("--method", choices=("ls", "wls", "gradient", "both"), default="both",
-                   help="least squares on base parameters (weighted unless --unweighted), physically consistent "
-                        "gradient fit, or both (default)")
-    p.add_argument("--unweighted", action="store_true",
-                   help="ordinary least squares (default: weighted, per-joint weights 1/sigma_j from an OLS pass)")
-    p.add_argument("--holdout", type=float, default=0.2, help="fraction of samples (the last ones) held out (default 0.2)")
-    p.add_argument("--test", default=None, metavar="FILE",
-                   help="a separate held-out recording (same format; filtered like the training data); "
-                        "replaces --holdout")
+    p.add_argument(
+        "--method",
+        choices=("ls", "wls", "gradient", "both"),
+        default="both",
+        help="least squares on base parameters (weighted unless --unweighted), physically consistent "
+        "gradient fit, or both (default)",
+    )
+    p.add_argument(
+        "--unweighted",
+        action="store_true",
+        help="ordinary least squares (default: weighted, per-joint weights 1/sigma_j from an OLS pass)",
+    )
+    p.add_argument(
+        "--holdout", type=float, default=0.2, help="fraction of samples (the last ones) held out (default 0.2)"
+    )
+    p.add_argument(
+        "--test",
+        default=None,
+        metavar="FILE",
+        help="a separate held-out recording (same format; filtered like the training data); replaces --holdout",
+    )
     p.add_argument("--plots", default=None, help="directory for PNG plots of predicted vs measured torques")
     p.add_argument("--steps", type=int, default=500, help="gradient-fit iterations (default 500)")
-    p.add_argument("--reg", type=float, default=None,
-                   help="weight of the divergence to the nominal model relative to the normalised torque MSE "
-                        "(default 1e-6 with --unweighted; otherwise --prior-weight applies)")
-    p.add_argument("--prior-weight", type=float, default=None,
-                   help="weight of the divergence to the nominal model in units of the noise-weighted residuals "
-                        "(default 1 with weighted least squares)")
-    p.add_argument("--friction", nargs="?", const="coulomb", default=None, choices=KINDS,
-                   help="also identify joint friction: viscous, coulomb (viscous + Coulomb; the default when the "
-                        "flag has no value) or stribeck (+ exponential Stribeck term)")
+    p.add_argument(
+        "--reg",
+        type=float,
+        default=None,
+        help="weight of the divergence to the nominal model relative to the normalised torque MSE "
+        "(default 1e-6 with --unweighted; otherwise --prior-weight applies)",
+    )
+    p.add_argument(
+        "--prior-weight",
+        type=float,
+        default=None,
+        help="weight of the divergence to the nominal model in units of the noise-weighted residuals "
+        "(default 1 with weighted least squares)",
+    )
+    p.add_argument(
+        "--friction",
+        nargs="?",
+        const="coulomb",
+        default=None,
+        choices=KINDS,
+        help="also identify joint friction: viscous, coulomb (viscous + Coulomb; the default when the "
+        "flag has no value) or stribeck (+ exponential Stribeck term)",
+    )
     p.add_argument("--offset", action="store_true", help="with --friction: also a constant torque offset per joint")
     p.add_argument("--stribeck-velocity", type=float, default=0.1, help="Stribeck velocity v_s (default 0.1)")
-    p.add_argument("--smooth-velocity", type=float, default=None,
-                   help="replace sign(qd) by tanh(qd/eps) with this eps (default: v_s/10 for stribeck, else exact sign)")
-    p.add_argument("--total-mass", type=float, default=None, help="known total mass of the bodies [kg] (consistent fit)")
+    p.add_argument(
+        "--smooth-velocity",
+        type=float,
+        default=None,
+        help="replace sign(qd) by tanh(qd/eps) with this eps (default: v_s/10 for stribeck, else exact sign)",
+    )
+    p.add_argument(
+        "--total-mass", type=float, default=None, help="known total mass of the bodies [kg] (consistent fit)"
+    )
     p.add_argument("--total-mass-tol", type=float, default=None, help="its tolerance [kg] (default 1%% of it)")
-    p.add_argument("--mass-bounds", action="append", default=[], metavar="BODY=LO:HI",
-                   help="mass bounds of one body [kg] for the consistent fit (LO or HI may be empty); repeatable")
-    p.add_argument("--mass-range", default=None, metavar="LO:HI",
-                   help="bounds for the bodies without --mass-bounds, as factors of their nominal masses (e.g. 0.5:1.5)")
-    p.add_argument("--rel-std-threshold", type=float, default=10.0,
-                   help="relative standard deviation [%%] above which a parameter is reported as poorly excited "
-                        "(default 10)")
+    p.add_argument(
+        "--mass-bounds",
+        action="append",
+        default=[],
+        metavar="BODY=LO:HI",
+        help="mass bounds of one body [kg] for the consistent fit (LO or HI may be empty); repeatable",
+    )
+    p.add_argument(
+        "--mass-range",
+        default=None,
+        metavar="LO:HI",
+        help="bounds for the bodies without --mass-bounds, as factors of their nominal masses (e.g. 0.5:1.5)",
+    )
+    p.add_argument(
+        "--rel-std-threshold",
+        type=float,
+        default=10.0,
+        help="relative standard deviation [%%] above which a parameter is reported as poorly excited (default 10)",
+    )
     g = p.add_argument_group("signal processing (when the data have no qd/qdd)")
     g.add_argument("--dt", type=float, default=None, help="sample period [s] when the data has no time stamps")
-    g.add_argument("--filter", choices=("butterworth", "savgol"), default=None,
-                   help="butterworth (default: zero-phase, central differences, parallel filtering, decimation) "
-                        "or savgol (the default when only --window is given)")
+    g.add_argument(
+        "--filter",
+        choices=("butterworth", "savgol"),
+        default=None,
+        help="butterworth (default: zero-phase, central differences, parallel filtering, decimation) "
+        "or savgol (the default when only --window is given)",
+    )
     g.add_argument("--cutoff", type=float, default=None, help="Butterworth cut-off [Hz] (default: factor x bandwidth)")
     g.add_argument("--cutoff-factor", type=float, default=5.0, help="cut-off / excitation bandwidth (default 5)")
-    g.add_argument("--bandwidth", type=float, default=None,
-                   help="excitation bandwidth [Hz], e.g. the highest harmonic of a Fourier excitation "
-                        "(default: estimated from the spectrum of q)")
+    g.add_argument(
+        "--bandwidth",
+        type=float,
+        default=None,
+        help="excitation bandwidth [Hz], e.g. the highest harmonic of a Fourier excitation "
+        "(default: estimated from the spectrum of q)",
+    )
     g.add_argument("--filter-order", type=int, default=4, help="Butterworth order (default 4)")
-    g.add_argument("--decimate", type=int, default=None,
-                   help="keep one sample in this many (default floor(0.4 rate / cut-off); savgol: 1)")
-    g.add_argument("--edge", type=int, default=None,
-                   help="samples dropped at each end (default: the filter's impulse-response length; savgol: window/2)")
+    g.add_argument(
+        "--decimate",
+        type=int,
+        default=None,
+        help="keep one sample in this many (default floor(0.4 rate / cut-off); savgol: 1)",
+    )
+    g.add_argument(
+        "--edge",
+        type=int,
+        default=None,
+        help="samples dropped at each end (default: the filter's impulse-response length; savgol: window/2)",
+    )
     g.add_argument("--no-filter-tau", action="store_true", help="do not filter tau (no parallel filtering)")
     g.add_argument("--window", type=int, default=None, help="Savitzky-Golay window (samples; default 31)")
     g.add_argument("--polyorder", type=int, default=3, help="Savitzky-Golay degree (default 3)")
@@ -118,39 +180,64 @@ def _run_cli(args) -> int:
     check_model(model, "jaxdyn identify")
     fm = None
     if args.friction is not None:
-        fm = friction_model(args.friction, offset=args.offset, stribeck_velocity=args.stribeck_velocity,
-                            smooth_velocity=args.smooth_velocity)
+        fm = friction_model(
+            args.friction,
+            offset=args.offset,
+            stribeck_velocity=args.stribeck_velocity,
+            smooth_velocity=args.smooth_velocity,
+        )
     elif args.offset:
         raise ValueError("--offset needs --friction")
     bounds = _parse_mass_bounds(model, args.mass_bounds, args.mass_range)
     mb = mass_bounds_array(model, bounds)
-    fkw = dict(dt=args.dt, filter=args.filter, window=args.window, polyorder=args.polyorder, cutoff=args.cutoff,
-               cutoff_factor=args.cutoff_factor, bandwidth=args.bandwidth, filter_order=args.filter_order,
-               decimation=args.decimate, edge=args.edge, filter_tau=not args.no_filter_tau)
+    fkw = dict(
+        dt=args.dt,
+        filter=args.filter,
+        window=args.window,
+        polyorder=args.polyorder,
+        cutoff=args.cutoff,
+        cutoff_factor=args.cutoff_factor,
+        bandwidth=args.bandwidth,
+        filter_order=args.filter_order,
+        decimation=args.decimate,
+        edge=args.edge,
+        filter_tau=not args.no_filter_tau,
+    )
     data = load_data(args.data, model, **fkw)
     if args.test:
         pre = data.preprocessing
         if pre is not None:  # the held-out recording goes through the same filter
-            fkw.update(filter=pre.method, window=pre.window or args.window, cutoff=pre.cutoff,
-                       decimation=pre.decimation, edge=pre.edge)
+            fkw.update(
+                filter=pre.method,
+                window=pre.window or args.window,
+                cutoff=pre.cutoff,
+                decimation=pre.decimation,
+                edge=pre.edge,
+            )
         train, test = data, load_data(args.test, model, **fkw)
     else:
         train, test = split_holdout(data, args.holdout)
         if len(test) == 0:
             test = train
-    print(f"model '{model.name}': {model.nv} joints, {model.nb} bodies; data: {len(data)} samples"
-          f"{' (' + '/'.join(data.estimated) + ' estimated)' if data.estimated else ''}; "
-          f"{len(train)} for fitting, {len(test)} held out{' (' + args.test + ')' if args.test else ''}")
+    print(
+        f"model '{model.name}': {model.nv} joints, {model.nb} bodies; data: {len(data)} samples"
+        f"{' (' + '/'.join(data.estimated) + ' estimated)' if data.estimated else ''}; "
+        f"{len(train)} for fitting, {len(test)} held out{' (' + args.test + ')' if args.test else ''}"
+    )
     if data.preprocessing is not None:
         pre = data.preprocessing
         print(f"signal processing: {pre.describe()}")
         if pre.method == "butterworth":
-            print(f"  filter: {pre.method}, order {pre.order}, cut-off {pre.cutoff:.6g} Hz"
-                  + (f", bandwidth {pre.bandwidth:.6g} Hz, factor {pre.cutoff_factor:g}" if pre.bandwidth else "")
-                  + f", decimation {pre.decimation}, edge {pre.edge} samples, rate {pre.rate:.6g} Hz")
+            print(
+                f"  filter: {pre.method}, order {pre.order}, cut-off {pre.cutoff:.6g} Hz"
+                + (f", bandwidth {pre.bandwidth:.6g} Hz, factor {pre.cutoff_factor:g}" if pre.bandwidth else "")
+                + f", decimation {pre.decimation}, edge {pre.edge} samples, rate {pre.rate:.6g} Hz"
+            )
         else:
-            print(f"  filter: {pre.method}, window {pre.window}, degree {pre.polyorder}, decimation {pre.decimation}, "
-                  f"edge {pre.edge} samples, rate {pre.rate:.6g} Hz")
+            print(
+                f"  filter: {pre.method}, window {pre.window}, degree {pre.polyorder}, decimation {pre.decimation}, "
+                f"edge {pre.edge} samples, rate {pre.rate:.6g} Hz"
+            )
     if fm is not None:
         print(f"friction model: {fm.describe()}")
     weighted = not args.unweighted
@@ -161,8 +248,16 @@ def _run_cli(args) -> int:
         gkw["prior_weight"] = args.prior_weight
     elif not weighted:
         gkw["reg"] = 1e-6
-    results = identify(model, train, args.method, friction=fm, weighted=weighted, threshold=args.rel_std_threshold,
-                       progress=ProgressBar("gradient fit", stream=sys.stderr), **gkw)
+    results = identify(
+        model,
+        train,
+        args.method,
+        friction=fm,
+        weighted=weighted,
+        threshold=args.rel_std_threshold,
+        progress=ProgressBar("gradient fit", stream=sys.stderr),
+        **gkw,
+    )
     first = next(iter(results.values()))
     print(f"base parameters: {first.base.shape[0]} of {10 * model.nb}")
     ls = results.get("wls", results.get("ls"))
@@ -170,21 +265,31 @@ def _run_cli(args) -> int:
         i = ls.info
         nf = fm.n_columns(model.nv) if fm is not None else 0
         kind = "weighted least squares" if ls.method == "wls" else "least squares"
-        print(f"{kind}: rank {i['rank']}/{i['n_base'] + nf}, condition number {i['cond']:.3g}, "
-              f"residual std {i['sigma']:.4g}" + (" (weighted units)" if ls.method == "wls" else ""))
-        print("  per-joint residual std [N m or N]: " + ", ".join(
-            f"{n} {s:.3g}" for n, s in zip(model.joint_names, i["sigma_joint"])))
+        print(
+            f"{kind}: rank {i['rank']}/{i['n_base'] + nf}, condition number {i['cond']:.3g}, "
+            f"residual std {i['sigma']:.4g}" + (" (weighted units)" if ls.method == "wls" else "")
+        )
+        print(
+            "  per-joint residual std [N m or N]: "
+            + ", ".join(f"{n} {s:.3g}" for n, s in zip(model.joint_names, i["sigma_joint"]))
+        )
         if ls.method == "wls":
             print("  weights 1/sigma_j from the OLS pass: " + ", ".join(f"{v:.4g}" for v in i["weights"]))
         u = ls.uncertainty
-        print(f"\nparameter uncertainty ({kind}; cov = sigma^2 (W^T W)^-1; named base parameters: "
-              "standard parameter (+k regrouped)):")
+        print(
+            f"\nparameter uncertainty ({kind}; cov = sigma^2 (W^T W)^-1; named base parameters: "
+            "standard parameter (+k regrouped)):"
+        )
         print(u.table())
-        print(f"condition number of the base regressor: {u.cond:.4g}; poorly excited (relative std > "
-              f"{u.threshold:g}%): {len(u.poorly_excited)} of {len(u.names)}"
-              + (": " + ", ".join(u.poorly_excited) if u.poorly_excited else ""))
-        print("\nwhat the data determine (share of the prior variance removed by the data; linear model, prior "
-              "std 30% of nominal, masses with bounds: a quarter of the interval):")
+        print(
+            f"condition number of the base regressor: {u.cond:.4g}; poorly excited (relative std > "
+            f"{u.threshold:g}%): {len(u.poorly_excited)} of {len(u.names)}"
+            + (": " + ", ".join(u.poorly_excited) if u.poorly_excited else "")
+        )
+        print(
+            "\nwhat the data determine (share of the prior variance removed by the data; linear model, prior "
+            "std 30% of nominal, masses with bounds: a quarter of the interval):"
+        )
         print(i["data_share"].table())
 
     rows = regressor_rows(model, test)
@@ -198,7 +303,7 @@ def _run_cli(args) -> int:
     print(f"\nheld-out torque RMSE [N m or N]:\n{'joint':<{w}}" + "".join(f"{k:>14}" for k in rmse))
     for j, name in enumerate(model.joint_names):
         print(f"{name:<{w}}" + "".join(f"{v[j]:>14.5g}" for v in rmse.values()))
-    print(f"{'all':<{w}}" + "".join(f"{np.sqrt(np.mean(v ** 2)):>14.5g}" for v in rmse.values()))
+    print(f"{'all':<{w}}" + "".join(f"{np.sqrt(np.mean(v**2)):>14.5g}" for v in rmse.values()))
 
     final = results.get("gradient", ls)
     if fm is not None:
@@ -211,21 +316,28 @@ def _run_cli(args) -> int:
         lo, hi = mb[b]
         bd = f"[{lo:.4g}, {hi:.4g}]" if (lo > 0 or np.isfinite(hi)) else "unbounded"
         inside = lo <= c.mass <= hi
-        print(f"  {c.body:<{w}} m={c.mass:<10.4g} bounds {bd:<20} {'' if inside else 'OUTSIDE BOUNDS '}"
-              f"min eig(J)={c.min_eig_J:<11.3e} {'ok' if c.consistent else 'NOT CONSISTENT'}")
+        print(
+            f"  {c.body:<{w}} m={c.mass:<10.4g} bounds {bd:<20} {'' if inside else 'OUTSIDE BOUNDS '}"
+            f"min eig(J)={c.min_eig_J:<11.3e} {'ok' if c.consistent else 'NOT CONSISTENT'}"
+        )
     tm = f"total mass {final.masses.sum():.5g} kg"
     if args.total_mass is not None:
         tm += f" (given {args.total_mass:g} kg)"
     print("  " + tm)
     if not final.consistent:
         bad = [c.body for c in final.consistency if not c.consistent]
-        print(f"jaxdyn identify: the {final.method} estimate is not physically consistent for {', '.join(bad)}; "
-              "no URDF written (use --method gradient or both)", file=sys.stderr)
+        print(
+            f"jaxdyn identify: the {final.method} estimate is not physically consistent for {', '.join(bad)}; "
+            "no URDF written (use --method gradient or both)",
+            file=sys.stderr,
+        )
         return 3
     write_urdf(args.urdf, final.model, args.out, dynamics=fm is not None)
     back = np.asarray(inertial_parameters(load_urdf(args.out, dtype=jnp.float64)))
-    print(f"wrote {args.out} ({final.method}); re-loaded parameters differ by at most "
-          f"{np.max(np.abs(back - final.parameters)):.2e}")
+    print(
+        f"wrote {args.out} ({final.method}); re-loaded parameters differ by at most "
+        f"{np.max(np.abs(back - final.parameters)):.2e}"
+    )
     if args.plots:
         paths = plot_torques(test, preds, args.plots)
         print(f"plots: {', '.join(paths)}")
@@ -247,14 +359,23 @@ def add_excite_arguments(p):
     p.add_argument("--samples", type=int, default=100, help="instants per period in the criterion (default 100)")
     p.add_argument("--steps", type=int, default=300, help="Adam iterations (default 300)")
     p.add_argument("--learning-rate", type=float, default=0.05, help="Adam step size (default 0.05)")
-    p.add_argument("--criterion", choices=("cond", "logdet"), default="cond",
-                   help="minimise the condition number (default) or maximise log det of the base regressor")
-    p.add_argument("--acc-limit", type=float, nargs="+", default=[10.0],
-                   help="joint acceleration limits (one value, or one per joint; default 10)")
-    p.add_argument("--vel-limit", type=float, nargs="+", default=None,
-                   help="joint velocity limits (default: the URDF's)")
-    p.add_argument("--margin", type=float, default=0.05,
-                   help="fraction kept clear of every limit (default 0.05)")
+    p.add_argument(
+        "--criterion",
+        choices=("cond", "logdet"),
+        default="cond",
+        help="minimise the condition number (default) or maximise log det of the base regressor",
+    )
+    p.add_argument(
+        "--acc-limit",
+        type=float,
+        nargs="+",
+        default=[10.0],
+        help="joint acceleration limits (one value, or one per joint; default 10)",
+    )
+    p.add_argument(
+        "--vel-limit", type=float, nargs="+", default=None, help="joint velocity limits (default: the URDF's)"
+    )
+    p.add_argument("--margin", type=float, default=0.05, help="fraction kept clear of every limit (default 0.05)")
     p.add_argument("--friction", action="store_true", help="include viscous and Coulomb columns in the criterion")
     p.add_argument("--rate", type=float, default=1000.0, help="CSV sample rate [Hz] (default 1000)")
     p.add_argument("--periods", type=float, default=1.0, help="periods written to the CSV (default 1)")
@@ -283,8 +404,9 @@ def _run_excite(args) -> int:
     elif os.path.isfile(args.robot):
         model = load_urdf(args.robot, dtype=jnp.float64)
     else:
-        raise ValueError(f"'{args.robot}' is neither a shipped robot ({', '.join(robots.available_robots())}) "
-                         "nor a URDF file")
+        raise ValueError(
+            f"'{args.robot}' is neither a shipped robot ({', '.join(robots.available_robots())}) nor a URDF file"
+        )
     check_model(model, "jaxdyn excite")
     n = model.nv
     acc = args.acc_limit[0] if len(args.acc_limit) == 1 else args.acc_limit
@@ -292,24 +414,42 @@ def _run_excite(args) -> int:
     for name, v in (("--acc-limit", acc), ("--vel-limit", vel)):
         if v is not None and np.ndim(v) and len(v) != n:
             raise ValueError(f"{name}: give one value or {n} (one per joint of '{model.name}'), got {len(v)}")
-    print(f"model '{model.name}': {n} joints; {args.harmonics} harmonics of {args.base_frequency:g} Hz "
-          f"(period {1 / args.base_frequency:g} s); criterion {args.criterion} over {args.samples} instants")
-    res = optimize_excitation(model, n_harmonics=args.harmonics, base_frequency=args.base_frequency,
-                              n_samples=args.samples, steps=args.steps, learning_rate=args.learning_rate,
-                              criterion=args.criterion, acceleration_limit=acc, velocity_limit=vel,
-                              margin=args.margin, friction=args.friction, seed=args.seed,
-                              progress=ProgressBar("excitation", stream=sys.stderr))
+    print(
+        f"model '{model.name}': {n} joints; {args.harmonics} harmonics of {args.base_frequency:g} Hz "
+        f"(period {1 / args.base_frequency:g} s); criterion {args.criterion} over {args.samples} instants"
+    )
+    res = optimize_excitation(
+        model,
+        n_harmonics=args.harmonics,
+        base_frequency=args.base_frequency,
+        n_samples=args.samples,
+        steps=args.steps,
+        learning_rate=args.learning_rate,
+        criterion=args.criterion,
+        acceleration_limit=acc,
+        velocity_limit=vel,
+        margin=args.margin,
+        friction=args.friction,
+        seed=args.seed,
+        progress=ProgressBar("excitation", stream=sys.stderr),
+    )
     lim = res.limits
-    print(f"condition number of the base regressor ({res.n_base} columns): random start {res.cond_initial:.4g} "
-          f"-> optimised {res.cond_final:.4g}")
+    print(
+        f"condition number of the base regressor ({res.n_base} columns): random start {res.cond_initial:.4g} "
+        f"-> optimised {res.cond_final:.4g}"
+    )
     t, q, qd, qdd = res.trajectory.sample(args.rate, 1.0)
     w = max(10, max(len(j) for j in model.joint_names) + 2)
-    print(f"{'joint':<{w}}{'q min':>9}{'q max':>9}{'lower':>9}{'upper':>9}{'|qd|max':>9}{'limit':>9}"
-          f"{'|qdd|max':>10}{'limit':>9}")
+    print(
+        f"{'joint':<{w}}{'q min':>9}{'q max':>9}{'lower':>9}{'upper':>9}{'|qd|max':>9}{'limit':>9}"
+        f"{'|qdd|max':>10}{'limit':>9}"
+    )
     for j, name in enumerate(model.joint_names):
-        print(f"{name:<{w}}{q[:, j].min():>9.3f}{q[:, j].max():>9.3f}{lim.lower[j]:>9.3f}{lim.upper[j]:>9.3f}"
-              f"{np.abs(qd[:, j]).max():>9.3f}{lim.velocity[j]:>9.3f}{np.abs(qdd[:, j]).max():>10.3f}"
-              f"{lim.acceleration[j]:>9.3f}")
+        print(
+            f"{name:<{w}}{q[:, j].min():>9.3f}{q[:, j].max():>9.3f}{lim.lower[j]:>9.3f}{lim.upper[j]:>9.3f}"
+            f"{np.abs(qd[:, j]).max():>9.3f}{lim.velocity[j]:>9.3f}{np.abs(qdd[:, j]).max():>10.3f}"
+            f"{lim.acceleration[j]:>9.3f}"
+        )
     print("worst limit use (<= 0: respected): " + ", ".join(f"{k} {v:+.2e}" for k, v in res.violation.items()))
     path = write_trajectory_csv(args.out, res, rate=args.rate, periods=args.periods)
     plot = args.plot or os.path.splitext(args.out)[0] + ".png"
@@ -342,4 +482,3 @@ def plot_torques(data: SysIdData, predictions: dict, directory) -> list:
         fig.savefig(path, dpi=90)
         paths.append(path)
     return paths
-

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import jax.numpy as jnp
 import numpy as np
@@ -30,8 +30,14 @@ def pseudo_inertia_to_parameters(J) -> jnp.ndarray:
     J = jnp.asarray(J)
     S, h, m = J[..., :3, :3], J[..., :3, 3], J[..., 3, 3]
     Ib = jnp.trace(S, axis1=-2, axis2=-1)[..., None, None] * jnp.eye(3, dtype=J.dtype) - S
-    return jnp.concatenate([m[..., None], h, jnp.stack([Ib[..., 0, 0], Ib[..., 0, 1], Ib[..., 1, 1],
-                                                       Ib[..., 0, 2], Ib[..., 1, 2], Ib[..., 2, 2]], -1)], -1)
+    return jnp.concatenate(
+        [
+            m[..., None],
+            h,
+            jnp.stack([Ib[..., 0, 0], Ib[..., 0, 1], Ib[..., 1, 1], Ib[..., 0, 2], Ib[..., 1, 2], Ib[..., 2, 2]], -1),
+        ],
+        -1,
+    )
 
 
 def log_cholesky_to_pseudo_inertia(theta) -> jnp.ndarray:
@@ -41,12 +47,18 @@ def log_cholesky_to_pseudo_inertia(theta) -> jnp.ndarray:
     a, d1, d2, d3, s12, s23, s13, t1, t2, t3 = (theta[..., i] for i in range(10))
     z = jnp.zeros_like(a)
     o = jnp.ones_like(a)
-    U = jnp.stack([
-        jnp.stack([jnp.exp(d1), s12, s13, t1], -1),
-        jnp.stack([z, jnp.exp(d2), s23, t2], -1),
-        jnp.stack([z, z, jnp.exp(d3), t3], -1),
-        jnp.stack([z, z, z, o], -1),
-    ], -2) * jnp.exp(a)[..., None, None]
+    U = (
+        jnp.stack(
+            [
+                jnp.stack([jnp.exp(d1), s12, s13, t1], -1),
+                jnp.stack([z, jnp.exp(d2), s23, t2], -1),
+                jnp.stack([z, z, jnp.exp(d3), t3], -1),
+                jnp.stack([z, z, z, o], -1),
+            ],
+            -2,
+        )
+        * jnp.exp(a)[..., None, None]
+    )
     return U @ jnp.swapaxes(U, -1, -2)
 
 
@@ -60,8 +72,21 @@ def pseudo_inertia_to_log_cholesky(J) -> jnp.ndarray:
     U = P @ L @ P
     ea = U[..., 3, 3]
     V = U / ea[..., None, None]
-    return jnp.stack([jnp.log(ea), jnp.log(V[..., 0, 0]), jnp.log(V[..., 1, 1]), jnp.log(V[..., 2, 2]),
-                      V[..., 0, 1], V[..., 1, 2], V[..., 0, 2], V[..., 0, 3], V[..., 1, 3], V[..., 2, 3]], -1)
+    return jnp.stack(
+        [
+            jnp.log(ea),
+            jnp.log(V[..., 0, 0]),
+            jnp.log(V[..., 1, 1]),
+            jnp.log(V[..., 2, 2]),
+            V[..., 0, 1],
+            V[..., 1, 2],
+            V[..., 0, 2],
+            V[..., 0, 3],
+            V[..., 1, 3],
+            V[..., 2, 3],
+        ],
+        -1,
+    )
 
 
 def log_cholesky_to_parameters(theta) -> jnp.ndarray:
@@ -89,7 +114,7 @@ class BodyConsistency:
     consistent: bool
 
 
-def physical_consistency(params, body_names: Optional[Sequence[str]] = None, tol: float = 0.0) -> list:
+def physical_consistency(params, body_names: Sequence[str] | None = None, tol: float = 0.0) -> list:
     """Check every body: ``params`` is a :class:`~jaxdyn.Model` or ``(nb, 10)`` inertial
     parameters. A body is consistent when ``m > 0`` and its pseudo-inertia is positive definite
     (smallest eigenvalue > ``tol`` times its largest), which implies positive principal moments
@@ -114,12 +139,12 @@ def physical_consistency(params, body_names: Optional[Sequence[str]] = None, tol
         else:
             c, ev, tri = np.full(3, np.nan), np.full(3, np.nan), float("nan")
         ok = bool(m > 0 and eJ[0] > tol * max(eJ[-1], 0.0))
-        out.append(BodyConsistency(body_names[b], float(m), tuple(map(float, c)), tuple(map(float, ev)),
-                                   float(eJ[0]), tri, ok))
+        out.append(
+            BodyConsistency(body_names[b], float(m), tuple(map(float, c)), tuple(map(float, ev)), float(eJ[0]), tri, ok)
+        )
     return out
 
 
 def is_physically_consistent(params, tol: float = 0.0) -> bool:
     """True when every body passes :func:`physical_consistency`."""
     return all(r.consistent for r in physical_consistency(params, tol=tol))
-

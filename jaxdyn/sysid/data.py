@@ -38,7 +38,6 @@ import csv
 import dataclasses
 import math
 import os
-from typing import Optional
 
 import numpy as np
 
@@ -61,30 +60,43 @@ class SysIdData:
     qd: np.ndarray
     qdd: np.ndarray
     tau: np.ndarray
-    t: Optional[np.ndarray]
+    t: np.ndarray | None
     joint_names: tuple
     estimated: tuple = ()
-    preprocessing: Optional["Preprocessing"] = None
+    preprocessing: Preprocessing | None = None
 
     def __len__(self):
         return self.q.shape[0]
 
-    def subset(self, idx) -> "SysIdData":
+    def subset(self, idx) -> SysIdData:
         """The samples ``idx`` (a slice or index array)."""
         pre = None if self.preprocessing is None else self.preprocessing.subset(idx)
-        return dataclasses.replace(self, q=self.q[idx], qd=self.qd[idx], qdd=self.qdd[idx], tau=self.tau[idx],
-                                   t=None if self.t is None else self.t[idx], preprocessing=pre)
+        return dataclasses.replace(
+            self,
+            q=self.q[idx],
+            qd=self.qd[idx],
+            qdd=self.qdd[idx],
+            tau=self.tau[idx],
+            t=None if self.t is None else self.t[idx],
+            preprocessing=pre,
+        )
 
 
 def check_model(model: Model, fn: str = "sysid"):
     """Raise unless ``model`` is fixed-base with 1-dof (revolute/continuous/prismatic) joints."""
     if model.floating_base:
-        raise ValueError(f"{fn}: model '{model.name}' has a floating base; identification from joint "
-                         "data supports fixed-base models only (load with floating_base=False)")
-    bad = [(n, t) for n, t in zip(model.joint_names, model.joint_types) if t not in ("revolute", "continuous", "prismatic")]
+        raise ValueError(
+            f"{fn}: model '{model.name}' has a floating base; identification from joint "
+            "data supports fixed-base models only (load with floating_base=False)"
+        )
+    bad = [
+        (n, t) for n, t in zip(model.joint_names, model.joint_types) if t not in ("revolute", "continuous", "prismatic")
+    ]
     if bad:
-        raise ValueError(f"{fn}: joint '{bad[0][0]}' of model '{model.name}' is {bad[0][1]}; only 1-dof "
-                         "(revolute, continuous, prismatic) joints are supported")
+        raise ValueError(
+            f"{fn}: joint '{bad[0][0]}' of model '{model.name}' is {bad[0][1]}; only 1-dof "
+            "(revolute, continuous, prismatic) joints are supported"
+        )
 
 
 def savgol_derivative(x, dt: float, window: int, polyorder: int = 3, deriv: int = 1) -> np.ndarray:
@@ -135,14 +147,14 @@ class Preprocessing:
     index: np.ndarray
     qd_full: np.ndarray
     n_recorded: int
-    cutoff: Optional[float] = None
-    order: Optional[int] = None
-    bandwidth: Optional[float] = None
-    cutoff_factor: Optional[float] = None
+    cutoff: float | None = None
+    order: int | None = None
+    bandwidth: float | None = None
+    cutoff_factor: float | None = None
     rule: str = ""
-    window: Optional[int] = None
-    polyorder: Optional[int] = None
-    sos: Optional[np.ndarray] = None
+    window: int | None = None
+    polyorder: int | None = None
+    sos: np.ndarray | None = None
 
     def smooth(self, x) -> np.ndarray:
         """The filter applied to q (and tau), at the recorded rate, along axis 0 of ``x``."""
@@ -158,22 +170,26 @@ class Preprocessing:
             raise ValueError(f"Preprocessing.parallel: {x_full.shape[0]} samples, the recording has {self.n_recorded}")
         return (self.smooth(x_full) if self.filter_tau else x_full)[self.index]
 
-    def subset(self, idx) -> "Preprocessing":
+    def subset(self, idx) -> Preprocessing:
         return dataclasses.replace(self, index=self.index[idx])
 
     def describe(self) -> str:
         """The choices, in words (what ``jaxdyn identify`` prints)."""
         if self.method == "butterworth":
-            f = (f"zero-phase Butterworth low-pass (scipy.signal.sosfiltfilt), order {self.order}, "
-                 f"cut-off {self.cutoff:.4g} Hz ({self.rule})")
+            f = (
+                f"zero-phase Butterworth low-pass (scipy.signal.sosfiltfilt), order {self.order}, "
+                f"cut-off {self.cutoff:.4g} Hz ({self.rule})"
+            )
         else:
             f = f"Savitzky-Golay (scipy.signal.savgol_filter), window {self.window} samples, degree {self.polyorder}"
         kept = self.rate / self.decimation
         deriv = "central differences of the filtered q" if self.method == "butterworth" else "of the local polynomial"
-        return (f"{f}; derivatives: {deriv}; "
-                f"tau {'filtered alike (parallel filtering)' if self.filter_tau else 'not filtered'}; "
-                f"decimation {self.decimation} ({self.rate:.6g} Hz -> {kept:.4g} Hz); "
-                f"{self.edge} samples dropped at each end; {len(self.index)} of {self.n_recorded} samples kept")
+        return (
+            f"{f}; derivatives: {deriv}; "
+            f"tau {'filtered alike (parallel filtering)' if self.filter_tau else 'not filtered'}; "
+            f"decimation {self.decimation} ({self.rate:.6g} Hz -> {kept:.4g} Hz); "
+            f"{self.edge} samples dropped at each end; {len(self.index)} of {self.n_recorded} samples kept"
+        )
 
 
 def excitation_bandwidth(q, dt: float, *, snr_db: float = 40.0):
@@ -256,10 +272,22 @@ def default_decimation(cutoff: float, rate: float) -> int:
     return max(1, int(math.floor(0.4 * rate / cutoff + 1e-9)))
 
 
-def preprocess(q, tau, dt: float, *, filter: str = "butterworth", cutoff: Optional[float] = None,
-               cutoff_factor: float = 5.0, bandwidth: Optional[float] = None, order: int = 4,
-               decimation: Optional[int] = None, edge: Optional[int] = None, filter_tau: bool = True,
-               window: int = 31, polyorder: int = 3):
+def preprocess(
+    q,
+    tau,
+    dt: float,
+    *,
+    filter: str = "butterworth",
+    cutoff: float | None = None,
+    cutoff_factor: float = 5.0,
+    bandwidth: float | None = None,
+    order: int = 4,
+    decimation: int | None = None,
+    edge: int | None = None,
+    filter_tau: bool = True,
+    window: int = 31,
+    polyorder: int = 3,
+):
     """Positions and torques of a recording -> ``(q, qd, qdd, tau, Preprocessing)`` at the kept
     samples (module docstring). Every choice can be overridden:
 
@@ -284,27 +312,39 @@ def preprocess(q, tau, dt: float, *, filter: str = "butterworth", cutoff: Option
                 bw_used = excitation_bandwidth(q, dt)[0]
                 src = "estimated from the spectrum of q"
                 if bw_used <= 0:
-                    raise ValueError("preprocess: no excitation found in the spectrum of q (constant positions?); "
-                                     "give the cut-off or the excitation bandwidth")
+                    raise ValueError(
+                        "preprocess: no excitation found in the spectrum of q (constant positions?); "
+                        "give the cut-off or the excitation bandwidth"
+                    )
             else:
                 bw_used, src = float(bandwidth), "given"
             if not cutoff_factor > 0:
                 raise ValueError(f"preprocess: cutoff_factor must be positive, got {cutoff_factor}")
             cut = min(cutoff_factor * bw_used, 0.45 * rate)
-            rule = (f"{cutoff_factor:g} x excitation bandwidth {bw_used:.4g} Hz ({src})"
-                    + (", clipped to 0.45 x the sampling rate" if cut < cutoff_factor * bw_used else ""))
+            rule = f"{cutoff_factor:g} x excitation bandwidth {bw_used:.4g} Hz ({src})" + (
+                ", clipped to 0.45 x the sampling rate" if cut < cutoff_factor * bw_used else ""
+            )
         else:
             cut, rule = float(cutoff), "given"
         sos = butterworth_sos(cut, rate, order)
         edge = max(1, filter_edge(sos)) if edge is None else int(edge)
         dec = default_decimation(cut, rate) if decimation is None else int(decimation)
         if T <= 2 * edge + 2:
-            raise ValueError(f"preprocess: {T} samples are too few for a cut-off of {cut:.4g} Hz, which spoils "
-                             f"{edge} samples at each end; record longer or raise the cut-off")
+            raise ValueError(
+                f"preprocess: {T} samples are too few for a cut-off of {cut:.4g} Hz, which spoils "
+                f"{edge} samples at each end; record longer or raise the cut-off"
+            )
         qf = zero_phase(q, sos, edge)
         qd, qdd = central_differences(qf, dt)
-        pre = dict(method="butterworth", cutoff=cut, order=int(order), bandwidth=bw_used,
-                   cutoff_factor=cutoff_factor if cutoff is None else None, rule=rule, sos=sos)
+        pre = dict(
+            method="butterworth",
+            cutoff=cut,
+            order=int(order),
+            bandwidth=bw_used,
+            cutoff_factor=cutoff_factor if cutoff is None else None,
+            rule=rule,
+            sos=sos,
+        )
     elif filter == "savgol":
         if T < window:
             raise ValueError(f"preprocess: {T} samples are fewer than the derivative filter window {window}")
@@ -319,8 +359,9 @@ def preprocess(q, tau, dt: float, *, filter: str = "butterworth", cutoff: Option
     if dec < 1 or edge < 0 or 2 * edge >= T:
         raise ValueError(f"preprocess: decimation {dec} must be >= 1 and edge {edge} within the {T} samples")
     index = np.arange(edge, T - edge, dec)
-    info = Preprocessing(rate=rate, decimation=dec, edge=edge, filter_tau=bool(filter_tau), index=index,
-                         qd_full=qd, n_recorded=T, **pre)
+    info = Preprocessing(
+        rate=rate, decimation=dec, edge=edge, filter_tau=bool(filter_tau), index=index, qd_full=qd, n_recorded=T, **pre
+    )
     tau_f = info.smooth(tau) if filter_tau else tau
     return qf[index], qd[index], qdd[index], tau_f[index], info
 
@@ -370,8 +411,10 @@ def _read_csv(path):
             continue
         if set(names[kind]) != set(ref):
             diff = sorted(set(names[kind]) ^ set(ref))
-            raise ValueError(f"{path}: the '{kind}:' columns do not name the same joints as the 'q:' columns "
-                             f"(differ in: {', '.join(diff)})")
+            raise ValueError(
+                f"{path}: the '{kind}:' columns do not name the same joints as the 'q:' columns "
+                f"(differ in: {', '.join(diff)})"
+            )
         cols = dict(zip(names[kind], arrays[kind]))
         out[kind] = np.stack([cols[n] for n in ref], -1)
     if "t" in arrays:
@@ -388,10 +431,22 @@ def _read_npz(path):
         return {k: z[k] for k in z.files}
 
 
-def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optional[int] = None, polyorder: int = 3,
-              filter: Optional[str] = None, cutoff: Optional[float] = None, cutoff_factor: float = 5.0,
-              bandwidth: Optional[float] = None, filter_order: int = 4, decimation: Optional[int] = None,
-              edge: Optional[int] = None, filter_tau: bool = True) -> SysIdData:
+def load_data(
+    source,
+    model: Model,
+    *,
+    dt: float | None = None,
+    window: int | None = None,
+    polyorder: int = 3,
+    filter: str | None = None,
+    cutoff: float | None = None,
+    cutoff_factor: float = 5.0,
+    bandwidth: float | None = None,
+    filter_order: int = 4,
+    decimation: int | None = None,
+    edge: int | None = None,
+    filter_tau: bool = True,
+) -> SysIdData:
     """Load identification data for ``model`` from an ``.npz`` or ``.csv`` file (see the package
     docstring for the formats), or from a dict of arrays with the NPZ keys.
 
@@ -434,8 +489,10 @@ def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optio
         data_names = tuple(str(s) for s in np.asarray(jn).ravel())
         unknown = [j for j in data_names if j not in model.joint_names]
         if unknown:
-            raise ValueError(f"{name}: joint(s) {unknown} are not joints of model '{model.name}' "
-                             f"(its joints: {', '.join(model.joint_names)})")
+            raise ValueError(
+                f"{name}: joint(s) {unknown} are not joints of model '{model.name}' "
+                f"(its joints: {', '.join(model.joint_names)})"
+            )
         missing = [j for j in model.joint_names if j not in data_names]
         if missing:
             raise ValueError(f"{name}: no data for joint(s) {missing} of model '{model.name}'")
@@ -449,8 +506,10 @@ def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optio
             continue
         a = np.asarray(raw[k], np.float64)
         if a.ndim != 2 or a.shape[1] != len(data_names):
-            raise ValueError(f"{name}: '{k}' has shape {a.shape}, expected (T, {len(data_names)}) "
-                             f"(one column per joint of model '{model.name}')")
+            raise ValueError(
+                f"{name}: '{k}' has shape {a.shape}, expected (T, {len(data_names)}) "
+                f"(one column per joint of model '{model.name}')"
+            )
         if T is None:
             T = a.shape[0]
         elif a.shape[0] != T:
@@ -473,9 +532,11 @@ def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optio
                 raise ValueError(f"{name}: 't' must be strictly increasing to estimate qd/qdd")
             step = float(np.median(steps))
             if np.max(np.abs(steps - step)) > 1e-3 * step:
-                raise ValueError(f"{name}: 't' is not uniformly sampled (steps from {steps.min():g} to "
-                                 f"{steps.max():g} s); estimating qd/qdd needs uniform sampling: resample, "
-                                 "or give qd and qdd")
+                raise ValueError(
+                    f"{name}: 't' is not uniformly sampled (steps from {steps.min():g} to "
+                    f"{steps.max():g} s); estimating qd/qdd needs uniform sampling: resample, "
+                    "or give qd and qdd"
+                )
             if dt is not None and abs(dt - step) > 1e-3 * step:
                 raise ValueError(f"{name}: dt={dt} disagrees with the time stamps' step {step}")
             dt = step
@@ -484,9 +545,20 @@ def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optio
         method = ("savgol" if window is not None else "butterworth") if filter is None else filter
         try:
             q_k, qd_k, qdd_k, tau_k, pre = preprocess(
-                arrs["q"], arrs["tau"], dt, filter=method, cutoff=cutoff, cutoff_factor=cutoff_factor,
-                bandwidth=bandwidth, order=filter_order, decimation=decimation, edge=edge, filter_tau=filter_tau,
-                window=31 if window is None else window, polyorder=polyorder)
+                arrs["q"],
+                arrs["tau"],
+                dt,
+                filter=method,
+                cutoff=cutoff,
+                cutoff_factor=cutoff_factor,
+                bandwidth=bandwidth,
+                order=filter_order,
+                decimation=decimation,
+                edge=edge,
+                filter_tau=filter_tau,
+                window=31 if window is None else window,
+                polyorder=polyorder,
+            )
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
         keep = pre.index
@@ -500,8 +572,9 @@ def load_data(source, model: Model, *, dt: Optional[float] = None, window: Optio
             t = keep * float(dt)
     if t is None and dt is not None:
         t = np.arange(arrs["q"].shape[0]) * float(dt)
-    return SysIdData(arrs["q"], arrs["qd"], arrs["qdd"], arrs["tau"], t, tuple(model.joint_names), tuple(estimated),
-                     pre)
+    return SysIdData(
+        arrs["q"], arrs["qd"], arrs["qdd"], arrs["tau"], t, tuple(model.joint_names), tuple(estimated), pre
+    )
 
 
 def save_data(path, data: SysIdData, *, derivatives: bool = True):
@@ -536,4 +609,3 @@ def split_holdout(data: SysIdData, fraction: float):
     T = len(data)
     n_test = int(round(fraction * T))
     return data.subset(slice(0, T - n_test)), data.subset(slice(T - n_test, T))
-

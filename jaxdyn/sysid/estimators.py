@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -35,8 +35,13 @@ import numpy as np
 from .. import parallel
 from ..algorithms.regressor import inertial_parameters, model_with_parameters
 from ..model import Model
-from .consistency import (log_cholesky_to_parameters, log_cholesky_to_pseudo_inertia, parameters_to_pseudo_inertia,
-                          physical_consistency, pseudo_inertia_to_log_cholesky)
+from .consistency import (
+    log_cholesky_to_parameters,
+    log_cholesky_to_pseudo_inertia,
+    parameters_to_pseudo_inertia,
+    physical_consistency,
+    pseudo_inertia_to_log_cholesky,
+)
 from .data import SysIdData, check_model
 from .friction import FrictionModel, friction_columns, friction_model, split_coefficients
 from .regressors import parameter_names, regressor_rows, structural_base
@@ -61,17 +66,17 @@ class Identification:
     """
 
     method: str
-    model: Optional[Model]
+    model: Model | None
     parameters: np.ndarray
     base: np.ndarray
     beta: np.ndarray
-    damping: Optional[np.ndarray]
-    coulomb: Optional[np.ndarray]
+    damping: np.ndarray | None
+    coulomb: np.ndarray | None
     consistency: list
     info: dict
-    friction_model: Optional[FrictionModel] = None
-    friction_coefficients: Optional[np.ndarray] = None
-    uncertainty: Optional[Uncertainty] = None
+    friction_model: FrictionModel | None = None
+    friction_coefficients: np.ndarray | None = None
+    uncertainty: Uncertainty | None = None
 
     @property
     def consistent(self) -> bool:
@@ -82,8 +87,11 @@ class Identification:
         """``{term: (n,) coefficients}`` (empty without friction)."""
         if self.friction_model is None:
             return {}
-        return split_coefficients(self.friction_model, self.friction_coefficients, len(self.friction_coefficients)
-                                  // len(self.friction_model.terms))
+        return split_coefficients(
+            self.friction_model,
+            self.friction_coefficients,
+            len(self.friction_coefficients) // len(self.friction_model.terms),
+        )
 
     @property
     def masses(self) -> np.ndarray:
@@ -93,8 +101,10 @@ class Identification:
 def _min_rows(model, data, n_params, fn):
     rows = len(data) * model.nv
     if rows < n_params:
-        raise ValueError(f"{fn}: {len(data)} samples x {model.nv} joints = {rows} equations are fewer than the "
-                         f"{n_params} parameters to identify; record at least {-(-n_params // model.nv)} samples")
+        raise ValueError(
+            f"{fn}: {len(data)} samples x {model.nv} joints = {rows} equations are fewer than the "
+            f"{n_params} parameters to identify; record at least {-(-n_params // model.nv)} samples"
+        )
 
 
 def _result(method, model, pi, B, fm, fric, info, uncertainty=None):
@@ -110,8 +120,20 @@ def _result(method, model, pi, B, fm, fric, info, uncertainty=None):
             new = new.replace(damping=jnp.asarray(d, model.dtype))
         if c is not None:
             new = new.replace(friction=jnp.asarray(c, model.dtype))
-    return Identification(method, new, pi, B, B @ pi.ravel(), d, c, cons, info, fm,
-                          None if fm is None else np.asarray(fric, np.float64), uncertainty)
+    return Identification(
+        method,
+        new,
+        pi,
+        B,
+        B @ pi.ravel(),
+        d,
+        c,
+        cons,
+        info,
+        fm,
+        None if fm is None else np.asarray(fric, np.float64),
+        uncertainty,
+    )
 
 
 def _friction_prior(model, fm):
@@ -129,8 +151,20 @@ def _weights(model, weights, fn):
     return w
 
 
-def identify_ls(model: Model, data: SysIdData, *, friction=False, base=None, rows=None, rcond: float = 1e-10,
-                mesh=None, weights=None, threshold: float = 10.0, prior_std=None, method: str = "ls") -> Identification:
+def identify_ls(
+    model: Model,
+    data: SysIdData,
+    *,
+    friction=False,
+    base=None,
+    rows=None,
+    rcond: float = 1e-10,
+    mesh=None,
+    weights=None,
+    threshold: float = 10.0,
+    prior_std=None,
+    method: str = "ls",
+) -> Identification:
     """Least squares on the base parameters (module docstring).
 
     Args:
@@ -161,8 +195,9 @@ def identify_ls(model: Model, data: SysIdData, *, friction=False, base=None, row
     Y, y = regressor_rows(model, data, friction=fm, mesh=mesh) if rows is None else rows
     p = 10 * model.nb
     if Y.shape[-1] != p + nf:
-        raise ValueError(f"identify_ls: rows have {Y.shape[-1]} columns, expected {p + nf} "
-                         f"({p} inertial + {nf} friction)")
+        raise ValueError(
+            f"identify_ls: rows have {Y.shape[-1]} columns, expected {p + nf} ({p} inertial + {nf} friction)"
+        )
     w = _weights(model, weights, "identify_ls")
     Yw = Y * w[None, :, None]
     A = Yw.reshape(-1, Y.shape[-1])
@@ -189,18 +224,36 @@ def identify_ls(model: Model, data: SysIdData, *, friction=False, base=None, row
     Tr = np.eye(r + nf)
     Tr[:r, :r] = M
     fnames = [f"{j}.{t}" for t in (fm.terms if fm is not None else ()) for j in model.joint_names]
-    unc = parameter_uncertainty(W, res, x, labels + fnames, n_base=r, transform=Tr, expressions=expr + fnames,
-                                threshold=threshold)
+    unc = parameter_uncertainty(
+        W, res, x, labels + fnames, n_base=r, transform=Tr, expressions=expr + fnames, threshold=threshold
+    )
     ps = default_prior_std(pi0, n_friction=nf) if prior_std is None else np.asarray(prior_std, np.float64)
     share = data_share(A, unc.sigma, ps, names + fnames, model.body_names)
-    info = {"rank": int(rank), "n_base": r, "cond": float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf"),
-            "sigma": float(np.sqrt(res @ res / dof)), "sigma_joint": sigma_joint, "normal_matrix": W.T @ W,
-            "weights": w, "data_share": share, "devices": int(mesh.devices.size)}
+    info = {
+        "rank": int(rank),
+        "n_base": r,
+        "cond": float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf"),
+        "sigma": float(np.sqrt(res @ res / dof)),
+        "sigma_joint": sigma_joint,
+        "normal_matrix": W.T @ W,
+        "weights": w,
+        "data_share": share,
+        "devices": int(mesh.devices.size),
+    }
     return _result(method, model, pi, B, fm, x[r:] if fm is not None else None, info, unc)
 
 
-def identify_wls(model: Model, data: SysIdData, *, friction=False, base=None, rows=None, mesh=None,
-                 threshold: float = 10.0, prior_std=None) -> Identification:
+def identify_wls(
+    model: Model,
+    data: SysIdData,
+    *,
+    friction=False,
+    base=None,
+    rows=None,
+    mesh=None,
+    threshold: float = 10.0,
+    prior_std=None,
+) -> Identification:
     """Weighted least squares with per-joint weights ``1 / sigma_j`` from the residuals of an
     ordinary least-squares pass (module docstring). ``info["ols"]`` holds that first pass;
     ``info["weights"]`` the weights. Other arguments as :func:`identify_ls`."""
@@ -213,8 +266,18 @@ def identify_wls(model: Model, data: SysIdData, *, friction=False, base=None, ro
     sj = ols.info["sigma_joint"]
     floor = 1e-6 * max(float(np.max(sj)), 1e-300)
     w = 1.0 / np.maximum(sj, floor)
-    res = identify_ls(model, data, friction=fm, base=B, rows=rows, mesh=mesh, weights=w, threshold=threshold,
-                      prior_std=prior_std, method="wls")
+    res = identify_ls(
+        model,
+        data,
+        friction=fm,
+        base=B,
+        rows=rows,
+        mesh=mesh,
+        weights=w,
+        threshold=threshold,
+        prior_std=prior_std,
+        method="wls",
+    )
     res.info["ols"] = ols
     return res
 
@@ -248,8 +311,10 @@ def mass_bounds_array(model: Model, bounds) -> np.ndarray:
     if isinstance(bounds, dict):
         for name, (lo, hi) in bounds.items():
             if name not in model.body_names:
-                raise ValueError(f"mass bounds: '{name}' is not a body of model '{model.name}' "
-                                 f"(bodies: {', '.join(model.body_names)})")
+                raise ValueError(
+                    f"mass bounds: '{name}' is not a body of model '{model.name}' "
+                    f"(bodies: {', '.join(model.body_names)})"
+                )
             b = model.body_names.index(name)
             out[b] = [0.0 if lo is None else float(lo), np.inf if hi is None else float(hi)]
     else:
@@ -308,11 +373,11 @@ def _gradient_step_fn(nv, nb, nf, steps, learning_rate, method):
         raise ValueError(f"identify_gradient: optimizer must be 'lbfgs' or 'adam', got {method!r}")
 
     def v_loss(v, Y, y, w, mask, scale, J0inv, logdetJ0, kind, lo, span, mtot, mtol, reg):
-        z = v[:10 * nb].reshape(nb, 10)
+        z = v[: 10 * nb].reshape(nb, 10)
         alpha = _alpha(z[:, 0], kind, lo, span)
         theta = z.at[:, 0].set(alpha)
         pi = log_cholesky_to_parameters(theta).reshape(-1)
-        x = jnp.concatenate([pi, v[10 * nb:]]) if nf else pi
+        x = jnp.concatenate([pi, v[10 * nb :]]) if nf else pi
         r = (jnp.einsum("tjp,p->tj", Y, x) - y) * w
         data = jnp.sum(mask[:, None] * r * r) / (jnp.sum(mask) * nv) / scale
         J = log_cholesky_to_pseudo_inertia(theta)
@@ -346,13 +411,29 @@ def _gradient_step_fn(nv, nb, nf, steps, learning_rate, method):
     return optimizer, jax.jit(run, static_argnums=2), jax.jit(loss_fn), hessian
 
 
-def identify_gradient(model: Model, data: SysIdData, *, friction=False, steps: int = 2000,
-                      learning_rate: float = 1e-2, reg: float = 1e-6, init=None, base=None, rows=None,
-                      weights=None, optimizer: str = "lbfgs", chunk_steps: int = 50,
-                      progress: Optional[Callable] = None, mesh=None, mass_bounds=None,
-                      total_mass: Optional[float] = None, total_mass_tol: Optional[float] = None,
-                      init_friction=None, precondition: float = 1e-8,
-                      prior_weight: Optional[float] = None) -> Identification:
+def identify_gradient(
+    model: Model,
+    data: SysIdData,
+    *,
+    friction=False,
+    steps: int = 2000,
+    learning_rate: float = 1e-2,
+    reg: float = 1e-6,
+    init=None,
+    base=None,
+    rows=None,
+    weights=None,
+    optimizer: str = "lbfgs",
+    chunk_steps: int = 50,
+    progress: Callable | None = None,
+    mesh=None,
+    mass_bounds=None,
+    total_mass: float | None = None,
+    total_mass_tol: float | None = None,
+    init_friction=None,
+    precondition: float = 1e-8,
+    prior_weight: float | None = None,
+) -> Identification:
     """Gradient-based identification under the log-Cholesky parametrisation (package and module
     docstrings).
 
@@ -411,8 +492,10 @@ def identify_gradient(model: Model, data: SysIdData, *, friction=False, steps: i
         if not total_mass > 0:
             raise ValueError(f"identify_gradient: total_mass must be positive, got {total_mass}")
         if bounds[:, 0].sum() > total_mass or bounds[:, 1].sum() < total_mass:
-            raise ValueError(f"identify_gradient: total mass {total_mass} kg lies outside the sum of the mass "
-                             f"bounds [{bounds[:, 0].sum():g}, {bounds[:, 1].sum():g}] kg")
+            raise ValueError(
+                f"identify_gradient: total mass {total_mass} kg lies outside the sum of the mass "
+                f"bounds [{bounds[:, 0].sum():g}, {bounds[:, 1].sum():g}] kg"
+            )
     mtot = float(total_mass) if total_mass is not None else 0.0
     mtol = (float(total_mass_tol) if total_mass_tol is not None else 0.01 * mtot) if total_mass is not None else 0.0
     if total_mass is not None and not mtol > 0:
@@ -445,9 +528,20 @@ def identify_gradient(model: Model, data: SysIdData, *, friction=False, steps: i
     mask = mask.at[T:].set(0.0)
     Yp, yp, mask = parallel.shard_batch((Yp, yp, mask), mesh)
     const = parallel.replicate(
-        (jnp.asarray(w, dt), jnp.asarray(scale, dt), jnp.asarray(np.linalg.inv(J0), dt),
-         jnp.asarray(np.linalg.slogdet(J0)[1], dt), jnp.asarray(kind), jnp.asarray(lo, dt), jnp.asarray(span, dt),
-         jnp.asarray(mtot, dt), jnp.asarray(mtol, dt), jnp.asarray(reg, dt)), mesh)
+        (
+            jnp.asarray(w, dt),
+            jnp.asarray(scale, dt),
+            jnp.asarray(np.linalg.inv(J0), dt),
+            jnp.asarray(np.linalg.slogdet(J0)[1], dt),
+            jnp.asarray(kind),
+            jnp.asarray(lo, dt),
+            jnp.asarray(span, dt),
+            jnp.asarray(mtot, dt),
+            jnp.asarray(mtol, dt),
+            jnp.asarray(reg, dt),
+        ),
+        mesh,
+    )
     args = (Yp, yp, const[0], mask) + tuple(const[1:])
 
     if optimizer == "adam":
@@ -481,19 +575,34 @@ def identify_gradient(model: Model, data: SysIdData, *, friction=False, steps: i
         if progress is not None:
             progress(done, steps, float(history[-1][-1]))
     v = v0 + P @ np.asarray(params["u"], np.float64)
-    theta = v[:10 * nb].reshape(nb, 10).copy()
+    theta = v[: 10 * nb].reshape(nb, 10).copy()
     theta[:, 0] = np.asarray(_alpha(jnp.asarray(theta[:, 0]), kind, lo, span))
     pi = np.asarray(log_cholesky_to_parameters(jnp.asarray(theta)), np.float64)
-    fr = v[10 * nb:] if fm is not None else None
-    info = {"loss": np.concatenate(history) if history else np.zeros(0), "theta": theta,
-            "devices": int(mesh.devices.size), "mass_bounds": bounds, "total_mass": float(pi[:, 0].sum()),
-            "total_mass_target": total_mass, "weights": w, "reg": float(reg)}
+    fr = v[10 * nb :] if fm is not None else None
+    info = {
+        "loss": np.concatenate(history) if history else np.zeros(0),
+        "theta": theta,
+        "devices": int(mesh.devices.size),
+        "mass_bounds": bounds,
+        "total_mass": float(pi[:, 0].sum()),
+        "total_mass_target": total_mass,
+        "weights": w,
+        "reg": float(reg),
+    }
     return _result("gradient", model, pi, B, fm, fr, info)
 
 
-def identify(model: Model, data: SysIdData, method: str = "both", *, friction=False,
-             progress: Optional[Callable] = None, weighted: bool = False, threshold: float = 10.0,
-             **gradient_kwargs) -> dict:
+def identify(
+    model: Model,
+    data: SysIdData,
+    method: str = "both",
+    *,
+    friction=False,
+    progress: Callable | None = None,
+    weighted: bool = False,
+    threshold: float = 10.0,
+    **gradient_kwargs,
+) -> dict:
     """Run ``method`` (``"ls"``, ``"wls"``, ``"gradient"`` or ``"both"``) sharing one regressor
     stack. Returns ``{"ls" or "wls": Identification, "gradient": Identification}`` (the ones run).
     ``weighted=True`` (or ``method="wls"``) makes the least-squares step :func:`identify_wls`,
@@ -514,8 +623,9 @@ def identify(model: Model, data: SysIdData, method: str = "both", *, friction=Fa
     ls = None
     # the data-or-prior report uses the mass bounds, when given, as the masses' prior spread
     nf = fm.n_columns(model.nv) if fm is not None else 0
-    prior_std = default_prior_std(inertial_parameters(model), mass_bounds_array(model, gradient_kwargs.get("mass_bounds")),
-                                  n_friction=nf)
+    prior_std = default_prior_std(
+        inertial_parameters(model), mass_bounds_array(model, gradient_kwargs.get("mass_bounds")), n_friction=nf
+    )
     if method in ("ls", "wls", "both") or (method == "gradient" and weighted):
         if weighted:
             ls = identify_wls(model, data, friction=fm, base=B, rows=rows, threshold=threshold, prior_std=prior_std)
@@ -536,8 +646,9 @@ def identify(model: Model, data: SysIdData, method: str = "both", *, friction=Fa
             kw["weights"] = ls.info["weights"]
             if "reg" not in kw and "prior_weight" not in kw:
                 kw["prior_weight"] = 1.0
-        out["gradient"] = identify_gradient(model, data, friction=fm, base=B, rows=rows, init=init,
-                                            progress=progress, **kw)
+        out["gradient"] = identify_gradient(
+            model, data, friction=fm, base=B, rows=rows, init=init, progress=progress, **kw
+        )
     return out
 
 
@@ -546,8 +657,9 @@ def identify(model: Model, data: SysIdData, method: str = "both", *, friction=Fa
 # ------------------------------------------------------------------------------------------
 
 
-def predict_torques(parameters, data: SysIdData, model: Model, *, damping=None, coulomb=None, friction=None,
-                    rows=None) -> np.ndarray:
+def predict_torques(
+    parameters, data: SysIdData, model: Model, *, damping=None, coulomb=None, friction=None, rows=None
+) -> np.ndarray:
     """Predicted torques ``(T, n)`` for ``parameters`` (``(nb, 10)``) on ``data``:
     ``Y pi + armature qdd`` plus friction: ``damping qd + coulomb sign(qd)`` and/or ``friction``,
     an :class:`Identification` (its friction model and coefficients) or a ``(FrictionModel,

@@ -30,7 +30,7 @@ import dataclasses
 import functools
 import json
 import os
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -41,8 +41,16 @@ from ..model import Model
 from .data import check_model
 
 
-def fourier_excitation(model: Model, duration: float, dt: float, *, seed: int = 0, n_harmonics: int = 5,
-                       base_frequency: float = 0.1, margin: float = 0.1):
+def fourier_excitation(
+    model: Model,
+    duration: float,
+    dt: float,
+    *,
+    seed: int = 0,
+    n_harmonics: int = 5,
+    base_frequency: float = 0.1,
+    margin: float = 0.1,
+):
     """A finite-Fourier-series excitation trajectory (Swevers, Ganseman, Tukel, De Schutter &
     Van Brussel 1997, IEEE T-RA 13(5)) sampled every ``dt`` for ``duration`` seconds:
 
@@ -84,7 +92,6 @@ def fourier_excitation(model: Model, duration: float, dt: float, *, seed: int = 
     return t, q0 + s * q, s * qd, s * qdd
 
 
-
 @dataclasses.dataclass
 class FourierTrajectory:
     """A finite Fourier series per joint (module docstring): ``a``, ``b`` ``(n, L)`` [rad/s or
@@ -106,8 +113,14 @@ class FourierTrajectory:
 
     def evaluate(self, t):
         """``(q, qd, qdd)`` ``(T, n)`` at the times ``t`` ``(T,)`` (exact derivatives)."""
-        return _series(np.asarray(self.a, np.float64), np.asarray(self.b, np.float64),
-                       np.asarray(self.q0, np.float64), self.base_frequency, np.asarray(t, np.float64), np)
+        return _series(
+            np.asarray(self.a, np.float64),
+            np.asarray(self.b, np.float64),
+            np.asarray(self.q0, np.float64),
+            self.base_frequency,
+            np.asarray(t, np.float64),
+            np,
+        )
 
     def sample(self, rate: float, periods: float = 1.0):
         """``(t, q, qd, qdd)`` at ``rate`` Hz over ``periods`` periods (end point excluded)."""
@@ -115,13 +128,23 @@ class FourierTrajectory:
         return (t,) + self.evaluate(t)
 
     def to_dict(self) -> dict:
-        return {"base_frequency": float(self.base_frequency), "joint_names": list(self.joint_names),
-                "a": np.asarray(self.a).tolist(), "b": np.asarray(self.b).tolist(), "q0": np.asarray(self.q0).tolist()}
+        return {
+            "base_frequency": float(self.base_frequency),
+            "joint_names": list(self.joint_names),
+            "a": np.asarray(self.a).tolist(),
+            "b": np.asarray(self.b).tolist(),
+            "q0": np.asarray(self.q0).tolist(),
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FourierTrajectory":
-        return cls(np.array(d["a"], np.float64), np.array(d["b"], np.float64), np.array(d["q0"], np.float64),
-                   float(d["base_frequency"]), tuple(d.get("joint_names", ())))
+    def from_dict(cls, d: dict) -> FourierTrajectory:
+        return cls(
+            np.array(d["a"], np.float64),
+            np.array(d["b"], np.float64),
+            np.array(d["q0"], np.float64),
+            float(d["base_frequency"]),
+            tuple(d.get("joint_names", ())),
+        )
 
 
 def _series(a, b, q0, f0, t, xp):
@@ -179,8 +202,11 @@ def excitation_limits(model: Model, *, acceleration_limit=10.0, velocity_limit=N
     lo = np.where(ok, lo, np.where(rev, -np.pi, -0.5))
     hi = np.where(ok, hi, np.where(rev, np.pi, 0.5))
     half = 0.5 * (hi - lo)
-    v = np.asarray(model.velocity_limit, np.float64) if velocity_limit is None else np.broadcast_to(
-        np.asarray(velocity_limit, np.float64), (n,))
+    v = (
+        np.asarray(model.velocity_limit, np.float64)
+        if velocity_limit is None
+        else np.broadcast_to(np.asarray(velocity_limit, np.float64), (n,))
+    )
     v = np.where(np.isfinite(v) & (v > 0), v, np.where(rev, 2.0, 0.5))
     acc = np.broadcast_to(np.asarray(acceleration_limit, np.float64), (n,)).copy()
     if not np.all(acc > 0) or not np.all(v > 0):
@@ -188,7 +214,7 @@ def excitation_limits(model: Model, *, acceleration_limit=10.0, velocity_limit=N
     return ExcitationLimits(lo + margin * half, hi - margin * half, (1 - margin) * v, (1 - margin) * acc)
 
 
-def enforce_limits(traj: FourierTrajectory, limits: ExcitationLimits, n_grid: Optional[int] = None) -> FourierTrajectory:
+def enforce_limits(traj: FourierTrajectory, limits: ExcitationLimits, n_grid: int | None = None) -> FourierTrajectory:
     """The trajectory with each joint's oscillation scaled by the largest factor <= 1 (and its
     centre ``q0`` moved) so that positions, velocities and accelerations respect ``limits`` on a
     grid of ``n_grid`` instants per period (default: 200 per period of the highest harmonic, at
@@ -198,9 +224,14 @@ def enforce_limits(traj: FourierTrajectory, limits: ExcitationLimits, n_grid: Op
     a, b, q0 = (np.array(x, np.float64) for x in (traj.a, traj.b, traj.q0))
     q, qd, qdd = _series(a, b, np.zeros_like(q0), traj.base_frequency, t, np)
     span = np.maximum(q.max(0) - q.min(0), 1e-300)
-    s = np.minimum.reduce([np.ones_like(q0), (limits.upper - limits.lower) / span,
-                           limits.velocity / np.maximum(np.abs(qd).max(0), 1e-300),
-                           limits.acceleration / np.maximum(np.abs(qdd).max(0), 1e-300)])
+    s = np.minimum.reduce(
+        [
+            np.ones_like(q0),
+            (limits.upper - limits.lower) / span,
+            limits.velocity / np.maximum(np.abs(qd).max(0), 1e-300),
+            limits.acceleration / np.maximum(np.abs(qdd).max(0), 1e-300),
+        ]
+    )
     s = s * (1 - 1e-6)
     lo_o, hi_o = s * q.min(0), s * q.max(0)
     pad = 2e-7 * (limits.upper - limits.lower)
@@ -242,8 +273,10 @@ def excitation_regressor(model: Model, traj: FourierTrajectory, base, n_samples:
     q, qd, qdd = traj.evaluate(t)
     dt = model.dtype
     fv = None if friction_velocity is None else jnp.asarray(friction_velocity, dt)
-    return np.asarray(_stack_jit(model, jnp.asarray(base, dt), jnp.asarray(q, dt), jnp.asarray(qd, dt),
-                                 jnp.asarray(qdd, dt), fv), np.float64)
+    return np.asarray(
+        _stack_jit(model, jnp.asarray(base, dt), jnp.asarray(q, dt), jnp.asarray(qd, dt), jnp.asarray(qdd, dt), fv),
+        np.float64,
+    )
 
 
 def _stack(model, B, q, qd, qdd, friction_velocity):
@@ -264,20 +297,23 @@ def _cond(W):
     return float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
 
 
-def random_fourier(model: Model, limits: ExcitationLimits, *, n_harmonics: int = 5, base_frequency: float = 0.1,
-                   seed: int = 0) -> FourierTrajectory:
+def random_fourier(
+    model: Model, limits: ExcitationLimits, *, n_harmonics: int = 5, base_frequency: float = 0.1, seed: int = 0
+) -> FourierTrajectory:
     """A random trajectory (``a, b ~ N(0, 1)`` on harmonics 2..L, harmonic 1 from the rest
     conditions), centred in the limits and scaled into them (:func:`enforce_limits`)."""
     if n_harmonics < 2:
-        raise ValueError(f"random_fourier: needs n_harmonics >= 2 (the first harmonic keeps the start at rest), "
-                         f"got {n_harmonics}")
+        raise ValueError(
+            f"random_fourier: needs n_harmonics >= 2 (the first harmonic keeps the start at rest), got {n_harmonics}"
+        )
     if not base_frequency > 0:
         raise ValueError(f"random_fourier: base_frequency must be positive, got {base_frequency}")
     rng = np.random.default_rng(seed)
     n = model.nv
     a, b = _rest_coefficients(rng.standard_normal((n, n_harmonics - 1)), rng.standard_normal((n, n_harmonics - 1)), np)
-    traj = FourierTrajectory(a * 1e3, b * 1e3, 0.5 * (limits.lower + limits.upper), float(base_frequency),
-                             tuple(model.joint_names))
+    traj = FourierTrajectory(
+        a * 1e3, b * 1e3, 0.5 * (limits.lower + limits.upper), float(base_frequency), tuple(model.joint_names)
+    )
     q = traj.evaluate(np.arange(4000) * traj.period / 4000)[0] - traj.q0
     traj.q0 = traj.q0 - 0.5 * (q.max(0) + q.min(0))
     return enforce_limits(traj, limits)
@@ -303,9 +339,11 @@ def _excitation_fns(criterion, friction, steps, learning_rate, penalty):
         crit = 0.5 * jnp.log(e[-1] / e[0]) if criterion == "cond" else -jnp.mean(jnp.log(e))
         qg, qdg, qddg = _series(a, b, q0, f0, t_g, jnp)
         span = upper - lower
-        v = (jnp.mean(jax.nn.relu((qg - upper) / span) ** 2 + jax.nn.relu((lower - qg) / span) ** 2)
-             + jnp.mean(jax.nn.relu(jnp.abs(qdg) / vel - 1.0) ** 2)
-             + jnp.mean(jax.nn.relu(jnp.abs(qddg) / acc - 1.0) ** 2))
+        v = (
+            jnp.mean(jax.nn.relu((qg - upper) / span) ** 2 + jax.nn.relu((lower - qg) / span) ** 2)
+            + jnp.mean(jax.nn.relu(jnp.abs(qdg) / vel - 1.0) ** 2)
+            + jnp.mean(jax.nn.relu(jnp.abs(qddg) / acc - 1.0) ** 2)
+        )
         return crit + penalty * v, crit
 
     opt = optax.adam(optax.cosine_decay_schedule(learning_rate, max(steps, 1), alpha=0.05))
@@ -324,12 +362,26 @@ def _excitation_fns(criterion, friction, steps, learning_rate, penalty):
     return opt, jax.jit(run, static_argnums=2)
 
 
-def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: float = 0.1, n_samples: int = 100,
-                        steps: int = 300, learning_rate: float = 0.05, criterion: str = "cond",
-                        acceleration_limit=10.0, velocity_limit=None, margin: float = 0.05,
-                        friction: bool = False, seed: int = 0, base=None, init: Optional[FourierTrajectory] = None,
-                        penalty: float = 1e3, progress: Optional[Callable] = None,
-                        chunk_steps: int = 25) -> ExcitationResult:
+def optimize_excitation(
+    model: Model,
+    *,
+    n_harmonics: int = 5,
+    base_frequency: float = 0.1,
+    n_samples: int = 100,
+    steps: int = 300,
+    learning_rate: float = 0.05,
+    criterion: str = "cond",
+    acceleration_limit=10.0,
+    velocity_limit=None,
+    margin: float = 0.05,
+    friction: bool = False,
+    seed: int = 0,
+    base=None,
+    init: FourierTrajectory | None = None,
+    penalty: float = 1e3,
+    progress: Callable | None = None,
+    chunk_steps: int = 25,
+) -> ExcitationResult:
     """Optimise a finite-Fourier-series excitation (module docstring) for ``model``.
 
     Args:
@@ -346,7 +398,6 @@ def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: f
 
     Float64 is recommended (``jax.enable_x64``): condition numbers of regressors are large.
     """
-    import optax
 
     from .regressors import structural_base
 
@@ -355,22 +406,30 @@ def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: f
         raise ValueError(f"optimize_excitation: criterion must be 'cond' or 'logdet', got {criterion!r}")
     if n_samples < 2:
         raise ValueError(f"optimize_excitation: n_samples must be >= 2, got {n_samples}")
-    limits = excitation_limits(model, acceleration_limit=acceleration_limit, velocity_limit=velocity_limit,
-                               margin=margin)
+    limits = excitation_limits(
+        model, acceleration_limit=acceleration_limit, velocity_limit=velocity_limit, margin=margin
+    )
     B = structural_base(model)[0] if base is None else np.asarray(base)
-    start = random_fourier(model, limits, n_harmonics=n_harmonics, base_frequency=base_frequency, seed=seed) \
-        if init is None else enforce_limits(init, limits)
+    start = (
+        random_fourier(model, limits, n_harmonics=n_harmonics, base_frequency=base_frequency, seed=seed)
+        if init is None
+        else enforce_limits(init, limits)
+    )
     L = start.n_harmonics
     dt = model.dtype
     fv = 0.05 * float(np.min(limits.velocity)) if friction else None
     vs = limits.velocity[:, None]
     mid, half = 0.5 * (limits.lower + limits.upper), 0.5 * (limits.upper - limits.lower)
-    x0 = {"a": jnp.asarray(np.asarray(start.a)[:, 1:] / vs, dt), "b": jnp.asarray(np.asarray(start.b)[:, 1:] / vs, dt),
-          "c": jnp.asarray((np.asarray(start.q0) - mid) / half, dt)}
+    x0 = {
+        "a": jnp.asarray(np.asarray(start.a)[:, 1:] / vs, dt),
+        "b": jnp.asarray(np.asarray(start.b)[:, 1:] / vs, dt),
+        "c": jnp.asarray((np.asarray(start.q0) - mid) / half, dt),
+    }
     t_s = jnp.asarray(np.arange(n_samples) / n_samples / base_frequency, dt)
     t_g = jnp.asarray(np.arange(4 * n_samples) / (4 * n_samples) / base_frequency, dt)
-    consts = tuple(jnp.asarray(v, dt) for v in (vs, mid, half, limits.lower, limits.upper, limits.velocity,
-                                                 limits.acceleration, B))
+    consts = tuple(
+        jnp.asarray(v, dt) for v in (vs, mid, half, limits.lower, limits.upper, limits.velocity, limits.acceleration, B)
+    )
 
     opt, run = _excitation_fns(criterion, friction, int(steps), float(learning_rate), float(penalty))
     x, state = x0, opt.init(x0)
@@ -378,8 +437,17 @@ def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: f
     chunk_steps = max(1, min(chunk_steps, max(steps, 1)))
     while done < steps:
         n = min(chunk_steps, steps - done)
-        x, state, crits = run(x, state, n, model, t_s, t_g, jnp.asarray(base_frequency, dt),
-                              jnp.asarray(fv if friction else 1.0, dt), *consts)
+        x, state, crits = run(
+            x,
+            state,
+            n,
+            model,
+            t_s,
+            t_g,
+            jnp.asarray(base_frequency, dt),
+            jnp.asarray(fv if friction else 1.0, dt),
+            *consts,
+        )
         history.append(np.asarray(crits))
         done += n
         if progress is not None:
@@ -391,8 +459,18 @@ def optimize_excitation(model: Model, *, n_harmonics: int = 5, base_frequency: f
     tg = np.arange(max(4000, 200 * L)) * traj.period / max(4000, 200 * L)
     viol = limits.check(*traj.evaluate(tg))
     hist = np.concatenate(history) if history else np.zeros(0)
-    return ExcitationResult(traj, start, cond0, cond1, criterion, hist, limits, viol,
-                            int(B.shape[0] + (2 * model.nv if friction else 0)), int(n_samples))
+    return ExcitationResult(
+        traj,
+        start,
+        cond0,
+        cond1,
+        criterion,
+        hist,
+        limits,
+        viol,
+        int(B.shape[0] + (2 * model.nv if friction else 0)),
+        int(n_samples),
+    )
 
 
 def write_trajectory_csv(path, result, rate: float = 1000.0, periods: float = 1.0) -> str:
@@ -403,16 +481,28 @@ def write_trajectory_csv(path, result, rate: float = 1000.0, periods: float = 1.
     traj = result.trajectory if isinstance(result, ExcitationResult) else result
     t, q, qd, qdd = traj.sample(rate, periods)
     names = traj.joint_names or tuple(f"joint{j + 1}" for j in range(q.shape[1]))
-    lines = [f"# jaxdyn excite: finite Fourier series, {traj.n_harmonics} harmonics of {traj.base_frequency:g} Hz "
-             f"(period {traj.period:g} s), {periods:g} period(s) at {rate:g} Hz",
-             "# starts and ends at rest (qd = qdd = 0): move the robot to the first row's q, then play the rows"]
+    lines = [
+        f"# jaxdyn excite: finite Fourier series, {traj.n_harmonics} harmonics of {traj.base_frequency:g} Hz "
+        f"(period {traj.period:g} s), {periods:g} period(s) at {rate:g} Hz",
+        "# starts and ends at rest (qd = qdd = 0): move the robot to the first row's q, then play the rows",
+    ]
     if isinstance(result, ExcitationResult):
-        lines.append(f"# criterion {result.criterion}; condition number of the base regressor "
-                     f"{result.cond_initial:.4g} (random start) -> {result.cond_final:.4g}")
+        lines.append(
+            f"# criterion {result.criterion}; condition number of the base regressor "
+            f"{result.cond_initial:.4g} (random start) -> {result.cond_final:.4g}"
+        )
         lim = result.limits
-        lines.append("# limits used (margin applied): " + json.dumps(
-            {"lower": lim.lower.tolist(), "upper": lim.upper.tolist(), "velocity": lim.velocity.tolist(),
-             "acceleration": lim.acceleration.tolist()}))
+        lines.append(
+            "# limits used (margin applied): "
+            + json.dumps(
+                {
+                    "lower": lim.lower.tolist(),
+                    "upper": lim.upper.tolist(),
+                    "velocity": lim.velocity.tolist(),
+                    "acceleration": lim.acceleration.tolist(),
+                }
+            )
+        )
     lines.append("# fourier: " + json.dumps(traj.to_dict()))
     header = ["t"] + [f"{k}:{j}" for k in ("q", "qd", "qdd") for j in names]
     lines.append(",".join(header))
@@ -430,7 +520,7 @@ def read_trajectory_csv(path) -> FourierTrajectory:
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("# fourier: "):
-                return FourierTrajectory.from_dict(json.loads(line[len("# fourier: "):]))
+                return FourierTrajectory.from_dict(json.loads(line[len("# fourier: ") :]))
             if not line.startswith("#"):
                 break
     raise ValueError(f"read_trajectory_csv: {path} has no '# fourier:' line")
@@ -447,8 +537,11 @@ def plot_excitation(path, result: ExcitationResult) -> str:
     q, qd, qdd = traj.evaluate(t)
     mid, half = 0.5 * (lim.lower + lim.upper), 0.5 * (lim.upper - lim.lower)
     fig = Figure(figsize=(9, 9), tight_layout=True)
-    rows = [((q - mid) / half, "q (limits at +-1)"), (qd / lim.velocity, "qd / velocity limit"),
-            (qdd / lim.acceleration, "qdd / acceleration limit")]
+    rows = [
+        ((q - mid) / half, "q (limits at +-1)"),
+        (qd / lim.velocity, "qd / velocity limit"),
+        (qdd / lim.acceleration, "qdd / acceleration limit"),
+    ]
     for i, (v, label) in enumerate(rows):
         ax = fig.add_subplot(4, 1, i + 1)
         for j in range(v.shape[1]):
@@ -459,8 +552,11 @@ def plot_excitation(path, result: ExcitationResult) -> str:
         ax.set_xlim(0, traj.period)
         if i == 0:
             ax.legend(fontsize=6, ncol=4, loc="upper right")
-            ax.set_title(f"optimised excitation: {traj.n_harmonics} harmonics of {traj.base_frequency:g} Hz; "
-                         f"cond {result.cond_initial:.3g} -> {result.cond_final:.3g}", fontsize=9)
+            ax.set_title(
+                f"optimised excitation: {traj.n_harmonics} harmonics of {traj.base_frequency:g} Hz; "
+                f"cond {result.cond_initial:.3g} -> {result.cond_final:.3g}",
+                fontsize=9,
+            )
     ax.set_xlabel("t [s]")
     ax = fig.add_subplot(4, 1, 4)
     h = np.exp(result.history) if result.criterion == "cond" else result.history

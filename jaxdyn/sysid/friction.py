@@ -27,7 +27,6 @@ matches the filtered torques at velocity reversals.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Union
 
 import numpy as np
 
@@ -42,7 +41,7 @@ class FrictionModel:
     offset: bool = False
     stribeck_velocity: float = 0.1
     stribeck_exponent: float = 2.0
-    smooth_velocity: Optional[float] = None
+    smooth_velocity: float | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -55,8 +54,11 @@ class FrictionModel:
     @property
     def terms(self) -> tuple:
         """Names of the coefficients per joint, in column-block order."""
-        t = {"viscous": ("viscous",), "coulomb": ("viscous", "coulomb"),
-             "stribeck": ("viscous", "coulomb", "stribeck")}[self.kind]
+        t = {
+            "viscous": ("viscous",),
+            "coulomb": ("viscous", "coulomb"),
+            "stribeck": ("viscous", "coulomb", "stribeck"),
+        }[self.kind]
         return t + (("offset",) if self.offset else ())
 
     @property
@@ -76,21 +78,27 @@ class FrictionModel:
         """``(T, n, k)``: the friction basis functions of the velocities ``qd`` ``(T, n)``."""
         qd = np.asarray(qd, np.float64)
         s = self.sign(qd)
-        f = {"viscous": qd, "coulomb": s, "offset": np.ones_like(qd),
-             "stribeck": s * np.exp(-np.abs(qd / self.stribeck_velocity) ** self.stribeck_exponent)}
+        f = {
+            "viscous": qd,
+            "coulomb": s,
+            "offset": np.ones_like(qd),
+            "stribeck": s * np.exp(-(np.abs(qd / self.stribeck_velocity) ** self.stribeck_exponent)),
+        }
         return np.stack([f[t] for t in self.terms], -1)
 
     def describe(self) -> str:
-        s = {"viscous": "F_v qd", "coulomb": "F_v qd + F_c s(qd)",
-             "stribeck": f"F_v qd + F_c s(qd) + F_s s(qd) exp(-|qd/{self.stribeck_velocity:g}|^{self.stribeck_exponent:g})"
-             }[self.kind]
+        s = {
+            "viscous": "F_v qd",
+            "coulomb": "F_v qd + F_c s(qd)",
+            "stribeck": f"F_v qd + F_c s(qd) + F_s s(qd) exp(-|qd/{self.stribeck_velocity:g}|^{self.stribeck_exponent:g})",
+        }[self.kind]
         if self.offset:
             s += " + tau_0"
         sg = f"tanh(qd/{self.eps:g})" if self.eps > 0 else "sign(qd)"
         return f"{self.kind}{' + offset' if self.offset else ''}: {s} per joint, s(qd) = {sg}"
 
 
-def friction_model(spec: Union[None, bool, str, FrictionModel], **kwargs) -> Optional[FrictionModel]:
+def friction_model(spec: None | bool | str | FrictionModel, **kwargs) -> FrictionModel | None:
     """Normalise a friction specification: None/False -> None; True -> viscous + Coulomb (the
     model of earlier versions); ``"viscous"``, ``"coulomb"``, ``"stribeck"``, optionally with
     ``"+offset"`` (e.g. ``"coulomb+offset"``); or a :class:`FrictionModel`. ``kwargs`` are

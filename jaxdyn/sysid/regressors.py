@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -31,7 +29,7 @@ def _chunked(fn_args, chunk, mesh):
     out = []
     dt = model.dtype
     for s in range(0, q.shape[0], chunk):
-        part = tuple(jnp.asarray(a[s:s + chunk], dt) for a in (q, qd, qdd))
+        part = tuple(jnp.asarray(a[s : s + chunk], dt) for a in (q, qd, qdd))
         part, n = parallel.pad_batch(part, chunk) if part[0].shape[0] < chunk else (part, chunk)
         part = parallel.shard_batch(part, mesh)
         Y = _batched_regressor(model_r, *part)
@@ -61,7 +59,7 @@ def parameter_names(model: Model) -> list:
     return [f"{b}.{p}" for b in model.body_names for p in PARAMETER_LABELS]
 
 
-def structural_base(model: Model, *, seed: int = 0, n_samples: int = 256, rtol: Optional[float] = None, mesh=None):
+def structural_base(model: Model, *, seed: int = 0, n_samples: int = 256, rtol: float | None = None, mesh=None):
     """``(B, s)``: orthonormal basis ``(r, 10 nb)`` of the identifiable (base) parameter space
     (the row space of regressors stacked over random states: ``Y == (Y B^T) B``) and the singular
     values. Like :func:`jaxdyn.base_parameters` (random states: joints uniform within their limits,
@@ -80,4 +78,3 @@ def structural_base(model: Model, *, seed: int = 0, n_samples: int = 256, rtol: 
     _, s, Vt = np.linalg.svd(Y.reshape(-1, Y.shape[-1]), full_matrices=False)
     r = int(np.sum(s > rtol * s[0]))
     return Vt[:r], s
-

@@ -31,7 +31,7 @@ nominal model, or the bounds, or the regularisation of the consistent fit).
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -93,8 +93,17 @@ def named_base(B, names: Sequence[str], tol: float = 1e-10):
     return K, labels, expressions
 
 
-def parameter_uncertainty(W, residual, x, names: Sequence[str], *, n_base: int, transform=None,
-                          expressions: Optional[Sequence[str]] = None, threshold: float = 10.0) -> Uncertainty:
+def parameter_uncertainty(
+    W,
+    residual,
+    x,
+    names: Sequence[str],
+    *,
+    n_base: int,
+    transform=None,
+    expressions: Sequence[str] | None = None,
+    threshold: float = 10.0,
+) -> Uncertainty:
     """:class:`Uncertainty` of the least-squares estimate ``x`` of ``W x = y`` (``W`` ``(m, q)``,
     weighted as the fit was, ``residual = y - W x``). ``transform`` ``(q, q)``: report
     ``transform @ x`` instead (e.g. named base parameters; the covariance is transformed alike)."""
@@ -120,12 +129,25 @@ def parameter_uncertainty(W, residual, x, names: Sequence[str], *, n_base: int, 
         rel = np.where(np.abs(x) > 0, 100.0 * std / np.abs(x), np.inf)
     names = list(names)
     poor = [n for n, r_ in zip(names, rel) if not r_ <= threshold]
-    return Uncertainty(names, list(expressions) if expressions is not None else list(names), x, std, rel, cov,
-                       int(n_base), float(np.sqrt(sigma2)), int(dof), cond, float(threshold), poor)
+    return Uncertainty(
+        names,
+        list(expressions) if expressions is not None else list(names),
+        x,
+        std,
+        rel,
+        cov,
+        int(n_base),
+        float(np.sqrt(sigma2)),
+        int(dof),
+        cond,
+        float(threshold),
+        poor,
+    )
 
 
-def default_prior_std(pi0, mass_bounds=None, *, relative: float = 0.3, com: float = 0.05, n_friction: int = 0,
-                      friction_std: float = 1.0) -> np.ndarray:
+def default_prior_std(
+    pi0, mass_bounds=None, *, relative: float = 0.3, com: float = 0.05, n_friction: int = 0, friction_std: float = 1.0
+) -> np.ndarray:
     """Prior standard deviations of the standard parameters ``(10 nb + n_friction,)``: mass
     ``relative * m0`` (or a quarter of the bound interval when ``mass_bounds`` ``(nb, 2)`` gives a
     finite one), first moments ``sqrt((relative |h0|)^2 + (com m0)^2)`` (COM uncertain by ``com``
@@ -181,6 +203,6 @@ def data_share(A, sigma: float, prior_std, names: Sequence[str], body_names: Seq
     nb = len(body_names)
     per = {}
     for b, name in enumerate(body_names):
-        sb = share[10 * b:10 * b + 10]
+        sb = share[10 * b : 10 * b + 10]
         per[name] = {"mass": float(sb[0]), "com": float(np.mean(sb[1:4])), "inertia": float(np.mean(sb[4:10]))}
-    return DataShare(list(names)[:10 * nb], share[:10 * nb], per)
+    return DataShare(list(names)[: 10 * nb], share[: 10 * nb], per)

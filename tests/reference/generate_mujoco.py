@@ -56,7 +56,9 @@ def run_case(name, robot, integrator, dt, steps, damping, armature, seed):
     d = mujoco.MjData(m)
     d.qpos[:] = rng.uniform(-0.8, 0.8, m.nq)
     d.qvel[:] = rng.normal(0.0, 0.5, m.nv)
-    amp = rng.uniform(0.2, 1.0, m.nv) * np.maximum(1.0, 0.05 * np.abs(m.actuator_forcerange[:, 1]).max() if m.nu else 1.0)
+    amp = rng.uniform(0.2, 1.0, m.nv) * np.maximum(
+        1.0, 0.05 * np.abs(m.actuator_forcerange[:, 1]).max() if m.nu else 1.0
+    )
     freq = rng.uniform(0.5, 2.0, m.nv)
     phase = rng.uniform(0, 2 * np.pi, m.nv)
     t = np.arange(steps) * dt
@@ -68,8 +70,19 @@ def run_case(name, robot, integrator, dt, steps, damping, armature, seed):
         mujoco.mj_step(m, d)
         qs.append(d.qpos.copy())
         vs.append(d.qvel.copy())
-    return dict(joint_names=np.array(names), integrator=integrator, dt=dt, damping=damping, armature=armature,
-                q0=q0, qd0=v0, tau=tau, q=np.array(qs), qd=np.array(vs), mujoco_version=mujoco.__version__)
+    return dict(
+        joint_names=np.array(names),
+        integrator=integrator,
+        dt=dt,
+        damping=damping,
+        armature=armature,
+        q0=q0,
+        qd0=v0,
+        tau=tau,
+        q=np.array(qs),
+        qd=np.array(vs),
+        mujoco_version=mujoco.__version__,
+    )
 
 
 def main():

@@ -39,9 +39,17 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROBOTS = os.path.join(HERE, "..", "..", "jaxdyn", "robots")
 
-PANDA_DAMPING = {"panda_joint1": 1.0, "panda_joint2": 1.0, "panda_joint3": 1.0, "panda_joint4": 1.0,
-                 "panda_joint5": 20.0, "panda_joint6": 20.0, "panda_joint7": 20.0,
-                 "panda_finger_joint1": 0.3, "panda_finger_joint2": 0.3}
+PANDA_DAMPING = {
+    "panda_joint1": 1.0,
+    "panda_joint2": 1.0,
+    "panda_joint3": 1.0,
+    "panda_joint4": 1.0,
+    "panda_joint5": 20.0,
+    "panda_joint6": 20.0,
+    "panda_joint7": 20.0,
+    "panda_finger_joint1": 0.3,
+    "panda_finger_joint2": 0.3,
+}
 
 
 def _load(robot: str, free: bool):
@@ -79,11 +87,11 @@ def run_case(name, robot, free, dt, steps, seed):
         d.qpos[0:3] = rng.normal(0.0, 0.3, 3)
         quat = rng.normal(size=4)
         d.qpos[3:7] = quat / np.linalg.norm(quat)
-    d.qpos[m.nq - nh:] = rng.uniform(-0.8, 0.8, nh)
+    d.qpos[m.nq - nh :] = rng.uniform(-0.8, 0.8, nh)
     d.qvel[:] = rng.normal(0.0, 0.5, m.nv)
     amp = rng.uniform(0.2, 1.0, nh) * (5.0 if robot == "panda" else 0.5)
     if robot == "panda":
-        d.qpos[m.nq - 2:] = 0.02  # fingers half open
+        d.qpos[m.nq - 2 :] = 0.02  # fingers half open
         amp[-2:] = 0.0  # passive fingers
     freq = rng.uniform(0.5, 2.0, nh)
     phase = rng.uniform(0, 2 * np.pi, nh)
@@ -99,9 +107,20 @@ def run_case(name, robot, free, dt, steps, seed):
         vs.append(d.qvel.copy())
     qs, vs = np.array(qs), np.array(vs)
     assert np.all(np.isfinite(qs)) and np.all(np.isfinite(vs))
-    return dict(joint_names=np.array(hinge), free=free, integrator="implicit_euler", dt=dt,
-                damping=damping, armature=armature, q0=q0, qd0=v0, tau=tau, q=qs, qd=vs,
-                mujoco_version=mujoco.__version__)
+    return dict(
+        joint_names=np.array(hinge),
+        free=free,
+        integrator="implicit_euler",
+        dt=dt,
+        damping=damping,
+        armature=armature,
+        q0=q0,
+        qd0=v0,
+        tau=tau,
+        q=qs,
+        qd=vs,
+        mujoco_version=mujoco.__version__,
+    )
 
 
 CASES = [

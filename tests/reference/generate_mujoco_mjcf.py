@@ -59,12 +59,12 @@ def random_qpos(m, rng):
         a = m.jnt_qposadr[j]
         t = m.jnt_type[j]
         if t == mujoco.mjtJoint.mjJNT_FREE:
-            q[a:a + 3] = rng.normal(0, 1, 3)
+            q[a : a + 3] = rng.normal(0, 1, 3)
             w = rng.normal(0, 1, 4)
-            q[a + 3:a + 7] = w / np.linalg.norm(w)
+            q[a + 3 : a + 7] = w / np.linalg.norm(w)
         elif t == mujoco.mjtJoint.mjJNT_BALL:
             w = rng.normal(0, 1, 4)
-            q[a:a + 4] = w / np.linalg.norm(w)
+            q[a : a + 4] = w / np.linalg.norm(w)
         else:
             q[a] += rng.uniform(-1.0, 1.0)
     return q
@@ -86,9 +86,12 @@ def effort_limits(m):
         bound = np.inf
         if m.actuator_forcelimited[a]:
             bound = np.max(np.abs(m.actuator_forcerange[a]))
-        if (m.actuator_ctrllimited[a] and m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED
-                and m.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_NONE
-                and m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_NONE):
+        if (
+            m.actuator_ctrllimited[a]
+            and m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED
+            and m.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_NONE
+            and m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_NONE
+        ):
             bound = min(bound, abs(m.actuator_gainprm[a, 0]) * np.max(np.abs(m.actuator_ctrlrange[a])))
         lim[d] += abs(m.actuator_gear[a, 0]) * bound
         has[d] = True
@@ -97,18 +100,39 @@ def effort_limits(m):
         if m.jnt_actfrclimited[j]:
             d = m.jnt_dofadr[j]
             n = {0: 6, 1: 3}.get(int(m.jnt_type[j]), 1)
-            lim[d:d + n] = np.minimum(lim[d:d + n], np.max(np.abs(m.jnt_actfrcrange[j])))
+            lim[d : d + n] = np.minimum(lim[d : d + n], np.max(np.abs(m.jnt_actfrcrange[j])))
     return lim
 
 
 def run(path, seed):
     m = mujoco.MjModel.from_xml_path(path)
-    m.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_SPRING
-                           | mujoco.mjtDisableBit.mjDSBL_DAMPER | mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+    m.opt.disableflags |= (
+        mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+        | mujoco.mjtDisableBit.mjDSBL_SPRING
+        | mujoco.mjtDisableBit.mjDSBL_DAMPER
+        | mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    )
     d = mujoco.MjData(m)
     rng = np.random.default_rng(seed)
-    out = {k: [] for k in ("qpos", "qvel", "qacc", "qfrc_applied", "M", "bias", "inverse", "forward",
-                           "xpos", "xmat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat")}
+    out = {
+        k: []
+        for k in (
+            "qpos",
+            "qvel",
+            "qacc",
+            "qfrc_applied",
+            "M",
+            "bias",
+            "inverse",
+            "forward",
+            "xpos",
+            "xmat",
+            "geom_xpos",
+            "geom_xmat",
+            "site_xpos",
+            "site_xmat",
+        )
+    }
     for _ in range(K):
         q, v, a, f = random_qpos(m, rng), rng.normal(0, 1, m.nv), rng.normal(0, 1, m.nv), rng.normal(0, 1, m.nv)
         mujoco.mj_resetData(m, d)
@@ -134,17 +158,24 @@ def run(path, seed):
     res.update(
         joint_names=np.array([name(mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]),
         joint_types=np.array(m.jnt_type, np.int32),  # 0 free, 1 ball, 2 slide, 3 hinge
-        joint_range=np.array(m.jnt_range), joint_limited=np.array(m.jnt_limited, bool),
+        joint_range=np.array(m.jnt_range),
+        joint_limited=np.array(m.jnt_limited, bool),
         joint_stiffness=np.array(m.jnt_stiffness[:, 0] if m.jnt_stiffness.ndim == 2 else m.jnt_stiffness),
         dof_armature=np.array(m.dof_armature),
         dof_damping=np.array(m.dof_damping[:, 0] if m.dof_damping.ndim == 2 else m.dof_damping),
-        dof_frictionloss=np.array(m.dof_frictionloss), effort_limit=effort_limits(m),
-        qpos0=np.array(m.qpos0), gravity=np.array(m.opt.gravity),
+        dof_frictionloss=np.array(m.dof_frictionloss),
+        effort_limit=effort_limits(m),
+        qpos0=np.array(m.qpos0),
+        gravity=np.array(m.opt.gravity),
         body_names=np.array([name(mujoco.mjtObj.mjOBJ_BODY, b) for b in range(m.nbody)]),
-        body_mass=np.array(m.body_mass), body_inertia=np.array(m.body_inertia),
-        total_mass=float(np.sum(m.body_mass)), mujoco_version=mujoco.__version__, K=K,
+        body_mass=np.array(m.body_mass),
+        body_inertia=np.array(m.body_inertia),
+        total_mass=float(np.sum(m.body_mass)),
+        mujoco_version=mujoco.__version__,
+        K=K,
         geom_names=np.array([name(mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)]),
-        geom_type=np.array(m.geom_type, np.int32), geom_size=np.array(m.geom_size),
+        geom_type=np.array(m.geom_type, np.int32),
+        geom_size=np.array(m.geom_size),
         geom_bodyid=np.array(m.geom_bodyid, np.int32),
         site_names=np.array([name(mujoco.mjtObj.mjOBJ_SITE, s) for s in range(m.nsite)]),
     )

@@ -170,16 +170,16 @@ def random_q(model, rng):
         jm = model.joints[i]
         name = jm.shortname()
         iq, nq = jm.idx_q, jm.nq
-        lo, hi = lo_all[iq:iq + nq], hi_all[iq:iq + nq]
+        lo, hi = lo_all[iq : iq + nq], hi_all[iq : iq + nq]
         finite = nq >= 1 and np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)
         if name == "JointModelFreeFlyer":
-            q[iq:iq + 3] = rng.uniform(-1.0, 1.0, 3)
+            q[iq : iq + 3] = rng.uniform(-1.0, 1.0, 3)
             quat = rng.standard_normal(4)
             quat /= np.linalg.norm(quat)
-            q[iq + 3:iq + 7] = quat  # x, y, z, w
+            q[iq + 3 : iq + 7] = quat  # x, y, z, w
         elif name.startswith("JointModelRUB"):  # continuous: (cos, sin)
             th = rng.uniform(-np.pi, np.pi)
-            q[iq:iq + 2] = [np.cos(th), np.sin(th)]
+            q[iq : iq + 2] = [np.cos(th), np.sin(th)]
         elif name.startswith("JointModelR"):  # RX/RY/RZ/RevoluteUnaligned
             assert nq == 1, name
             q[iq] = rng.uniform(lo[0], hi[0]) if finite else rng.uniform(-np.pi, np.pi)
@@ -284,11 +284,43 @@ def generate(urdf, robot, base, seed):
     out["dt"] = np.array(DT)
 
     rng = np.random.default_rng(seed)
-    S = {k: [] for k in [
-        "q", "v", "a", "tau", "fext", "rnea", "rnea_fext", "aba", "aba_fext", "crba", "nle",
-        "gravity_torque", "minv", "oMi_R", "oMi_p", "oMf_R", "oMf_p", "v_local", "a_local",
-        "J_local", "J_world", "J_lwa", "dJ_local", "dJ_lwa", "kinetic_energy",
-        "potential_energy", "com", "Jcom", "hg", "q_next", "q_diff", "regressor"]}
+    S = {
+        k: []
+        for k in [
+            "q",
+            "v",
+            "a",
+            "tau",
+            "fext",
+            "rnea",
+            "rnea_fext",
+            "aba",
+            "aba_fext",
+            "crba",
+            "nle",
+            "gravity_torque",
+            "minv",
+            "oMi_R",
+            "oMi_p",
+            "oMf_R",
+            "oMf_p",
+            "v_local",
+            "a_local",
+            "J_local",
+            "J_world",
+            "J_lwa",
+            "dJ_local",
+            "dJ_lwa",
+            "kinetic_energy",
+            "potential_energy",
+            "com",
+            "Jcom",
+            "hg",
+            "q_next",
+            "q_diff",
+            "regressor",
+        ]
+    }
     DER = {k: [] for k in ["drnea_dq", "drnea_dv", "daba_dq", "daba_dv"]}
 
     for k in range(K):
@@ -337,8 +369,10 @@ def generate(urdf, robot, base, seed):
         a_local = np.array([data.a[i].vector for i in J_IDS])
         fvel = {f: pin.getFrameVelocity(model, data, f, pin.LOCAL).vector.copy() for f in body_ids}
         facc = {f: pin.getFrameAcceleration(model, data, f, pin.LOCAL).vector.copy() for f in body_ids}
-        cacc = {f: pin.getFrameClassicalAcceleration(model, data, f, pin.LOCAL_WORLD_ALIGNED).vector.copy()
-                for f in body_ids}
+        cacc = {
+            f: pin.getFrameClassicalAcceleration(model, data, f, pin.LOCAL_WORLD_ALIGNED).vector.copy()
+            for f in body_ids
+        }
 
         # --- Jacobians for all body frames (trimmed later if the file is too big)
         pin.computeJointJacobians(model, data, q)
@@ -349,8 +383,7 @@ def generate(urdf, robot, base, seed):
         pin.computeJointJacobiansTimeVariation(model, data, q, v)
         pin.updateFramePlacements(model, data)
         dJl = np.array([pin.getFrameJacobianTimeVariation(model, data, f, pin.LOCAL) for f in body_ids])
-        dJlwa = np.array([pin.getFrameJacobianTimeVariation(model, data, f, pin.LOCAL_WORLD_ALIGNED)
-                          for f in body_ids])
+        dJlwa = np.array([pin.getFrameJacobianTimeVariation(model, data, f, pin.LOCAL_WORLD_ALIGNED) for f in body_ids])
         for n, f in enumerate(body_ids):
             close(Jl[n] @ v, fvel[f], 1e-9, "J_local v = frame velocity")
             close(Jl[n] @ a + dJl[n] @ v, facc[f], 1e-8, "J_local a + dJ_local v = spatial acc")
@@ -362,10 +395,15 @@ def generate(urdf, robot, base, seed):
                 pin.computeJointJacobians(model, data, qq)
                 pin.updateFramePlacements(model, data)
                 return np.array([pin.getFrameJacobian(model, data, f, ref) for f in body_ids])
+
             qp, qm = pin.integrate(model, q, v * eps), pin.integrate(model, q, -v * eps)
             close((jac_at(qp, pin.LOCAL) - jac_at(qm, pin.LOCAL)) / (2 * eps), dJl, 1e-6, "dJ_local FD")
-            close((jac_at(qp, pin.LOCAL_WORLD_ALIGNED) - jac_at(qm, pin.LOCAL_WORLD_ALIGNED)) / (2 * eps),
-                  dJlwa, 1e-6, "dJ_lwa FD")
+            close(
+                (jac_at(qp, pin.LOCAL_WORLD_ALIGNED) - jac_at(qm, pin.LOCAL_WORLD_ALIGNED)) / (2 * eps),
+                dJlwa,
+                1e-6,
+                "dJ_lwa FD",
+            )
 
         # --- energies / momentum
         ke = float(pin.computeKineticEnergy(model, data, q, v))
@@ -409,16 +447,40 @@ def generate(urdf, robot, base, seed):
         close(dqdd_dq, -Minv @ d_q, 1e-7, "dqdd/dq = -Minv dtau/dq")
         close(dqdd_dv, -Minv @ d_v, 1e-7, "dqdd/dv = -Minv dtau/dv")
 
-        for key, val in [("q", q), ("v", v), ("a", a), ("tau", tau), ("fext", fext_np),
-                         ("rnea", rnea), ("rnea_fext", rnea_fext), ("aba", aba),
-                         ("aba_fext", aba_fext), ("crba", M), ("nle", nle),
-                         ("gravity_torque", gtau), ("minv", Minv), ("oMi_R", oMi_R),
-                         ("oMi_p", oMi_p), ("oMf_R", oMf_R), ("oMf_p", oMf_p),
-                         ("v_local", v_local), ("a_local", a_local), ("J_local", Jl),
-                         ("J_world", Jw), ("J_lwa", Jlwa), ("dJ_local", dJl), ("dJ_lwa", dJlwa),
-                         ("kinetic_energy", ke), ("potential_energy", pe), ("com", com),
-                         ("Jcom", Jcom), ("hg", hg), ("q_next", q_next), ("q_diff", q_diff),
-                         ("regressor", Y)]:
+        for key, val in [
+            ("q", q),
+            ("v", v),
+            ("a", a),
+            ("tau", tau),
+            ("fext", fext_np),
+            ("rnea", rnea),
+            ("rnea_fext", rnea_fext),
+            ("aba", aba),
+            ("aba_fext", aba_fext),
+            ("crba", M),
+            ("nle", nle),
+            ("gravity_torque", gtau),
+            ("minv", Minv),
+            ("oMi_R", oMi_R),
+            ("oMi_p", oMi_p),
+            ("oMf_R", oMf_R),
+            ("oMf_p", oMf_p),
+            ("v_local", v_local),
+            ("a_local", a_local),
+            ("J_local", Jl),
+            ("J_world", Jw),
+            ("J_lwa", Jlwa),
+            ("dJ_local", dJl),
+            ("dJ_lwa", dJlwa),
+            ("kinetic_energy", ke),
+            ("potential_energy", pe),
+            ("com", com),
+            ("Jcom", Jcom),
+            ("hg", hg),
+            ("q_next", q_next),
+            ("q_diff", q_diff),
+            ("regressor", Y),
+        ]:
             S[key].append(val)
         for key, val in [("drnea_dq", dtau_dq), ("drnea_dv", dtau_dv), ("daba_dq", dqdd_dq), ("daba_dv", dqdd_dv)]:
             DER[key].append(val)
@@ -462,8 +524,10 @@ def main(argv=None):
             dpath = os.path.join(args.out, f"{robot}_{base}_derivatives.npz")
             dsize = save_npz_deterministic(dpath, deriv)
             assert dsize < MAX_BYTES, f"{dpath} too big: {dsize} bytes"
-            print(f"{os.path.normpath(path)}: nq={int(out['nq'])} nv={int(out['nv'])} "
-                  f"nj={int(out['nj'])} jac_frames={len(out['jac_frame_names'])} {size / 1024:.0f} KB")
+            print(
+                f"{os.path.normpath(path)}: nq={int(out['nq'])} nv={int(out['nv'])} "
+                f"nj={int(out['nj'])} jac_frames={len(out['jac_frame_names'])} {size / 1024:.0f} KB"
+            )
     return 0
 
 

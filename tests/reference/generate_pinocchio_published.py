@@ -25,8 +25,13 @@ import pinocchio as pin
 HERE = os.path.dirname(os.path.abspath(__file__))
 URDFS = os.path.join(HERE, "..", "data", "urdf_published")
 CASES = {  # name -> floating base
-    "allegro_left_hand": False, "anymal_c": True, "bolt": True, "hyq_no_sensors": True,
-    "pr2": False, "tiago": False, "romeo_small": True,
+    "allegro_left_hand": False,
+    "anymal_c": True,
+    "bolt": True,
+    "hyq_no_sensors": True,
+    "pr2": False,
+    "tiago": False,
+    "romeo_small": True,
 }
 K = 3
 

@@ -123,8 +123,9 @@ def fourier(rng, lo, hi, vmax, amax, t):
 
     grid = np.linspace(0.0, 1.0 / BASE_FREQUENCY, 20000, endpoint=False)
     o, od, odd = series(grid)
-    scale = np.minimum.reduce([0.8 * (hi - lo) / (o.max(0) - o.min(0)),
-                               0.6 * vmax / np.abs(od).max(0), 0.6 * amax / np.abs(odd).max(0)])
+    scale = np.minimum.reduce(
+        [0.8 * (hi - lo) / (o.max(0) - o.min(0)), 0.6 * vmax / np.abs(od).max(0), 0.6 * amax / np.abs(odd).max(0)]
+    )
     q0 = 0.5 * (lo + hi) - scale * 0.5 * (o.max(0) + o.min(0))
     q, qd, qdd = series(t)
     return q0 + scale * q, scale * qd, scale * qdd
@@ -172,16 +173,30 @@ def main(argv=None):
         noise_rng = np.random.default_rng(100 + seed)
         q_meas = q + noise_rng.normal(0.0, SIGMA_Q, q.shape)
         tau_meas = tau + noise_rng.normal(0.0, SIGMA_TAU, tau.shape)
-        np.savez_compressed(os.path.join(args.out, f"{name}.npz"), q=q_meas.astype(np.float32),
-                            tau=tau_meas.astype(np.float32), dt=np.float64(1.0 / RATE), joint_names=np.array(names))
-        meta_traj[name] = {"seed": seed, "max_abs_qd": np.abs(qd).max(0).tolist(),
-                           "max_abs_qdd": np.abs(qdd).max(0).tolist(),
-                           "rms_rigid_torque": np.sqrt(np.mean(tau_rb**2, 0)).tolist(),
-                           "rms_friction_torque": np.sqrt(np.mean((tau - tau_rb) ** 2, 0)).tolist()}
+        np.savez_compressed(
+            os.path.join(args.out, f"{name}.npz"),
+            q=q_meas.astype(np.float32),
+            tau=tau_meas.astype(np.float32),
+            dt=np.float64(1.0 / RATE),
+            joint_names=np.array(names),
+        )
+        meta_traj[name] = {
+            "seed": seed,
+            "max_abs_qd": np.abs(qd).max(0).tolist(),
+            "max_abs_qdd": np.abs(qdd).max(0).tolist(),
+            "rms_rigid_torque": np.sqrt(np.mean(tau_rb**2, 0)).tolist(),
+            "rms_friction_torque": np.sqrt(np.mean((tau - tau_rb) ** 2, 0)).tolist(),
+        }
         if name == "heldout":
-            np.savez_compressed(os.path.join(args.out, "heldout_truth.npz"), q=q[::step], qd=qd[::step],
-                                qdd=qdd[::step], tau=tau_rb[::step], dt=np.float64(step / RATE),
-                                joint_names=np.array(names))
+            np.savez_compressed(
+                os.path.join(args.out, "heldout_truth.npz"),
+                q=q[::step],
+                qd=qd[::step],
+                qdd=qdd[::step],
+                tau=tau_rb[::step],
+                dt=np.float64(step / RATE),
+                joint_names=np.array(names),
+            )
         # Pinocchio's own regressor reproduces its RNEA with the true parameters (a self-check)
         data = true.createData()
         pi = np.concatenate([true.inertias[i].toDynamicParameters() for i in range(1, true.njoints)])
@@ -194,15 +209,23 @@ def main(argv=None):
         "pinocchio": pin.__version__,
         "robot": "panda_arm.urdf (jaxdyn/robots/panda.urdf, finger joints fixed)",
         "joint_names": names,
-        "rate_hz": RATE, "duration_s": DURATION, "sigma_q_rad": SIGMA_Q, "sigma_tau_nm": SIGMA_TAU,
+        "rate_hz": RATE,
+        "duration_s": DURATION,
+        "sigma_q_rad": SIGMA_Q,
+        "sigma_tau_nm": SIGMA_TAU,
         "truth_rate_hz": TRUTH_RATE,
-        "excitation": {"base_frequency_hz": BASE_FREQUENCY, "harmonics": HARMONICS,
-                       "highest_harmonic_hz": BASE_FREQUENCY * HARMONICS,
-                       "acceleration_limit": ACC_LIMIT.tolist(), **meta_traj},
+        "excitation": {
+            "base_frequency_hz": BASE_FREQUENCY,
+            "harmonics": HARMONICS,
+            "highest_harmonic_hz": BASE_FREQUENCY * HARMONICS,
+            "acceleration_limit": ACC_LIMIT.tolist(),
+            **meta_traj,
+        },
         "true_parameters": [true.inertias[i].toDynamicParameters().tolist() for i in range(1, true.njoints)],
         "true_masses": [true.inertias[i].mass for i in range(1, true.njoints)],
         "nominal_masses": [nominal.inertias[i].mass for i in range(1, nominal.njoints)],
-        "viscous": fv.tolist(), "coulomb": fc.tolist(),
+        "viscous": fv.tolist(),
+        "coulomb": fc.tolist(),
     }
     with open(os.path.join(args.out, "truth.json"), "w", encoding="utf-8") as fh:
         json.dump(meta, fh, indent=1)
