@@ -26,7 +26,10 @@ ROBOTS = os.path.join(os.path.dirname(jaxdyn.__file__), "robots")
 URDF_SOURCES = [os.path.join(ROBOTS, f) for f in ("double_pendulum.urdf", "ur5.urdf", "panda.urdf", "solo12.urdf")] + [
     os.path.join(HERE, "data", "urdf_published", "bolt.urdf")
 ]
-MJCF_SOURCES = sorted(glob.glob(os.path.join(HERE, "data", "mjcf", "*.xml")))
+MJCF_SOURCES = sorted(glob.glob(os.path.join(HERE, "data", "mjcf", "*.xml"))) + [
+    os.path.join(HERE, "data", "mjcf", "dm_control", "humanoid.xml"),
+    os.path.join(HERE, "data", "mjcf", "gymnasium", "ant.xml"),
+]
 
 BAD_VALUES = [
     "nan",
@@ -148,7 +151,6 @@ def test_fuzz_urdf(path, floating, dtype, ops, inertia):
     _run(lambda t: jaxdyn.load_urdf(t, floating_base=floating, dtype=dtype, inertia=inertia), text)
 
 
-@pytest.mark.skipif(not MJCF_SOURCES or not hasattr(jaxdyn, "load_mjcf"), reason="no MJCF loader or files")
 @pytest.mark.parametrize("path", MJCF_SOURCES, ids=os.path.basename)
 @FUZZ
 @given(ops=OPS)

@@ -742,10 +742,12 @@ def _combine(m1, c1, I1, m2, c2, I2):
 
 def _read(source):
     text = str(source)
+    if not text.strip():
+        raise MJCFError("the MJCF source is empty: give a file path or the XML text of a <mujoco> model")
     if text.lstrip().startswith("<"):
         return text, os.getcwd()
     if not os.path.isfile(text):
-        raise MJCFError(f"MJCF file not found: '{text}'")
+        raise MJCFError(f"MJCF file not found: '{text[:200]}'")
     with open(text, encoding="utf-8") as fh:
         return fh.read(), os.path.dirname(os.path.abspath(text))
 
