@@ -2,7 +2,7 @@
 
 For each robot: compile time, batch-1 latency and per-sample time at large batches (medians of
 repeated timings; the machine may be shared, so read ratios more than absolute values).
-Pinocchio's time per call (pin.aba from a Python loop) comes from ``/work/refenv/bin/python`` or
+Pinocchio's time per call (pin.aba from a Python loop) comes from ``--pin-python`` (default: this interpreter) or
 ``--pin-python`` when that interpreter has ``pinocchio``. Writes a markdown table to
 benchmarks/results/kernels-cpu.md (``--out``).
 
@@ -71,7 +71,7 @@ def main(argv=None):
         "soa-unroll / soa-scan / soa-level",
     )
     p.add_argument("--repeats", type=int, default=15)
-    p.add_argument("--pin-python", default="/work/refenv/bin/python")
+    p.add_argument("--pin-python", default=sys.executable)
     p.add_argument("--out", default=os.path.join("benchmarks", "results", "kernels-cpu.md"))
     args = p.parse_args(argv)
     robots = args.robots.split(",")

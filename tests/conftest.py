@@ -25,3 +25,57 @@ DATA = os.path.join(os.path.dirname(__file__), "data")
 @pytest.fixture(scope="session")
 def data_dir():
     return DATA
+
+
+# The slowest exhaustive checks (each over ~9 s on 2 cores with an empty compile cache: the
+# durations of `pytest --durations=50`). CI runs every test; `pytest -m "not slow"` skips these
+# for a quick run while editing.
+SLOW = {
+    "tests/test_aba_derivatives.py::test_float32_jacobian_close_to_float64",
+    "tests/test_aba_derivatives.py::test_model_gradient_matches_the_sweeps_and_is_symmetric_in_inertia",
+    "tests/test_aba_derivatives.py::test_state_derivatives_match_the_sweeps",
+    "tests/test_derivatives.py::test_against_jacfwd_every_joint_type[chain_mixed_float]",
+    "tests/test_derivatives.py::test_against_jacfwd_every_joint_type[tree_float]",
+    "tests/test_derivatives.py::test_float32_is_usable_and_batches",
+    "tests/test_implicit_euler.py::test_one_joint_stability_limits",
+    "tests/test_implicit_euler.py::test_order_one_fixed_and_floating_base",
+    "tests/test_implicit_euler.py::test_soa_kernel_equals_generic[panda_stiff]",
+    "tests/test_implicit_euler.py::test_soa_kernel_equals_generic[solo12_free]",
+    "tests/test_implicit_euler.py::test_stiff_panda_finite_where_explicit_schemes_blow_up",
+    "tests/test_innovations.py::test_operational_space_compliance[tree_mixed]",
+    "tests/test_innovations.py::test_operational_space_compliance[tree_rev_pri]",
+    "tests/test_innovations.py::test_operators_float32_vmap_and_grad",
+    "tests/test_kernels.py::test_aba_jacobian_batch_matches_jacfwd",
+    "tests/test_kernels.py::test_aba_rnea_match_generic_float64[unroll]",
+    "tests/test_kernels.py::test_crba_matches_generic_float64[unroll]",
+    "tests/test_kernels.py::test_float32_and_single_sample[unroll]",
+    "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[scan]",
+    "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[unroll]",
+    "tests/test_kernels.py::test_packed_scan_outputs_match_generic[scan]",
+    "tests/test_kernels.py::test_pallas_aba_jacobian_matches_jacfwd_interpret",
+    "tests/test_kernels.py::test_pallas_matches_generic_interpret[aba]",
+    "tests/test_large_batch.py::test_batch_4096_equals_small_batches",
+    "tests/test_pallas_scan.py::test_looped_chunks_large_batches",
+    "tests/test_pallas_scan.py::test_looped_float32_and_auto_choice",
+    "tests/test_pallas_scan.py::test_looped_matches_generic_float64[floating_tree-aba]",
+    "tests/test_seed_algorithms.py::test_diagonal_trajectory_matches_aba",
+    "tests/test_seed_algorithms.py::test_diagonalized_dynamics",
+    "tests/test_sim.py::test_rkmk4_order_on_lie_groups",
+    "tests/test_sim.py::test_rollout_policy_vmap_and_remat_gradients",
+    "tests/test_sim.py::test_soa_kernel_option_matches_generic",
+    "tests/test_sim.py::test_variational_energy_bounded_over_1e5_steps",
+    "tests/test_sysid.py::test_sharded_identification_matches_single_device",
+    "tests/test_sysid_recorded.py::test_excitation_design_reduces_condition_number_and_respects_limits",
+    "tests/test_transforms.py::test_float32_matches_float64[solo12]",
+    "tests/test_transforms.py::test_grad_wrt_model_parameters",
+    "tests/test_transforms.py::test_grads_wrt_state",
+    "tests/test_traversal.py::test_chain_fast_path_agrees[False]",
+    "tests/test_traversal.py::test_chain_fast_path_agrees[True]",
+    "tests/test_traversal.py::test_strategies_agree",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid in SLOW:
+            item.add_marker(pytest.mark.slow)

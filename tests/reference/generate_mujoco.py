@@ -1,7 +1,7 @@
 """Generate stored MuJoCo rollouts for tests/test_sim.py (MuJoCo is NOT a jaxdyn dependency).
 
-    /work/refenv/bin/pip install mujoco            # 4.x
-    /work/refenv/bin/python tests/reference/generate_mujoco.py [--out tests/data/mujoco]
+    refenv/bin/pip install mujoco            # 4.x, never a jaxdyn dependency
+    refenv/bin/python tests/reference/generate_mujoco.py [--out tests/data/mujoco]
 
 MuJoCo loads the same URDF files that jaxdyn ships (jaxdyn/robots/*.urdf). Both sides model the
 same thing only where the physics coincide, so the reference rollouts use:

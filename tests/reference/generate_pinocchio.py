@@ -2,10 +2,10 @@
 
 How to run (needs Pinocchio, which jaxdyn itself does NOT depend on)::
 
-    python3 -m venv /work/refenv && /work/refenv/bin/pip install pin numpy   # pin 4.x
-    /work/refenv/bin/python tests/reference/generate_pinocchio.py [--robots DIR] [--out DIR]
+    python3 -m venv refenv && refenv/bin/pip install pin numpy   # pin 4.x, never a jaxdyn dependency
+    refenv/bin/python tests/reference/generate_pinocchio.py [--robots DIR] [--out DIR]
 
-Defaults: robots from /work/shared/robots (or $JAXDYN_ROBOTS), output to
+Defaults: robots shipped in jaxdyn/robots (or $JAXDYN_ROBOTS), output to
 tests/data/pinocchio/ next to this script.  One compressed NPZ per (robot, base):
 ``{robot}_{base}.npz``, base in {fixed, floating}.  Seeds are fixed and the zip entries carry a
 fixed timestamp, so reruns with the same Pinocchio/numpy produce byte-identical files.
@@ -507,7 +507,12 @@ def generate(urdf, robot, base, seed):
 def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--robots", default=os.environ.get("JAXDYN_ROBOTS", "/work/shared/robots"))
+    ap.add_argument(
+        "--robots",
+        default=os.environ.get(
+            "JAXDYN_ROBOTS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "jaxdyn", "robots")
+        ),
+    )
     ap.add_argument("--out", default=os.path.join(here, "..", "data", "pinocchio"))
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
