@@ -91,12 +91,12 @@ class Layout:
     dense: bool = False  # "latency": unrolled, with 6x6 transforms in the ABA (see TRAVERSALS)
     # "level" strategy: links grouped by depth, padded to the widest level with the dummy slot nb + 1
     # Pads duplicate the level's first link (finite values and gradients), write to slot nb + 1.
-    level_links: np.ndarray = None  # (L, W) positions into the scanned links
-    level_bodies: np.ndarray = None  # (L, W) body index to write (pad: nb + 1)
-    level_parent: np.ndarray = None  # (L, W) parent body to write, world -> nb (pad: nb + 1)
-    level_bodies_read: np.ndarray = None  # (L, W) body index to read (pad: the first link's)
-    level_parent_read: np.ndarray = None  # (L, W) parent to read (pad: the first link's)
-    link_level_pos: np.ndarray = None  # (n,) flat position of each scanned link in (L * W)
+    level_links: np.ndarray | None = None  # (L, W) positions into the scanned links
+    level_bodies: np.ndarray | None = None  # (L, W) body index to write (pad: nb + 1)
+    level_parent: np.ndarray | None = None  # (L, W) parent body to write, world -> nb (pad: nb + 1)
+    level_bodies_read: np.ndarray | None = None  # (L, W) body index to read (pad: the first link's)
+    level_parent_read: np.ndarray | None = None  # (L, W) parent to read (pad: the first link's)
+    link_level_pos: np.ndarray | None = None  # (n,) flat position of each scanned link in (L * W)
     # every scanned link's parent is the link scanned just before it (the first one hangs from the
     # world or the free root): "scan" then carries only the parent's value, no per-body buffer
     is_chain: bool = False
@@ -167,11 +167,11 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
     dof_body = np.concatenate([np.full(jnv[b], b) for b in range(nb)]).astype(np.int32) if nb else np.zeros(0, np.int32)
     anc = np.eye(nb, dtype=bool)
     depth = np.zeros(nb, np.int32)
-    for b in range(nb):
-        p = topo.parents[b]
+    for bi in range(nb):
+        p = topo.parents[bi]
         if p >= 0:
-            anc[:, b] |= anc[:, p]
-            depth[b] = depth[p] + 1
+            anc[:, bi] |= anc[:, p]
+            depth[bi] = depth[p] + 1
     parents = np.array(topo.parents, np.int32)
     link_parent = np.where(parents[link_bodies] < 0, nb, parents[link_bodies]).astype(np.int32)
     traversal = resolve_traversal(topo, traversal)

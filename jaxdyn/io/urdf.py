@@ -182,9 +182,9 @@ def load_urdf(
     if not links:
         raise URDFError("the URDF has no <link>")
 
-    joints_ = []
-    child_of = {}
-    names = set()
+    joints_: list[tuple] = []
+    child_of: dict[str, str] = {}
+    names: set[str] = set()
     for je in root.findall("joint"):
         n = je.get("name")
         if not n:
@@ -198,7 +198,7 @@ def load_urdf(
             raise URDFError(f"joint '{n}' has no <parent link=...>")
         if ce is None or ce.get("link") is None:
             raise URDFError(f"joint '{n}' has no <child link=...>")
-        p, c = pe.get("link"), ce.get("link")
+        p, c = str(pe.get("link")), str(ce.get("link"))
         for role, ln in (("parent", p), ("child", c)):
             if ln not in links:
                 raise URDFError(f"joint '{n}': {role} link '{ln}' is not defined")
@@ -212,7 +212,10 @@ def load_urdf(
                 "link a free-flyer joint, remove this joint and load with floating_base=True"
             )
         if je.find("mimic") is not None and mimic == "error":
-            raise URDFError(f"joint '{n}' is a mimic joint of '{je.find('mimic').get('joint')}' (mimic='error')")
+            mim = je.find("mimic")
+            raise URDFError(
+                f"joint '{n}' is a mimic joint of '{mim.get('joint') if mim is not None else ''}' (mimic='error')"
+            )
         if c in child_of:
             raise URDFError(f"link '{c}' is the child of two joints: '{child_of[c]}' and '{n}'")
         child_of[c] = n
@@ -226,14 +229,16 @@ def load_urdf(
             f"the URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots)}); expected one tree"
         )
     root_link = roots[0]
-    children = {ln: [] for ln in links}
+    children: dict[str, list[tuple]] = {ln: [] for ln in links}
     for j in joints_:
         children[j[2]].append(j)
 
     # depth-first walk, merging fixed joints
     body_parent, body_type, body_joint, body_name = [], [], [], []
     pl_R, pl_p, axes = [], [], []
-    b_mass, b_com, b_I = [], [], []
+    b_mass: list = []
+    b_com: list = []
+    b_I: list = []
     lim_lo, lim_hi, vel, eff, damp, fric = [], [], [], [], [], []
     frames = []  # (name, body, R, p)
     owner = {}  # link -> (body, R_link_in_body, p_link_in_body)
