@@ -89,6 +89,7 @@ from jaxtyping import Array, Float
 
 from . import configuration, spatial
 from .algorithms.aba import aba
+from .algorithms.crba import crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.innovations import solve_mass_matrix
 from .model import Model
@@ -245,9 +246,16 @@ def _aba_vmappable(model, q, qd, tau, *f_ext):
 _aba_vmappable.def_vmap(_soa_rule)
 
 
-def forward_dynamics(model: Model, q, qd, tau, f_ext=None, options: SimOptions = SimOptions()) -> Float[Array, " nv"]:
+def forward_dynamics(
+    model: Model, q, qd, tau, f_ext=None, options: SimOptions = SimOptions(), contact=None
+) -> Float[Array, " nv"]:
     """``qdd`` from ABA with the actuator limits and passive forces of ``options`` applied
-    (with ``options.kernel == "soa"``, batched by ``vmap`` into :func:`jaxdyn.kernels.aba_batch`)."""
+    (with ``options.kernel == "soa"``, batched by ``vmap`` into :func:`jaxdyn.kernels.aba_batch`).
+    ``contact``: an optional :class:`jaxdyn.contact.Contact`, whose body wrenches at ``(q, qd)``
+    are added to ``f_ext``."""
+    if contact is not None:
+        fc = contact.wrenches(model, q, qd)
+        f_ext = fc if f_ext is None else f_ext + fc
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
     total = applied_torques(model, tau, options) + passive_torques(model, q, qd, options)
     if options.kernel == "soa":
@@ -287,8 +295,8 @@ def _check_integrator(integrator: str):
         raise ValueError(f"step: unknown integrator '{integrator}', choose one of {', '.join(INTEGRATORS)}")
 
 
-def _rk4(model, q, qd, tau, dt, f_ext, options):
-    f = lambda qq, vv: forward_dynamics(model, qq, vv, tau, f_ext, options)
+def _rk4(model, q, qd, tau, dt, f_ext, options, contact=None):
+    f = lambda qq, vv: forward_dynamics(model, qq, vv, tau, f_ext, options, contact)
     zero = jnp.zeros_like(qd)
     th, vel = zero, qd
     ks, as_ = [], []
@@ -364,9 +372,16 @@ def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions())
     return model.replace(armature=model.armature + jnp.asarray(dt, model.dtype) * model.damping)
 
 
-def _implicit_euler(model, q, qd, tau, dt, f_ext, options):
+def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None):
     """MuJoCo's Euler step with implicit joint damping (module docstring)."""
-    qdd = forward_dynamics(implicit_damping_model(model, dt, options), q, qd, tau, f_ext, options)
+    md = implicit_damping_model(model, dt, options)
+    qdd = forward_dynamics(md, q, qd, tau, f_ext, options, contact)
+    if contact is not None:
+        # contact forces implicit in velocity, linearised (one Newton step of backward Euler,
+        # Baraff & Witkin 1998 eq. (6) without the position term): (M_d - h D) dv/h = M_d qdd,
+        # D = d tau_c / d qd; keeps stiff regularised friction and contact damping stable
+        Md = crba(md, q)
+        qdd = jnp.linalg.solve(Md - dt * contact.velocity_derivative(model, q, qd), Md @ qdd)
     qd1 = qd + dt * qdd
     q1 = configuration.integrate(model, q, qd1, dt)
     if not model.floating_base:
@@ -384,9 +399,20 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options):
 
 
 def step(
-    model: Model, q, qd, tau, dt, integrator: str = DEFAULT_INTEGRATOR, f_ext=None, options: SimOptions = SimOptions()
+    model: Model,
+    q,
+    qd,
+    tau,
+    dt,
+    integrator: str = DEFAULT_INTEGRATOR,
+    f_ext=None,
+    options: SimOptions = SimOptions(),
+    contact=None,
 ):
     """Advance ``(q, qd)`` by ``dt`` under torque ``tau`` (held constant over the step).
+
+    ``contact``: an optional :class:`jaxdyn.contact.Contact` (ground contact forces, explicit,
+    added to ``f_ext``; every integrator but ``"variational"``).
 
     Returns ``(q_next, qd_next)``. See the module docstring for the integrators and forces; the
     default, ``"implicit_euler"``, stays stable with stiff joint damping.
@@ -395,12 +421,14 @@ def step(
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
     if integrator == "implicit_euler":
-        return _implicit_euler(model, q, qd, tau, dt, f_ext, options)
+        return _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact)
     if integrator == "rk4":
-        return _rk4(model, q, qd, tau, dt, f_ext, options)
+        return _rk4(model, q, qd, tau, dt, f_ext, options, contact)
     if integrator == "variational":
+        if contact is not None:
+            raise ValueError("step: contact is not supported by the 'variational' integrator; use 'rk4'")
         return _variational(model, q, qd, tau, dt, f_ext, options)
-    qdd = forward_dynamics(model, q, qd, tau, f_ext, options)
+    qdd = forward_dynamics(model, q, qd, tau, f_ext, options, contact)
     qd1 = qd + dt * qdd
     if integrator == "semi_implicit_euler":
         return configuration.integrate(model, q, qd1, dt), qd1
@@ -418,6 +446,7 @@ def rollout(
     options: SimOptions = SimOptions(),
     remat: bool = False,
     substeps: int = 1,
+    contact=None,
 ) -> Trajectory:
     """Simulate ``steps`` control steps as one ``lax.scan`` over time.
 
@@ -431,8 +460,13 @@ def rollout(
     The scan also records the first step whose state is not finite
     (:attr:`Trajectory.nonfinite_step`, with jnp operations in the carry: no host callback);
     :func:`first_nonfinite` finds the earliest one of a batch after the run.
+
+    ``contact``: an optional :class:`jaxdyn.contact.Contact`, ground contact in every
+    integrator step (see :func:`step`).
     """
     _check_integrator(integrator)
+    if contact is not None and integrator == "variational":
+        raise ValueError("rollout: contact is not supported by the 'variational' integrator; use 'rk4'")
     if substeps < 1:
         raise ValueError(f"rollout: substeps must be >= 1, got {substeps}")
     q0 = jnp.asarray(q0, model.dtype)
@@ -461,7 +495,7 @@ def rollout(
         tau = policy(q, qd, x) if policy is not None else x
         tau = applied_torques(model, tau, options)
         for _ in range(substeps):
-            q, qd = step(model, q, qd, tau, h, integrator, None, options)
+            q, qd = step(model, q, qd, tau, h, integrator, None, options, contact)
         k = k + 1
         bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
         return (q, qd, k, bad), (q, qd, tau)

@@ -1,0 +1,252 @@
+"""Compliant ground contact (jaxdyn.contact): static penetration against the Hunt-Crossley
+equilibrium, the block on a slope (creep below the friction angle, sliding acceleration above
+it), continuity and finite derivatives at the non-smooth points, energy over a bounce, and
+gradients through a contact rollout against central finite differences.
+
+Integrator: the default ``"implicit_euler"`` at dt = 1 ms throughout (contact is explicit in it).
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxdyn
+from jaxdyn import contact as C
+from jaxdyn import sim
+
+G = 9.81
+DT = 1e-3
+
+SPHERE = """<mujoco><worldbody><geom type="plane" size="0 0 1"/>
+<body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" mass="MASS"/></body>
+</worldbody></mujoco>"""
+
+BOX = """<mujoco><worldbody>
+<body name="block" pos="0 0 1"><freejoint/>
+<geom type="box" size="0.1 0.1 0.05" mass="1" friction="MU 0.005 0.0001"/></body>
+</worldbody></mujoco>"""
+
+MIXED = """<mujoco><worldbody><geom type="plane" size="0 0 1"/>
+<body name="a" pos="0 0 1"><freejoint/>
+<geom type="sphere" size="0.1" mass="1"/>
+<geom type="capsule" size="0.05 0.2" pos="0.3 0 0" mass="0.5"/>
+<geom type="box" size="0.1 0.1 0.1" pos="-0.3 0 0" mass="0.5"/>
+<geom type="ellipsoid" size="0.1 0.2 0.3" pos="0 0.5 0" mass="0.1"/>
+<geom type="sphere" size="0.1" pos="0 -0.5 0" contype="0" conaffinity="0" mass="0.1"/>
+</body></worldbody></mujoco>"""
+
+
+def _sphere(mass=2.0):
+    return jaxdyn.load_mjcf(SPHERE.replace("MASS", str(mass)))
+
+
+def _run(model, contact, q0, qd0, steps, substeps=1):
+    return sim.rollout(model, q0, qd0, jnp.zeros((steps, model.nv)), DT, substeps=substeps, contact=contact)
+
+
+def test_sphere_rests_at_hunt_crossley_equilibrium():
+    """After settling, k d^p = m g: the penetration is (m g / k)^(1/p) and the contact carries the
+    weight."""
+    m, r = 2.0, 0.1
+    model = _sphere(m)
+    ct = C.Contact(C.Ground.from_model(model), C.ContactParams())
+    k, p = 1e6, 1.5
+    q0 = jnp.array([0.0, 0.0, r + 0.002, 1.0, 0.0, 0.0, 0.0])  # 2 mm above the ground
+
+    @jax.jit
+    def settle(ct):
+        tr = _run(model, ct, q0, jnp.zeros(6), 1500)
+        return tr.q[-1], C.total_force(model, tr.q[-1], tr.qd[-1], ct), tr.nonfinite_step
+
+    q, f, bad = settle(ct)
+    assert int(bad) == -1
+    d = r - float(q[2])
+    d_ref = (m * G / k) ** (1 / p)
+    assert abs(d / d_ref - 1) < 1e-6, (d, d_ref)
+    np.testing.assert_allclose(np.asarray(f), [0.0, 0.0, m * G], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(q[:2]), 0.0, atol=1e-12)
+
+
+def _slope(theta):
+    n = np.array([np.sin(theta), 0.0, np.cos(theta)])  # ground normal: z turned by theta about y
+    t = np.array([np.cos(theta), 0.0, -np.sin(theta)])  # downhill
+    return n, t
+
+
+def _block_on_slope(theta, mu, k=1e6, p=1.5):
+    model = jaxdyn.load_mjcf(BOX.replace("MU", repr(mu)))
+    n, t = _slope(theta)
+    pen = (G * np.cos(theta) / 4 / k) ** (1 / p)  # four corners share the normal load
+    q0 = jnp.array([*(n * (0.05 - pen)), np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0])
+    return model, C.Ground(normal=n, height=0.0), q0, t
+
+
+def test_block_on_slope_creeps_below_and_slides_above_the_friction_angle():
+    """tan(theta) < mu: the regularised friction holds the block with the steady creep
+    v = eps r / sqrt(1 - r^2), r = tan(theta) / mu (friction mu f_n v / sqrt(v^2 + eps^2) equal
+    to the downhill weight); tan(theta) > mu: it slides at g (sin(theta) - mu cos(theta))."""
+    steps = 600
+
+    @jax.jit
+    def downhill(model, ct, q0, qd0, t):
+        tr = _run(model, ct, q0, qd0, steps)
+        x = tr.q[:, :3] @ t
+        return x, tr.nonfinite_step
+
+    # stays put: tan(theta) = mu / 2 with the default eps = 0.02 m/s at h = 1 ms
+    mu, theta = 1.0, np.arctan(0.5)
+    model, ground, q0, t = _block_on_slope(theta, mu)
+    params = C.ContactParams()
+    x, bad = downhill(model, C.Contact(ground, params), q0, jnp.zeros(6), t)
+    assert int(bad) == -1
+    x = np.asarray(x)
+    creep = (x[-1] - x[-101]) / (100 * DT)
+    r = np.tan(theta) / mu
+    creep_ref = 0.02 * r / np.sqrt(1 - r * r)  # 11.547 mm/s
+    assert abs(creep / creep_ref - 1) < 1e-3, (creep, creep_ref)
+
+    # sliding: mu = 0.3 < tan(theta) = 0.5, started at 0.5 m/s downhill
+    model, ground, q0, t = _block_on_slope(theta, 0.3)
+    x, bad = downhill(model, C.Contact(ground, params), q0, jnp.array([0.0, 0, 0, 0.5, 0, 0]), t)
+    assert int(bad) == -1
+    x = np.asarray(x)
+    tt = np.arange(steps + 1) * DT
+    acc = 2 * np.polyfit(tt[100:], x[100:], 2)[0]
+    acc_ref = G * (np.sin(theta) - 0.3 * np.cos(theta))
+    assert abs(acc / acc_ref - 1) < 1e-2, (acc, acc_ref)
+
+
+def test_block_creep_below_1mm_per_s_with_a_small_regularisation():
+    """eps = 1 mm/s (stable at h = 1 ms: the implicit step treats the friction's regularised zone
+    implicitly, and a block held on its corners does not roll): at tan(theta) = mu / 2 the creep
+    is eps r / sqrt(1 - r^2) = 0.577 mm/s."""
+    mu, theta = 1.0, np.arctan(0.5)
+    model, ground, q0, t = _block_on_slope(theta, mu)
+    ct = C.Contact(ground, C.ContactParams(friction_velocity=1e-3))
+
+    @jax.jit
+    def downhill(ct, q0):
+        tr = _run(model, ct, q0, jnp.zeros(6), 400)
+        return tr.q[:, :3] @ t, tr.nonfinite_step
+
+    x, bad = downhill(ct, q0)
+    assert int(bad) == -1
+    x = np.asarray(x)
+    creep = (x[-1] - x[-101]) / (100 * DT)
+    creep_ref = 1e-3 * 0.5 / np.sqrt(1 - 0.25)
+    assert 0 < creep < 1e-3
+    assert abs(creep / creep_ref - 1) < 1e-3, (creep, creep_ref)
+
+
+def test_force_continuous_with_finite_derivatives_at_the_kinks():
+    """Zero force at zero penetration, and no NaN/inf in the derivatives w.r.t. the state, the
+    law's parameters, the ground and the geometry: at zero penetration, zero velocity (zero
+    tangential velocity), and with coincident contact points (a capsule of zero length)."""
+    model = jaxdyn.load_mjcf(MIXED)
+    # the contype = conaffinity = 0 sphere and the ellipsoid have no points; the world plane none
+    cp = C.contact_points(model, jnp.array([0, 0, 1.0, 1, 0, 0, 0]), jnp.zeros(6))
+    assert cp.geom == (1,) + (2, 2) + (3,) * 8
+    # coincident points: the capsule's two end spheres at the same place
+    model = eqx.tree_at(lambda m: m.geoms.size, model, model.geoms.size.at[2, 1].set(0.0))
+    ct = C.Contact()
+    z0 = 0.1  # the sphere and the capsule (radius 0.05 at z = 0.05) ...
+    wrench = jax.jit(
+        lambda model, ct, q, qd: C.contact_wrenches(model, q, qd, ct.ground, ct.params).sum(0)
+    )  # one jit for all evaluations below
+
+    def q_at(z):
+        return jnp.array([0.0, 0.0, z, 1.0, 0.0, 0.0, 0.0])
+
+    zero = jnp.zeros(6)
+    assert np.all(np.asarray(wrench(model, ct, q_at(z0), zero)) == 0.0)  # exactly touching
+    np.testing.assert_allclose(np.asarray(wrench(model, ct, q_at(z0 + 1e-9), zero)), 0.0, atol=0)
+    small = np.asarray(wrench(model, ct, q_at(z0 - 1e-9), zero))
+    assert 0 < small[5] < 1e-6  # k d^1.5 = 1e6 * (1e-9)^1.5 per point: continuous at first touch
+
+    def scalar(model, ct, q, qd):
+        w = wrench(model, ct, q, qd)
+        return jnp.sum(w * jnp.arange(1.0, 7.0))
+
+    for z in (z0, z0 - 1e-3):  # at first touch, and in contact at zero velocity
+        for qd in (zero, jnp.array([0.0, 0, 0, 0, 0, -0.1])):  # at rest; zero tangential speed
+            grads = jax.grad(scalar, argnums=(0, 1, 2, 3))(model, ct, q_at(z), qd)
+            for leaf in jax.tree_util.tree_leaves(grads):
+                assert np.all(np.isfinite(np.asarray(leaf))), (z, qd)
+    # the normal force's slope in depth is continuous (p = 1.5: k p d^0.5 -> 0 at first touch)
+    dz = jax.grad(lambda z: scalar(model, ct, q_at(z), zero))
+    assert float(dz(z0)) == 0.0
+    assert float(dz(z0 - 1e-3)) < 0
+
+
+def test_dropped_sphere_loses_energy_over_the_bounce():
+    """Hunt-Crossley damping dissipates: the energy after the bounce is below the energy before
+    (and the contact never pulls: the ball leaves the ground). Damping 0.5 s/m so that the ball
+    bounces (the default 10 s/m all but stops a 2 m/s impact)."""
+    m, r = 1.0, 0.1
+    model = _sphere(m)
+    q0 = jnp.array([0.0, 0.0, r + 0.2, 1.0, 0.0, 0.0, 0.0])
+    qd0 = jnp.array([0.0, 3.0, 0.0, 0.3, 0.0, 0.0])  # spinning and moving sideways
+
+    @jax.jit
+    def drop(ct):
+        tr = _run(model, ct, q0, qd0, 500)
+        e = jax.vmap(lambda q, qd: sim.energy(model, q, qd))(tr.q, tr.qd)
+        return tr.q[:, 2], e
+
+    z, e = (np.asarray(a) for a in drop(C.Contact(params=C.ContactParams(damping=0.5))))
+    touching = z < r
+    first = int(np.argmax(touching))
+    last = first + int(np.argmax(~touching[first:]))
+    assert 0 < first < last < len(z) - 1
+    e_before, e_after = e[first - 1], e[last:]
+    assert np.all(e_after <= e_before), (e_before, e_after.max())
+    assert e_after.max() < 0.99 * e_before  # damping takes a visible share
+    land = last + int(np.argmax(touching[last:])) if touching[last:].any() else len(z)
+    # in flight the step loses exactly g^2 h^2 / 2 (symplectic Euler under constant gravity)
+    np.testing.assert_allclose(np.diff(e[last:land]), -0.5 * G**2 * DT**2, rtol=1e-6)
+
+
+def test_gradient_through_contact_rollout_matches_finite_differences():
+    """d(final height)/d(initial height) and d(final height)/d(stiffness) through a 200-step
+    rollout of a sphere bouncing on soft ground (k = 1e4), against central differences."""
+    model = _sphere(1.0)
+    params = C.ContactParams(stiffness=1e4)
+
+    @jax.jit
+    def final(z0, k):
+        ct = C.Contact(C.Ground(), eqx.tree_at(lambda p: p.stiffness, params, k))
+        q0 = jnp.array([0.0, 0.0, z0, 1.0, 0.0, 0.0, 0.0])
+        tr = _run(model, ct, q0, jnp.array([0.0, 0, 0, 0.2, 0, 0]), 200)
+        return tr.q[-1, 2]
+
+    z0, k = 0.105, 1e4
+    g = jax.grad(final, argnums=(0, 1))(z0, k)
+    hz, hk = 1e-6, 1e-2
+    fd_z = (final(z0 + hz, k) - final(z0 - hz, k)) / (2 * hz)
+    fd_k = (final(z0, k + hk) - final(z0, k - hk)) / (2 * hk)
+    assert np.isfinite(g[0]) and np.isfinite(g[1])
+    np.testing.assert_allclose(float(g[0]), float(fd_z), rtol=1e-5)
+    np.testing.assert_allclose(float(g[1]), float(fd_k), rtol=1e-5)
+
+
+def test_contact_composes_with_f_ext_and_integrators():
+    """``contact`` adds to ``f_ext`` in forward_dynamics; no contact (default) leaves it
+    unchanged; rk4 runs it; the variational integrator refuses it."""
+    model = _sphere(1.0)
+    q = jnp.array([0.0, 0.0, 0.099, 1.0, 0.0, 0.0, 0.0])
+    qd = jnp.array([0.1, 0.0, 0.0, 0.2, 0.0, -0.1])
+    ct = C.Contact()
+    f_ext = jnp.ones((model.nb, 6))
+    fd = jax.jit(lambda q, qd, f, ct: sim.forward_dynamics(model, q, qd, jnp.zeros(6), f, contact=ct))
+    a1 = fd(q, qd, f_ext, ct)
+    a2 = fd(q, qd, f_ext + C.contact_wrenches(model, q, qd), None)
+    np.testing.assert_allclose(np.asarray(a1), np.asarray(a2), rtol=1e-12, atol=1e-12)
+    q1, _ = sim.step(model, q, qd, jnp.zeros(6), DT, "rk4", contact=ct)
+    assert np.all(np.isfinite(np.asarray(q1)))
+    try:
+        sim.rollout(model, q, qd, jnp.zeros((2, 6)), DT, integrator="variational", contact=ct)
+    except ValueError as e:
+        assert "variational" in str(e)
+    else:
+        raise AssertionError("variational with contact must raise")
