@@ -12,14 +12,14 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   ground is ``phi = n . c - h - r`` and the penetration ``d = max(0, -phi)``; the force acts at
   the witness point on the ground surface, ``p = c - (r - d) n`` (the shape's deepest point
   moved back onto the plane), with the velocity ``v`` of the body's material point there.
-* Normal force, Hunt & Crossley (1975) in the form of Marhefka & Orin (1999, eq. (6)):
+* Normal force, HuntCrossley75 in the form of MarhefkaOrin99 (``f = lambda x^n xdot + k x^n``
+  with ``lambda = c_d k``; docs/contact.md):
   ``f_n = max(0, k d^p (1 + c_d v_pen))`` with ``v_pen = -n . v`` the penetration rate. The
   damping scales with ``d^p``, so the force is zero at first touch (no jump at impact), and the
-  ``max`` keeps it from pulling the bodies together during separation (Marhefka & Orin 1999,
-  sec. II).
+  ``max`` keeps it from pulling the bodies together during separation (MarhefkaOrin99).
 * Friction, regularised Coulomb: ``f_t = -mu f_n v_t / sqrt(|v_t|^2 + eps^2)`` with
   ``v_t = v - (n . v) n`` and ``mu`` the geom's sliding friction ``friction[0]``; this is the
-  Coulomb law ``|f_t| <= mu f_n`` opposing sliding (Coulomb 1785), smoothed over the velocity
+  Coulomb law ``|f_t| <= mu f_n`` opposing sliding, smoothed over the velocity
   scale ``eps`` so it is smooth and finite at ``v_t = 0``. Static friction is thereby replaced
   by a steep viscous law: a body held by friction creeps at ``|v_t| = eps r / sqrt(1 - r^2)``
   with ``r = |f_tangential demand| / (mu f_n) < 1``.
@@ -93,7 +93,7 @@ class ContactParams(eqx.Module):
     """Contact law parameters (array leaves: differentiable, e.g. for identification).
 
     stiffness ``k`` [N/m^p], exponent ``p``: ``k d^p``. Defaults ``k = 1e6 N/m^1.5`` and the
-      Hertz exponent ``p = 1.5`` (a sphere on a plane, Hunt & Crossley 1975): a 1 kg sphere rests
+      Hertz exponent ``p = 1.5`` (a sphere on a plane, HuntCrossley75): a 1 kg sphere rests
       0.46 mm deep, a 12.5 kg share of a 50 kg quadruped 2.5 mm; the contact frequency
       ``sqrt(p k d^(p-1) / m)`` stays near or below 200 rad/s for links of a kilogram and more,
       so ``omega h`` is about 0.2 at ``h = 1 ms``, far inside the explicit limit 2.

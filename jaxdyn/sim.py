@@ -378,7 +378,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None):
     qdd = forward_dynamics(md, q, qd, tau, f_ext, options, contact)
     if contact is not None:
         # contact forces implicit in velocity, linearised (one Newton step of backward Euler,
-        # Baraff & Witkin 1998 eq. (6) without the position term): (M_d - h D) dv/h = M_d qdd,
+        # BaraffWitkin98 (6) without the position term): (M_d - h D) dv/h = M_d qdd,
         # D = d tau_c / d qd; keeps stiff regularised friction and contact damping stable
         Md = crba(md, q)
         qdd = jnp.linalg.solve(Md - dt * contact.velocity_derivative(model, q, qd), Md @ qdd)
