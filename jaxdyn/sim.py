@@ -9,6 +9,8 @@ read from the URDF into the :class:`~jaxdyn.Model`):
 * soft joint limits: a one-sided spring-damper ``-k (q - q_upper) - b qd`` beyond ``q_upper``
   (and the mirror image below ``q_lower``), for 1-dof joints with finite ``<limit>``;
 * rotor inertia (``armature``) is part of the mass matrix inside :func:`~jaxdyn.aba`.
+* ground contact, optional (``contact=`` of :func:`forward_dynamics`, :func:`step`,
+  :func:`rollout`; :mod:`jaxdyn.contact`, docs/contact.md): body wrenches added to ``f_ext``.
 
 Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) v`` is
 :func:`~jaxdyn.integrate`):
