@@ -246,7 +246,10 @@ class Model(eqx.Module):
       gravity ``(3,)`` in the world frame;
       frame_R, frame_p: ``(nf,3,3)``, ``(nf,3)`` named frames in their body's frame;
       q_lower, q_upper ``(nq,)``; velocity_limit, effort_limit, damping, friction, armature
-        ``(nv,)``. Armature enters the mass matrix as ``M + diag(armature)``.
+        ``(nv,)``. Armature enters the mass matrix as ``M + diag(armature)``;
+      stiffness ``(nv,)``, spring_reference ``(nq,)``: joint springs of 1-dof joints,
+        ``tau = -stiffness * (q - spring_reference)`` (MJCF ``stiffness`` / ``springref``),
+        applied by :mod:`jaxdyn.sim` like the damping (zero by default).
 
     ``geoms``: collision geometry (:class:`~jaxdyn.geometry.Geoms`, from MJCF; empty for URDF and
     programmatic models); the dynamics algorithms do not read it.
@@ -269,6 +272,8 @@ class Model(eqx.Module):
     damping: Float[Array, " nv"]
     friction: Float[Array, " nv"]
     armature: Float[Array, " nv"]
+    stiffness: Float[Array, " nv"]
+    spring_reference: Float[Array, " nq"]
     name: str = eqx.field(static=True, default="robot")
     traversal: str = eqx.field(static=True, default="auto")
     # collision geometry (jaxdyn.geometry.Geoms) for contact models; empty when the description
@@ -414,6 +419,8 @@ def make_model(
     damping=None,
     friction=None,
     armature=None,
+    stiffness=None,
+    spring_reference=None,
     name: str = "robot",
     dtype=None,
     geoms=None,
@@ -456,6 +463,8 @@ def make_model(
         damping=arr(damping, (lay.nv,)),
         friction=arr(friction, (lay.nv,)),
         armature=arr(armature, (lay.nv,)),
+        stiffness=arr(stiffness, (lay.nv,)),
+        spring_reference=arr(spring_reference, (lay.nq,)),
         name=name,
         geoms=geometry.empty_geoms(dtype) if geoms is None else geoms,
     )

@@ -6,6 +6,8 @@ read from the URDF into the :class:`~jaxdyn.Model`):
 * actuator limits: ``tau`` clipped to ``+-effort_limit`` (joints without a limit are not clipped);
 * viscous damping ``-damping * qd`` and smoothed Coulomb friction
   ``-friction * tanh(qd / friction_velocity)`` (``<dynamics damping friction>``);
+* joint springs ``-stiffness * (q - spring_reference)`` on 1-dof joints (MJCF ``stiffness``,
+  ``springref``; zero for URDF models);
 * soft joint limits: a one-sided spring-damper ``-k (q - q_upper) - b qd`` beyond ``q_upper``
   (and the mirror image below ``q_lower``), for 1-dof joints with finite ``<limit>``;
 * rotor inertia (``armature``) is part of the mass matrix inside :func:`~jaxdyn.aba`.
@@ -111,6 +113,7 @@ class SimOptions:
     friction: bool = True
     friction_velocity: float = 1e-2  # [rad/s or m/s] tanh smoothing scale of Coulomb friction
     joint_limits: bool = True
+    springs: bool = True  # joint springs (model.stiffness, model.spring_reference)
     limit_stiffness: float = 1e3  # [N m / rad] soft joint-limit spring
     limit_damping: float = 10.0  # [N m s / rad] soft joint-limit damper (only beyond the limit)
     gravity: bool = True
@@ -127,7 +130,7 @@ class SimOptions:
             raise ValueError(f"SimOptions: unknown kernel '{self.kernel}', choose one of {', '.join(KERNELS)}")
 
 
-IDEAL = SimOptions(clip_effort=False, damping=False, friction=False, joint_limits=False)
+IDEAL = SimOptions(clip_effort=False, damping=False, friction=False, joint_limits=False, springs=False)
 
 
 @jax.tree_util.register_dataclass
@@ -203,7 +206,8 @@ def applied_torques(model: Model, tau, options: SimOptions = SimOptions()):
 
 
 def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> Float[Array, " nv"]:
-    """Joint damping, smoothed Coulomb friction and soft joint-limit torques (module docstring)."""
+    """Joint damping, smoothed Coulomb friction, joint springs and soft joint-limit torques
+    (module docstring)."""
     qd = jnp.asarray(qd, model.dtype)
     out = jnp.zeros(model.nv, model.dtype)
     if options.damping:
@@ -211,6 +215,8 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
     if options.friction:
         out = out - model.friction * jnp.tanh(qd / options.friction_velocity)
     one_q, one_v = _one_dof(model)
+    if options.springs and len(one_q):
+        out = out.at[one_v].add(-model.stiffness[one_v] * (q[one_q] - model.spring_reference[one_q]))
     if options.joint_limits and len(one_q):
         qi, vi = q[one_q], qd[one_v]
         lo, hi = model.q_lower[one_q], model.q_upper[one_q]

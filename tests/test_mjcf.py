@@ -500,12 +500,15 @@ def test_ignored_elements_and_sites():
 
 
 def test_stiffness_warns_with_joint_names():
+    """Hinge springs are modelled (tests/test_springs.py); ball springs and non-linear stiffness
+    terms are dropped with a warning naming the joints."""
     xml = body(
-        '<joint name="springy" stiffness="3"/><geom size="0.1"/>'
-        '<body name="c"><joint name="also" stiffness="1"/><geom size="0.1"/></body>'
+        '<joint name="springy" type="ball" stiffness="3"/><geom size="0.1"/>'
+        '<body name="c"><joint name="also" stiffness="1 2"/><geom size="0.1"/></body>'
     )
     with pytest.warns(UserWarning, match="stiffness.*springy, also"):
-        load_mjcf(xml)
+        m = load_mjcf(xml)
+    assert float(m.stiffness[-1]) == 1.0
 
 
 def test_other_dropped_forces_warn_and_gravity_flag():

@@ -63,8 +63,10 @@ joint (MuJoCo's body frame moved by the joint ``pos``), with the MuJoCo body's o
 named frame of the MuJoCo body is exact. Unnamed bodies and joints are called ``body<id>`` /
 ``joint<id>`` with MuJoCo's ids.
 
-Warned about (``UserWarning``) and otherwise ignored, since jaxdyn's model has no place for them:
-joint ``stiffness`` / ``springdamper`` (springs), non-linear ``damping`` coefficients, body
+Joint springs of hinge and slide joints (``stiffness``, ``springref``) load into
+``model.stiffness`` / ``model.spring_reference`` (applied by :mod:`jaxdyn.sim`). Warned about
+(``UserWarning``) and otherwise ignored, since jaxdyn's model has no place for them: springs of
+ball and free joints, non-linear ``stiffness`` terms, ``springdamper``, non-linear ``damping`` coefficients, body
 ``gravcomp``, joint ``actuatorgravcomp``, fluid forces (``<option density viscosity wind>``).
 Also warned about, and loaded: ``armature`` on a free joint (``<joint type="free">`` under a
 default with armature; ``<freejoint>`` has none). jaxdyn adds ``armature * qdd`` with the linear
@@ -947,7 +949,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
 
     # ---- jaxdyn bodies: one per MuJoCo joint, in MuJoCo's order
     jb = dict(parent=[], type=[], jname=[], bname=[], R=[], p=[], axis=[], mass=[], com=[], I=[])
-    dof = dict(lo=[], hi=[], arm=[], damp=[], fric=[])
+    dof = dict(lo=[], hi=[], arm=[], damp=[], fric=[], stiff=[], sref=[])
     owner = {0: (-1, np.eye(3), np.zeros(3))}
     jmap = {}  # joint name -> (jaxdyn body, first dof, MuJoCo type, actuatorfrcrange bound)
     stiff, springs = [], []
@@ -1032,8 +1034,19 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             dmp = _numbers(a.get("damping", "0"), 3, f"{jw} damping", at_least=1)
             fr = float(_numbers(a.get("frictionloss", "0"), 1, f"{jw} frictionloss")[0])
             st = _numbers(a.get("stiffness", "0"), 3, f"{jw} stiffness", at_least=1)
-            if np.any(st != 0):
-                stiff.append(jn)
+            # joint springs of hinge/slide joints go into the model (q is MuJoCo's qpos, the ref
+            # folded into the placement); ball and free springs and non-linear terms are dropped
+            if kind in ("hinge", "slide"):
+                sref = float(_numbers(a["springref"], 1, f"{jw} springref")[0]) if "springref" in a else 0.0
+                dof["stiff"] += [float(st[0])]
+                dof["sref"] += [ctx.angle(sref) if kind == "hinge" else sref]
+                if np.any(st[1:] != 0):
+                    stiff.append(jn)
+            else:
+                dof["stiff"] += [0.0] * n_dof
+                dof["sref"] += [0.0] * {"free": 7, "ball": 4}[kind]
+                if np.any(st != 0):
+                    stiff.append(jn)
             if kind == "free" and arm != 0:
                 ctx.warnings.append(
                     f"joint '{jn}': armature on a free joint enters jaxdyn on body-frame velocities, MuJoCo's on "
@@ -1218,7 +1231,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
 
     if stiff:
         ctx.warnings.insert(
-            0, "joint stiffness (springs) is not modelled by jaxdyn and was dropped for joints: " + ", ".join(stiff)
+            0,
+            "joint stiffness of ball and free joints, and non-linear stiffness terms, are not modelled by jaxdyn "
+            "and were dropped for joints: " + ", ".join(stiff),
         )
     if springs:
         ctx.warnings.insert(
@@ -1252,6 +1267,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         damping=np.array(dof["damp"]),
         friction=np.array(dof["fric"]),
         armature=np.array(dof["arm"]),
+        stiffness=np.array(dof["stiff"]),
+        spring_reference=np.array(dof["sref"]),
         name=model_name,
         dtype=dtype,
         geoms=geoms,
