@@ -89,22 +89,22 @@ case "$PART" in
     bench 80 h100-float64 --algos aba,aba_soa,rnea_soa --robots panda --batches 131072 --dtypes float64 \
       --peers frax,mjx --repeats 10
     ;;
-  part6)  # the last 245 s of the session's GPU time: what part5's steps did not reach
+  part6)  # the last 245 s of a 30-minute GPU budget: what part5's steps did not reach
     bench 90 h100-talos-rnea-pallas --algos rnea_pallas --robots talos:fixed --batches 131072 --peers mjx --repeats 10
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
-  # Session 7's parts take about 9.5 minutes each, so one session's 30 minutes of GPU time holds
-  # three: in order of value part7a (talos ABA/RNEA), part7b (talos CRBA, solo12), part7d
-  # (talos launch parameters), then part7c (chains, panda) and part7e (arms' CRBA launch).
-  # Session 10 added part8 (about 6 minutes: packed SoA scan outputs on talos); run it first,
-  # then part7a and part7b. Session 11 added part9 (about 4 minutes: aba_derivatives).
+  # The part7 steps take about 9.5 minutes each, so 30 minutes of GPU time hold three: in order
+  # of value part7a (talos ABA/RNEA), part7b (talos CRBA, solo12), part7d (talos launch
+  # parameters), then part7c (chains, panda) and part7e (arms' CRBA launch). part8 (about 6
+  # minutes: packed SoA scan outputs on talos) goes first, then part7a and part7b; part9 (about
+  # 4 minutes: aba_derivatives) after them.
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the 2026-11-23 ones> for the status.
-  part7a)  # written in session 7 (no GPU): the looped fused kernels (kernels/pallas_scan.py, traversal
+  part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
            # the SoA scan and the peers on talos, with the generic path in the same process as the
            # correctness reference (column "rel. err vs generic")
     bash "$0" info | tee "$OUT/info.txt"
-    echo "=== $(date +%T) aba_frames: the SoA scan in body frames against aligned frames (session 8, CPU 1.18x)"
+    echo "=== $(date +%T) aba_frames: the SoA scan in body frames against aligned frames (CPU 1.18x)"
     timeout 80 $PY benchmarks/aba_frames.py --robots talos:fixed talos --batch 131072 --rounds 2 \
       --out "$W/aba-frames-talos.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-frames.txt"
     bench 260 h100-looped-talos-aba --algos aba,aba_soa,aba_pallas --robots talos:fixed --batches $B \
@@ -149,7 +149,7 @@ case "$PART" in
       --blocks 64,128,256 --warps 0,2,4 --out "$W" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-crba.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     ;;
-  part8)  # written in session 10 (no GPU): the SoA scans with each link step's outputs packed into one
+  part8)  # not yet run on a GPU: the SoA scans with each link step's outputs packed into one
           # array (jaxdyn.tree.Packed, now the GPU default). Deviceless H100 compile, kernels per link
           # step: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16, temporaries unchanged. The same-process
           # A/B first (packed against per-leaf outputs), then the harness rows for the targets.
@@ -165,7 +165,7 @@ case "$PART" in
     bench 260 h100-packed-talos --algos aba,aba_soa,rnea_soa,crba_soa --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10
     ;;
-  part9)  # written in session 11 (no GPU): jaxdyn.aba_derivatives, the closed-form Jacobian of ABA
+  part9)  # not yet run on a GPU: jaxdyn.aba_derivatives, the closed-form Jacobian of ABA
           # (world-frame subtree sums, masked dense products, CRBA + batched Cholesky for M^-1), against
           # jacfwd(aba), the SoA / Pallas Jacobians and frax's jacfwd. CPU: 5.8-11x jacfwd(aba).
     bash "$0" info | tee "$OUT/info.txt"
