@@ -623,3 +623,10 @@ def test_kernels_and_rollout_on_mjcf_model():
     np.testing.assert_allclose(qdd, r["forward"], rtol=1e-10, atol=1e-10)  # MuJoCo's mj_forward
     traj = jaxdyn.rollout(m, q[0], v[0], jnp.zeros((5, m.nv)), dt=1e-3)
     assert bool(jnp.all(jnp.isfinite(traj.q)))
+
+
+def test_overflow_on_cast_to_float32_is_refused_by_name():
+    xml = body('<joint name="j"/><inertial pos="0 0 0" mass="1e300" diaginertia="1 1 1"/>')
+    assert float(quiet_load(xml).mass[0]) == 1e300  # finite in float64
+    with pytest.raises(MJCFError, match="mass .*not finite in float32"):
+        quiet_load(xml, dtype=jnp.float32)

@@ -36,6 +36,7 @@ EIG_RTOL, EIG_ATOL, TRIANGLE_RTOL = 1e-9, 1e-15, 1e-6
 
 
 def check_policy(policy: str) -> str:
+    """``policy`` itself if it is one of :data:`POLICIES`, else a ``ValueError`` listing them."""
     if policy not in POLICIES:
         raise ValueError(f"inertia must be one of {', '.join(repr(p) for p in POLICIES)}, got {policy!r}")
     return policy
@@ -78,6 +79,22 @@ def repair(mass: float, I: np.ndarray) -> tuple[np.ndarray, str | None]:
         new = np.full(3, new.mean())
         done.append(f"balanced to {new[0]:.6g} each (mean of the principal moments)")
     return (V * new) @ V.T, "; ".join(done)
+
+
+def combine(m1, c1, I1, m2, c2, I2):
+    """Two rigid bodies (mass, centre of mass, inertia about their own centre of mass, all in one
+    frame) as one body: masses add, the centres of mass average, and each inertia moves to the
+    common centre of mass by the parallel-axis theorem."""
+    m = m1 + m2
+    if m <= 0:
+        return 0.0, np.zeros(3), I1 + I2
+    c = (m1 * c1 + m2 * c2) / m
+
+    def shift(mm, cc):
+        d = cc - c
+        return mm * (d @ d * np.eye(3) - np.outer(d, d))
+
+    return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
 
 
 def _eigh(I):

@@ -124,8 +124,8 @@ import numpy as np
 from .. import spatial
 from ..geometry import TYPE_CODES, make_geoms
 from ..model import Model, Topology, make_model
-from .errors import LoadError
-from .inertia import InertiaPolicy, check_policy
+from .errors import LoadError, check_finite_model
+from .inertia import InertiaPolicy, check_policy, combine
 
 __all__ = [
     "MJCFError",
@@ -725,19 +725,6 @@ def _bounds(m, I, explicit, ctx):
     return m, I
 
 
-def _combine(m1, c1, I1, m2, c2, I2):
-    m = m1 + m2
-    if m <= 0:
-        return 0.0, np.zeros(3), I1 + I2
-    c = (m1 * c1 + m2 * c2) / m
-
-    def shift(mm, cc):
-        d = cc - c
-        return mm * (d @ d * np.eye(3) - np.outer(d, d))
-
-    return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
-
-
 # --------------------------------------------------------------------------------------------
 # the loader
 
@@ -1094,7 +1081,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         ob, Ro, po = owner[i]
         if ob < 0 or (m == 0 and not np.any(I)):
             continue
-        jb["mass"][ob], jb["com"][ob], jb["I"][ob] = _combine(
+        jb["mass"][ob], jb["com"][ob], jb["I"][ob] = combine(
             jb["mass"][ob], jb["com"][ob], jb["I"][ob], m, Ro @ c + po, Ro @ I @ Ro.T
         )
     for b in range(len(jb["parent"])):
@@ -1250,7 +1237,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         frame_names=tuple(f[0] for f in frames),
         frame_bodies=tuple(f[1] for f in frames),
     )
-    return make_model(
+    model = make_model(
         topo,
         placement_R=np.array(jb["R"]),
         placement_p=np.array(jb["p"]),
@@ -1273,6 +1260,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         dtype=dtype,
         geoms=geoms,
     )
+    check_finite_model(model, MJCFError)
+    return model
 
 
 def _finite(what, *xs):
@@ -1304,63 +1293,59 @@ def _check_massless(jb):
 # free-joint conventions (module docstring)
 
 
-def _free_parts(model, qpos):
-    R = spatial.quat_to_rotation(qpos[3:7])
-    return R
+def _R(qpos):
+    """Body-to-world rotation of the free root (``qpos[3:7]`` is the same in both conventions)."""
+    return spatial.quat_to_rotation(jnp.asarray(qpos)[3:7])
 
 
 def velocity_from_mujoco(model: Model, qpos, qvel):
-    """jaxdyn's ``qd`` from MuJoCo's ``qvel`` (identity but for a free root)."""
+    """jaxdyn's ``qd (nv,)`` from MuJoCo's ``qvel (nv,)`` at ``qpos (nq,)``: identity but for a
+    free root, whose ``[v_world; omega_body]`` becomes ``[omega_body; R^T v_world]``."""
     qvel = jnp.asarray(qvel)
     if not model.floating_base:
         return qvel
-    R = _free_parts(model, qpos)
-    return jnp.concatenate([qvel[3:6], R.T @ qvel[0:3], qvel[6:]])
+    return jnp.concatenate([qvel[3:6], _R(qpos).T @ qvel[0:3], qvel[6:]])
 
 
 def velocity_to_mujoco(model: Model, q, qd):
-    """MuJoCo's ``qvel`` from jaxdyn's ``qd``."""
+    """MuJoCo's ``qvel (nv,)`` from jaxdyn's ``qd (nv,)`` at ``q (nq,)``: the inverse of
+    :func:`velocity_from_mujoco`."""
     qd = jnp.asarray(qd)
     if not model.floating_base:
         return qd
-    R = _free_parts(model, q)
-    return jnp.concatenate([R @ qd[3:6], qd[0:3], qd[6:]])
+    return jnp.concatenate([_R(q) @ qd[3:6], qd[0:3], qd[6:]])
 
 
 def acceleration_from_mujoco(model: Model, qpos, qvel, qacc):
-    """jaxdyn's ``qdd`` from MuJoCo's ``qacc`` (needs the velocity: the body-frame linear
-    acceleration picks up ``-omega x v``)."""
+    """jaxdyn's ``qdd (nv,)`` from MuJoCo's ``qacc (nv,)``; it needs the velocity: the
+    body-frame linear acceleration is ``R^T a_world - omega x v_body``."""
     qacc = jnp.asarray(qacc)
     if not model.floating_base:
         return qacc
-    R = _free_parts(model, qpos)
+    R = _R(qpos)
     w, vb = qvel[3:6], R.T @ qvel[0:3]
     return jnp.concatenate([qacc[3:6], R.T @ qacc[0:3] - jnp.cross(w, vb), qacc[6:]])
 
 
 def acceleration_to_mujoco(model: Model, q, qd, qdd):
-    """MuJoCo's ``qacc`` from jaxdyn's ``qdd``."""
+    """MuJoCo's ``qacc (nv,)`` from jaxdyn's ``qdd (nv,)``: ``a_world = R (dv_body/dt + omega x
+    v_body)``."""
     qdd = jnp.asarray(qdd)
     if not model.floating_base:
         return qdd
-    R = _free_parts(model, q)
     w, vb = qd[0:3], qd[3:6]
-    return jnp.concatenate([R @ (qdd[3:6] + jnp.cross(w, vb)), qdd[0:3], qdd[6:]])
+    return jnp.concatenate([_R(q) @ (qdd[3:6] + jnp.cross(w, vb)), qdd[0:3], qdd[6:]])
 
 
 def force_from_mujoco(model: Model, qpos, qfrc):
-    """jaxdyn's generalised force from MuJoCo's (``qfrc_applied``, ``qfrc_bias``, ...)."""
-    qfrc = jnp.asarray(qfrc)
-    if not model.floating_base:
-        return qfrc
-    R = _free_parts(model, qpos)
-    return jnp.concatenate([qfrc[3:6], R.T @ qfrc[0:3], qfrc[6:]])
+    """jaxdyn's generalised force ``(nv,)`` from MuJoCo's (``qfrc_applied``, ``qfrc_bias``, ...).
+
+    By power duality ``tau_jaxdyn = T^T qfrc`` with ``qvel = T qd``; ``T`` (a permutation with
+    a rotation) is orthogonal, so ``T^T = T^-1``: the map is :func:`velocity_from_mujoco`'s."""
+    return velocity_from_mujoco(model, qpos, qfrc)
 
 
 def force_to_mujoco(model: Model, q, tau):
-    """MuJoCo's generalised force from jaxdyn's ``tau``."""
-    tau = jnp.asarray(tau)
-    if not model.floating_base:
-        return tau
-    R = _free_parts(model, q)
-    return jnp.concatenate([R @ tau[3:6], tau[0:3], tau[6:]])
+    """MuJoCo's generalised force ``(nv,)`` from jaxdyn's ``tau``: :func:`velocity_to_mujoco`'s
+    map (see :func:`force_from_mujoco`)."""
+    return velocity_to_mujoco(model, q, tau)

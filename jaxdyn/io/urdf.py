@@ -24,8 +24,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..model import Model, Topology, make_model
-from .errors import LoadError
-from .inertia import InertiaPolicy, check_policy
+from .errors import LoadError, check_finite_model
+from .inertia import InertiaPolicy, check_policy, combine
 
 
 class URDFError(LoadError):
@@ -93,20 +93,6 @@ def _link_inertia(link, policy):
         raise URDFError(f"{what}: inertia has non-finite entries")
     Il = policy(m, Il, what)
     return m, c, R @ Il @ R.T
-
-
-def _combine(m1, c1, I1, m2, c2, I2):
-    """Two rigid bodies (mass, COM, inertia about own COM, same frame) as one."""
-    m = m1 + m2
-    if m <= 0:
-        return 0.0, np.zeros(3), I1 + I2
-    c = (m1 * c1 + m2 * c2) / m
-
-    def shift(mm, cc):
-        d = cc - c
-        return mm * (d @ d * np.eye(3) - np.outer(d, d))
-
-    return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
 
 
 def read_urdf_text(source: str | os.PathLike) -> str:
@@ -248,7 +234,7 @@ def load_urdf(
         if body < 0 or m == 0 and not np.any(I):
             return
         cb, Ib = R @ c + p, R @ I @ R.T
-        b_mass[body], b_com[body], b_I[body] = _combine(b_mass[body], b_com[body], b_I[body], m, cb, Ib)
+        b_mass[body], b_com[body], b_I[body] = combine(b_mass[body], b_com[body], b_I[body], m, cb, Ib)
 
     def new_body(parent, jtype, jname, bname, R, p, ax):
         body_parent.append(parent)
@@ -360,7 +346,7 @@ def load_urdf(
         name=robot_name,
         dtype=dtype,
     )
-    _check_finite_model(model, URDFError)
+    check_finite_model(model, URDFError)
     return model
 
 
@@ -388,25 +374,6 @@ def _check_finite_bodies(names, mass, com, inertia, placement_p):
             raise URDFError(
                 f"body '{n}': its mass, centre of mass, inertia or placement overflows to a "
                 "non-finite number (values too large)"
-            )
-
-
-def _check_finite_model(model, error):
-    """Every number of a loaded model must be finite in its dtype (limits may be infinite)."""
-    limits = {"q_lower", "q_upper", "velocity_limit", "effort_limit"}
-    for f in model.__dataclass_fields__:
-        x = getattr(model, f)
-        if f in limits or not hasattr(x, "dtype") or not np.issubdtype(np.asarray(x).dtype, np.floating):
-            continue
-        bad = ~np.isfinite(np.asarray(x))
-        if np.any(bad):
-            idx = np.argwhere(bad)[0]
-            who = ""
-            if f in ("placement_R", "placement_p", "axis", "mass", "com", "inertia") and len(idx):
-                who = f" (body '{model.body_names[idx[0]]}')"
-            raise error(
-                f"model '{model.name}': {f}{who} is not finite in {np.asarray(x).dtype} "
-                "(values too large for the dtype)"
             )
 
 

@@ -157,19 +157,25 @@ def _parse_mass_bounds(model, specs, rel):
     return out or None
 
 
-def run_cli(args) -> int:
-    """``jaxdyn identify``: returns the exit status (0 ok, 2 bad input, 3 no consistent result)."""
+def _in_float64(command, run, args) -> int:
+    """``run(args)`` in float64; bad input (``ValueError``, ``LoadError`` included) is printed
+    and gives exit status 2."""
     from .._x64 import x64_context
 
+    with x64_context(True):
+        try:
+            return run(args)
+        except ValueError as e:
+            print(f"{command}: error: {e}", file=sys.stderr)
+            return 2
+
+
+def run_cli(args) -> int:
+    """``jaxdyn identify``: returns the exit status (0 ok, 2 bad input, 3 no consistent result)."""
     if os.path.exists(args.urdf) and os.path.realpath(args.out) == os.path.realpath(args.urdf):
         print(f"jaxdyn identify: --out {args.out} is the input URDF; choose another path", file=sys.stderr)
         return 2
-    with x64_context(True):
-        try:
-            return _run_cli(args)
-        except ValueError as e:  # URDFError is a ValueError
-            print(f"jaxdyn identify: error: {e}", file=sys.stderr)
-            return 2
+    return _in_float64("jaxdyn identify", _run_cli, args)
 
 
 def _run_cli(args) -> int:
@@ -384,14 +390,7 @@ def add_excite_arguments(p):
 
 def run_excite_cli(args) -> int:
     """``jaxdyn excite``: returns the exit status (0 ok, 2 bad input)."""
-    from .._x64 import x64_context
-
-    with x64_context(True):
-        try:
-            return _run_excite(args)
-        except ValueError as e:  # URDFError is a ValueError
-            print(f"jaxdyn excite: error: {e}", file=sys.stderr)
-            return 2
+    return _in_float64("jaxdyn excite", _run_excite, args)
 
 
 def _run_excite(args) -> int:
