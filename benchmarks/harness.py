@@ -264,7 +264,7 @@ def _robot_base(robot_name):
     """``(URDF path, floating base)`` the peers load for a harness robot name; a ``chainN`` is
     written from jaxdyn's own chain model (:func:`jaxdyn.io.urdf_write.model_to_urdf`), so every
     engine runs the same robot."""
-    from jaxdyn.robots import DEFAULT_FLOATING, robot_path
+    from jaxdyn.robots import default_floating, robot_path
 
     if robot_name.startswith("chain"):
         if robot_name not in _CHAIN_URDFS:
@@ -278,7 +278,7 @@ def _robot_base(robot_name):
             _CHAIN_URDFS[robot_name] = path
         return _CHAIN_URDFS[robot_name], False
     robot, _, base = robot_name.partition(":")
-    fb = DEFAULT_FLOATING[robot] if not base else base == "floating"
+    fb = default_floating(robot) if not base else base == "floating"
     return robot_path(robot), fb
 
 

@@ -7,10 +7,10 @@ The library never changes global JAX settings: to work in float64, set the ``jax
 flag in your own program.
 """
 
-from . import algorithms, builders, contact, kernels, parallel, sim, spatial, sysid, trajopt, viewer
-from .algorithms.aba import aba, aba_full
+from . import algorithms, batching, builders, contact, kernels, parallel, sim, spatial, sysid, trajopt, viewer
+from .algorithms.aba import aba_full
 from .algorithms.common import check_state
-from .algorithms.crba import composite_inertias_world, crba
+from .algorithms.crba import composite_inertias_world
 from .algorithms.derivatives import ABADerivatives, RNEADerivatives, aba_derivatives, rnea_derivatives
 from .algorithms.diagonalized import (
     diagonal_coriolis,
@@ -65,7 +65,8 @@ from .algorithms.regressor import (
     parameters_to_inertia,
     regressor,
 )
-from .algorithms.rnea import bias_forces, coriolis_torques, gravity_torques, rnea, rnea_full
+from .algorithms.rnea import bias_forces, coriolis_torques, gravity_torques, rnea_full
+from .batching import aba, crba, rnea
 from .configuration import configuration_derivative, difference, integrate, neutral, normalize, random_configuration
 from .io import InertiaWarning, LoadError, MJCFError, URDFError, load_mjcf, load_urdf
 from .model import Model, Topology, make_model

@@ -51,6 +51,8 @@ Spherical joints are not supported here (use :func:`jaxdyn.aba` and friends with
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 
 import jax
@@ -60,6 +62,77 @@ import numpy as np
 from .. import tree
 from ..algorithms.common import full_precision
 from ..model import Model
+
+# --- values computed once (XLA CPU) -------------------------------------------------------------
+#
+# XLA CPU fuses a cheap elementwise producer into *every* consumer. On these graphs, where each
+# scalar of a link step feeds several others, that recomputes whole upstream cones in each fused
+# loop (panda ABA, scanned: 3.5x the multiplies, and an unrolled 7-link program that does not
+# finish compiling in 10 minutes). XLA does not duplicate an expensive instruction (a division),
+# so every value that a link step hands to several consumers passes through ``x / one``, with
+# ``one`` a runtime 1 that XLA cannot fold: each such value becomes the root of one fused loop,
+# computed once, and the short chains between them still fuse. Division by 1 is exact. Under a
+# plain ``jax.jit`` this is as fast as the same program with fusion switched off, or faster
+# (benchmarks/results/cpu-2026-11-25-plain-jit.md). The runtime 1 is set while a kernel traces on
+# a CPU backend; elsewhere (GPU: XLA GPU fuses these graphs without duplicating them; Pallas
+# kernel bodies) ``_keep`` is the identity.
+
+_ONE: contextvars.ContextVar = contextvars.ContextVar("jaxdyn_soa_one", default=None)
+
+
+@contextlib.contextmanager
+def _computed_once(seed):
+    """While tracing a kernel on CPU, route shared values through ``x / one`` (see above);
+    ``seed`` is a traced batch-last input ``(k, B)``: ``one = 1 + 0 * seed[0]`` per sample
+    (exactly 1, also where the seed is not finite)."""
+    if jax.default_backend() != "cpu":
+        yield
+        return
+    s = jax.lax.stop_gradient(seed[0])  # (B,): the first coordinate of each sample (batch last)
+    token = _ONE.set(1.0 + jnp.where(jnp.isfinite(s), 0.0 * s, 0.0))
+    try:
+        yield
+    finally:
+        _ONE.reset(token)
+
+
+def _keep(tree_):
+    """``tree_`` with each floating array leaf computed once (``x / one``); literals, integer
+    leaves and everything outside :func:`_computed_once` pass unchanged."""
+    one = _ONE.get()
+    if one is None:
+        return tree_
+
+    def leaf(x):
+        # arrays over the batch (SoA scalars (B,), stacks (k, B)); model numbers pass unchanged
+        if isinstance(x, jax.Array) and x.shape[-1:] == one.shape and jnp.issubdtype(x.dtype, jnp.floating):
+            return x / one.astype(x.dtype)
+        return x
+
+    return jax.tree_util.tree_map(leaf, tree_)
+
+
+def _kept(fn):
+    """Decorator: the outputs of ``fn`` computed once (a helper whose results feed several
+    consumers)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return _keep(fn(*args, **kwargs))
+
+    return wrapper
+
+
+def _kept_step(fn):
+    """Decorator for a :mod:`jaxdyn.tree` step: its inputs (the parent's values gathered from the
+    per-link buffers, the link's slice of the scanned arrays) and its outputs computed once."""
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return _keep(fn(*_keep(args)))
+
+    return wrapper
+
 
 # --- scalar helpers that skip structural zeros (Python literals) ---------------------------------
 
@@ -101,6 +174,7 @@ def _sub(a, b):
     return _add(a, _neg(b))
 
 
+@_kept
 def _dot(a, b):
     return _add(*[_mul(x, y) for x, y in zip(a, b)])
 
@@ -117,6 +191,7 @@ def _v_scale(s, a):
     return tuple(_mul(s, x) for x in a)
 
 
+@_kept
 def _cross(a, b):
     return (
         _sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
@@ -157,6 +232,7 @@ def _sym_full(S):
     return tuple(S[_SYM[(min(r, c), max(r, c))]] for r in range(3) for c in range(3))
 
 
+@_kept
 def _sym_mv(S, x):
     return _mv(_sym_full(S), x)
 
@@ -176,37 +252,44 @@ def _rot_gen(R, M):
 # --- spatial algebra on SoA tuples (motion [w; v], force [n; f]) ---------------------------------
 
 
+@_kept
 def _motion_to_child(R, p, w, v):
     """``BX_A m`` (Rodriguez86's ``phi^T``): ``[R^T w; R^T (v - p x w)]``."""
     return _mtv(R, w), _mtv(R, _v_sub(v, _cross(p, w)))
 
 
+@_kept
 def _force_to_parent(R, p, n, f):
     """``AX*_B f`` (Rodriguez86's ``phi``): ``[R n + p x R f; R f]``."""
     fr = _mv(R, f)
     return _v_add(_mv(R, n), _cross(p, fr)), fr
 
 
+@_kept
 def _cross_motion(w, v, mw, mv):
     """``[w; v] x [mw; mv]`` (Featherstone ``crm``)."""
     return _cross(w, mw), _v_add(_cross(w, mv), _cross(v, mw))
 
 
+@_kept
 def _cross_force(w, v, n, f):
     """``[w; v] x* [n; f]`` (Featherstone ``crf``)."""
     return _v_add(_cross(w, n), _cross(v, f)), _cross(w, f)
 
 
+@_kept
 def _inertia_apply(m, h, Ib, w, v):
     """Rigid inertia ``(m, h, Ibar)`` times motion: ``[Ibar w + h x v; m v - h x w]``."""
     return _v_add(_sym_mv(Ib, w), _cross(h, v)), _v_sub(_v_scale(m, v), _cross(h, w))
 
 
+@_kept
 def _rigid_to_art(m, h, Ib):
     """Rigid inertia as the 21 entries ``(A, B, C)`` of ``[[Ibar, [h]x], [[h]x^T, m 1]]``."""
     return tuple(Ib), _skew(h), (m, 0.0, 0.0, m, 0.0, m)
 
 
+@_kept
 def _art_to_parent(R, p, A, B, C):
     """``X* P X`` for a symmetric 6x6 ``P = [[A, B], [B^T, C]]`` (as spatial.matrix_inertia_to_parent):
     ``C' = R C R^T``, ``B' = R B R^T + [p]x C'``, ``A' = R A R^T - K - K^T - [p]x C' [p]x``
@@ -223,6 +306,7 @@ def _art_to_parent(R, p, A, B, C):
     return An, Bn, C1
 
 
+@_kept
 def _rigid_to_parent(R, p, m, h, Ib):
     """``X* I X`` for a rigid inertia, compactly: ``h' = R h + m p`` and
     ``Ibar' = R Ibar R^T + (2 p.(R h) + m p.p) 1 - (R h) p^T - p (R h)^T - m p p^T``
@@ -360,6 +444,7 @@ class Constants:
         self.world = (_ZERO3, (-g[0], -g[1], -g[2]))
 
 
+@_kept
 def _joint_X(t, bn, qi):
     """Placement of body ``i`` in its parent for a 1-dof joint of static type ``t``."""
     if t == "prismatic":
@@ -375,6 +460,7 @@ def _joint_S(t, bn):
     return (z, bn["u"]) if t == "prismatic" else (bn["u"], z)
 
 
+@_kept
 def _free_X(qr):
     """Pose of a free root from ``[x, y, z, qw, qx, qy, qz]`` (quaternion normalised)."""
     x, y, z = qr[0:3]
@@ -500,6 +586,7 @@ def _world_acc(model, B=None):
     return (z, z, z), tuple(jnp.broadcast_to(x, (B,)) for x in la)
 
 
+@_kept
 def _velocity(R, p, S, qd, parent):
     """``v = X^-1 v_p + S qd`` and the bias acceleration ``c = v x S qd`` (Rodriguez86 (5.1), (8.3));
     ``parent=None`` is the world (zero velocity)."""
@@ -509,6 +596,7 @@ def _velocity(R, p, S, qd, parent):
     return (w, v), _cross_motion(w, v, *vJ)
 
 
+@_kept
 def _bias_force(m, h, Ib, w, v, fe):
     """``z = v x* I v - f_ext`` (Rodriguez86 (8.24), xi)."""
     n, f = _cross_force(w, v, *_inertia_apply(m, h, Ib, w, v))
@@ -517,6 +605,7 @@ def _bias_force(m, h, Ib, w, v, fe):
     return n, f
 
 
+@_kept
 def _riccati(P, Z, S, arm, tau, c, to_parent=True):
     """One filter step (Rodriguez86 (8.5)-(8.9)): ``U = P S``, ``D = S^T U + armature``,
     ``e = tau - S^T z``; with ``to_parent``, also ``P+ = P - U D^-1 U^T`` and
@@ -540,6 +629,7 @@ def _riccati(P, Z, S, arm, tau, c, to_parent=True):
     return (Ua, Ul), di, e, (Aa, Ba, Ca), (za_n, za_f)
 
 
+@_kept
 def _smooth(R, p, S, c, U, di, e, parent_a):
     """One smoother step (Rodriguez86 (8.11)-(8.13)): ``a' = X^-1 a_p + c``,
     ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``. Returns ``(a, qdd)``."""
@@ -562,6 +652,7 @@ def _free_root_solve(R, p, P, Z, tau6, arm6, world):
     return (_v_add(aw, tuple(x[:3])), _v_add(av, tuple(x[3:]))), x
 
 
+@_kept
 def _rnea_force(m, h, Ib, w, v, aw, av, fe):
     """``f = I a + v x* I v - f_ext`` (Rodriguez86 (5.3))."""
     n1, f1 = _inertia_apply(m, h, Ib, aw, av)
@@ -617,6 +708,7 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
             continue
         vs = int(lay.v_start[i])
         pa = parents[i]
+        P[i], Z[i] = _keep((P[i], Z[i]))  # the sums over the children, read by many terms
         U[i], Dinv[i], E[i], Pa, za = _riccati(P[i], Z[i], S, arm[vs], tauT[vs], Cb[i], to_parent=pa >= 0)
         if pa < 0:
             continue
@@ -633,6 +725,7 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:
+            P[i], Z[i] = _keep((P[i], Z[i]))
             Acc[i], x = _free_root_solve(R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
             qdd[vs : vs + 6] = x
             continue
@@ -662,14 +755,14 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
             pa = parents[i]
             V[i], c = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
             Acc[i], _ = _smooth(R, p, S, c, (_ZERO3, _ZERO3), 0.0, 0.0, world if pa < 0 else Acc[pa])
-            Acc[i] = _v_add(Acc[i][0], _v_scale(qddT[vs], S[0])), _v_add(Acc[i][1], _v_scale(qddT[vs], S[1]))
+            Acc[i] = _keep((_v_add(Acc[i][0], _v_scale(qddT[vs], S[0])), _v_add(Acc[i][1], _v_scale(qddT[vs], S[1]))))
         F[i] = _rnea_force(bn["m"], bn["h"], bn["Ib"], *V[i], *Acc[i], _fe(feT, i))
     # inward: tau = S^T f + armature qdd, f_p += X* f
     tau = [None] * model.nv
     for i in reversed(range(nb)):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
-        n, f = F[i]
+        n, f = _keep(F[i])  # with the children's forces added
         if S is None:
             tau[vs : vs + 6] = [_add(x, _mul(arm[vs + k], qddT[vs + k])) for k, x in enumerate(n + f)]
             continue
@@ -694,6 +787,7 @@ def _crba_unroll(model, nums, qT):
     nb, nv = model.nb, model.nv
     Ic = [(bn["m"], bn["h"], bn["Ib"]) for bn, _, _ in kin]
     for i in reversed(range(nb)):
+        Ic[i] = _keep(Ic[i])  # with the children's inertias added
         pa = parents[i]
         if pa >= 0:
             _, (R, p), _ = kin[i]
@@ -749,6 +843,7 @@ def _link_numbers(model, nums):
     return x
 
 
+@_kept
 def _link_X_S(x, q):
     """Placement and motion subspace of a scanned link from :func:`_link_numbers`."""
     s, c = jnp.sin(q), jnp.cos(q)
@@ -898,6 +993,7 @@ def _aligned_S(x):
     return S if len(S) == 2 else (S[0], _ZERO3)
 
 
+@_kept_step
 def _aba_kin_step(parent, x):
     """Outward ABA sweep 1 in aligned frames (a scatter step): from the parent's orientation
     ``R_p`` and velocity, the link's ``R = R_p R_J``, offset ``d = R_p p``, motion subspace
@@ -925,6 +1021,7 @@ def _aba_kin_step(parent, x):
     return (R, w, v), (d, S, _cross_motion(w, v, *vJ), (hR, IbR), _bias_force(m, hR, IbR, w, v, fe))
 
 
+@_kept_step
 def _aba_aligned_filter_step(acc, x):
     """Inward ABA sweep in aligned frames (a gather step): ``P = I + sum P+_children``, the Riccati
     filter (Rodriguez86 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
@@ -939,6 +1036,7 @@ def _aba_aligned_filter_step(acc, x):
     return (_art_to_parent(_I3, x["d"], *Pa), _force_to_parent(_I3, x["d"], *za)), (U, di, e)
 
 
+@_kept_step
 def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
     """Outward ABA sweep 2 in aligned frames: ``a' = X(d) a_p + c``, ``qdd = D^-1 (e - U^T a')``,
     ``a = a' + S qdd`` (Rodriguez86 (8.11)-(8.13)); the free root as :func:`_aba_smooth_step`."""
@@ -975,6 +1073,7 @@ def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
     return _assemble(model, qdd_l, qdd_r)
 
 
+@_kept_step
 def _rnea_fwd_step(world, parent, x):
     """Outward RNEA sweep (a scatter step, the world's acceleration bound first): the link's
     ``(v, a)`` from its parent's; outputs the link's force ``f = I a + v x* I v - f_ext``."""
@@ -992,6 +1091,7 @@ def _rnea_fwd_step(world, parent, x):
     return (V, A), _rnea_force(m, h, Ib, *V, *A, _fe_x(x))
 
 
+@_kept_step
 def _rnea_back_step(acc, x):
     """Inward RNEA sweep (a gather step): ``tau = S^T f + armature qdd``, ``f_p += X* f``."""
     n, f = (_v_add(a, b) for a, b in zip(tree.unpack(x["f"]), acc))
@@ -1062,9 +1162,10 @@ def _run(model, fn, unrolled, scanned, traversal, chunk, **args):
     vals = list(a.values())
 
     def rows_of(*vals):
-        if t == "unroll":
-            return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
-        return scanned(model, model.with_traversal(t).layout, nums, *vals)
+        with _computed_once(vals[0]):
+            if t == "unroll":
+                return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
+            return scanned(model, model.with_traversal(t).layout, nums, *vals)
 
     return _finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
 
@@ -1133,6 +1234,7 @@ def _crba_pair_index(lay):
     return rs, cs, idx
 
 
+@_kept_step
 def _crba_pose_step(ident, parent, x):
     """CRBA scatter step: the link's pose ``(R, p)`` in the common frame (the world, or the free
     root's body frame; ``ident`` is the root's pose) from its parent's; outputs its motion
@@ -1185,7 +1287,7 @@ def _crba_tree(model, lay, nums, qT):
     Iw[0] = jnp.broadcast_to(mass[:, None], (nb, B))
     # one (nb, 10, B) array through the subtree sum: one read and one update per link step instead
     # of one per part (deviceless H100, talos at 131k: 9 -> 4 XLA kernels per step; CPU unchanged)
-    Ic = tree.subtree_sum(lay, jnp.concatenate([Iw[0][:, None], Iw[1], Iw[2]], 1))
+    Ic = _keep(tree.subtree_sum(lay, jnp.concatenate([Iw[0][:, None], Iw[1], Iw[2]], 1)))
     Ic = [Ic[:, 0], Ic[:, 1:4], Ic[:, 4:10]]
     S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
     bo = np.asarray(body_of)
@@ -1198,7 +1300,7 @@ def _crba_tree(model, lay, nums, qT):
     )
     F = jnp.stack(F[0] + F[1], 1)  # (ndof, 6, B)
     g = jnp.asarray(lay.v_gather)
-    S, F = S[g], F[g]  # dof order
+    S, F = _keep((S[g], F[g]))  # dof order
     rs, cs, pidx = _crba_pair_index(lay)
     Sr, Fc = S[rs], F[cs]
     vals = Sr[:, 0] * Fc[:, 0]
@@ -1225,7 +1327,12 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
     """
     B, single, a = _prepare(model, "crba_batch", q=q)
     lay, nums = model.with_traversal(_traversal(model, traversal)).layout, _model_numbers(model)
-    rows = _map_chunks(lambda qT: _crba_tree(model, lay, nums, qT), [a["q"]], B, chunk, "crba_batch")
+
+    def rows_of(qT):
+        with _computed_once(qT):
+            return _crba_tree(model, lay, nums, qT)
+
+    rows = _map_chunks(rows_of, [a["q"]], B, chunk, "crba_batch")
     return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
 
 

@@ -1,0 +1,114 @@
+"""The public ``aba``, ``rnea`` and ``crba``: one sample each, and the batch kernels under ``vmap``.
+
+Each function takes one sample and computes it with the recursive algorithm of
+:mod:`jaxdyn.algorithms`. Under ``jax.vmap`` over the state (the model not batched) a
+``jax.custom_batching.custom_vmap`` rule sends the whole batch to the struct-of-arrays kernel of
+:mod:`jaxdyn.kernels` (:func:`~jaxdyn.kernels.aba_batch`, :func:`~jaxdyn.kernels.rnea_batch`,
+:func:`~jaxdyn.kernels.crba_batch`): the same link equations written on ``(B,)`` scalars, the
+traversal (unrolled or scanned) chosen from the model's size. So the code a user writes first,
+``jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))``, is the fast one, with no other call
+and no special ``jit``.
+
+The rule falls back to ``vmap`` of the one-sample algorithm when the model itself is batched
+(``vmap`` over models, e.g. domain randomisation), or has spherical joints (not in the kernels).
+Derivatives work in every mode: under ``vmap`` they are the derivatives of the kernel's own
+recursion (JAX differentiates the rule), and of one sample those of the algorithm (for ABA the
+implicit-differentiation rule of :func:`jaxdyn.algorithms.aba.aba`). Both agree to round-off
+(tests/test_batching.py).
+
+To compare with the one-sample algorithms under ``vmap`` (what the kernels are tested against),
+call :func:`jaxdyn.algorithms.aba.aba`, :func:`jaxdyn.algorithms.rnea.rnea` and
+:func:`jaxdyn.algorithms.crba.crba` directly: they have no batching rule.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from . import kernels
+from .algorithms import aba as _aba_mod
+from .algorithms import crba as _crba_mod
+from .algorithms import rnea as _rnea_mod
+from .model import Model
+
+
+def _kernel_fits(model: Model) -> bool:
+    """Whether the SoA kernels cover this model (every joint type but spherical)."""
+    return "spherical" not in model.joint_types
+
+
+def _batched(one_sample, kernel: str):
+    """A ``custom_vmap`` function: ``one_sample(model, *xs)`` for one sample, the batch kernel
+    ``jaxdyn.kernels.<kernel>(model, *xs)`` (batch-first arrays) under ``vmap`` over the state."""
+
+    @jax.custom_batching.custom_vmap
+    def f(model, *xs):
+        return one_sample(model, *xs)
+
+    @f.def_vmap
+    def rule(axis_size, in_batched, model, *xs):
+        m_b, *x_b = in_batched
+        model_batched = any(jax.tree_util.tree_leaves(m_b))
+        if not model_batched and not any(x_b):
+            return one_sample(model, *xs), False
+        if model_batched or not _kernel_fits(model):
+            axes = (jax.tree_util.tree_map(lambda b: 0 if b else None, m_b), *[0 if b else None for b in x_b])
+            return jax.vmap(one_sample, in_axes=axes)(model, *xs), True
+        xs = [x if b else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x)) for x, b in zip(xs, x_b)]
+        return getattr(kernels, kernel)(model, *xs), True
+
+    return f
+
+
+def _aba_one(model, q, qd, tau, *f_ext):
+    return _aba_mod.aba(model, q, qd, tau, *f_ext)
+
+
+def _rnea_one(model, q, qd, qdd, *f_ext):
+    return _rnea_mod.rnea(model, q, qd, qdd, *f_ext)
+
+
+_aba_v = _batched(_aba_one, "aba_batch")
+_rnea_v = _batched(_rnea_one, "rnea_batch")
+_crba_v = _batched(_crba_mod.crba, "crba_batch")
+
+
+@functools.wraps(_aba_mod.aba)
+def aba(
+    model: Model,
+    q: Float[Array, " nq"],
+    qd: Float[Array, " nv"],
+    tau: Float[Array, " nv"],
+    f_ext: Float[Array, "nb 6"] | None = None,
+) -> Float[Array, " nv"]:
+    return _aba_v(model, q, qd, tau, *(() if f_ext is None else (f_ext,)))
+
+
+@functools.wraps(_rnea_mod.rnea)
+def rnea(
+    model: Model,
+    q: Float[Array, " nq"],
+    qd: Float[Array, " nv"],
+    qdd: Float[Array, " nv"],
+    f_ext: Float[Array, "nb 6"] | None = None,
+) -> Float[Array, " nv"]:
+    return _rnea_v(model, q, qd, qdd, *(() if f_ext is None else (f_ext,)))
+
+
+@functools.wraps(_crba_mod.crba)
+def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
+    return _crba_v(model, q)
+
+
+_NOTE = """
+
+    Batching: under ``jax.vmap`` over the state this runs the batch kernel of
+    :mod:`jaxdyn.kernels` (see :mod:`jaxdyn.batching`); same numbers to round-off."""
+for _f in (aba, rnea, crba):
+    _f.__doc__ = (_f.__doc__ or "") + _NOTE
+    del _f.__wrapped__  # signatures come from the definitions above
+del _f

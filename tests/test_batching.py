@@ -1,0 +1,140 @@
+"""jaxdyn.aba / rnea / crba under jax.vmap: the batch kernels through a custom_vmap rule.
+
+Reference: ``vmap`` of the one-sample algorithms of :mod:`jaxdyn.algorithms` (no batching rule),
+which tests/test_pinocchio_reference.py checks against Pinocchio."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import assert_close
+
+import jaxdyn
+from jaxdyn import builders, kernels
+from jaxdyn.algorithms import aba as aba_mod
+from jaxdyn.algorithms import crba as crba_mod
+from jaxdyn.algorithms import rnea as rnea_mod
+
+B = 5
+
+
+def _model(name):
+    return {
+        # 5 links: unrolled kernels; floating tree of 14 links: scanned kernels
+        "chain": lambda: builders.chain(5, ("revolute", "prismatic"), seed=11),
+        "tree_float": lambda: builders.random_tree(14, ("revolute", "prismatic"), floating_base=True, seed=12),
+    }[name]()
+
+
+def _batch(model, seed=0):
+    k = jax.random.split(jax.random.PRNGKey(seed), 5)
+    q = jax.vmap(lambda kk: jaxdyn.random_configuration(model, kk))(jax.random.split(k[0], B))
+    qd, qdd, tau = (jax.random.normal(kk, (B, model.nv), model.dtype) for kk in k[1:4])
+    f = jax.random.normal(k[4], (B, model.nb, 6), model.dtype)
+    return q, qd, qdd, tau, f
+
+
+class _Spy:
+    """Counts calls of a batch kernel (the rule looks the kernel up by name at trace time)."""
+
+    def __init__(self, monkeypatch, name):
+        self.calls = 0
+        fn = getattr(kernels, name)
+
+        def wrapped(*a, **k):
+            self.calls += 1
+            return fn(*a, **k)
+
+        monkeypatch.setattr(kernels, name, wrapped)
+
+
+@pytest.mark.parametrize("name", ["chain", "tree_float"])
+def test_vmap_runs_the_batch_kernels_and_equals_the_algorithms(name, monkeypatch):
+    model = _model(name)
+    q, qd, qdd, tau, f = _batch(model)
+    spies = {k: _Spy(monkeypatch, k) for k in ("aba_batch", "rnea_batch", "crba_batch")}
+    ax = (None, 0, 0, 0, 0)
+    got = jax.jit(jax.vmap(jaxdyn.aba, in_axes=ax))(model, q, qd, tau, f)
+    assert_close(got, jax.vmap(aba_mod.aba, in_axes=ax)(model, q, qd, tau, f))
+    got = jax.jit(jax.vmap(jaxdyn.rnea, in_axes=ax))(model, q, qd, qdd, f)
+    assert_close(got, jax.vmap(rnea_mod.rnea, in_axes=ax)(model, q, qd, qdd, f))
+    got = jax.jit(jax.vmap(jaxdyn.crba, in_axes=(None, 0)))(model, q)
+    assert_close(got, jax.vmap(crba_mod.crba, in_axes=(None, 0))(model, q))
+    assert all(s.calls == 1 for s in spies.values())
+    # one sample: the algorithms themselves, no kernel
+    assert_close(jaxdyn.aba(model, q[0], qd[0], tau[0]), aba_mod.aba(model, q[0], qd[0], tau[0]))
+    assert all(s.calls == 1 for s in spies.values())
+
+
+def test_unbatched_arguments_are_broadcast():
+    model = _model("chain")
+    q, qd, _, tau, _ = _batch(model, 1)
+    got = jax.vmap(jaxdyn.aba, in_axes=(None, 0, None, 0))(model, q, qd[0], tau)
+    assert_close(got, jax.vmap(aba_mod.aba, in_axes=(None, 0, None, 0))(model, q, qd[0], tau))
+    got = jax.vmap(jaxdyn.aba, in_axes=(None, None, None, 1), out_axes=1)(model, q[0], qd[0], tau.T)
+    assert_close(got, jax.vmap(aba_mod.aba, in_axes=(None, None, None, 0))(model, q[0], qd[0], tau).T)
+
+
+def test_batched_models_and_spherical_joints_fall_back(monkeypatch):
+    spy = _Spy(monkeypatch, "aba_batch")
+    model = _model("chain")
+    q, qd, _, tau, _ = _batch(model, 2)
+    masses = model.mass[None] * jnp.linspace(0.5, 2.0, B)[:, None]
+    models = jax.vmap(lambda m: model.replace(mass=m))(masses)
+    axes = (jax.tree_util.tree_map(lambda _: 0, models), 0, 0, 0)
+    got = jax.vmap(jaxdyn.aba, in_axes=axes)(models, q, qd, tau)
+    assert_close(got, jax.vmap(aba_mod.aba, in_axes=axes)(models, q, qd, tau))
+    sph = builders.chain(4, ("revolute", "spherical"), seed=13)
+    qs, qds, _, taus, _ = _batch(sph, 3)
+    got = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))(sph, qs, qds, taus)
+    assert_close(got, jax.vmap(aba_mod.aba, in_axes=(None, 0, 0, 0))(sph, qs, qds, taus))
+    assert spy.calls == 0
+
+
+def test_derivatives_through_the_rule():
+    """Reverse mode (w.r.t. state and model parameters) and forward mode under vmap equal the
+    algorithms' derivatives (ABA: implicit differentiation; RNEA, CRBA: the sweeps). Each
+    kernel's own derivatives on larger models: tests/test_kernels.py."""
+    model = builders.chain(3, ("revolute", "prismatic"), floating_base=True, seed=14)
+    q, qd, qdd, tau, _ = _batch(model, 4)
+
+    def loss(fn, m, q, qd, tau):
+        return jnp.sum(jnp.sin(jax.vmap(fn, in_axes=(None, 0, 0, 0))(m, q, qd, tau)))
+
+    u = model.axis
+    for fast, ref, x in ((jaxdyn.aba, aba_mod.aba, tau), (jaxdyn.rnea, rnea_mod.rnea, qdd)):
+        g_fast = jax.jit(jax.grad(loss, argnums=(1, 2, 3, 4)), static_argnums=0)(fast, model, q, qd, x)
+        g_ref = jax.grad(loss, argnums=(1, 2, 3, 4))(ref, model, q, qd, x)
+        # joint axes are unit vectors: the two recursions agree on the sphere's tangent space
+        # (the kernels' Rodrigues split assumes |u| = 1, so radial derivatives differ)
+        # and placements are rotations: compare the so(3) part R^T G - G^T R
+        tangent = lambda g: g - jnp.sum(g * u, -1, keepdims=True) * u  # noqa: E731
+        R = model.placement_R
+        so3 = lambda G: jnp.einsum("bji,bjk->bik", R, G) - jnp.einsum("bji,bjk->bik", G, R)  # noqa: E731
+        g_fast = (g_fast[0].replace(axis=tangent(g_fast[0].axis), placement_R=so3(g_fast[0].placement_R)), *g_fast[1:])
+        g_ref = (g_ref[0].replace(axis=tangent(g_ref[0].axis), placement_R=so3(g_ref[0].placement_R)), *g_ref[1:])
+        for a, b in zip(jax.tree_util.tree_leaves(g_fast), jax.tree_util.tree_leaves(g_ref)):
+            assert_close(a, b, 1e-8)
+    jac = jax.jit(jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0)))(model, q, qd, tau)
+    ref = jax.vmap(jax.jacfwd(aba_mod.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0))(model, q, qd, tau)
+    for a, b in zip(jac, ref):
+        assert_close(a, b, 1e-8)
+    gm = jax.grad(lambda m: jnp.sum(jax.vmap(jaxdyn.crba, in_axes=(None, 0))(m, q) ** 2))(model)
+    gr = jax.grad(lambda m: jnp.sum(jax.vmap(crba_mod.crba, in_axes=(None, 0))(m, q) ** 2))(model)
+    assert_close(gm.mass, gr.mass, 1e-8)
+    assert_close(gm.inertia, gr.inertia, 1e-8)
+
+
+def test_float32_batch_close_to_float64():
+    m64 = _model("tree_float")
+    m32 = m64.astype(jnp.float32)
+    q, qd, _, tau, _ = _batch(m64, 5)
+    ref = np.asarray(jax.vmap(aba_mod.aba, in_axes=(None, 0, 0, 0))(m64, q, qd, tau))
+    got = np.asarray(
+        jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))(
+            m32, q.astype(jnp.float32), qd.astype(jnp.float32), tau.astype(jnp.float32)
+        )
+    )
+    assert got.dtype == np.float32
+    scale = np.max(np.abs(ref))
+    assert np.max(np.abs(got - ref)) < 1e-4 * scale
