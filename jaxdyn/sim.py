@@ -389,7 +389,14 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None):
         # BaraffWitkin98 (6) without the position term): (M_d - h D) dv/h = M_d qdd,
         # D = d tau_c / d qd; keeps stiff regularised friction and contact damping stable
         Md = crba(md, q)
-        qdd = jnp.linalg.solve(Md - dt * contact.velocity_derivative(model, q, qd), Md @ qdd)
+        D = contact.velocity_derivative(model, q, qd)
+        rhs = Md @ qdd
+        if model.floating_base:
+            # the step below changes the base velocity, in body axes at the start pose, by
+            # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): linearise
+            # about that change, (M_d - h D) qdd = M_d qdd_explicit + h D [0; omega x v_b]
+            rhs = rhs + dt * D[:, 3:6] @ spatial.cross(qd[0:3], qd[3:6])
+        qdd = jnp.linalg.solve(Md - dt * D, rhs)
     qd1 = qd + dt * qdd
     q1 = configuration.integrate(model, q, qd1, dt)
     if not model.floating_base:
