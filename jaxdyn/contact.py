@@ -1,17 +1,43 @@
-"""Compliant contact between the shapes on a model's bodies and the ground (a half-space).
+"""Compliant contact between the shapes on a model's bodies, and between them and the ground.
 
 What is modelled (docs/contact.md has the parameters, the validation and the limits):
 
 * Ground: the half-space ``n . x <= h`` (:class:`Ground`: unit normal ``n``, any slope, and
   height ``h``; array leaves, so both are differentiable).
-* Contact points, per geom of ``model.geoms`` on a body (geoms on the world and geoms with
-  ``contype == conaffinity == 0`` are skipped): a sphere is its centre with radius ``r``, a
+* Ground contact points, per geom of ``model.geoms`` on a body (geoms on the world and geoms
+  with ``contype == conaffinity == 0`` are skipped): a sphere is its centre with radius ``r``, a
   capsule its two end-sphere centres (``+-`` half-length along the geom's z) with radius ``r``,
-  a box its 8 corners with ``r = 0``. Other shapes (plane, ellipsoid, cylinder, mesh) are not
-  collided yet. For a point ``c`` of radius ``r`` the signed distance of the shape to the
-  ground is ``phi = n . c - h - r`` and the penetration ``d = max(0, -phi)``; the force acts at
-  the witness point on the ground surface, ``p = c - (r - d) n`` (the shape's deepest point
-  moved back onto the plane), with the velocity ``v`` of the body's material point there.
+  a box its 8 corners with ``r = 0``, a cylinder (radius ``r``, half-length ``l``, axis ``a``)
+  four points on each of its two rim circles with ``r = 0``: the deepest rim point
+  ``c_k + r u`` with ``u = w / |w|``, ``w = (n . a) a - n`` (``c_k = c +- l a`` the disk centres:
+  the point of the circle lowest along ``n``), and that point turned about the axis by 90, 180
+  and 270 degrees (``u``, ``a x u``, ``-u``, ``-a x u``). Where the axis is parallel to ``n``
+  (``w = 0``, a cylinder upright on either disk, every rim point equally deep) ``u`` is the
+  geom's x axis. The depth of every point is continuous; the points themselves move
+  continuously except through that upright pose, where each disk's square of points turns about
+  the axis with equal depths (elastic force and moment unchanged). Other shapes (plane,
+  ellipsoid, mesh) are not collided with the ground. For a point ``c`` of radius ``r`` the
+  signed distance of the shape to the ground is ``phi = n . c - h - r`` and the penetration
+  ``d = max(0, -phi)``; the force acts at the witness point on the ground surface,
+  ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
+  velocity ``v`` of the body's material point there.
+* Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule and
+  sphere-box, between geoms of different bodies (geoms on the world body included), selected
+  once per model by MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
+  ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
+  body and its parent body unless the parent is the world, never two bodies listed in
+  ``exclude``. For each pair: the signed distance ``phi`` between the two surfaces, the unit
+  normal ``n`` from the first geom to the second, and the witness point ``p`` midway between
+  the two surfaces' closest points (MuJoCo's contact position). Sphere-sphere:
+  ``phi = |c2 - c1| - r1 - r2``, ``n`` along the centre line; a capsule is the sphere swept
+  along its segment, so sphere-capsule and capsule-capsule are sphere-sphere between the
+  closest points of the segments (Ericson05 5.1.2, 5.1.9; for parallel segments the midpoint of
+  their overlap); sphere-box uses the closest point of the box to the centre, or, for a centre
+  inside, the nearest face (``phi = -(h_i - |l_i|)_min - r``). All pairs of one kind are
+  evaluated together in one batched expression (geom indices gathered from a static table).
+  The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of the two bodies'
+  material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
+  ``mu = max(mu_1, mu_2)`` (MuJoCo's default combination).
 * Normal force, HuntCrossley75 in the form of MarhefkaOrin99 (``f = lambda x^n xdot + k x^n``
   with ``lambda = c_d k``; docs/contact.md):
   ``f_n = max(0, k d^p (1 + c_d v_pen))`` with ``v_pen = -n . v`` the penetration rate. The
@@ -24,21 +50,30 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   by a steep viscous law: a body held by friction creeps at ``|v_t| = eps r / sqrt(1 - r^2)``
   with ``r = |f_tangential demand| / (mu f_n) < 1``.
 
-Everything is a function of ``(q, qd)``, continuous, with finite derivatives everywhere (also at
-zero penetration, zero tangential velocity and a point exactly on the plane): ``d^p`` uses the
-safe-power form ``where(d > 0, where(d > 0, d, 1)^p, 0)`` so neither ``d`` nor ``p`` gets a
-``0 * inf`` gradient, and ``sqrt(|v_t|^2 + eps^2) >= eps``.
+Everything is a function of ``(q, qd)``, with finite derivatives everywhere (also at zero
+penetration, zero tangential velocity, a point exactly on the plane, coincident sphere centres,
+parallel segments, a sphere centre on a box face or edge): ``d^p`` uses the safe-power form
+``where(d > 0, where(d > 0, d, 1)^p, 0)`` so neither ``d`` nor ``p`` gets a ``0 * inf``
+gradient, ``sqrt(|v_t|^2 + eps^2) >= eps``, and every normalisation and division is guarded
+the same way (a fallback direction where a length is zero). Distances and forces are
+continuous; a witness point may jump where the closest points are not unique (parallel
+segments, a centre equidistant from two box faces, coincident centres), as it does for rigid
+shapes.
 
 :func:`contact_wrenches` sums the point forces into one wrench per body, in the convention of
 ``f_ext`` (``[moment; force]`` about the body origin in body coordinates), and :class:`Contact`
-carries ``(ground, params)`` into :func:`jaxdyn.sim.forward_dynamics`, :func:`jaxdyn.sim.step`
-and :func:`jaxdyn.sim.rollout` (argument ``contact``; added to ``f_ext``). In the default
-``"implicit_euler"`` step the contact force is implicit in velocity (linearised backward Euler,
-:func:`jaxdyn.sim.step`) and explicit in position; in the other integrators it is explicit
-(evaluated at the state of each step or stage).
+carries ``(ground, params)`` and the choice of contacts into
+:func:`jaxdyn.sim.forward_dynamics`, :func:`jaxdyn.sim.step` and :func:`jaxdyn.sim.rollout`
+(argument ``contact``; added to ``f_ext``). In the default ``"implicit_euler"`` step the
+contact force is implicit in velocity (linearised backward Euler, :func:`jaxdyn.sim.step`) and
+explicit in position; in the other integrators it is explicit (evaluated at the state of each
+step or stage).
 """
 
 from __future__ import annotations
+
+import functools
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -50,12 +85,31 @@ from . import geometry
 from .algorithms.kinematics import body_velocities, forward_kinematics
 from .algorithms.rnea import rnea_full
 from .model import Model
+from .spatial import cross, mm, mtv, mv
 
 
 def _array(x):
     """Leaves stay JAX arrays (tracers included) or become numpy arrays (no device work at
     construction)."""
     return x if isinstance(x, jax.Array) else np.asarray(x, np.float64)
+
+
+__all__ = [
+    "Ground",
+    "ContactParams",
+    "Contact",
+    "ContactPoints",
+    "PairContacts",
+    "CollisionPairs",
+    "contact_points",
+    "contact_forces",
+    "collision_pairs",
+    "pair_contacts",
+    "pair_forces",
+    "contact_wrenches",
+    "generalized_forces",
+    "total_force",
+]
 
 
 __all__ = [
@@ -121,33 +175,51 @@ class ContactParams(eqx.Module):
     friction_velocity: Float[Array, ""] = eqx.field(default=2e-2, converter=_array)
 
 
+def _pairs_converter(x):
+    return tuple((str(a), str(b)) for a, b in x)
+
+
 class Contact(eqx.Module):
-    """Ground contact to add to the dynamics: ``sim.rollout(..., contact=Contact())``. A pytree
-    (pass it through ``jit``/``grad``/``vmap`` like the model)."""
+    """Contact to add to the dynamics: ``sim.rollout(..., contact=Contact())``. A pytree (pass it
+    through ``jit``/``grad``/``vmap`` like the model).
+
+    ground, params: the ground half-space and the force law's parameters (array leaves).
+    collide_ground, collide_pairs (static): which contacts act, shapes against the ground and
+      shapes against each other (:func:`collision_pairs`); both on by default.
+    exclude (static): pairs of body names (``"world"`` for the world body) whose geoms never
+      collide with each other, as MJCF's ``<contact><exclude body1 body2>``.
+    """
 
     ground: Ground = eqx.field(default_factory=Ground)
     params: ContactParams = eqx.field(default_factory=ContactParams)
+    collide_ground: bool = eqx.field(static=True, default=True)
+    collide_pairs: bool = eqx.field(static=True, default=True)
+    exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=_pairs_converter)
 
     def wrenches(self, model: Model, q, qd) -> Float[Array, "nb 6"]:
-        return contact_wrenches(model, q, qd, self.ground, self.params)
+        return contact_wrenches(model, q, qd, self.ground, self.params, **self._which())
 
     def generalized_forces(self, model: Model, q, qd) -> Float[Array, " nv"]:
         """The joint-space contact force ``sum J^T f`` (see :func:`generalized_forces`)."""
-        return generalized_forces(model, q, qd, self.ground, self.params)
+        return generalized_forces(model, q, qd, self.ground, self.params, **self._which())
 
     def velocity_derivative(self, model: Model, q, qd) -> Float[Array, "nv nv"]:
         """``d tau_c / d qd``: how the joint-space contact force changes with the velocity
         (forward-mode, ``nv`` directions); used by the ``"implicit_euler"`` step."""
         return jax.jacfwd(lambda v: self.generalized_forces(model, q, v))(jnp.asarray(qd, model.dtype))
 
+    def _which(self):
+        return dict(collide_ground=self.collide_ground, collide_pairs=self.collide_pairs, exclude=self.exclude)
+
 
 class ContactPoints(eqx.Module):
-    """The candidate contact points of a model at one state (``m`` points).
+    """The candidate ground contact points of a model at one state (``m`` points).
 
     body, geom: tuples of ``m`` ints (static); centre ``(m, 3)`` world
-    position of the point (sphere centre, capsule end, box corner); radius ``(m,)``;
-    depth ``(m,)`` penetration ``d >= 0``; point ``(m, 3)`` witness on the ground surface;
-    velocity ``(m, 3)`` world velocity of the body's material point at ``point``; mu ``(m,)``.
+    position of the point (sphere centre, capsule end, box corner, cylinder rim point); radius
+    ``(m,)``; depth ``(m,)`` penetration ``d >= 0``; point ``(m, 3)`` witness on the ground
+    surface; velocity ``(m, 3)`` world velocity of the body's material point at ``point``; mu
+    ``(m,)``.
     """
 
     centre: Float[Array, "m 3"]
@@ -160,14 +232,133 @@ class ContactPoints(eqx.Module):
     geom: tuple[int, ...] = eqx.field(static=True)
 
 
+class PairContacts(eqx.Module):
+    """The shape pairs of a model at one state (``m`` pairs, :func:`collision_pairs`).
+
+    geom1, geom2, body1, body2: tuples of ``m`` ints (static; body ``-1`` is the world);
+    distance ``(m,)`` signed distance between the surfaces (negative: penetrating); depth
+    ``(m,)`` ``max(0, -distance)``; normal ``(m, 3)`` unit, from geom1 towards geom2; point
+    ``(m, 3)`` witness, midway between the surfaces' closest points; velocity ``(m, 3)``
+    ``v_2(p) - v_1(p)``, the relative world velocity of the two bodies' material points at the
+    witness; mu ``(m,)`` the larger sliding friction of the two geoms.
+    """
+
+    distance: Float[Array, " m"]
+    depth: Float[Array, " m"]
+    normal: Float[Array, "m 3"]
+    point: Float[Array, "m 3"]
+    velocity: Float[Array, "m 3"]
+    mu: Float[Array, " m"]
+    geom1: tuple[int, ...] = eqx.field(static=True)
+    geom2: tuple[int, ...] = eqx.field(static=True)
+    body1: tuple[int, ...] = eqx.field(static=True)
+    body2: tuple[int, ...] = eqx.field(static=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# small batched helpers (explicit sums, as jaxdyn.spatial, for XLA CPU; see XLA-CPU-sum)
+
+
+def _dot(a, b):
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def _length(x):
+    """``|x|`` and ``x / |x|`` (the fallback ``e_z`` where ``|x|`` underflows), with finite
+    derivatives at ``x = 0``; also returns where the length is usable."""
+    sq = _dot(x, x)
+    ok = sq > jnp.finfo(x.dtype).tiny
+    n = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
+    ez = jnp.zeros_like(x).at[..., 2].set(1.0)
+    return n, jnp.where(ok[..., None], x / jnp.where(ok, n, 1.0)[..., None], ez), ok
+
+
+def _safe_pow(d, p):
+    """``d^p`` for ``d >= 0`` with finite derivatives in ``d`` and ``p`` at ``d = 0`` (``p >= 1``)."""
+    pos = d > 0
+    return jnp.where(pos, jnp.where(pos, d, 1.0) ** p, 0.0)
+
+
+def _unit(n):
+    return n / jnp.sqrt(_dot(n, n))
+
+
+class _Frames(NamedTuple):
+    """World pose and world-axes velocity of every body, the world appended as row ``nb`` (so
+    that body index ``-1`` addresses it): rotation ``R``, origin ``o``, angular ``w`` and the
+    linear velocity ``v`` of the point at the origin."""
+
+    R: Float[Array, "nb1 3 3"]
+    o: Float[Array, "nb1 3"]
+    w: Float[Array, "nb1 3"]
+    v: Float[Array, "nb1 3"]
+
+
+def _frames(model: Model, q, qd) -> _Frames:
+    X = forward_kinematics(model, q)
+    V = body_velocities(model, q, qd)  # (nb, 6) body frame [omega; v]
+    dt = model.dtype
+    z = jnp.zeros((1, 3), dt)
+    R = jnp.concatenate([X.R, jnp.eye(3, dtype=dt)[None]])
+    return _Frames(
+        R,
+        jnp.concatenate([X.p, z]),
+        jnp.concatenate([mv(X.R, V[:, :3]), z]),
+        jnp.concatenate([mv(X.R, V[:, 3:]), z]),
+    )
+
+
+def _point_velocity(F: _Frames, body, p):
+    """World velocity of the material point of ``body`` (index array) at the world point ``p``."""
+    return F.v[body] + cross(F.w[body], p - F.o[body])
+
+
+def _geom_poses(model: Model, F: _Frames):
+    """World rotation and centre of every geom."""
+    g = model.geoms
+    b = np.asarray(g.body, np.int64)
+    Rb = F.R[b]
+    return mm(Rb, g.R), F.o[b] + mv(Rb, g.pos)
+
+
+def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype):
+    """Hunt-Crossley normal force plus regularised Coulomb friction (module docstring) for
+    penetrations ``depth``, unit normals and velocities ``v`` (the force pushes along ``+n``;
+    ``v`` is the velocity of the pushed body relative to the other)."""
+    k, p, cd, eps = (
+        jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping, params.friction_velocity)
+    )
+    vn = _dot(velocity, normal)
+    fn = jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * vn), 0.0)  # v_pen = -vn
+    vt = velocity - vn[..., None] * normal
+    ft = -(mu * fn / jnp.sqrt(_dot(vt, vt) + eps * eps))[..., None] * vt
+    return fn[..., None] * normal + ft
+
+
+def _add_wrenches(out, F: _Frames, body, point, f):
+    """Add the world forces ``f`` at world points ``point`` to the rows ``body`` of ``out``
+    (``(nb + 1, 6)``, the world last) as body-frame wrenches about the body origins."""
+    R, o = F.R[body], F.o[body]
+    w = jnp.concatenate([mtv(R, cross(point - o, f)), mtv(R, f)], -1)
+    return out.at[body].add(w)
+
+
+# ---------------------------------------------------------------------------------------------
+# ground contact
+
+
+def _collidable(geoms: geometry.Geoms, i: int) -> bool:
+    return geoms.body[i] >= 0 and (geoms.contype[i] != 0 or geoms.conaffinity[i] != 0)
+
+
 def _point_table(geoms: geometry.Geoms):
-    """Static description of every contact point: geom index, the (3, 3) matrix ``A`` with
-    ``offset = A @ size`` (the point in the geom frame) and the vector ``a`` with
-    ``radius = a . size``."""
+    """Static description of every fixed contact point (sphere, capsule, box): geom index, the
+    (3, 3) matrix ``A`` with ``offset = A @ size`` (the point in the geom frame) and the vector
+    ``a`` with ``radius = a . size``."""
     gi, A, a = [], [], []
     e0 = np.array([1.0, 0.0, 0.0])
-    for g, (t, b, ct, ca) in enumerate(zip(geoms.type, geoms.body, geoms.contype, geoms.conaffinity)):
-        if b < 0 or (ct == 0 and ca == 0):
+    for g, t in enumerate(geoms.type):
+        if not _collidable(geoms, g):
             continue
         if t == geometry.SPHERE:
             gi.append(g), A.append(np.zeros((3, 3))), a.append(e0)
@@ -186,98 +377,358 @@ def _point_table(geoms: geometry.Geoms):
     return np.array(gi, np.int64), np.stack(A), np.stack(a)
 
 
-def _safe_pow(d, p):
-    """``d^p`` for ``d >= 0`` with finite derivatives in ``d`` and ``p`` at ``d = 0`` (``p >= 1``)."""
-    pos = d > 0
-    return jnp.where(pos, jnp.where(pos, d, 1.0) ** p, 0.0)
+def _cylinders(geoms: geometry.Geoms):
+    return np.array([g for g, t in enumerate(geoms.type) if t == geometry.CYLINDER and _collidable(geoms, g)], np.int64)
 
 
-def _unit(n):
-    return n / jnp.sqrt(jnp.sum(n * n))
+def _has_ground_points(geoms: geometry.Geoms) -> bool:
+    return len(_point_table(geoms)[0]) + len(_cylinders(geoms)) > 0
+
+
+def _cylinder_rims(Rg, cg, size, n):
+    """The 8 ground contact points of each cylinder (module docstring): ``(m, 8, 3)``."""
+    a, ex = Rg[..., :, 2], Rg[..., :, 0]
+    w = _dot(n, a)[..., None] * a - n  # the in-disk direction of steepest descent along -n
+    sq = _dot(w, w)
+    ok = sq > jnp.finfo(w.dtype).tiny
+    u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], ex)
+    v = cross(a, u)
+    r, hl = size[..., 0, None], size[..., 1, None]
+    rim = jnp.stack([u, v, -u, -v], -2) * r[..., None]  # (m, 4, 3)
+    ends = jnp.stack([cg + hl * a, cg - hl * a], -2)  # (m, 2, 3)
+    return (ends[..., :, None, :] + rim[..., None, :, :]).reshape(cg.shape[:-1] + (8, 3))
 
 
 def contact_points(model: Model, q, qd, ground: Ground | None = None) -> ContactPoints:
-    """Candidate contact points, penetrations, witness points and velocities (module docstring)."""
-    return _contact_points(model, q, qd, Ground() if ground is None else ground)[0]
+    """Candidate ground contact points, penetrations, witness points and velocities (module
+    docstring): the sphere, capsule and box points in geom order, then the cylinders' points."""
+    q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
+    return _contact_points(model, _frames(model, q, qd), Ground() if ground is None else ground)
 
 
-def _contact_points(model: Model, q, qd, ground: Ground):
+def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     g = model.geoms
-    gi, A, a = _point_table(g)
     dt = model.dtype
-    body = np.asarray(g.body, np.int64)[gi] if len(gi) else np.zeros(0, np.int64)
-    X = forward_kinematics(model, q)
-    V = body_velocities(model, q, qd)  # (nb, 6) body frame [omega; v]
-    size = g.size[gi]  # (m, 3)
-    off = jnp.einsum("mij,mj->mi", jnp.asarray(A, dt), size)
-    radius = jnp.einsum("mj,mj->m", jnp.asarray(a, dt), size)
-    c_body = g.pos[gi] + jnp.einsum("mij,mj->mi", g.R[gi], off)  # point in the body frame
-    Rb, pb = X.R[body], X.p[body]
-    centre = pb + jnp.einsum("mij,mj->mi", Rb, c_body)
     n = _unit(jnp.asarray(ground.normal, dt))
     h = jnp.asarray(ground.height, dt)
+    Rg, cg = _geom_poses(model, F)
+    gi, A, a = _point_table(g)
+    ci = _cylinders(g)
+    off = mv(jnp.asarray(A, dt), g.size[gi])
+    centre = [cg[gi] + mv(Rg[gi], off)]
+    radius = [_dot(jnp.asarray(a, dt), g.size[gi])]
+    geom = [gi]
+    if len(ci):
+        centre.append(_cylinder_rims(Rg[ci], cg[ci], g.size[ci], n).reshape(-1, 3))
+        radius.append(jnp.zeros(8 * len(ci), dt))
+        geom.append(np.repeat(ci, 8))
+    centre, radius = jnp.concatenate(centre), jnp.concatenate(radius)
+    geom = np.concatenate(geom)
+    body = np.asarray(g.body, np.int64)[geom]
     phi = centre @ n - h - radius
     depth = jnp.maximum(-phi, 0.0)
     point = centre - (radius - depth)[:, None] * n
-    r_body = jnp.einsum("mji,mj->mi", Rb, point - pb)  # body-frame lever arm of the witness
-    w, v = V[body, :3], V[body, 3:]
-    vel = jnp.einsum("mij,mj->mi", Rb, v + jnp.cross(w, r_body))
-    return (
-        ContactPoints(centre, radius, depth, point, vel, g.friction[gi, 0], tuple(map(int, body)), tuple(map(int, gi))),
-        Rb,
-        pb,
+    vel = _point_velocity(F, body, point)
+    return ContactPoints(
+        centre, radius, depth, point, vel, g.friction[geom, 0], tuple(map(int, body)), tuple(map(int, geom))
     )
 
 
 def contact_forces(cp: ContactPoints, ground: Ground, params: ContactParams, dtype=None) -> Float[Array, "m 3"]:
-    """World-frame force on each contact point: Hunt-Crossley normal force plus regularised
-    Coulomb friction (module docstring)."""
+    """World-frame force on each ground contact point: Hunt-Crossley normal force plus
+    regularised Coulomb friction (module docstring)."""
     dtype = dtype or cp.depth.dtype
     n = _unit(jnp.asarray(ground.normal, dtype))
-    k, p, cd, eps = (
-        jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping, params.friction_velocity)
+    return _force_law(cp.depth, n, cp.velocity, cp.mu, params, dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# shape pairs
+
+_PAIR_KINDS = (
+    (geometry.SPHERE, geometry.SPHERE),
+    (geometry.SPHERE, geometry.CAPSULE),
+    (geometry.CAPSULE, geometry.CAPSULE),
+    (geometry.SPHERE, geometry.BOX),
+)
+
+
+class CollisionPairs(NamedTuple):
+    """The geom pairs of a model that collide (:func:`collision_pairs`).
+
+    pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind; within a pair
+      the geom of the lower type code first, so the normal of a sphere-box pair points from the
+      sphere to the box).
+    kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
+    unsupported: pairs the filter admits but whose shape combination is not collided (e.g.
+      capsule-box, box-box, anything with a cylinder, ellipsoid or mesh).
+    """
+
+    pairs: tuple[tuple[int, int], ...]
+    kinds: tuple[tuple[tuple[int, int], tuple[int, ...], tuple[int, ...]], ...]
+    unsupported: tuple[tuple[int, int], ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _pair_table(types, bodies, contype, conaffinity, parents, exclude) -> CollisionPairs:
+    found: dict[tuple[int, int], list[tuple[int, int]]] = {k: [] for k in _PAIR_KINDS}
+    unsupported = []
+    for i in range(len(types)):
+        for j in range(i + 1, len(types)):
+            bi, bj = bodies[i], bodies[j]
+            if bi == bj or geometry.PLANE in (types[i], types[j]):
+                continue
+            if not (contype[i] & conaffinity[j] or contype[j] & conaffinity[i]):
+                continue
+            if bi >= 0 and bj >= 0 and (parents[bi] == bj or parents[bj] == bi):
+                continue
+            if (min(bi, bj), max(bi, bj)) in exclude:
+                continue
+            a, b = (i, j) if types[i] <= types[j] else (j, i)
+            kind = (types[a], types[b])
+            if kind in found:
+                found[kind].append((a, b))
+            else:
+                unsupported.append((a, b))
+    kinds = tuple((k, tuple(p[0] for p in v), tuple(p[1] for p in v)) for k, v in found.items() if v)
+    pairs = tuple(p for k in _PAIR_KINDS for p in found[k])
+    return CollisionPairs(pairs, kinds, tuple(unsupported))
+
+
+def _exclude_ids(model: Model, exclude) -> tuple[tuple[int, int], ...]:
+    ids = []
+    for pair in exclude:
+        if len(pair) != 2:
+            raise ValueError(f"contact exclude: expected pairs of body names, got {pair!r}")
+        b = []
+        for name in pair:
+            if name == "world":
+                b.append(-1)
+            elif name in model.body_names:
+                b.append(model.body_names.index(name))
+            else:
+                raise ValueError(
+                    f"contact exclude: no body named '{name}' (bodies: world, {', '.join(model.body_names)})"
+                )
+        ids.append((min(b), max(b)))
+    return tuple(sorted(set(ids)))
+
+
+def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
+    """The geom pairs of ``model.geoms`` that collide with each other, by MuJoCo's filter
+    (module docstring): bit masks, not on one body, not parent and child (unless the parent is
+    the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world). Computed
+    in Python from the static geom data, once per model structure (cached)."""
+    g = model.geoms
+    return _pair_table(
+        tuple(g.type),
+        tuple(g.body),
+        tuple(g.contype),
+        tuple(g.conaffinity),
+        tuple(model.parents),
+        _exclude_ids(model, exclude),
     )
-    vn = cp.velocity @ n
-    fn = jnp.maximum(k * _safe_pow(cp.depth, p) * (1.0 - cd * vn), 0.0)  # v_pen = -vn
-    vt = cp.velocity - vn[:, None] * n
-    ft = -(cp.mu * fn / jnp.sqrt(jnp.sum(vt * vt, -1) + eps * eps))[:, None] * vt
-    return fn[:, None] * n + ft
+
+
+def _spheres(c1, r1, c2, r2):
+    """Signed distance, unit normal (1 to 2; ``e_z`` for coincident centres) and witness
+    midway between the surfaces, of spheres ``(c1, r1)`` and ``(c2, r2)``."""
+    d, n, _ = _length(c2 - c1)
+    dist = d - r1 - r2
+    point = 0.5 * (c1 + c2) + (0.5 * (r1 - r2))[..., None] * n
+    return dist, n, point
+
+
+def _segment_point(p, d, c):
+    """Closest point to ``c`` of the segment ``p + t d``, ``t`` in [0, 1] (Ericson05 5.1.2)."""
+    e = _dot(d, d)
+    ok = e > jnp.finfo(e.dtype).tiny
+    t = jnp.clip(_dot(c - p, d) / jnp.where(ok, e, 1.0), 0.0, 1.0)
+    return p + jnp.where(ok, t, 0.0)[..., None] * d
+
+
+def _segments(p1, d1, p2, d2):
+    """Closest points of the segments ``p1 + s d1`` and ``p2 + t d2`` (``s, t`` in [0, 1]):
+    Ericson05 5.1.9 (the closest points of the lines, ``s`` clamped, ``t`` from ``s`` and
+    clamped, ``s`` again from a clamped ``t``). For (near-)parallel segments
+    (``|d1 x d2|^2 <= tol |d1|^2 |d2|^2``) ``s`` starts at the midpoint of the overlap of the
+    two segments along the first instead of the closest points of the lines."""
+    dtype = p1.dtype
+    tiny = jnp.finfo(dtype).tiny
+    r = p1 - p2
+    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
+    c, f = _dot(d1, r), _dot(d2, r)
+    a_ok, e_ok = a > tiny, e > tiny
+    a_s, e_s = jnp.where(a_ok, a, 1.0), jnp.where(e_ok, e, 1.0)
+    denom = a * e - b * b
+    par = denom <= 64 * jnp.finfo(dtype).eps * a * e
+    s_line = (b * f - c * e) / jnp.where(par, 1.0, denom)
+    s_p2, s_q2 = -c / a_s, (b - c) / a_s  # segment 2's ends projected on segment 1
+    lo = jnp.maximum(jnp.minimum(s_p2, s_q2), 0.0)
+    hi = jnp.minimum(jnp.maximum(s_p2, s_q2), 1.0)
+    s = jnp.where(a_ok, jnp.clip(jnp.where(par, 0.5 * (lo + hi), s_line), 0.0, 1.0), 0.0)
+    t = jnp.where(e_ok, (b * s + f) / e_s, 0.0)
+    tc = jnp.clip(t, 0.0, 1.0)
+    s = jnp.where(a_ok & (t != tc), jnp.clip((b * tc - c) / a_s, 0.0, 1.0), s)
+    return p1 + s[..., None] * d1, p2 + tc[..., None] * d2
+
+
+def _segment_of(Rg, cg, size):
+    """A capsule's segment: start and direction (its axis is the geom's z, half-length size[1])."""
+    a = Rg[..., :, 2] * size[..., 1, None]
+    return cg - a, 2.0 * a
+
+
+def _sphere_box(c, r, cb, Rb, h):
+    """Sphere ``(c, r)`` against the box ``(cb, Rb, half-sizes h)``: signed distance, unit
+    normal from the box to the sphere, and witness. Outside, the box point nearest to ``c``
+    (Ericson05 5.1.4); inside, the nearest face."""
+    l = mtv(Rb, c - cb)
+    lc = jnp.clip(l, -h, h)
+    d_out, n_out, ok = _length(l - lc)
+    outside = jnp.any(jnp.abs(l) > h, -1) & ok
+    gap = h - jnp.abs(l)  # distances to the faces, inside
+    k = jnp.argmin(gap, -1)
+    g_min = jnp.min(gap, -1)
+    n_in = jax.nn.one_hot(k, 3, dtype=l.dtype) * jnp.where(l >= 0, 1.0, -1.0)
+    sd = jnp.where(outside, d_out, -g_min)
+    n_loc = jnp.where(outside[..., None], n_out, n_in)
+    s_loc = jnp.where(outside[..., None], lc, l + g_min[..., None] * n_in)
+    n = mv(Rb, n_loc)
+    point = 0.5 * (cb + mv(Rb, s_loc) + c - r[..., None] * n)
+    return sd - r, n, point
+
+
+def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
+    """Signed distances, normals, witness points and relative velocities of the shape pairs of
+    :func:`collision_pairs` (module docstring)."""
+    q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
+    return _pair_contacts(model, _frames(model, q, qd), exclude)
+
+
+def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
+    g = model.geoms
+    table = collision_pairs(model, exclude)
+    Rg, cg = _geom_poses(model, F)
+    size = g.size
+    dist, normal, point = [], [], []
+    for (t1, t2), i1, i2 in table.kinds:
+        i, j = np.asarray(i1, np.int64), np.asarray(i2, np.int64)
+        r1 = size[i, 0]
+        if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
+            out = _spheres(cg[i], r1, cg[j], size[j, 0])
+        elif (t1, t2) == (geometry.SPHERE, geometry.CAPSULE):
+            p2, d2 = _segment_of(Rg[j], cg[j], size[j])
+            out = _spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])
+        elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
+            P, Q = _segments(*_segment_of(Rg[i], cg[i], size[i]), *_segment_of(Rg[j], cg[j], size[j]))
+            out = _spheres(P, r1, Q, size[j, 0])
+        else:  # sphere-box; the normal from the sphere to the box
+            dd, n, p = _sphere_box(cg[i], r1, cg[j], Rg[j], size[j])
+            out = (dd, -n, p)
+        dist.append(out[0]), normal.append(out[1]), point.append(out[2])
+    dt = model.dtype
+    g1 = np.array([p[0] for p in table.pairs], np.int64)
+    g2 = np.array([p[1] for p in table.pairs], np.int64)
+    b1, b2 = np.asarray(g.body, np.int64)[g1], np.asarray(g.body, np.int64)[g2]
+    if not table.pairs:
+        z3 = jnp.zeros((0, 3), dt)
+        dist, normal, point = [jnp.zeros(0, dt)], [z3], [z3]
+    dist, normal, point = jnp.concatenate(dist), jnp.concatenate(normal), jnp.concatenate(point)
+    vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
+    mu = jnp.maximum(g.friction[g1, 0], g.friction[g2, 0])
+    ints = lambda x: tuple(map(int, x))
+    return PairContacts(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2))
+
+
+def pair_forces(pc: PairContacts, params: ContactParams, dtype=None) -> Float[Array, "m 3"]:
+    """World-frame force of each pair on its second geom's body (the first body gets the
+    opposite force at the same point): the ground's force law on the pair's depth, normal and
+    relative velocity."""
+    dtype = dtype or pc.depth.dtype
+    return _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# into the dynamics
 
 
 def contact_wrenches(
-    model: Model, q, qd, ground: Ground | None = None, params: ContactParams | None = None
+    model: Model,
+    q,
+    qd,
+    ground: Ground | None = None,
+    params: ContactParams | None = None,
+    *,
+    collide_ground: bool = True,
+    collide_pairs: bool = True,
+    exclude=(),
 ) -> Float[Array, "nb 6"]:
     """Contact wrenches on every body, ``(nb, 6)`` ``[moment; force]`` about the body origin in
     body coordinates (the ``f_ext`` convention of :func:`~jaxdyn.aba`): the sum over the body's
-    points of ``(R^T (p - o) x R^T f, R^T f)`` with ``o, R`` the body's world pose."""
+    contact forces ``f`` at world points ``p`` of ``(R^T ((p - o) x f), R^T f)`` with ``o, R``
+    the body's world pose; ground contact and shape pairs (each pair's force on both bodies)
+    as chosen."""
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
     ground = Ground() if ground is None else ground
     params = ContactParams() if params is None else params
-    out = jnp.zeros((model.nb, 6), model.dtype)
-    if len(_point_table(model.geoms)[0]) == 0:
-        return out
-    cp, Rb, pb = _contact_points(model, q, qd, ground)
-    f = contact_forces(cp, ground, params, model.dtype)
-    f_b = jnp.einsum("mji,mj->mi", Rb, f)
-    r_b = jnp.einsum("mji,mj->mi", Rb, cp.point - pb)
-    w = jnp.concatenate([jnp.cross(r_b, f_b), f_b], -1)
-    return out.at[np.asarray(cp.body, np.int64)].add(w)
+    out = jnp.zeros((model.nb + 1, 6), model.dtype)  # the world's row last, dropped
+    use_ground = collide_ground and _has_ground_points(model.geoms)
+    use_pairs = collide_pairs and len(collision_pairs(model, exclude).pairs) > 0
+    if not (use_ground or use_pairs):
+        return out[:-1]
+    F = _frames(model, q, qd)
+    if use_ground:
+        cp = _contact_points(model, F, ground)
+        f = contact_forces(cp, ground, params, model.dtype)
+        out = _add_wrenches(out, F, np.asarray(cp.body, np.int64), cp.point, f)
+    if use_pairs:
+        pc = _pair_contacts(model, F, exclude)
+        f = pair_forces(pc, params, model.dtype)
+        b1, b2 = np.asarray(pc.body1, np.int64), np.asarray(pc.body2, np.int64)
+        out = _add_wrenches(
+            out, F, np.concatenate([b2, b1]), jnp.concatenate([pc.point, pc.point]), jnp.concatenate([f, -f])
+        )
+    return out[:-1]
 
 
 def total_force(model: Model, q, qd, contact: Contact | None = None) -> Float[Array, " 3"]:
-    """Sum of the world-frame contact forces over all points (e.g. to compare with the weight)."""
+    """Sum of the world-frame contact forces on the model's bodies from the ground and from
+    geoms on the world body (e.g. to compare with the weight; forces between two bodies
+    cancel)."""
     contact = Contact() if contact is None else contact
-    cp = contact_points(model, jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype), contact.ground)
-    return jnp.sum(contact_forces(cp, contact.ground, contact.params, model.dtype), 0)
+    q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
+    F = _frames(model, q, qd)
+    total = jnp.zeros(3, model.dtype)
+    if contact.collide_ground and _has_ground_points(model.geoms):
+        cp = _contact_points(model, F, contact.ground)
+        total = total + jnp.sum(contact_forces(cp, contact.ground, contact.params, model.dtype), 0)
+    if contact.collide_pairs and collision_pairs(model, contact.exclude).pairs:
+        pc = _pair_contacts(model, F, contact.exclude)
+        f = pair_forces(pc, contact.params, model.dtype)
+        on_bodies = np.asarray(pc.body2) >= 0
+        sign = np.where(on_bodies, 1.0, 0.0) - np.where(np.asarray(pc.body1) >= 0, 1.0, 0.0)
+        total = total + jnp.sum(jnp.asarray(sign, model.dtype)[:, None] * f, 0)
+    return total
 
 
 def generalized_forces(
-    model: Model, q, qd, ground: Ground | None = None, params: ContactParams | None = None
+    model: Model,
+    q,
+    qd,
+    ground: Ground | None = None,
+    params: ContactParams | None = None,
+    *,
+    collide_ground: bool = True,
+    collide_pairs: bool = True,
+    exclude=(),
 ) -> Float[Array, " nv"]:
     """The contact wrenches as joint-space forces, ``tau_c = sum_b J_b^T f_b``: minus the
     inverse dynamics of the wrenches alone (RNEA at zero velocity, acceleration and gravity,
     whose ``f_k = -f_ext_k`` gives ``tau = -J^T f_ext``)."""
-    w = contact_wrenches(model, q, qd, ground, params)
+    w = contact_wrenches(
+        model, q, qd, ground, params, collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude
+    )
     z = jnp.zeros(model.nv, model.dtype)
     return -rnea_full(model, jnp.asarray(q, model.dtype), z, z, w, gravity=False).tau
