@@ -91,7 +91,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import configuration, spatial
+from . import batching, configuration, spatial
 from .algorithms.aba import aba
 from .algorithms.crba import crba
 from .algorithms.energy import kinetic_energy, potential_energy
@@ -118,11 +118,11 @@ class SimOptions:
     limit_damping: float = 10.0  # [N m s / rad] soft joint-limit damper (only beyond the limit)
     gravity: bool = True
     newton_iterations: int = 6  # "variational" only: quasi-Newton iterations per step
-    # "soa": under jax.vmap, forward dynamics runs the struct-of-arrays kernel
-    # jaxdyn.kernels.aba_batch (a jax.custom_batching.custom_vmap rule; same numbers, much faster
-    # in batch; compile with jaxdyn.kernels.jit on CPU). jvp/jacfwd and grad go through the
-    # kernel's own derivatives (tested against "generic"). Unbatched calls and batched models
-    # use the generic ABA.
+    # "soa": forward dynamics is jaxdyn.aba, whose batching rule (jaxdyn.batching) runs the
+    # struct-of-arrays kernel jaxdyn.kernels.aba_batch under jax.vmap (same numbers, faster in
+    # batch; jvp/jacfwd and grad go through the kernel's own derivatives, tested against
+    # "generic"). Unbatched calls and batched models use the per-sample ABA. "generic": vmap of
+    # the per-sample ABA.
     kernel: str = "generic"
 
     def __post_init__(self):
@@ -230,30 +230,6 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
     return out
 
 
-def _soa_rule(axis_size, in_batched, model, q, qd, tau, *f_ext):
-    """Batching rule of :func:`_aba_vmappable`: the SoA kernel when only the state is batched;
-    plain ``vmap(aba)`` when the model itself is batched."""
-    from . import kernels
-
-    m_b, *x_b = in_batched
-    if not any(x_b) and not any(jax.tree_util.tree_leaves(m_b)):
-        return aba(model, q, qd, tau, *f_ext), False
-    if any(jax.tree_util.tree_leaves(m_b)):
-        axes = (jax.tree_util.tree_map(lambda b: 0 if b else None, m_b), *[0 if b else None for b in x_b])
-        return jax.vmap(aba, in_axes=axes)(model, q, qd, tau, *f_ext), True
-    xs = [x if b else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x)) for x, b in zip((q, qd, tau, *f_ext), x_b)]
-    return kernels.aba_batch(model, *xs), True
-
-
-@jax.custom_batching.custom_vmap
-def _aba_vmappable(model, q, qd, tau, *f_ext):
-    """:func:`~jaxdyn.aba` for one sample; under ``jax.vmap`` the SoA batch kernel."""
-    return aba(model, q, qd, tau, *f_ext)
-
-
-_aba_vmappable.def_vmap(_soa_rule)
-
-
 def forward_dynamics(
     model: Model, q, qd, tau, f_ext=None, options: SimOptions = SimOptions(), contact=None
 ) -> Float[Array, " nv"]:
@@ -267,7 +243,7 @@ def forward_dynamics(
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
     total = applied_torques(model, tau, options) + passive_torques(model, q, qd, options)
     if options.kernel == "soa":
-        return _aba_vmappable(m, q, qd, total, *(() if f_ext is None else (f_ext,)))
+        return batching.aba(m, q, qd, total, f_ext)
     return aba(m, q, qd, total, f_ext)
 
 
