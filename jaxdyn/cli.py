@@ -36,7 +36,7 @@ def _demo_body(args) -> int:
     qd = jax.random.normal(keys[1], (B, model.nv), dtype)
     qdd = jax.random.normal(keys[2], (B, model.nv), dtype)
 
-    rows = []
+    rows: list[tuple] = []
     fns = {
         "rnea": (jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0)), (model, q, qd, qdd)),
         "crba": (jax.vmap(jaxdyn.crba, in_axes=(None, 0)), (model, q)),
@@ -102,6 +102,7 @@ def _view(args) -> int:
         )
     if args.q is not None and args.random:
         raise SystemExit("jaxdyn view: give either --q or --random, not both")
+    q: np.ndarray | jax.Array
     if args.q is not None:
         q = np.array(args.q)
     elif args.random:
@@ -182,6 +183,8 @@ def _bench(argv) -> int:
         )
         return 2
     spec = importlib.util.spec_from_file_location("jaxdyn_benchmarks_harness", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"jaxdyn bench: cannot load the benchmark harness from {path}")
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
     return harness.main(list(argv))

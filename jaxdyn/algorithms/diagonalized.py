@@ -48,7 +48,7 @@ def _chol_blocks(model: Model, fac: MassFactorization):
     Cl = jnp.linalg.cholesky(fac.link.D) if len(lay.link_bodies) else None
     if Cl is not None and lay.k == 1:
         Cl = jnp.sqrt(fac.link.D)
-    Cr = jnp.linalg.cholesky(fac.root.D) if lay.floating else None
+    Cr = jnp.linalg.cholesky(fac.root.D) if fac.root is not None else None
     return Cl, Cr
 
 

@@ -200,7 +200,7 @@ def logdet_mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]
     if len(lay.link_bodies):
         D = fac.link.D
         total = total + (jnp.sum(jnp.log(D[:, 0, 0])) if lay.k == 1 else jnp.sum(jnp.linalg.slogdet(D)[1]))
-    if lay.floating:
+    if fac.root is not None:  # the free-floating root's 6x6 block
         total = total + jnp.linalg.slogdet(fac.root.D)[1]
     return total
 
