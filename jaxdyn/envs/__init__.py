@@ -9,7 +9,8 @@ gymnax/brax-style functional API (see :mod:`jaxdyn.envs.core`)::
     state, obs, reward, done, info = step(state, jnp.zeros(env.action_size))
 
 Batches: :func:`vector_reset`/:func:`vector_step` or :class:`VecEnv` (``vmap``; optional
-sharding over devices). Registered names: see :func:`available_envs`.
+sharding over devices). Legged locomotion with domain randomisation:
+:mod:`jaxdyn.envs.quadruped`; gymnax and Brax interfaces: :mod:`jaxdyn.envs.adapters`. Registered names: see :func:`available_envs`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .core import Env, EnvState, VecEnv, vector_reset, vector_step, wrap_angle
+from .quadruped import QuadrupedJoystick, QuadrupedParams, QuadrupedState, randomize, sample_params
 from .tasks import Acrobot, CartPole, PandaReach, Pendulum
 
 _REGISTRY: dict[str, Callable[..., Env]] = {
@@ -25,6 +27,7 @@ _REGISTRY: dict[str, Callable[..., Env]] = {
     "cartpole": CartPole,
     "cartpole_swingup": lambda **kw: CartPole(**{"swing_up": True, **kw}),
     "panda_reach": PandaReach,
+    "solo12_joystick": QuadrupedJoystick,
 }
 
 
@@ -58,10 +61,15 @@ __all__ = [
     "EnvState",
     "PandaReach",
     "Pendulum",
+    "QuadrupedJoystick",
+    "QuadrupedParams",
+    "QuadrupedState",
     "VecEnv",
     "available_envs",
     "make",
+    "randomize",
     "register",
+    "sample_params",
     "vector_reset",
     "vector_step",
     "wrap_angle",

@@ -1,0 +1,293 @@
+"""jaxdyn.envs.quadruped (Solo12 joystick task) and jaxdyn.envs.adapters: shapes, determinism,
+standing under PD with the contact carrying the weight, termination of a flipped robot and the
+automatic reset, reward terms against their definitions, domain randomisation (a vmap over
+models changes the dynamics; vmapped batch == single environments), finite states, and the
+gymnax / Brax interfaces.
+
+Compile time dominates (the contact step is a large program): one jitted, vmapped rollout of
+``B`` environments for ``T`` steps serves most tests; one single-environment program checks
+the batch against single steps; everything else is traced (``eval_shape``) or tiny.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdyn.envs as envs
+from jaxdyn import contact as C
+from jaxdyn.envs import adapters
+from jaxdyn.envs.quadruped import QuadrupedJoystick, randomize, sample_params
+
+T = 50  # 1 s at 50 Hz
+G = 9.81
+_CACHE = {}
+
+
+def _stack(*trees):
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *trees)
+
+
+def _row(tree, i):
+    return jax.tree_util.tree_map(lambda x: x[i], tree)
+
+
+def _with(s, **fields):
+    """``s`` with some fields replaced."""
+    names = tuple(fields)
+    return eqx.tree_at(lambda x: tuple(getattr(x, k) for k in names), s, tuple(fields.values()))
+
+
+def _flipped(env, s):
+    """``s`` upside down (180 degrees about x), base 0.3 m up, at rest."""
+    q = s.q.at[0:7].set(jnp.asarray([0.0, 0.0, 0.3, 0.0, 1.0, 0.0, 0.0], s.q.dtype))
+    return _with(s, q=q, qd=jnp.zeros_like(s.qd))
+
+
+def _probe():
+    """Rows: 0, 1 nominal robot standing with zero action (same key: identical); 2 the same with
+    every link 20 % heavier; 3 nominal, started upside down; 4 randomised robot, random actions."""
+    if _CACHE:
+        return _CACHE
+    env = QuadrupedJoystick(reset_velocity=0.0)
+    s0 = env.reset(jax.random.PRNGKey(0))
+    nominal = env.params
+    one = {"friction": (1.0, 1.0), "motor_strength": (1.0, 1.0)}
+    heavy = sample_params(nominal, jax.random.PRNGKey(1), mass_scale=(1.2, 1.2), **one)
+    rand = sample_params(nominal, jax.random.PRNGKey(2))
+    s4 = env.reset(jax.random.PRNGKey(4))
+    params = _stack(nominal, nominal, heavy, nominal, rand)
+    states = _stack(s0, s0, s0, _flipped(env, s0), s4)
+    actions = jnp.zeros((5, T, 12), env.model.dtype)
+    actions = actions.at[4].set(jax.random.uniform(jax.random.PRNGKey(5), (T, 12), env.model.dtype, -1, 1))
+
+    def episode(p, s, a):
+        e = env.with_params(p)
+
+        def body(s, a):
+            s2, obs, r, d, info = e.step(s, a)
+            return s2, (s2, obs, r, d, info)
+
+        return jax.lax.scan(body, s, a)[1]
+
+    out = jax.jit(jax.vmap(episode))(params, states, actions)
+    _CACHE.update(env=env, params=params, s0=states, actions=actions, out=out)
+    return _CACHE
+
+
+def test_shapes_dtypes_and_determinism():
+    p = _probe()
+    env, (st, obs, r, d, info) = p["env"], p["out"]
+    assert env.model.dtype == jnp.float64  # the suite runs in float64 (conftest)
+    assert env.observation_size == 45 and env.action_size == 12
+    assert obs.shape == (5, T, 45) and obs.dtype == jnp.float64
+    assert r.shape == d.shape == (5, T) and d.dtype == jnp.bool_
+    assert st.q.shape == (5, T, 19) and st.last_action.shape == (5, T, 12)
+    assert info["tau"].shape == (5, T, 18)
+    assert set(info["reward_terms"]) == {k for k, _ in env.reward_weights}
+    np.testing.assert_array_equal(obs[0], obs[1])
+    np.testing.assert_array_equal(st.q[0], st.q[1])
+    # the first observation: zero twist, gravity straight down in the base frame, the command
+    o = np.asarray(env.observation(_row(p["s0"], 0)))
+    np.testing.assert_allclose(o[:6], [0, 0, 0, 0, 0, -1], atol=1e-12)
+    np.testing.assert_array_equal(o[6:9], np.asarray(p["s0"].goal[0]))
+    np.testing.assert_allclose(o[9:], 0.0, atol=1e-12)  # default pose, at rest, no last action
+    lo, hi = np.array(env.command_range).T
+    assert np.all((p["s0"].goal >= lo) & (p["s0"].goal <= hi))
+
+
+def test_float32_step_stays_float32():
+    env = QuadrupedJoystick(dtype=jnp.float32)
+    s = env.reset(jax.random.PRNGKey(0))
+    out = jax.eval_shape(env.step, s, jnp.zeros(12, jnp.float32))
+    for leaf in jax.tree_util.tree_leaves(out):
+        assert leaf.dtype in (jnp.float32, jnp.int32, jnp.uint32, jnp.bool_), leaf
+
+
+def test_stands_with_zero_action_and_contact_carries_the_weight():
+    p = _probe()
+    env, (st, _, r, d, info) = p["env"], p["out"]
+    q, qd = np.asarray(st.q[0]), np.asarray(st.qd[0])
+    assert not np.asarray(d[0]).any()
+    up = 1 - 2 * (q[:, 4] ** 2 + q[:, 5] ** 2)  # R[2, 2] of the base quaternion (w, x, y, z)
+    assert np.all(up > 0.999)  # upright throughout the second
+    assert np.all((q[:, 2] > 0.2) & (q[:, 2] < env.stand_height + 1e-3))
+    assert np.abs(qd[-1]).max() < 0.05  # settled
+    force = jax.jit(jax.vmap(lambda q, qd: C.total_force(env.model, q, qd, env.contact)))
+    forces = np.asarray(force(st.q[:, -1], st.qd[:, -1]))
+    for row, scale in ((0, 1.0), (2, 1.2)):
+        f = forces[row]
+        weight = scale * float(np.sum(env.model.mass)) * G
+        assert abs(f[2] / weight - 1) < 0.01, (row, f, weight)
+        assert np.hypot(f[0], f[1]) < 0.01 * weight
+    # zero action holds the default pose against gravity: the PD torque stays below its limit
+    tau = np.abs(np.asarray(info["tau"])[0, -1, 6:])
+    assert 0.05 < tau.max() < env.torque_max
+    assert np.all(np.asarray(r[0]) >= 0) and np.all(np.asarray(r[0]) <= 1.5 * env.dt + 1e-12)
+
+
+def test_heavier_robot_moves_differently():
+    p = _probe()
+    st = p["out"][0]
+    np.testing.assert_array_equal(p["s0"].q[2], p["s0"].q[0])
+    gap = np.abs(np.asarray(st.q[2, :, 2] - st.q[0, :, 2])).max()
+    assert gap > 1e-3  # the heavier robot sags lower under the same PD gains
+    assert np.asarray(st.q[2, -1, 2]) < np.asarray(st.q[0, -1, 2])
+
+
+def test_flipped_robot_terminates_and_resets():
+    p = _probe()
+    env, (st, _, _, d, info) = p["env"], p["out"]
+    assert bool(env.terminated(_row(p["s0"], 3)))
+    assert not bool(env.terminated(_row(p["s0"], 0)))
+    low = _row(p["s0"], 0)
+    low = _with(low, q=low.q.at[2].set(0.5 * env.min_height))
+    assert bool(env.terminated(low))
+    assert bool(d[3, 0]) and bool(info["terminated"][3, 0]) and not bool(info["truncated"][3, 0])
+    assert int(st.t[3, 0]) == 0  # a fresh episode follows
+    assert np.asarray(env.base_rotation(st.q[3, 0]))[2, 2] > 0.99
+    assert float(info["reward_terms"]["termination"][3, 0]) == 1.0
+    assert float(info["final_observation"][3, 0, 5]) > 0  # gravity points up in the base frame
+
+
+def test_reward_terms_match_their_definitions():
+    env = _probe()["env"]
+    s = _row(_probe()["s0"], 0)
+    c = jnp.asarray([0.3, -0.1, 0.4], s.q.dtype)
+    s = _with(s, goal=c)
+    # perfect tracking, level and still otherwise: both kernels at 1, every penalty 0
+    qd = jnp.zeros(18, s.q.dtype).at[2].set(c[2]).at[3:5].set(c[:2])
+    nxt = _with(s, qd=qd)
+    zero = jnp.zeros(12, s.q.dtype)
+    t = {k: float(v) for k, v in env.reward_terms(s, zero, zero, nxt).items()}
+    assert t["tracking_lin_vel"] == 1.0 and t["tracking_ang_vel"] == 1.0
+    assert all(t[k] == 0.0 for k in t if not k.startswith("tracking"))
+    assert float(env.reward(s, zero, jnp.zeros(18), nxt)) == pytest.approx(1.5 * env.dt, rel=1e-12)
+    # off the command by dv: exp(-dv^2 / sigma); penalties as defined
+    dv = 0.2
+    qd2 = qd.at[3].add(dv).at[5].set(0.3)
+    a = jnp.full(12, 0.5, s.q.dtype)
+    tau = jnp.arange(12.0)
+    t2 = env.reward_terms(s, a, tau, _with(s, qd=qd2))
+    assert float(t2["tracking_lin_vel"]) == pytest.approx(np.exp(-(dv**2) / 0.25), rel=1e-12)
+    assert float(t2["lin_vel_z"]) == pytest.approx(0.09, rel=1e-12)  # level base: v_z world = v_z base
+    assert float(t2["action_rate"]) == pytest.approx(12 * 0.25, rel=1e-12)
+    assert float(t2["torques"]) == pytest.approx(np.linalg.norm(np.arange(12.0)) + 66.0, rel=1e-12)
+    # a tilted base is penalised by the projected gravity's horizontal part
+    th = 0.3
+    tilt = nxt.q.at[3:7].set(jnp.asarray([np.cos(th / 2), np.sin(th / 2), 0.0, 0.0]))
+    t3 = env.reward_terms(s, zero, zero, _with(nxt, q=tilt))
+    assert float(t3["orientation"]) == pytest.approx(np.sin(th) ** 2, rel=1e-9)
+
+
+def test_domain_randomisation_draws():
+    env = _probe()["env"]
+    n = 16
+    ps = randomize(env, jax.random.PRNGKey(3), n)
+    m = env.model
+    assert ps.model.mass.shape == (n, m.nb) and ps.motor_strength.shape == (n, 12)
+    ratio = np.asarray(ps.model.mass) / np.asarray(m.mass)
+    assert np.all((ratio >= 0.8) & (ratio <= 1.2)) and ratio.std() > 0.05
+    np.testing.assert_allclose(np.asarray(ps.model.inertia), ratio[..., None, None] * np.asarray(m.inertia), rtol=1e-12)
+    mu = np.asarray(ps.model.geoms.friction)[..., 0]
+    assert np.all(mu == mu[:, :1]) and np.all((mu >= 0.4) & (mu <= 1.25))
+    s = np.asarray(ps.motor_strength)
+    assert np.all((s >= 0.8) & (s <= 1.2))
+    np.testing.assert_array_equal(np.asarray(ps.model.com[0]), np.asarray(m.com))
+    with pytest.raises(ValueError, match="mass_scale"):
+        randomize(env, jax.random.PRNGKey(0), 2, mass_scale=(1.2, 0.8))
+    with pytest.raises(ValueError, match="unknown ranges"):
+        randomize(env, jax.random.PRNGKey(0), 2, gravity=(0, 1))
+    with pytest.raises(ValueError, match="n must be"):
+        randomize(env, jax.random.PRNGKey(0), 0)
+
+
+def test_batch_equals_single_environments_and_stays_finite():
+    """Row 4 (randomised robot, random actions) of the vmapped rollout against the same
+    environment stepped alone; through the gymnax adapter, which is ``env.step`` itself."""
+    p = _probe()
+    env, (st, obs, r, _, _) = p["env"], p["out"]
+    assert np.all(np.asarray(st.nonfinite_step) == -1)
+    assert np.all(np.isfinite(np.asarray(obs))) and np.all(np.isfinite(np.asarray(r)))
+    assert np.asarray(r[4]).std() > 0
+    g = adapters.GymnaxEnv(env)
+    params = _row(p["params"], 4)
+    step = jax.jit(g.step)
+    s = _row(p["s0"], 4)
+    for k in range(3):
+        o, s, rk, dk, ik = step(jax.random.PRNGKey(k), s, p["actions"][4, k], params)
+        np.testing.assert_allclose(np.asarray(s.q), np.asarray(st.q[4, k]), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(np.asarray(o), np.asarray(obs[4, k]), rtol=1e-10, atol=1e-10)
+        assert float(rk) == pytest.approx(float(r[4, k]), rel=1e-9, abs=1e-12)
+        assert float(ik["discount"]) == 1.0 - float(ik["terminated"])
+
+
+def test_gymnax_interface():
+    env = _probe()["env"]
+    g = adapters.GymnaxEnv(env)
+    assert g.num_actions == 12 and g.default_params is not None
+    obs, s = g.reset(jax.random.PRNGKey(0), g.default_params)
+    assert obs.shape == (45,)
+    np.testing.assert_array_equal(obs, env.observation(env.reset(jax.random.PRNGKey(0))))
+    out = jax.eval_shape(g.step, jax.random.PRNGKey(0), s, jnp.zeros(12), g.default_params)
+    assert len(out) == 5 and out[0].shape == (45,) and out[2].shape == () and out[3].dtype == jnp.bool_
+    try:
+        import gymnax.environments.spaces as spaces
+    except ImportError:
+        with pytest.raises(ImportError, match=r"jaxdyn\[rl\]"):
+            g.action_space(g.default_params)
+        return
+    a, o = g.action_space(g.default_params), g.observation_space(g.default_params)
+    assert isinstance(a, spaces.Box) and isinstance(o, spaces.Box)
+    assert a.shape == (12,) and o.shape == (45,)
+    x = a.sample(jax.random.PRNGKey(0))
+    assert x.shape == (12,) and bool(a.contains(x))
+
+
+def test_brax_interface():
+    brax_base = pytest.importorskip("brax.envs.base", reason="Brax not installed (extra 'rl')")
+    env = _probe()["env"]
+    b = adapters.to_brax(env)
+    assert isinstance(b, brax_base.Env) and b.unwrapped is b
+    assert b.observation_size == 45 and b.action_size == 12 and b.backend == "jaxdyn"
+    s = b.reset(jax.random.PRNGKey(0))
+    assert isinstance(s, brax_base.State) and s.obs.shape == (45,)
+    s2 = jax.eval_shape(b.step, s, jnp.zeros(12))
+    assert isinstance(s2, brax_base.State)
+    assert jax.tree_util.tree_structure(s2) == jax.tree_util.tree_structure(s)  # a scan carry
+    assert s2.pipeline_state.q.shape == (19,) and s2.done.dtype == s2.reward.dtype
+    # Brax's own wrappers: episode length, vmapped domain randomisation, automatic reset
+    from brax.envs.wrappers import training as bw
+
+    from jaxdyn.envs.quadruped import brax_randomization
+
+    keys = jax.random.split(jax.random.PRNGKey(1), 3)
+    w = bw.wrap(b, episode_length=10, randomization_fn=lambda sys: brax_randomization()(sys, keys))
+    ws = jax.eval_shape(w.reset, keys)
+    assert ws.obs.shape == (3, 45) and ws.pipeline_state.q.shape == (3, 19)
+    ws2 = jax.eval_shape(w.step, ws, jnp.zeros((3, 12)))
+    assert ws2.obs.shape == (3, 45) and set(ws2.metrics) == set(s.metrics)
+    assert b.sys is not None and isinstance(b.sys, envs.QuadrupedParams)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="floating base"):
+        QuadrupedJoystick(envs.make("pendulum").model)
+    with pytest.raises(ValueError, match="feet"):
+        QuadrupedJoystick(feet=("FL_FOOT", "nope", "HL_FOOT", "HR_FOOT"))
+    with pytest.raises(ValueError, match="unknown reward terms"):
+        QuadrupedJoystick(reward_weights={"speed": 1.0})
+    with pytest.raises(ValueError, match="kd"):
+        QuadrupedJoystick(options=jaxdyn_sim_options(damping=False))
+    with pytest.raises(TypeError, match="env must be"):
+        adapters.GymnaxEnv("solo12")
+    assert isinstance(envs.make("solo12_joystick"), QuadrupedJoystick)
+
+
+def jaxdyn_sim_options(**kw):
+    from jaxdyn import sim
+
+    return sim.SimOptions(**kw)
