@@ -1,7 +1,9 @@
 """Collision geometry attached to the bodies of a :class:`~jaxdyn.Model` (``model.geoms``).
 
-The dynamics algorithms ignore it; it is carried for contact models. Loaded from MJCF
-(:func:`~jaxdyn.load_mjcf`); URDF and programmatic models carry an empty set (``ng == 0``).
+The dynamics algorithms ignore it; it is carried for contact models (:mod:`jaxdyn.contact`).
+Loaded from MJCF geoms (:func:`~jaxdyn.load_mjcf`) and URDF ``<collision>`` elements
+(:func:`~jaxdyn.load_urdf`), or declared in code with :func:`make_geoms`; models without any
+carry an empty set (``ng == 0``).
 
 Shapes and their ``size`` (MuJoCo's conventions, unused entries zero):
 
@@ -73,16 +75,34 @@ class Geoms(eqx.Module):
         return len(self.type)
 
 
-def make_geoms(*, type, size, body, pos, R, friction, contype, conaffinity, names=(), dtype=None) -> Geoms:
+def make_geoms(
+    *, type, size, body, pos=None, R=None, friction=None, contype=1, conaffinity=1, names=(), dtype=None
+) -> Geoms:
     """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
-    float)."""
+    float).
+
+    ``type`` (codes, module docstring), ``size`` ``(ng, 3)`` and ``body`` (``-1``: the world) are
+    required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
+    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1`` (a scalar applies to
+    every geom), ``names`` empty.
+
+    Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
+
+        geoms = make_geoms(type=[SPHERE, BOX], size=[[0.05, 0, 0], [0.5, 0.5, 0.1]], body=[2, -1],
+                           pos=[[0, 0, 0.3], [0, 0, -0.1]])
+        model = eqx.tree_at(lambda m: m.geoms, model, geoms)
+    """
     dtype = dtype or jnp.result_type(float)
     ints = lambda x: tuple(int(v) for v in np.asarray(x, np.int64).reshape(-1))
     type = ints(type)
     ng = len(type)
     f = lambda x, shape: jnp.asarray(np.asarray(x, np.float64).reshape(shape), dtype)
     names = tuple(names) if len(names) else ("",) * ng
-    body, contype, conaffinity = ints(body), ints(contype), ints(conaffinity)
+    pos = np.zeros((ng, 3)) if pos is None else pos
+    R = np.broadcast_to(np.eye(3), (ng, 3, 3)) if R is None else R
+    friction = np.broadcast_to([1.0, 0.005, 0.0001], (ng, 3)) if friction is None else friction
+    every = lambda x: np.broadcast_to(np.asarray(x, np.int64), (ng,)) if np.ndim(x) == 0 else x
+    body, contype, conaffinity = ints(body), ints(every(contype)), ints(every(conaffinity))
     for what, seq in (("names", names), ("body", body), ("contype", contype), ("conaffinity", conaffinity)):
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")

@@ -223,11 +223,11 @@ def test_finite_derivatives_at_degenerate_configurations():
 
 
 def test_collision_conserves_momentum_and_dissipates_energy():
-    """Two spheres (1 kg each, gravity off, no ground) in an oblique collision with spin: the
-    pair force acts equal and opposite at one point, so the total linear and angular momentum
-    stay constant (to round-off: semi-implicit Euler with explicit forces changes them by
-    h * the net contact force and moment, both zero for isotropic spheres); the kinetic energy
-    after the collision is below the energy before, and never above it during the contact."""
+    """Two spheres (1 kg each, gravity off, no ground) in an oblique collision with spin, in the
+    default implicit step: the pair force acts equal and opposite at one point and depends on
+    the relative velocity only, so the total linear and angular momentum stay constant to
+    round-off; the kinetic energy after the collision is below the energy before, and never
+    above it during the contact."""
     m = _model()
     x = [1.0, 0.0, 0.0, 0.0]
     q0 = jnp.asarray(_q(s1=[0, 0, 1, *x], s2=[0.3, 0.08, 1, *x]))
@@ -239,7 +239,7 @@ def test_collision_conserves_momentum_and_dissipates_energy():
 
     @jax.jit
     def run(q0, qd0):
-        tr = sim.rollout(m, q0, qd0, jnp.zeros((300, m.nv)), dt, integrator="semi_implicit_euler", contact=ct)
+        tr = sim.rollout(m, q0, qd0, jnp.zeros((300, m.nv)), dt, contact=ct)
         h = jax.vmap(lambda q, v: jaxdyn.momentum(m, q, v))(tr.q, tr.qd)
         e = jax.vmap(lambda q, v: jaxdyn.kinetic_energy(m, q, v))(tr.q, tr.qd)
         d = jax.vmap(lambda q: C.pair_contacts(m, q, jnp.zeros(m.nv)).depth)(tr.q)
@@ -284,3 +284,89 @@ def test_cylinder_rests_on_its_base_and_on_its_side():
     np.testing.assert_allclose(depth, ref, rtol=1e-6)
     np.testing.assert_allclose(f, np.broadcast_to([0.0, 0.0, mass * G], f.shape), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(q[:, 3:], np.asarray(q0[:, 3:]), atol=1e-9)  # neither tips nor rolls
+
+
+URDF = """<robot name="coll">
+  <link name="base">
+    <inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><mesh filename="package://base.stl"/></geometry></visual>
+    <collision name="base_box"><origin xyz="0 0 0.05" rpy="0 0 0.3"/><geometry><box size="0.4 0.2 0.1"/></geometry>
+    </collision>
+  </link>
+  <link name="arm">
+    <inertial><origin xyz="0 0 0.2"/><mass value="1"/>
+      <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 0.2"/><geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>
+    <collision name="arm_mesh"><geometry><mesh filename="package://arm.stl"/></geometry></collision>
+  </link>
+  <link name="tool">
+    <inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision name="tip"><origin xyz="0.1 0 0" rpy="0 1.5 0"/><geometry><capsule radius="0.02" length="0.1"/></geometry>
+    </collision>
+    <collision name="ball"><origin xyz="0 0.05 0"/><geometry><sphere radius="0.03"/></geometry></collision>
+  </link>
+  <link name="sensor"><collision><geometry><mesh filename="package://s.stl"/></geometry></collision></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.1" rpy="0.1 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
+  <joint name="fix" type="fixed"><parent link="arm"/><child link="tool"/><origin xyz="0 0 0.4" rpy="0 0 0.5"/></joint>
+  <joint name="fix2" type="fixed"><parent link="base"/><child link="sensor"/></joint>
+</robot>"""
+
+
+def _rot(axis, a):
+    c, s = np.cos(a), np.sin(a)
+    i, j = [(1, 2), (2, 0), (0, 1)][axis]
+    R = np.eye(3)
+    R[i, i], R[i, j], R[j, i], R[j, j] = c, -s, s, c
+    return R
+
+
+def _load_urdf(text, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = jaxdyn.load_urdf(text, dtype=jnp.float64, **kw)
+    return m, [str(w.message) for w in caught if "collision" in str(w.message)]
+
+
+def test_urdf_collision_elements():
+    """<collision> spheres, boxes, cylinders and capsules become geoms with MuJoCo's sizes
+    (half-extents, half-lengths); a fixed-joint child's geoms move to its parent body with the
+    joint's placement composed; meshes are skipped with one warning naming the links; the
+    dynamics are those of the same file without collision elements."""
+    m, warned = _load_urdf(URDF, floating_base=True)
+    assert len(warned) == 1 and "links: arm, sensor" in warned[0]
+    g = m.geoms
+    assert g.names == ("base_box", "arm", "tip", "ball")
+    assert g.type == (geometry.BOX, geometry.CYLINDER, geometry.CAPSULE, geometry.SPHERE)
+    assert g.body == (0, 1, 1, 1) and g.contype == g.conaffinity == (1, 1, 1, 1)
+    np.testing.assert_array_equal(np.asarray(g.size), [[0.2, 0.1, 0.05], [0.05, 0.2, 0], [0.02, 0.05, 0], [0.03, 0, 0]])
+    np.testing.assert_array_equal(np.asarray(g.friction), np.tile([1.0, 0.005, 0.0001], (4, 1)))
+    Rt, pt = _rot(2, 0.5), np.array([0.0, 0.0, 0.4])  # the tool link in the arm's frame
+    pos = [[0, 0, 0.05], [0, 0, 0.2], Rt @ [0.1, 0, 0] + pt, Rt @ [0, 0.05, 0] + pt]
+    R = [_rot(2, 0.3), np.eye(3), Rt @ _rot(1, 1.5), Rt]
+    np.testing.assert_allclose(np.asarray(g.pos), pos, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(g.R), R, rtol=0, atol=1e-15)
+    bare, warned = _load_urdf(URDF.replace("collision", "visual"), floating_base=True)
+    assert warned == [] and bare.geoms.ng == 0
+    assert eqx.tree_equal(eqx.tree_at(lambda m: m.geoms, m, bare.geoms), bare)
+    assert C.collision_pairs(m).pairs == ()  # base and arm are parent and child
+    # fixed base: the root link's geoms sit on the world, and (MuJoCo's rule) the world's geoms
+    # collide with its children: the ball with the base box; cylinder and capsule-box unsupported
+    fixed, _ = _load_urdf(URDF)
+    assert fixed.geoms.body == (-1, 0, 0, 0)
+    assert C.collision_pairs(fixed)[::2] == (((3, 0),), ((1, 0), (2, 0)))
+    assert C.collision_pairs(fixed, exclude=[("world", "arm")])[::2] == ((), ())
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ('<box size="0.4 0.2"/>', r"link 'base' <collision> 1 <box> size: expected 3 finite numbers"),
+        ('<sphere radius="-1"/>', r"link 'base' <collision> 1 <sphere>: attribute radius='-1' must be positive"),
+        ('<cylinder radius="0.1"/>', r"link 'base' <collision> 1 <cylinder>: attribute length is missing"),
+        ('<cone radius="0.1"/>', r"link 'base' <collision> 1: unknown geometry <cone>"),
+    ],
+)
+def test_urdf_bad_collision_is_named(bad, match):
+    with pytest.raises(jaxdyn.io.urdf.URDFError, match=match):
+        jaxdyn.load_urdf(URDF.replace('<box size="0.4 0.2 0.1"/>', bad))

@@ -8,7 +8,16 @@
 * Body ``i``'s frame is the frame of the child link of its joint; the joint axis is expressed
   in that frame.
 * Joint order: depth-first from the root link, children in document order.
-* ``package://`` mesh references (and all geometry) are ignored.
+* Collision geometry: every ``<collision>`` with a ``<sphere radius>``, ``<box size>`` (full
+  extents), ``<cylinder radius length>`` or ``<capsule radius length>`` (a common extension;
+  ``length`` is the cylindrical part, as for the cylinder) becomes a geom of ``model.geoms``
+  (:mod:`jaxdyn.geometry`, MuJoCo's conventions: half-sizes, the axis along the geom's z) on the
+  link's body, its ``<origin>`` composed with the link's placement in that body (a link merged
+  through fixed joints carries its geoms to the moving body it hangs from; links fixed to the
+  world put theirs on the world), named by the collision's ``name`` or else the link's; with
+  MuJoCo's defaults ``contype = conaffinity = 1`` and friction ``(1, 0.005, 0.0001)``. Geoms do
+  not change the dynamics. ``<mesh>`` collisions are skipped with one warning naming the links;
+  ``<visual>`` elements are ignored.
 * Mimic joints: ``mimic="independent"`` (default, as Pinocchio's default) loads them as ordinary
   independent joints; ``mimic="error"`` rejects them.
 * ``planar`` joints and ``floating`` joints below the root are rejected with a clear error; for a
@@ -19,10 +28,12 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..geometry import BOX, CAPSULE, CYLINDER, SPHERE, make_geoms
 from ..model import Model, Topology, make_model
 from .errors import LoadError, check_finite_model
 from .inertia import InertiaPolicy, check_policy, combine
@@ -315,6 +326,13 @@ def load_urdf(
             "nothing to simulate; for a single free-flying body load with floating_base=True"
         )
 
+    geoms, meshes = _collisions(links, frames)
+    if meshes:
+        warnings.warn(
+            f"URDF '{robot_name}': <mesh> collision geometry is not loaded (links: {', '.join(meshes)})",
+            UserWarning,
+            stacklevel=2,
+        )
     _check_massless(body_parent, body_type, body_joint, body_name, b_mass, b_I)
     _check_finite_bodies(body_name, b_mass, b_com, b_I, pl_p)
     policy.finish()
@@ -345,9 +363,74 @@ def load_urdf(
         friction=np.array(fric),
         name=robot_name,
         dtype=dtype,
+        geoms=make_geoms(**geoms, dtype=dtype),
     )
     check_finite_model(model, URDFError)
     return model
+
+
+def _collisions(links, frames):
+    """The geoms of every link's ``<collision>`` elements (module docstring), placed in the
+    frame of the body each link is attached to (``frames``: (link, body, R, p) per link), and the
+    links whose mesh collisions were skipped."""
+    g: dict[str, list] = dict(type=[], size=[], body=[], pos=[], R=[], names=[])
+    meshes = []
+    for link, body, Rl, pl in frames:
+        for k, ce in enumerate(links[link].findall("collision")):
+            what = f"link '{link}' <collision> {k + 1}"
+            ge = ce.find("geometry")
+            shapes = [] if ge is None else list(ge)
+            if len(shapes) != 1:
+                raise URDFError(f"{what}: expected one shape inside <geometry>, found {len(shapes)}")
+            shape = shapes[0]
+            tag = shape.tag if isinstance(shape.tag, str) else ""
+            if tag == "mesh":
+                if link not in meshes:
+                    meshes.append(link)
+                continue
+            sw = f"{what} <{tag}>"
+            size = np.zeros(3)
+            if tag == "sphere":
+                gtype, size[0] = SPHERE, _positive(shape, "radius", sw)
+            elif tag == "box":
+                gtype = BOX
+                size = 0.5 * _floats(shape.get("size"), 3, f"{sw} size")
+                if np.any(size <= 0):
+                    raise URDFError(f"{sw}: size must be three positive numbers, got {shape.get('size')!r}")
+            elif tag in ("cylinder", "capsule"):
+                gtype = CYLINDER if tag == "cylinder" else CAPSULE
+                size[0] = _positive(shape, "radius", sw)
+                size[1] = 0.5 * _positive(shape, "length", sw, allow_zero=tag == "capsule")
+            else:
+                raise URDFError(f"{what}: unknown geometry <{tag}> (sphere, box, cylinder, capsule and mesh are read)")
+            Ro, po = _origin(ce, what)
+            g["type"].append(gtype)
+            g["size"].append(size)
+            g["body"].append(body)
+            g["R"].append(Rl @ Ro)
+            g["pos"].append(Rl @ po + pl)
+            g["names"].append(ce.get("name") or link)
+    ng = len(g["type"])
+    geoms = dict(
+        type=np.array(g["type"], np.int64),
+        size=np.array(g["size"]).reshape(ng, 3),
+        body=np.array(g["body"], np.int64),
+        pos=np.array(g["pos"]).reshape(ng, 3),
+        R=np.array(g["R"]).reshape(ng, 3, 3),
+        names=tuple(g["names"]),
+    )
+    return geoms, meshes
+
+
+def _positive(elem, name, what, allow_zero=False):
+    if elem.get(name) is None:
+        raise URDFError(f"{what}: attribute {name} is missing")
+    v = _attr_float(elem, name, 0.0, what)
+    if v < 0 or v == 0 and not allow_zero:
+        raise URDFError(
+            f"{what}: attribute {name}={elem.get(name)!r} must be {'non-negative' if allow_zero else 'positive'}"
+        )
+    return v
 
 
 def _reject_xacro(root):
