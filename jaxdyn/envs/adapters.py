@@ -128,7 +128,9 @@ def _brax_class():
         def step(self, state, action):
             env = self._bound()
             nxt, reward, term, info = env.transition(state.pipeline_state, action)
-            metrics = {k: jnp.asarray(v, reward.dtype) for k, v in info.get("reward_terms", {}).items()}
+            # keep what Brax's wrappers added to the metrics; update the reward terms
+            terms = {k: jnp.asarray(v, reward.dtype) for k, v in info.get("reward_terms", {}).items()}
+            metrics = {**state.metrics, **terms}
             return state.replace(
                 pipeline_state=nxt,
                 obs=env.observation(nxt),
