@@ -16,9 +16,11 @@
    plots). The URDF has no armature, so the CSV holds ``tau - armature * qdd``.
 
 Run: ``python examples/sysid_panda.py`` (a few minutes on 2 CPU cores). Output:
-``examples/output/sysid/`` (data, URDF, PNG plots).
+``examples/output/sysid/`` (data, URDF, PNG plots), or ``--out DIR``. ``--quick``: a reduced run
+(a 10 s excitation of 5 harmonics of 0.1 Hz, 50 L-BFGS steps).
 """
 
+import argparse
 import os
 import sys
 import time
@@ -38,6 +40,9 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output", "sysid"
 SIGMA_TAU = 0.05
 SIGMA_Q = 1e-4
 DT = 0.01
+# excitation (duration [s], harmonics, base frequency [Hz]) and L-BFGS steps of the full and --quick runs
+FULL = dict(duration=40.0, n_harmonics=12, base_frequency=0.025, steps=300)
+QUICK = dict(duration=10.0, n_harmonics=5, base_frequency=0.1, steps=50)
 
 
 def rotation(v):
@@ -60,8 +65,16 @@ def ground_truth(model, rng):
     return jaxdyn.model_with_parameters(model, jnp.asarray(pi)), pi
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--quick", action="store_true", help="reduced size: " + ", ".join(f"{k}={v}" for k, v in QUICK.items())
+    )
+    ap.add_argument("--out", default=OUT, help="output folder (default: examples/output/sysid)")
+    args = ap.parse_args(argv)
+    size = QUICK if args.quick else FULL
+    out = args.out
+    os.makedirs(out, exist_ok=True)
     t0 = time.time()
     rng = np.random.default_rng(0)
     armature = jnp.array([0.1] * 7 + [0.0, 0.0])
@@ -71,19 +84,26 @@ def main():
     dm = np.asarray(truth.mass) / np.asarray(nominal.mass) - 1
     print(f"ground truth: masses changed by {np.round(100 * dm, 1)} %")
 
-    # excitation: one 40 s period (12 harmonics of 0.025 Hz); the last 10 s are held out, a part of
-    # the trajectory the fit never saw
-    t, q, qd, qdd = sysid.fourier_excitation(nominal, 40.0, DT, seed=1, n_harmonics=12, base_frequency=0.025)
+    # excitation: one period (40 s: 12 harmonics of 0.025 Hz); the last quarter is held out, a part
+    # of the trajectory the fit never saw
+    t, q, qd, qdd = sysid.fourier_excitation(
+        nominal,
+        size["duration"],
+        DT,
+        seed=1,
+        n_harmonics=size["n_harmonics"],
+        base_frequency=size["base_frequency"],
+    )
     rnea = jax.jit(jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0)))
     tau_clean = np.asarray(rnea(truth, q, qd, qdd))
     tau = tau_clean + rng.normal(0, SIGMA_TAU, tau_clean.shape)
     data = sysid.SysIdData(q, qd, qdd, tau, t, nominal.joint_names)
-    npz = os.path.join(OUT, "panda_sysid.npz")
+    npz = os.path.join(out, "panda_sysid.npz")
     sysid.save_data(npz, data)
     csv_data = sysid.SysIdData(
         q + rng.normal(0, SIGMA_Q, q.shape), qd, qdd, tau - np.asarray(armature) * qdd, t, nominal.joint_names
     )
-    csv = os.path.join(OUT, "panda_sysid.csv")
+    csv = os.path.join(out, "panda_sysid.csv")
     sysid.save_data(csv, csv_data, derivatives=False)
     print(f"data: {len(t)} samples at {1 / DT:g} Hz -> {npz}, {csv} (t, q, tau only)  [{time.time() - t0:.1f} s]")
 
@@ -91,7 +111,7 @@ def main():
     data = sysid.load_data(npz, nominal)
     train, test = sysid.split_holdout(data, 0.25)
     results = sysid.identify(
-        nominal, train, "both", steps=300, progress=sysid.ProgressBar("gradient fit", stream=sys.stderr)
+        nominal, train, "both", steps=size["steps"], progress=sysid.ProgressBar("gradient fit", stream=sys.stderr)
     )
     ls, gd = results["ls"], results["gradient"]
     B = ls.base
@@ -153,18 +173,30 @@ def main():
     ax.semilogy(gd.info["loss"])
     ax.set_xlabel("L-BFGS iteration")
     ax.set_ylabel("normalised loss")
-    fig.savefig(os.path.join(OUT, "base_parameters.png"), dpi=90)
+    fig.savefig(os.path.join(out, "base_parameters.png"), dpi=90)
 
     # --- the CSV through the command line -------------------------------------------------
     from jaxdyn.cli import main as cli
 
-    out_urdf = os.path.join(OUT, "panda_identified.urdf")
+    out_urdf = os.path.join(out, "panda_identified.urdf")
     print(
-        f"\n$ jaxdyn identify {robot_path('panda')} {csv} --out {out_urdf} --holdout 0.25 --plots {OUT}  "
+        f"\n$ jaxdyn identify {robot_path('panda')} {csv} --out {out_urdf} --holdout 0.25 --plots {out}  "
         f"[{time.time() - t0:.1f} s]"
     )
     rc = cli(
-        ["identify", robot_path("panda"), csv, "--out", out_urdf, "--holdout", "0.25", "--plots", OUT, "--steps", "300"]
+        [
+            "identify",
+            robot_path("panda"),
+            csv,
+            "--out",
+            out_urdf,
+            "--holdout",
+            "0.25",
+            "--plots",
+            out,
+            "--steps",
+            str(size["steps"]),
+        ]
     )
     identified = jaxdyn.load_urdf(out_urdf)
     e = B @ np.asarray(jaxdyn.inertial_parameters(identified)).ravel() - beta_true

@@ -18,9 +18,11 @@ reference.
 * **excitation design**: :func:`jaxdyn.sysid.optimize_excitation` on the same arm.
 
 Run: ``python examples/sysid_recorded.py`` (about a minute on 2 CPU cores). Output: PNGs in
-``examples/output/`` (``sysid_recorded_*.png``) and ``examples/output/sysid_recorded_excitation.csv``.
+``examples/output/`` (``sysid_recorded_*.png``) and ``examples/output/sysid_recorded_excitation.csv``,
+or in ``--out DIR``. ``--quick``: a reduced run (fewer L-BFGS and excitation-design steps).
 """
 
+import argparse
 import json
 import os
 import sys
@@ -40,11 +42,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "sysid")
 OUT = os.path.join(ROOT, "examples", "output")
 ACC_LIMIT = [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]  # Panda, rad/s^2
+# L-BFGS steps of the consistent fits and gradient steps of the excitation design: full and --quick runs
+FULL = dict(steps=500, excitation_steps=300)
+QUICK = dict(steps=60, excitation_steps=40)
 
 
-def main():
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--quick", action="store_true", help="reduced size: " + ", ".join(f"{k}={v}" for k, v in QUICK.items())
+    )
+    ap.add_argument("--out", default=OUT, help="output folder (default: examples/output)")
+    args = ap.parse_args(argv)
+    size = QUICK if args.quick else FULL
+    out = args.out
     t0 = time.time()
-    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(out, exist_ok=True)
     with open(os.path.join(DATA, "truth.json"), encoding="utf-8") as fh:
         meta = json.load(fh)
     sigma = meta["sigma_tau_nm"]
@@ -59,7 +72,9 @@ def main():
 
     # ---- before ------------------------------------------------------------------------------
     old = sysid.load_data(train_path, model, filter="savgol", window=31, filter_tau=False)
-    before = sysid.identify(model, old, "both", friction=True, weighted=False, steps=500, reg=1e-6, precondition=0)
+    before = sysid.identify(
+        model, old, "both", friction=True, weighted=False, steps=size["steps"], reg=1e-6, precondition=0
+    )
     # ---- after -------------------------------------------------------------------------------
     new = sysid.load_data(train_path, model)
     m0 = np.asarray(model.mass)
@@ -71,7 +86,7 @@ def main():
         "both",
         friction="coulomb+offset",
         weighted=True,
-        steps=500,
+        steps=size["steps"],
         mass_bounds=bounds,
         total_mass=total,
         progress=sysid.ProgressBar("consistent fit", stream=sys.stderr),
@@ -109,7 +124,7 @@ def main():
         n_harmonics=5,
         base_frequency=0.1,
         n_samples=100,
-        steps=300,
+        steps=size["excitation_steps"],
         acceleration_limit=ACC_LIMIT,
         progress=sysid.ProgressBar("excitation", stream=sys.stderr),
     )
@@ -117,8 +132,8 @@ def main():
         f"\nexcitation design: condition number of the base regressor {ex.cond_initial:.4g} (random start) -> "
         f"{ex.cond_final:.4g}; worst limit use {ex.violation}"
     )
-    sysid.write_trajectory_csv(os.path.join(OUT, "sysid_recorded_excitation.csv"), ex, rate=100.0)
-    sysid.plot_excitation(os.path.join(OUT, "sysid_recorded_excitation.png"), ex)
+    sysid.write_trajectory_csv(os.path.join(out, "sysid_recorded_excitation.csv"), ex, rate=100.0)
+    sysid.plot_excitation(os.path.join(out, "sysid_recorded_excitation.png"), ex)
     # record both trajectories on the true robot (here simulated with jaxdyn: the truth's RNEA, the
     # same friction and noise as the stored recordings) and identify from each
     truth_model = jaxdyn.model_with_parameters(model, jnp.asarray(pi_true))
@@ -142,11 +157,11 @@ def main():
             f"{r.uncertainty.threshold:g}%; held-out rigid-body RMSE {rmse(r.parameters):.4f} N m"
         )
 
-    plots(model, meta, truth, rigid, fits, before, after, new, old, bounds)
-    print(f"\nplots in {OUT} (sysid_recorded_*.png)  [{time.time() - t0:.0f} s]")
+    plots(model, meta, truth, rigid, fits, before, after, new, old, bounds, out)
+    print(f"\nplots in {out} (sysid_recorded_*.png)  [{time.time() - t0:.0f} s]")
 
 
-def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
+def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds, out):
     from matplotlib.figure import Figure
     from scipy.signal import periodogram
 
@@ -169,7 +184,7 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
         ax.set_yscale("symlog", linthresh=0.01)
         ax.legend(fontsize=6)
     fig.suptitle("held-out trajectory: rigid-body torques of the identified models against the truth")
-    fig.savefig(os.path.join(OUT, "sysid_recorded_torques.png"), dpi=80)
+    fig.savefig(os.path.join(out, "sysid_recorded_torques.png"), dpi=80)
 
     # 2. masses
     fig = Figure(figsize=(9, 3.8), tight_layout=True)
@@ -193,7 +208,7 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
     ax.set_xticks(x, model.body_names, fontsize=8)
     ax.set_ylabel("mass [kg]")
     ax.legend(fontsize=7)
-    fig.savefig(os.path.join(OUT, "sysid_recorded_masses.png"), dpi=80)
+    fig.savefig(os.path.join(out, "sysid_recorded_masses.png"), dpi=80)
 
     # 3. uncertainty of the named base parameters and friction coefficients
     u = after["wls"].uncertainty
@@ -207,7 +222,7 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
     ax.set_ylabel("relative std [%]")
     ax.set_title(f"weighted least squares: relative standard deviations (cond {u.cond:.3g}); red: poorly excited")
     ax.legend(fontsize=7)
-    fig.savefig(os.path.join(OUT, "sysid_recorded_uncertainty.png"), dpi=80)
+    fig.savefig(os.path.join(out, "sysid_recorded_uncertainty.png"), dpi=80)
 
     # 4. the filter: spectrum of q and the acceleration estimates
     with np.load(os.path.join(DATA, "heldout.npz")) as z:
@@ -240,7 +255,7 @@ def plots(model, meta, truth, rigid, fits, before, after, new, old, bounds):
     ax.set_xlabel("t [s]")
     ax.set_ylabel(f"qdd of {model.joint_names[1]} [rad/s^2]")
     ax.legend(fontsize=7)
-    fig.savefig(os.path.join(OUT, "sysid_recorded_filter.png"), dpi=80)
+    fig.savefig(os.path.join(out, "sysid_recorded_filter.png"), dpi=80)
 
 
 if __name__ == "__main__":

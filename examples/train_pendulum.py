@@ -17,6 +17,7 @@ curve (PNG) and a GIF of the trained policy (``jaxdyn.viewer.animate``) go to
 
     python examples/train_pendulum.py                       # pendulum swing-up, ~2 min on 2 cores
     python examples/train_pendulum.py --env cartpole_swingup --iters 300
+    python examples/train_pendulum.py --quick --out /tmp/out   # reduced size (see QUICK)
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import optax
 import jaxdyn.envs as envs
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+# --quick: a reduced run (a few seconds after compilation on 2 cores); explicit options still win
+QUICK = dict(iters=60, batch=32, horizon=50, eval_every=20, eval_episodes=16, gif_stride=10)
 
 
 def make_policy(env, key, width=64):
@@ -94,7 +97,13 @@ def main(argv=None):
     p.add_argument("--eval-every", type=int, default=25)
     p.add_argument("--eval-episodes", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=OUT)
+    p.add_argument("--gif-stride", type=int, default=2, help="keep every n-th step in the GIF")
+    p.add_argument("--out", default=OUT, help="output folder (default: examples/output)")
+    p.add_argument(
+        "--quick", action="store_true", help="reduced size: " + ", ".join(f"{k}={v}" for k, v in QUICK.items())
+    )
+    if p.parse_known_args(argv)[0].quick:
+        p.set_defaults(**QUICK)
     args = p.parse_args(argv)
 
     env = envs.make(args.env)
@@ -150,8 +159,8 @@ def main(argv=None):
         env.model,
         np.asarray(qs),
         gif,
-        fps=1.0 / env.dt / 2,
-        stride=2,
+        fps=1.0 / env.dt / args.gif_stride,
+        stride=args.gif_stride,
         dt=env.dt,
         trail="tip" if "tip" in env.model.frame_names else None,
         view=(10.0, -90.0),

@@ -15,7 +15,8 @@ The solution is re-simulated with :func:`jaxdyn.sim.rollout` (an independent cod
 confirm it. Output in ``examples/output/trajopt/``: cost curves, q/qd/tau plots, GIFs.
 
 Run: ``python examples/trajopt_double_pendulum.py [--horizon SECONDS]`` (a few minutes on 2 CPU cores,
-mostly compilation).
+mostly compilation); ``--quick`` for a reduced run (fewer iterations, a shorter GIF), ``--out DIR``
+to write elsewhere.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output", "trajop
 DT = 0.01  # control period [s]; explicit integration of this stiffly damped pendulum needs < 0.015
 INTEGRATOR = "rk4"
 TAU_MAX = 0.4  # [N m]
+# --quick: a reduced run; explicit options still win
+QUICK = dict(iterations=40, gif_stride=20)
 
 
 def plot_cost(histories: dict, path: str):
@@ -85,13 +88,13 @@ def plot_trajectory(t, q, qd, tau, tau_max, title: str, path: str, labels):
     fig.savefig(path)
 
 
-def solve(model, T, actuated, tau_max, label):
+def solve(model, T, actuated, tau_max, label, iterations=300):
     dyn = trajopt.model_dynamics(model, DT, INTEGRATOR, actuated=actuated)
     # running: effort; terminal: upright at rest (Qf on q and qd)
     cost = trajopt.quadratic_cost(jnp.zeros(4), 0.0, 1.0, Qf=[100.0, 100.0, 1.0, 1.0], space=dyn)
     x0 = jnp.array([np.pi, 0.0, 0.0, 0.0])
     u0 = jnp.zeros((T, dyn.nu))
-    opts = trajopt.ILQROptions(max_iterations=300, tolerance=1e-6, verbose=True)
+    opts = trajopt.ILQROptions(max_iterations=iterations, tolerance=1e-6, verbose=True)
     print(f"\n== {label}: T = {T} steps of {DT} s, |u| <= {tau_max} N m, {INTEGRATOR}")
     t0 = time.perf_counter()
     res = trajopt.ilqr(dyn, cost, x0, u0, -tau_max, tau_max, options=opts)
@@ -112,11 +115,19 @@ def solve(model, T, actuated, tau_max, label):
     return res, traj
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--horizon", type=float, default=2.0, help="horizon [s] (default 2)")
-    args = ap.parse_args()
-    os.makedirs(OUT, exist_ok=True)
+    ap.add_argument("--iterations", type=int, default=300, help="iLQR iterations at most (default 300)")
+    ap.add_argument("--gif-stride", type=int, default=4, help="keep every n-th step in the GIF")
+    ap.add_argument("--out", default=OUT, help="output folder (default: examples/output/trajopt)")
+    ap.add_argument(
+        "--quick", action="store_true", help="reduced size: " + ", ".join(f"{k}={v}" for k, v in QUICK.items())
+    )
+    if ap.parse_known_args(argv)[0].quick:
+        ap.set_defaults(**QUICK)
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
     model = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
     tip = lambda q: float(jaxdyn.frame_placement(model, jnp.asarray(q), "link2").p[2])
     print(
@@ -127,7 +138,7 @@ def main():
     histories = {}
     problems = [("double pendulum", None, TAU_MAX, "trajopt_double_pendulum")]
     for label, actuated, tau_max, stem in problems:
-        res, traj = solve(model, T, actuated, tau_max, label)
+        res, traj = solve(model, T, actuated, tau_max, label, args.iterations)
         histories[label] = res.cost_history
         plot_trajectory(
             t,
@@ -136,23 +147,23 @@ def main():
             np.asarray(traj.tau),
             tau_max,
             f"{label} swing-up (iLQR, |u| <= {tau_max} N m)",
-            os.path.join(OUT, f"{stem}.png"),
+            os.path.join(args.out, f"{stem}.png"),
             model.joint_names,
         )
         viewer.animate(
             model,
             traj.q,
-            os.path.join(OUT, f"{stem}.gif"),
-            fps=25,
-            stride=4,
+            os.path.join(args.out, f"{stem}.gif"),
+            fps=1.0 / DT / args.gif_stride,
+            stride=args.gif_stride,
             trail="link2",
             dt=DT,
             title=f"{label} swing-up",
             view=(0.0, 0.0),
         )
         print(f"wrote {stem}.png, {stem}.gif")
-    plot_cost(histories, os.path.join(OUT, "trajopt_double_pendulum_cost.png"))
-    print(f"wrote trajopt_double_pendulum_cost.png in {OUT}")
+    plot_cost(histories, os.path.join(args.out, "trajopt_double_pendulum_cost.png"))
+    print(f"wrote trajopt_double_pendulum_cost.png in {args.out}")
 
 
 if __name__ == "__main__":

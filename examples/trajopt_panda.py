@@ -18,7 +18,8 @@ same target (the configuration the target was generated from), with torques from
 The solution is re-simulated with :func:`jaxdyn.sim.rollout`. Output in
 ``examples/output/trajopt/``: cost curve, q/qd/tau plots, tool-point error, GIF.
 
-Run: ``python examples/trajopt_panda.py [--init zeros]`` (a few minutes on 2 CPU cores, mostly compilation).
+Run: ``python examples/trajopt_panda.py [--init zeros]`` (a few minutes on 2 CPU cores, mostly compilation);
+``--quick`` for a reduced run (fewer iterations, a shorter GIF), ``--out DIR`` to write elsewhere.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ W_POS = 1e5  # [1/m^2] terminal tool-point error (1 mm -> 0.05)
 W_VEL = 1e4  # terminal joint velocity (0.01 rad/s -> 0.5e-2 per joint)
 W_FINGER = 1e4  # finger opening, every step and at the end
 W_QD = 5.0  # running joint-velocity cost: keeps the light wrist from whipping round
+# --quick: a reduced run; explicit options still win
+QUICK = dict(iterations=30, gif_stride=15)
 
 
 class EffortCost(trajopt.Cost):
@@ -116,7 +119,7 @@ def plots(t, traj, tcp_err, hist, names, limits, path_traj, path_cost):
     fig.savefig(path_cost)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--init",
@@ -124,9 +127,16 @@ def main():
         default="gravity",
         help="initial torque guess: gravity compensation at the start (default) or zeros",
     )
-    ap.add_argument("--iterations", type=int, default=150)
-    args = ap.parse_args()
-    os.makedirs(OUT, exist_ok=True)
+    ap.add_argument("--iterations", type=int, default=150, help="iLQR iterations at most (default 150)")
+    ap.add_argument("--gif-stride", type=int, default=4, help="keep every n-th step in the GIF")
+    ap.add_argument("--out", default=OUT, help="output folder (default: examples/output/trajopt)")
+    ap.add_argument(
+        "--quick", action="store_true", help="reduced size: " + ", ".join(f"{k}={v}" for k, v in QUICK.items())
+    )
+    if ap.parse_known_args(argv)[0].quick:
+        ap.set_defaults(**QUICK)
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
     model = jaxdyn.load_robot("panda", dtype=jnp.float64)
     T = int(round(HORIZON / DT))
     q0 = jnp.asarray(Q_START)
@@ -180,21 +190,21 @@ def main():
         res.cost_history,
         model.joint_names,
         "87/12 N m",
-        os.path.join(OUT, "trajopt_panda.png"),
-        os.path.join(OUT, "trajopt_panda_cost.png"),
+        os.path.join(args.out, "trajopt_panda.png"),
+        os.path.join(args.out, "trajopt_panda_cost.png"),
     )
     viewer.animate(
         model,
         traj.q,
-        os.path.join(OUT, "trajopt_panda.gif"),
-        fps=25,
-        stride=4,
+        os.path.join(args.out, "trajopt_panda.gif"),
+        fps=1.0 / DT / args.gif_stride,
+        stride=args.gif_stride,
         trail=FRAME,
         target=np.asarray(target),
         dt=DT,
         title="Panda minimum-effort reach (iLQR)",
     )
-    print(f"wrote trajopt_panda.png, trajopt_panda_cost.png, trajopt_panda.gif in {OUT}")
+    print(f"wrote trajopt_panda.png, trajopt_panda_cost.png, trajopt_panda.gif in {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Pictures of the shipped robots with jaxdyn.viewer (no display needed).
 
-Writes, under examples/output/:
+Writes, under examples/output/ (``--out DIR`` elsewhere):
   robots.png  every shipped robot at a random joint configuration (floating bases upright at
               the origin, so the limbs are easy to read) and a random tree from jaxdyn.builders;
   panda.gif   the Panda moving along a smooth (minimum-jerk) joint trajectory from mid-range to a
               random configuration and back, with the trail of its tool point and the goal marked.
 
-Run: python examples/view_robots.py [--seed N]
+Run: python examples/view_robots.py [--seed N] [--quick] [--out DIR]
+(``--quick``: a 12-frame GIF instead of 72, the grid at half resolution.)
 """
 
 from __future__ import annotations
@@ -32,42 +33,42 @@ def random_q(model, key):
     return q
 
 
-def robots_grid(seed: int) -> str:
+def robots_grid(seed: int, out: str, dpi: int = 90) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     models = [jaxdyn.load_robot(name) for name in jaxdyn.available_robots()]
     models.append(jaxdyn.builders.random_tree(10, ("revolute", "prismatic"), seed=seed))
     keys = jax.random.split(jax.random.PRNGKey(seed), len(models))
-    fig = Figure(figsize=(15, 10), dpi=90)
+    rows = -(-len(models) // 3)
+    fig = Figure(figsize=(15, 5 * rows), dpi=dpi)
     FigureCanvasAgg(fig)
     fig.subplots_adjust(left=0.0, right=0.98, bottom=0.02, top=0.93, wspace=0.05, hspace=0.08)
     names = list(jaxdyn.available_robots()) + ["builders.random_tree(10)"]
     for i, (model, key, name) in enumerate(zip(models, keys, names)):
-        ax = fig.add_subplot(2, 3, i + 1, projection="3d")
+        ax = fig.add_subplot(rows, 3, i + 1, projection="3d")
         base = "floating base" if model.floating_base else "fixed base"
         viewer.draw(
             model, random_q(model, key), ax=ax, com=True, title=f"{name}  (nq={model.nq}, {model.nb} bodies, {base})"
         )
     fig.suptitle(f"jaxdyn shipped robots at random configurations (seed {seed})", fontsize=14)
-    path = os.path.join(OUT, "robots.png")
+    path = os.path.join(out, "robots.png")
     fig.savefig(path)
     return path
 
 
-def panda_gif(seed: int) -> str:
+def panda_gif(seed: int, out: str, T: int = 72) -> str:
     model = jaxdyn.load_robot("panda")
     lo, hi = np.asarray(model.q_lower), np.asarray(model.q_upper)
     start = 0.5 * (lo + hi)
     goal = np.asarray(jaxdyn.random_configuration(model, jax.random.PRNGKey(seed + 1)))
     goal = start + 0.8 * (goal - start)  # stay clear of the limits
-    T = 72
     t = np.linspace(0.0, 2.0, T)
     u = np.where(t <= 1.0, t, 2.0 - t)  # there and back
     s = 10 * u**3 - 15 * u**4 + 6 * u**5  # minimum-jerk profile, zero velocity at the ends
     qs = start + s[:, None] * (goal - start)
     target = np.asarray(jaxdyn.frame_placement(model, jnp.asarray(goal, model.dtype), "panda_hand_tcp").p)
-    path = os.path.join(OUT, "panda.gif")
+    path = os.path.join(out, "panda.gif")
     viewer.animate(
         model,
         qs,
@@ -85,9 +86,12 @@ def panda_gif(seed: int) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="a 12-frame GIF and a half-resolution grid")
+    p.add_argument("--out", default=OUT, help="output folder (default: examples/output)")
     args = p.parse_args(argv)
-    os.makedirs(OUT, exist_ok=True)
-    for path in (robots_grid(args.seed), panda_gif(args.seed)):
+    os.makedirs(args.out, exist_ok=True)
+    dpi, frames = (45, 12) if args.quick else (90, 72)
+    for path in (robots_grid(args.seed, args.out, dpi), panda_gif(args.seed, args.out, frames)):
         print(f"wrote {os.path.relpath(path)}")
     return 0
 

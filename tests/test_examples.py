@@ -1,0 +1,128 @@
+"""The examples run end to end at reduced size (``--quick``) and reach what they claim.
+
+Each example runs in a subprocess: the examples enable float64 themselves, which would leak into
+the other tests in-process. The subprocess inherits ``XLA_FLAGS`` from ``conftest.py`` and uses
+the suite's compilation cache. Outputs go to ``tmp_path`` (``--out``), never to
+``examples/output``. Each example is its own class so that ``pytest --dist loadscope`` spreads
+them over the workers.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import jax
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_example(name, out, *args):
+    """Run ``examples/<name> --quick --out <out> *args`` in ``out``; its stdout (exit status 0)."""
+    env = dict(os.environ, MPLBACKEND="Agg")
+    cache = jax.config.jax_compilation_cache_dir
+    if cache:
+        env.setdefault("JAX_COMPILATION_CACHE_DIR", cache)
+        env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
+    cmd = [sys.executable, os.path.join(ROOT, "examples", name), "--quick", "--out", str(out), *args]
+    r = subprocess.run(cmd, cwd=out, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"{name} exited with {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return r.stdout
+
+
+def numbers(pattern, text):
+    """The float groups of the first match of ``pattern`` in ``text`` (fails when absent)."""
+    m = re.search(pattern, text)
+    assert m, f"no line matches {pattern!r} in:\n{text[-4000:]}"
+    return [float(g) for g in m.groups()]
+
+
+def written(out, *names):
+    for n in names:
+        path = os.path.join(out, n)
+        assert os.path.isfile(path) and os.path.getsize(path) > 0, f"{n} missing or empty in {out}"
+
+
+NUM = r"([-+0-9.eE]+)"
+
+
+class TestViewRobots:
+    def test_pictures_show_the_robots(self, tmp_path):
+        from PIL import Image
+
+        run_example("view_robots.py", tmp_path)
+        written(tmp_path, "robots.png", "panda.gif")
+        grid = np.asarray(Image.open(tmp_path / "robots.png").convert("RGB"))
+        assert len(np.unique(grid.reshape(-1, 3), axis=0)) > 100  # drawn, not blank
+        with Image.open(tmp_path / "panda.gif") as gif:
+            assert gif.n_frames == 12  # one frame per sample of the quick trajectory
+            assert len(gif.convert("RGB").getcolors(1 << 16) or ()) > 20
+
+
+class TestTrainPendulum:
+    def test_return_improves(self, tmp_path):
+        out = run_example("train_pendulum.py", tmp_path)
+        written(tmp_path, "train_pendulum_curve.png", "train_pendulum.gif")
+        first, last = numbers(rf"return {NUM} -> {NUM} in", out)
+        assert last > first + 0.2 * abs(first), (first, last)
+
+
+class TestTrajoptDoublePendulum:
+    def test_swing_up(self, tmp_path):
+        out = run_example("trajopt_double_pendulum.py", tmp_path)
+        stem = "trajopt_double_pendulum"
+        written(tmp_path, f"{stem}.png", f"{stem}.gif", f"{stem}_cost.png")
+        J0, J = numbers(rf"cost {NUM} -> {NUM},", out)
+        assert J < 0.1 * J0, (J0, J)
+        q = numbers(rf"final q = \[\s*{NUM}\s+{NUM}\s*\] rad", out)
+        assert max(abs(v) for v in q) < 0.3, q  # upright (from q = (pi, 0), hanging)
+        (err,) = numbers(rf"sim.rollout vs iLQR states {NUM}", out)
+        assert err < 1e-8
+
+
+class TestTrajoptPanda:
+    def test_reach_with_less_effort_than_the_baseline(self, tmp_path):
+        out = run_example("trajopt_panda.py", tmp_path)
+        written(tmp_path, "trajopt_panda.png", "trajopt_panda_cost.png", "trajopt_panda.gif")
+        J0, J = numbers(rf"cost {NUM} -> {NUM},", out)
+        assert J < 0.1 * J0, (J0, J)
+        (mm,) = numbers(rf"final tool-point error {NUM} mm", out)
+        assert mm < 10.0
+        (share,) = numbers(rf"iLQR uses {NUM}% of it", out)
+        assert share < 100.0
+        (err,) = numbers(rf"sim.rollout vs iLQR states {NUM}", out)
+        assert err < 1e-8
+
+
+class TestSysidPanda:
+    def test_identified_urdf_nearer_the_truth(self, tmp_path):
+        out = run_example("sysid_panda.py", tmp_path)
+        written(
+            tmp_path,
+            "panda_sysid.npz",
+            "panda_sysid.csv",
+            "panda_identified.urdf",
+            "base_parameters.png",
+            "torque_panda_joint2.png",
+        )
+        # base-parameter error in units of its noise-induced spread: identified URDF vs nominal
+        chi, chi0 = numbers(rf"CLI exit status 0; .* = {NUM} \(nominal URDF: {NUM}\)", out)
+        assert chi < 10.0 and chi < 1e-3 * chi0, (chi, chi0)
+
+
+class TestSysidRecorded:
+    def test_after_beats_before_and_the_excitation_design_helps(self, tmp_path):
+        out = run_example("sysid_recorded.py", tmp_path)
+        written(
+            tmp_path,
+            "sysid_recorded_excitation.csv",
+            *(f"sysid_recorded_{k}.png" for k in ("excitation", "filter", "masses", "torques", "uncertainty")),
+        )
+        # held-out rigid-body torque RMSE against the truth [N m]
+        (nominal,) = numbers(rf"\n  nominal\s+{NUM}", out)
+        (before,) = numbers(rf"\n  before: consistent\s+{NUM}", out)
+        (after,) = numbers(rf"\n  after: consistent\s+{NUM}", out)
+        assert after < 0.2 * before < 0.2 * nominal, (nominal, before, after)
+        c0, c = numbers(rf"base regressor {NUM} \(random start\) -> {NUM}", out)
+        assert c < c0
