@@ -38,7 +38,11 @@ def poses(rng, k):
     for _ in range(k):
         q = []
         for b in BODIES:
-            p = rng.uniform([-0.1, -0.25, 0.05], [0.4, 0.25, 0.55]) if b != "cyl" else rng.uniform([-1, -1, 0], [1, 1, 0.3])
+            p = (
+                rng.uniform([-0.1, -0.25, 0.05], [0.4, 0.25, 0.55])
+                if b != "cyl"
+                else rng.uniform([-1, -1, 0], [1, 1, 0.3])
+            )
             quat = rng.normal(size=4)
             q += [*p, *(quat / np.linalg.norm(quat))]
         out.append(q)
