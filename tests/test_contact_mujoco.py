@@ -160,15 +160,14 @@ def test_quadruped_frictionless_equilibrium_as_in_mujoco(ref, solo):
     """Without friction (mu = 0; MuJoCo condim 1) the feet slide until the ground forces are
     vertical: a static PD equilibrium that depends on the penetration (equal in both here) but
     not on the friction law. 4 s at h = 2 ms (the equilibrium is a fixed point of the step for
-    any h)."""
+    any h). Measured: base height 217.20691 mm in both (difference 5e-9 m), joints to 6e-8 rad."""
     model, run = solo
     frictionless = eqx.tree_at(lambda m: m.geoms.friction, model, jnp.zeros_like(model.geoms.friction))
     q, f, _, bad = (np.asarray(x) for x in run(frictionless, jnp.asarray(ref["solo12_qpos0"]), 2e-3, 0.02))
     assert int(bad) == -1
     qm = ref["solo12_frictionless_qpos_final"]
-    pen = float(ref["solo12_hunt_crossley_penetration"])
-    assert abs(q[-1, 2] - qm[2]) < 1e-2 * pen, (q[-1, 2], qm[2])
-    np.testing.assert_allclose(q[-1, 7:], qm[7:], atol=1e-4)
+    assert abs(q[-1, 2] - qm[2]) < 1e-7, (q[-1, 2], qm[2])  # measured 5e-9 m
+    np.testing.assert_allclose(q[-1, 7:], qm[7:], atol=1e-6)  # measured 6e-8 rad
     np.testing.assert_allclose(f[-1], [0, 0, float(ref["solo12_weight"])], rtol=1e-6, atol=1e-6)
 
 
@@ -176,8 +175,8 @@ def test_quadruped_standing_stays_bounded_at_5_ms(ref, solo):
     """``"implicit_euler"`` at h = 5 ms (the PD explicit at 5 ms too), 10 s, with the friction
     regularisation scaled to the step (``eps = 0.1 m/s ~ 2 h mu g``, docs/contact.md): finite,
     standing (base height within 1 cm of the 1 ms run's), the feet no deeper than 1.5 mm, the
-    normal force at the weight. With the default ``eps = 0.02 m/s`` the feet stick and slip
-    every step at 5 ms and the robot sinks into the ground (docs/contact.md, "Time steps")."""
+    normal force at the weight. With the default ``eps = 0.02 m/s`` the robot sinks into the
+    ground at 5 ms (docs/contact.md, "Time steps")."""
     model, run = solo
     q, f, d, bad = (np.asarray(x) for x in run(model, jnp.asarray(ref["solo12_qpos0"]), 5e-3, 0.1))
     assert int(bad) == -1
