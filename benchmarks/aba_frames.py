@@ -85,7 +85,7 @@ def main(argv=None):
         }
         cs, err, ops = {}, {}, {}
         for k, f in fs.items():
-            cs[k] = kernels.jit(f).lower(*args).compile()
+            cs[k] = jax.jit(f).lower(*args).compile()
             ops[k] = cs[k].as_text().count(" fusion(")
             out = cs[k](*args)
             err[k] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))

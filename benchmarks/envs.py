@@ -30,12 +30,10 @@ import numpy as np
 from harness import median_time as _median_time
 
 import jaxdyn.envs as envs
-from jaxdyn import kernels
 
 
 def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):
-    """Returns (compile seconds, environment steps per second). An env whose
-    ``options.kernel == "soa"`` is compiled with :func:`jaxdyn.kernels.jit`."""
+    """Returns (compile seconds, environment steps per second)."""
     states = jax.jit(lambda k: envs.vector_reset(env, k, n))(jax.random.PRNGKey(0))
     if shard:
         from jaxdyn.parallel import shard_batch
@@ -56,7 +54,7 @@ def bench_jaxdyn(env, n, steps, repeats, shard, physics_only=False):
 
         return jax.lax.scan(body, states, jax.random.split(key, steps))[0]
 
-    f = (kernels.jit if env.options.kernel == "soa" else jax.jit)(run)
+    f = jax.jit(run)
     t = time.perf_counter()
     f = f.lower(states, jax.random.PRNGKey(1)).compile()
     compile_s = time.perf_counter() - t
@@ -205,7 +203,7 @@ def main(argv=None):
     lines.append("")
     lines.append(
         'generic: `vmap` of the per-sample ABA; soa: `SimOptions(kernel="soa")`, the same step with '
-        "forward dynamics batched into `jaxdyn.kernels.aba_batch` (compiled with `kernels.jit`)."
+        "forward dynamics batched into `jaxdyn.kernels.aba_batch`."
     )
     lines.append("")
     lines.append(

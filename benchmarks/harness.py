@@ -51,7 +51,8 @@ ALGOS = (
 # *_pallas: the fused Pallas kernels (jaxdyn.kernels.pallas), GPU only
 DEFAULT_ALGOS = "aba,aba_soa,rnea,rnea_soa,crba,crba_soa"
 GPU_ALGOS = "aba_pallas,rnea_pallas,crba_pallas"  # added to the default on a GPU: the fastest paths there
-# *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels), compiled with kernels.jit
+# *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels) called directly, under jax.jit (on CPU
+# aba_jacobian_soa with kernels.COMPILER_OPTIONS)
 
 
 def family(algo):
@@ -90,11 +91,11 @@ def _kernel(algo):
     if algo in ("aba_soa", "rnea_soa"):
         from jaxdyn import kernels
 
-        return (kernels.aba_batch if algo == "aba_soa" else kernels.rnea_batch), "q qd x soa"
+        return (kernels.aba_batch if algo == "aba_soa" else kernels.rnea_batch), "q qd x"
     if algo in ("crba_soa", "aba_jacobian_soa"):
         from jaxdyn import kernels
 
-        return (kernels.crba_batch, "q soa") if algo == "crba_soa" else (kernels.aba_jacobian_batch, "q qd x soa")
+        return (kernels.crba_batch, "q") if algo == "crba_soa" else (kernels.aba_jacobian_batch, "q qd x")
     if algo == "minv":
         return jax.vmap(jaxdyn.mass_matrix_inverse, in_axes=(None, 0)), "q"
     if algo == "aba_derivatives":  # (dqdd/dq, dqdd/dqd, dqdd/dtau), the outputs of aba_jacobian
@@ -160,14 +161,14 @@ def time_jaxdyn(model, algo, B, repeats):
     args = (model, q) if "qd" not in sig else (model, q, qd, x)
     if sig.endswith("model-constant"):
         args = args[1:]
-    jit = None
-    if sig.endswith("soa"):
+    opts = None
+    if algo == "aba_jacobian_soa" and jax.default_backend() == "cpu":
         from jaxdyn import kernels
 
-        jit = kernels.jit
+        opts = kernels.COMPILER_OPTIONS  # fusion off: see its comment in jaxdyn/kernels/soa.py
     info = {}
     before = _peak_bytes()
-    out, compile_s, med = measure(f, args, repeats, jit, info=info)
+    out, compile_s, med = measure(f, args, repeats, info=info, compiler_options=opts)
     after = _peak_bytes()
     # The runtime's peak is the process's high-water mark and cannot be reset: it belongs to this
     # case only if the case raised it (then it is exact: the most in use while the case ran,

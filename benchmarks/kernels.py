@@ -88,7 +88,7 @@ def main(argv=None):
                     f = jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))
                 else:
                     trav = variant.partition("-")[2] or None
-                    f = kernels.jit(functools.partial(kernels.aba_batch, traversal=trav))
+                    f = jax.jit(functools.partial(kernels.aba_batch, traversal=trav))
                 t0 = time.perf_counter()
                 c = f.lower(model, q, qd, tau).compile()
                 comp = time.perf_counter() - t0
@@ -120,8 +120,8 @@ def main(argv=None):
             fh.write(f"# SoA batched ABA vs generic vmap(aba) vs Pinocchio, CPU, float32, {datetime.date.today()}\n\n")
             fh.write(
                 f"jax {jax.__version__}, {os.cpu_count()} CPU cores shared with other jobs (medians of "
-                f"{args.repeats} timings; read ratios). `soa` = `jaxdyn.kernels.aba_batch` compiled with "
-                f"`kernels.jit` (XLA CPU instruction fusion off); `generic` = `jax.jit(jax.vmap(jaxdyn.aba))`; "
+                f"{args.repeats} timings; read ratios). `soa` = `jax.jit(jaxdyn.kernels.aba_batch)`; "
+                "`generic` = `jax.jit(jax.vmap(jaxdyn.aba))`; "
                 "Pinocchio 4.1.0 `pin.aba` per call from a Python loop (`harness.time_pinocchio`).\n\n"
             )
             fh.write(

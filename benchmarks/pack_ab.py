@@ -82,7 +82,7 @@ def main(argv=None):
             cs, err, kern = {}, {}, {}
             for pack in (False, True):
                 soa.PACK_SCAN_OUTPUTS = pack  # read when the kernel is traced: a new function
-                cs[pack] = kernels.jit(lambda *xs: f(*xs)).lower(*args).compile()  # (jit caches traces per function)
+                cs[pack] = jax.jit(lambda *xs: f(*xs)).lower(*args).compile()  # (jit caches traces per function)
                 kern[pack] = sum(loop_kernels(cs[pack].as_text()))
                 out = cs[pack](*args)
                 err[pack] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))

@@ -17,14 +17,14 @@ def program_bytes(compiled):
         return None
 
 
-def measure(f, args, repeats, jit=None, max_seconds=20.0, info=None):
-    """jit-compile ``f`` for ``args`` (with ``jit``, default ``jax.jit``), warm up, time
-    ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per call)``;
-    ``info`` (a dict), if given, receives ``program_bytes``."""
+def measure(f, args, repeats, max_seconds=20.0, info=None, compiler_options=None):
+    """``jax.jit``-compile ``f`` for ``args`` (with XLA ``compiler_options`` if given), warm up,
+    time ``repeats`` calls with block_until_ready. Returns ``(output, compile s, median s per
+    call)``; ``info`` (a dict), if given, receives ``program_bytes``."""
     import jax
 
     t0 = time.perf_counter()
-    c = (jit or jax.jit)(f).lower(*args).compile()
+    c = jax.jit(f, compiler_options=compiler_options).lower(*args).compile()
     compile_s = time.perf_counter() - t0
     if info is not None:
         info["program_bytes"] = program_bytes(c)

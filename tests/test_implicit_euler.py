@@ -200,8 +200,6 @@ def test_gradients_through_a_short_rollout():
 def test_soa_kernel_equals_generic(name):
     """kernel="soa" under vmap (the SoA batch kernel receives the model with armature + h b)
     gives the generic step; fixed and free-floating base."""
-    from jaxdyn import kernels
-
     m, _, _, _, dt, _, _ = _case(name)
     B = 5
     rng = np.random.default_rng(0)
@@ -212,7 +210,7 @@ def test_soa_kernel_equals_generic(name):
     def stepper(opts):
         return jax.vmap(lambda q, v, t: sim.step(m, q, v, t, dt, "implicit_euler", None, opts))
 
-    a = kernels.jit(stepper(sim.SimOptions(kernel="soa")))(q, qd, u)
+    a = jax.jit(stepper(sim.SimOptions(kernel="soa")))(q, qd, u)
     b = jax.jit(stepper(sim.SimOptions()))(q, qd, u)
     assert "transpose" in str(jax.make_jaxpr(stepper(sim.SimOptions(kernel="soa")))(q, qd, u))
     np.testing.assert_allclose(a[0], b[0], rtol=0, atol=1e-12)

@@ -36,10 +36,10 @@ def _check_aba_rnea(model, traversal, seed=0):
     """SoA ABA and RNEA against the generic path in float64, and rnea(aba(tau)) == tau."""
     q, qd, tau, fe = _state(model, 5, seed)
     ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0, 0))(model, q, qd, tau, fe)
-    out = kernels.jit(functools.partial(kernels.aba_batch, traversal=traversal))(model, q, qd, tau, fe)
+    out = jax.jit(functools.partial(kernels.aba_batch, traversal=traversal))(model, q, qd, tau, fe)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
     ref = jax.vmap(jaxdyn.rnea, (None, 0, 0, 0, 0))(model, q, qd, out, fe)
-    tau_back = kernels.jit(functools.partial(kernels.rnea_batch, traversal=traversal))(model, q, qd, out, fe)
+    tau_back = jax.jit(functools.partial(kernels.rnea_batch, traversal=traversal))(model, q, qd, out, fe)
     np.testing.assert_allclose(tau_back, ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(tau_back, tau, rtol=1e-9, atol=1e-9)  # rnea(aba(tau)) == tau
     return q
@@ -55,7 +55,7 @@ def test_float32_and_single_sample(traversal):
     """float32 (a 4-link arm with a prismatic joint: cheap to compile) and a single (nq,) sample."""
     m = builders.chain(4, ("revolute", "revolute", "prismatic", "revolute"), seed=5, dtype=jnp.float32)
     q, qd, tau, _ = _state(m, 7, seed=1)
-    f = kernels.jit(functools.partial(kernels.aba_batch, traversal=traversal))
+    f = jax.jit(functools.partial(kernels.aba_batch, traversal=traversal))
     out = f(m, q, qd, tau)
     assert out.dtype == jnp.float32 and out.shape == (7, m.nv)
     m64 = m.astype(jnp.float64)
@@ -73,7 +73,7 @@ def test_float32_and_single_sample(traversal):
 def test_crba_matches_generic_float64(tree, traversal):
     q, _, _, _ = _state(tree, 4)
     ref = jax.vmap(jaxdyn.crba, (None, 0))(tree, q)
-    M = kernels.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
+    M = jax.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
     np.testing.assert_allclose(M, ref, rtol=1e-11, atol=1e-11)
     if traversal == "scan":  # one (nq,) sample in, one (nv, nv) matrix out
         np.testing.assert_allclose(kernels.crba_batch(tree, q[0], traversal="scan"), ref[0], rtol=1e-11, atol=1e-11)
@@ -89,14 +89,14 @@ def test_packed_scan_outputs_match_generic(tree, traversal, monkeypatch):
     monkeypatch.setattr(jaxdyn.tree, "pack", lambda out: packed.append(1) or pack(out))
     q = _check_aba_rnea(tree, traversal, seed=2)
     assert packed  # the scans did hand their outputs back packed
-    M = kernels.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
+    M = jax.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
     np.testing.assert_allclose(M, jax.vmap(jaxdyn.crba, (None, 0))(tree, q), rtol=1e-11, atol=1e-11)
 
 
 def test_chunked_batches_equal_whole(tree):
     """``chunk``: the batch in pieces (lax.map, the last one padded) gives the same numbers."""
     q, qd, tau, fe = _state(tree, 5)
-    f = kernels.jit(
+    f = jax.jit(
         lambda q, qd, tau, fe, c: (
             kernels.aba_batch(tree, q, qd, tau, fe, traversal="scan", chunk=c),
             kernels.crba_batch(tree, q, traversal="scan", chunk=c),
@@ -114,7 +114,8 @@ def test_aba_jacobian_batch_matches_jacfwd(tree):
     q, qd, tau, _ = _state(tree, 3)
     R = jax.jit(jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), (None, 0, 0, 0)))(tree, q, qd, tau)
     for chunk in (None, 2):
-        J = kernels.jit(functools.partial(kernels.aba_jacobian_batch, traversal="scan", chunk=chunk))(tree, q, qd, tau)
+        f = functools.partial(kernels.aba_jacobian_batch, traversal="scan", chunk=chunk)
+        J = jax.jit(f, compiler_options=kernels.COMPILER_OPTIONS)(tree, q, qd, tau)
         for a, b in zip(J, R):
             assert a.shape == b.shape
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
@@ -136,14 +137,14 @@ def test_grad_wrt_q_and_mass_matches_generic(traversal):
     def loss_ref(model, q):
         return jnp.sum(jnp.sin(jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(model, q, qd, tau)) * w)
 
-    g = kernels.jit(jax.grad(loss_soa, argnums=(0, 1)))(m, q)
+    g = jax.jit(jax.grad(loss_soa, argnums=(0, 1)))(m, q)
     r = jax.jit(jax.grad(loss_ref, argnums=(0, 1)))(m, q)
     np.testing.assert_allclose(g[1], r[1], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(g[0].mass, r[0].mass, rtol=1e-8, atol=1e-8)
     assert np.all(np.isfinite(g[0].inertia)) and np.max(np.abs(g[0].mass)) > 0
     # the mass matrix too: d/d(q, inertia) of a weighted sum of M
     Wm = jnp.outer(w, w)
-    gm = kernels.jit(jax.grad(lambda mm, q: jnp.sum(kernels.crba_batch(mm, q, traversal=traversal) * Wm), (0, 1)))(m, q)
+    gm = jax.jit(jax.grad(lambda mm, q: jnp.sum(kernels.crba_batch(mm, q, traversal=traversal) * Wm), (0, 1)))(m, q)
     rm = jax.jit(jax.grad(lambda mm, q: jnp.sum(jax.vmap(jaxdyn.crba, (None, 0))(mm, q) * Wm), (0, 1)))(m, q)
     np.testing.assert_allclose(gm[1], rm[1], rtol=1e-8, atol=1e-8)
     # the generic path reads the full 3x3 inertia, the SoA path its symmetric part: equal

@@ -44,7 +44,7 @@ def test_batch_4096_equals_small_batches():
         scale = max(1.0, float(np.max(np.abs(b))))
         assert np.max(np.abs(a - b)) < 1e-4 * scale, name
     # the struct-of-arrays kernel, same rows
-    soa = kernels.jit(kernels.aba_batch)
+    soa = jax.jit(kernels.aba_batch)
     np.testing.assert_allclose(np.asarray(soa(m, q, qd, x))[ROWS], np.asarray(small["aba"]), rtol=1e-3, atol=1e-3)
 
 

@@ -216,8 +216,6 @@ def test_soa_kernel_option_matches_generic():
     """SimOptions(kernel="soa"): under vmap forward dynamics runs kernels.aba_batch; steps,
     gradients (w.r.t. state and model) and jacfwd equal the generic path; a batched model falls
     back to vmap(aba); one unbatched call is plain ABA."""
-    from jaxdyn import kernels
-
     m = builders.chain(2, ("revolute", "prismatic"), seed=4, dtype=jnp.float64)
     soa = sim.SimOptions(kernel="soa")
     k = jax.random.split(jax.random.PRNGKey(0), 3)
@@ -227,7 +225,7 @@ def test_soa_kernel_option_matches_generic():
     def stepper(opts, model=m):
         return jax.vmap(lambda q, v, t: sim.step(model, q, v, t, 1e-2, "semi_implicit_euler", None, opts))
 
-    a, b = kernels.jit(stepper(soa))(q, qd, tau), jax.jit(stepper(sim.SimOptions()))(q, qd, tau)
+    a, b = jax.jit(stepper(soa))(q, qd, tau), jax.jit(stepper(sim.SimOptions()))(q, qd, tau)
     np.testing.assert_allclose(a[0], b[0], atol=1e-12)
     np.testing.assert_allclose(a[1], b[1], atol=1e-12)
     assert "transpose" in str(jax.make_jaxpr(stepper(soa))(q, qd, tau))  # the SoA layout is in the program
@@ -236,7 +234,7 @@ def test_soa_kernel_option_matches_generic():
         qdd = jax.vmap(lambda q, v, t: sim.forward_dynamics(model, q, v, t, None, opts))(q, qd, tau)
         return jnp.sum(jnp.sin(qdd))
 
-    g = kernels.jit(jax.grad(lambda mm, q: loss(mm, q, soa), (0, 1)))(m, q)
+    g = jax.jit(jax.grad(lambda mm, q: loss(mm, q, soa), (0, 1)))(m, q)
     r = jax.jit(jax.grad(lambda mm, q: loss(mm, q, sim.SimOptions()), (0, 1)))(m, q)
     np.testing.assert_allclose(g[1], r[1], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(g[0].mass, r[0].mass, rtol=1e-9, atol=1e-9)

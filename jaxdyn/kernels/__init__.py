@@ -4,9 +4,9 @@
 ``crba_batch(model, q)`` and ``aba_jacobian_batch(model, q, qd, tau)`` take ``(B, nq)``/``(B, nv)``
 arrays and give the same numbers as ``jax.vmap`` of :func:`jaxdyn.aba`, :func:`jaxdyn.rnea`,
 :func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``; ``traversal="auto" | "unroll" | "scan" |
-"level"`` picks how they walk the tree. Compile them with :func:`jit` on CPU (instruction fusion
-off for these programs, see :data:`COMPILER_OPTIONS`). On a GPU backend the scanned traversals
-stack each link step's outputs into one array (``soa.PACK_SCAN_OUTPUTS``, default ``"auto"``;
+"level"`` picks how they walk the tree. Compile them with ``jax.jit``; on CPU,
+``aba_jacobian_batch`` with ``compiler_options=``:data:`COMPILER_OPTIONS`. On a GPU backend the
+scanned traversals stack each link step's outputs into one array (``soa.PACK_SCAN_OUTPUTS``, default ``"auto"``;
 fewer XLA kernels per link step). ``jaxdyn.sim.SimOptions(kernel="soa")`` routes batched
 simulation through :func:`aba_batch`.
 """
@@ -18,7 +18,6 @@ from .soa import (
     aba_batch,
     aba_jacobian_batch,
     crba_batch,
-    jit,
     rnea_batch,
 )
 
@@ -29,6 +28,5 @@ __all__ = [
     "aba_batch",
     "aba_jacobian_batch",
     "crba_batch",
-    "jit",
     "rnea_batch",
 ]

@@ -72,8 +72,10 @@ from ..model import Model
 # so every value that a link step hands to several consumers passes through ``x / one``, with
 # ``one`` a runtime 1 that XLA cannot fold: each such value becomes the root of one fused loop,
 # computed once, and the short chains between them still fuse. Division by 1 is exact. Under a
-# plain ``jax.jit`` this is as fast as the same program with fusion switched off, or faster
-# (benchmarks/results/cpu-2026-11-25-plain-jit.md). The runtime 1 is set while a kernel traces on
+# plain ``jax.jit`` the ABA, RNEA and CRBA run 1.1-2.8x faster than the same programs with XLA's
+# fusion switched off (panda, solo12, talos at batch 4096; benchmarks/results/
+# cpu-2026-11-25-fusion-ab.md); forward-mode derivatives through them do not (see
+# :data:`COMPILER_OPTIONS`). The runtime 1 is set while a kernel traces on
 # a CPU backend; elsewhere (GPU: XLA GPU fuses these graphs without duplicating them; Pallas
 # kernel bodies) ``_keep`` is the identity.
 
@@ -516,17 +518,6 @@ def _prepare(model: Model, fn: str, **args):
     return batch, single, out
 
 
-# Fusion control. XLA CPU fuses a cheap elementwise producer into *every* consumer; on these long
-# elementwise graphs (each scalar of a link step feeds many others) that duplicates whole upstream
-# cones into each fusion: 6-7x the flops and minutes of compile time for a 6-link robot
-# (``optimization_barrier`` does not help: XLA CPU expands barriers before fusing). Compiling the
-# kernels with instruction fusion switched off (per program, through ``jax.jit``'s
-# ``compiler_options``; no global setting) computes every value once: measured on a 2-core
-# x86 CPU, ur5 ABA at batch 4096 3.2 us/sample unfused vs 10 us fused, and 5-10x faster compiles.
-# Use :func:`jit` (or pass these options yourself) for the SoA kernels.
-COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion"}
-
-
 # Whether the scanned traversals stack each link step's outputs into one array
 # (:class:`jaxdyn.tree.Packed`). "auto" does on a GPU backend, where each stacked scan output
 # otherwise costs its own kernel per link step. Deviceless H100 compile at batch 131,072, XLA
@@ -544,18 +535,6 @@ def _pack_outputs():
     if PACK_SCAN_OUTPUTS == "auto":
         return jax.default_backend() != "cpu"
     return bool(PACK_SCAN_OUTPUTS)
-
-
-def jit(fn=None, **kwargs):
-    """``jax.jit`` with :data:`COMPILER_OPTIONS` (extra ``compiler_options`` are merged), e.g.
-    ``f = kernels.jit(kernels.aba_batch)``. On a GPU backend the
-    options are not passed (XLA GPU fuses these graphs without duplicating them)."""
-    if fn is None:
-        return lambda f: jit(f, **kwargs)
-    opts = dict(kwargs.pop("compiler_options", None) or {})
-    if jax.default_backend() == "cpu":
-        opts = {**COMPILER_OPTIONS, **opts}
-    return jax.jit(fn, compiler_options=opts or None, **kwargs)
 
 
 def _rows(x, B, dtype):
@@ -1141,9 +1120,9 @@ def _traversal(model, traversal):
 
 
 # Batches larger than this are processed in chunks of this many samples (``lax.map`` over
-# chunks) on CPU: with fusion off every intermediate of the recursion is a (B,) buffer, so a
-# chunk keeps them in cache and caps the memory (panda ABA at B = 2^20: 2.6 GB of XLA buffers
-# unchunked). On other backends the batch goes in whole (``chunk=None``).
+# chunks) on CPU: every value a link step computes once (see _keep) is a (B,) buffer, so a
+# chunk keeps them in cache and caps the memory (panda ABA at B = 2^20, every intermediate a
+# buffer: 2.6 GB of XLA buffers unchunked). On other backends the batch goes in whole (``chunk=None``).
 CPU_CHUNK = 16384
 
 
@@ -1201,7 +1180,7 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
         cache-sized buffers; ``"auto"``: :data:`CPU_CHUNK` on CPU, the whole batch elsewhere;
         ``None``: the whole batch.
 
-    Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample). Compile with :func:`jit` (on CPU).
+    Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample).
     """
     return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, chunk, q=q, qd=qd, tau=tau, f_ext=f_ext)
 
@@ -1336,6 +1315,16 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
     return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
 
 
+# The one program that still compiles best with XLA CPU's instruction fusion switched off:
+# ``jax.jit(functools.partial(aba_jacobian_batch, model), compiler_options=COMPILER_OPTIONS)``.
+# Same-process A/B at batch 4096 (benchmarks/results/cpu-2026-11-25-fusion-ab.md): panda's
+# unrolled Jacobian compiled in 116 s with fusion off and had not finished after 17 minutes
+# under a plain ``jax.jit``; scanned under a plain ``jax.jit`` it compiled (53 s) but ran 3.1x
+# slower than the unrolled one with fusion off. The option applies to one whole program, so the
+# kernel cannot choose it for itself; on other backends it is not needed.
+COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion"}
+
+
 # The Jacobian kernel holds one tangent copy of every intermediate per direction (nq + nv through
 # the RNEA, nq + 2 nv through the ABA): by default it works through the batch this many samples
 # at a time, on every backend. A deviceless H100 compile (benchmarks/results/gpu-aot-h100.md) of
@@ -1362,6 +1351,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
     Args: as :func:`aba_batch` (batched ``(B, ...)`` inputs only); ``chunk``: samples per piece
       (``lax.map`` over pieces; ``"auto"``: :data:`JACOBIAN_CHUNK` on every backend, ``None``:
       the whole batch at once).
+
+    On CPU, compile it with ``compiler_options=``:data:`COMPILER_OPTIONS` (XLA instruction fusion
+    off; see there).
 
     Returns: ``(dq (B, nv, nq), dqd (B, nv, nv), dtau (B, nv, nv))``.
     """
