@@ -28,7 +28,7 @@ from jaxdyn import kernels, tree
 from jaxdyn.kernels import soa
 
 
-def _body_frame_tree(model, lay, nums, qT, qdT, tauT, feT):
+def _body_frame_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
     """The body-frame scanned ABA (jaxdyn before 2026-11-23), from soa's body-frame steps."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = soa._tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
@@ -47,7 +47,7 @@ def _body_frame_tree(model, lay, nums, qT, qdT, tauT, feT):
 
 def aba_body_frames(model, q, qd, tau, traversal="scan"):
     return soa._run(
-        model, "aba_batch", soa._aba_unroll, _body_frame_tree, traversal, "auto", q=q, qd=qd, tau=tau, f_ext=None
+        model, "aba_batch", soa._aba_unroll, _body_frame_tree, traversal, "auto", None, q=q, qd=qd, tau=tau, f_ext=None
     )
 
 

@@ -54,7 +54,7 @@ def h100_device(target=TARGET):
     return topo.devices[0]
 
 
-def build(kernel, robot, traversal):
+def build(kernel, robot, traversal, pack=True):
     import jax
     import jax.numpy as jnp
     from harness import _model
@@ -65,7 +65,9 @@ def build(kernel, robot, traversal):
         return (lambda x: jnp.sin(x) @ x), [(1024, 1024)], None, {}
     model = _model(robot, jnp.float32)
     info = {"nq": model.nq, "nv": model.nv, "links": len(model.layout.link_bodies)}
-    kw = {"chunk": None}  # what chunk="auto" picks on a GPU backend (we run with JAX_PLATFORMS=cpu)
+    # what chunk="auto" and the packing of scan outputs are on a GPU backend (this host runs with
+    # JAX_PLATFORMS=cpu)
+    kw = {"chunk": None, "_pack": pack}
     if traversal:
         kw["traversal"] = traversal
     if kernel == "aba_batch":
@@ -146,15 +148,11 @@ def one(kernel, robot, batch, traversal, pack=True):
     import jax
     import jax.numpy as jnp
 
-    from jaxdyn.kernels import soa
-
-    # what PACK_SCAN_OUTPUTS="auto" picks on a GPU backend (this host runs with JAX_PLATFORMS=cpu)
-    soa.PACK_SCAN_OUTPUTS = pack
     res = {"kernel": kernel, "robot": robot, "batch": batch, "traversal": traversal or "auto", "pack": pack}
     dev = h100_device()
     res["device_kind"] = dev.device_kind
     sh = jax.sharding.SingleDeviceSharding(dev)
-    f, shapes, model, info = build(kernel, robot, traversal)
+    f, shapes, model, info = build(kernel, robot, traversal, pack)
     res.update(info)
     if shapes is None:
         shapes = (

@@ -1,9 +1,9 @@
 """Scanned SoA kernels: per-leaf scan outputs against packed ones (``jaxdyn.tree.Packed``), same
 process, alternating.
 
-``jaxdyn.kernels.soa.PACK_SCAN_OUTPUTS`` decides whether the scanned traversals ("scan",
-"level") stack each link step's outputs into one array. "auto" (the default) packs on a GPU
-backend and not on CPU. The reason is XLA GPU's kernel count per link step: deviceless H100
+The scanned traversals stack each link step's outputs into one array on a GPU backend and not
+on CPU (``_pack_outputs`` in jaxdyn/kernels/soa.py); here the kernels' private ``_pack`` argument
+forces each form. The reason is XLA GPU's kernel count per link step: deviceless H100
 compile of talos (floating) at batch 131,072, summed over the sweeps' while-loop bodies:
 
 - ABA 56 -> 20 kernels per link step;
@@ -32,7 +32,6 @@ from harness import _model, best_of_rounds
 
 import jaxdyn
 from jaxdyn import kernels
-from jaxdyn.kernels import soa
 
 
 def cases(m, algo, B, traversal):
@@ -73,7 +72,6 @@ def main(argv=None):
         "rel. err per-leaf | rel. err packed |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    saved = soa.PACK_SCAN_OUTPUTS
     for name in a.robots:
         m = _model(name, jnp.float32)  # the harness's robot names: robot[:fixed|floating], chainN
         for algo in a.algos.split(","):
@@ -81,12 +79,10 @@ def main(argv=None):
             ref = jax.jit(generic)(*args)
             cs, err, kern = {}, {}, {}
             for pack in (False, True):
-                soa.PACK_SCAN_OUTPUTS = pack  # read when the kernel is traced: a new function
-                cs[pack] = jax.jit(lambda *xs: f(*xs)).lower(*args).compile()  # (jit caches traces per function)
+                cs[pack] = jax.jit(functools.partial(f, _pack=pack)).lower(*args).compile()
                 kern[pack] = sum(loop_kernels(cs[pack].as_text()))
                 out = cs[pack](*args)
                 err[pack] = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))
-            soa.PACK_SCAN_OUTPUTS = saved
             best = best_of_rounds(cs, args, a.rounds)
             row = (
                 f"| {name} | {algo} | {best[False] * 1e3:.2f} | {best[True] * 1e3:.2f} | "

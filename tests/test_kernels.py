@@ -32,14 +32,14 @@ def tree():
     return m.replace(armature=jnp.linspace(0.05, 0.4, m.nv))
 
 
-def _check_aba_rnea(model, traversal, seed=0):
+def _check_aba_rnea(model, traversal, seed=0, **kw):
     """SoA ABA and RNEA against the generic path in float64, and rnea(aba(tau)) == tau."""
     q, qd, tau, fe = _state(model, 5, seed)
     ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0, 0))(model, q, qd, tau, fe)
-    out = jax.jit(functools.partial(kernels.aba_batch, traversal=traversal))(model, q, qd, tau, fe)
+    out = jax.jit(functools.partial(kernels.aba_batch, traversal=traversal, **kw))(model, q, qd, tau, fe)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
     ref = jax.vmap(jaxdyn.rnea, (None, 0, 0, 0, 0))(model, q, qd, out, fe)
-    tau_back = jax.jit(functools.partial(kernels.rnea_batch, traversal=traversal))(model, q, qd, out, fe)
+    tau_back = jax.jit(functools.partial(kernels.rnea_batch, traversal=traversal, **kw))(model, q, qd, out, fe)
     np.testing.assert_allclose(tau_back, ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(tau_back, tau, rtol=1e-9, atol=1e-9)  # rnea(aba(tau)) == tau
     return q
@@ -83,13 +83,12 @@ def test_crba_matches_generic_float64(tree, traversal):
 def test_packed_scan_outputs_match_generic(tree, traversal, monkeypatch):
     """The scanned sweeps with their per-link outputs stacked into one array per step
     (``tree.Packed``: the GPU default, forced here on CPU) give the generic path's numbers."""
-    monkeypatch.setattr(kernels.soa, "PACK_SCAN_OUTPUTS", True)
     packed = []
     pack = jaxdyn.tree.pack
     monkeypatch.setattr(jaxdyn.tree, "pack", lambda out: packed.append(1) or pack(out))
-    q = _check_aba_rnea(tree, traversal, seed=2)
+    q = _check_aba_rnea(tree, traversal, seed=2, _pack=True)
     assert packed  # the scans did hand their outputs back packed
-    M = jax.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
+    M = jax.jit(functools.partial(kernels.crba_batch, traversal=traversal, _pack=True))(tree, q)
     np.testing.assert_allclose(M, jax.vmap(jaxdyn.crba, (None, 0))(tree, q), rtol=1e-11, atol=1e-11)
 
 

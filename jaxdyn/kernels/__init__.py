@@ -6,8 +6,8 @@ arrays and give the same numbers as ``jax.vmap`` of :func:`jaxdyn.aba`, :func:`j
 :func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``; ``traversal="auto" | "unroll" | "scan" |
 "level"`` picks how they walk the tree. Compile them with ``jax.jit``; on CPU,
 ``aba_jacobian_batch`` with ``compiler_options=``:data:`COMPILER_OPTIONS`. On a GPU backend the
-scanned traversals stack each link step's outputs into one array (``soa.PACK_SCAN_OUTPUTS``, default ``"auto"``;
-fewer XLA kernels per link step). ``jaxdyn.sim.SimOptions(kernel="soa")`` routes batched
+scanned traversals stack each link step's outputs into one array (fewer XLA kernels per link
+step). ``jaxdyn.sim.SimOptions(kernel="soa")`` routes batched
 simulation through :func:`aba_batch`.
 """
 

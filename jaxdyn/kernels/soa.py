@@ -519,22 +519,17 @@ def _prepare(model: Model, fn: str, **args):
 
 
 # Whether the scanned traversals stack each link step's outputs into one array
-# (:class:`jaxdyn.tree.Packed`). "auto" does on a GPU backend, where each stacked scan output
-# otherwise costs its own kernel per link step. Deviceless H100 compile at batch 131,072, XLA
+# (:class:`jaxdyn.tree.Packed`): on a GPU backend, where each stacked scan output otherwise costs
+# its own kernel per link step. Deviceless H100 compile at batch 131,072, XLA
 # kernels per link step summed over the sweeps: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16
 # (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19; XLA's temporaries
 # unchanged or smaller (the ABA Jacobian's +12%). GPU speed not measured yet (benchmarks/pack_ab.py,
-# gpu_session.sh part8). "auto" does not pack on CPU, where with fusion off the stacking is one
-# more copy of every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA
-# 0.82-1.12x (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run).
-# True / False force it (tests; deviceless compiles on a CPU-only host).
-PACK_SCAN_OUTPUTS = "auto"
-
-
-def _pack_outputs():
-    if PACK_SCAN_OUTPUTS == "auto":
-        return jax.default_backend() != "cpu"
-    return bool(PACK_SCAN_OUTPUTS)
+# gpu_session.sh part8). Not on CPU, where (with fusion off) the stacking was one more copy of
+# every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA 0.82-1.12x
+# (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run). The kernels'
+# private ``_pack`` argument forces it (tests; deviceless GPU compiles on a CPU-only host).
+def _pack_outputs(pack=None):
+    return jax.default_backend() != "cpu" if pack is None else bool(pack)
 
 
 def _rows(x, B, dtype):
@@ -1030,14 +1025,14 @@ def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
     return (_v_add(aw, _v_scale(qdd, Sa)), _v_add(av, _v_scale(qdd, Sl))), qdd
 
 
-def _aba_tree(model, lay, nums, qT, qdT, tauT, feT):
+def _aba_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
     """ABA as three :mod:`jaxdyn.tree` sweeps over SoA values in aligned frames (see above; same
     equations as the unrolled form, the free root is the tree's root step)."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
     zo = _no_fold((jnp.zeros((B,), dt), jnp.ones((B,), dt)))  # the world: R = 1, v = 0
     world = (tuple(zo[int(a)] for a in _I3), (zo[0],) * 3, (zo[0],) * 3)
-    pack = _pack_outputs()
+    pack = _pack_outputs(pack)
     _, kin, root_pA = tree.scatter(lay, _aba_kin_step, lx, world, rx, pack=pack)
     if kin is not None:
         lx["kin"] = kin
@@ -1081,13 +1076,18 @@ def _rnea_back_step(acc, x):
     return _force_to_parent(R, p, n, f), tau
 
 
-def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT):
+def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
     """RNEA as a :mod:`jaxdyn.tree` scatter (v, a, f) and gather (f, tau) over SoA values."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
     world = _no_fold(_world_acc(model, B))
     _, lx["f"], f_root = tree.scatter(
-        lay, functools.partial(_rnea_fwd_step, world), lx, (_soa_zeros(_MOTION, B, dt), world), rx, pack=_pack_outputs()
+        lay,
+        functools.partial(_rnea_fwd_step, world),
+        lx,
+        (_soa_zeros(_MOTION, B, dt), world),
+        rx,
+        pack=_pack_outputs(pack),
     )
     if rx is not None:
         rx["f"] = f_root
@@ -1134,7 +1134,7 @@ def _chunk(chunk, B, fn):
     return chunk if chunk is not None and B > chunk else None
 
 
-def _run(model, fn, unrolled, scanned, traversal, chunk, **args):
+def _run(model, fn, unrolled, scanned, traversal, chunk, pack, **args):
     B, single, a = _prepare(model, fn, **args)
     nums = _model_numbers(model)
     t = _traversal(model, traversal)
@@ -1144,7 +1144,7 @@ def _run(model, fn, unrolled, scanned, traversal, chunk, **args):
         with _computed_once(vals[0]):
             if t == "unroll":
                 return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
-            return scanned(model, model.with_traversal(t).layout, nums, *vals)
+            return scanned(model, model.with_traversal(t).layout, nums, *vals, pack=pack)
 
     return _finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
 
@@ -1162,7 +1162,7 @@ def _map_chunks(rows_of, vals, B, chunk, fn):
     return jnp.moveaxis(rows, 0, -2).reshape(rows.shape[1:-1] + (n * c,))[..., :B]
 
 
-def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = None, chunk="auto"):
+def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = None, chunk="auto", _pack=None):
     """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))`` (armature included), with the
@@ -1179,19 +1179,23 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
       chunk: process the batch ``chunk`` samples at a time (``lax.map``): bounded memory and
         cache-sized buffers; ``"auto"``: :data:`CPU_CHUNK` on CPU, the whole batch elsewhere;
         ``None``: the whole batch.
+      _pack: private: force (True / False) whether the scanned traversals stack each link
+        step's outputs into one array (:class:`jaxdyn.tree.Packed`); default: on a GPU backend.
 
     Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample).
     """
-    return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, chunk, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, chunk, _pack, q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 
-def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = None, chunk="auto"):
+def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = None, chunk="auto", _pack=None):
     """Inverse dynamics ``tau = M qdd + C qd + g - sum J^T f_ext`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0))`` (armature included).
     Args as :func:`aba_batch` with ``qdd (B, nv)``; returns tau ``(B, nv)``.
     """
-    return _run(model, "rnea_batch", _rnea_unroll, _rnea_tree, traversal, chunk, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    return _run(
+        model, "rnea_batch", _rnea_unroll, _rnea_tree, traversal, chunk, _pack, q=q, qd=qd, qdd=qdd, f_ext=f_ext
+    )
 
 
 # --- CRBA --------------------------------------------------------------------------------------
@@ -1229,7 +1233,7 @@ def _crba_pose_step(ident, parent, x):
     return (Rw, pw), ((saw, slw), _rigid_to_parent(Rw, pw, m, h, Ib))
 
 
-def _crba_tree(model, lay, nums, qT):
+def _crba_tree(model, lay, nums, qT, pack=None):
     """Mass matrix (Featherstone (6.2); Rodriguez86 (7.7)-(7.11)) in a common frame (the world, or
     the free root's body frame, where the root's ``S`` is ``1_6``): a scatter gives each body's
     pose ``(R, p)``, its motion subspace ``S`` and rigid inertia ``I`` in that frame; composite
@@ -1241,7 +1245,7 @@ def _crba_tree(model, lay, nums, qT):
     ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
     pose_step = functools.partial(_crba_pose_step, ident)
     _, link_out, root_I = tree.scatter(
-        lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx, pack=_pack_outputs()
+        lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx, pack=_pack_outputs(pack)
     )
     link_out = tree.unpack(link_out)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
@@ -1291,7 +1295,7 @@ def _crba_tree(model, lay, nums, qT):
     return vals[jnp.asarray(pidx.reshape(-1))]
 
 
-def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
+def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _pack=None):
     """Joint-space mass matrix ``M(q) + diag(armature)`` for a batch, in SoA form.
 
     Same result as ``jax.vmap(jaxdyn.crba, in_axes=(None, 0))``. Every traversal walks the tree
@@ -1300,7 +1304,7 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
     Args:
       model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
       q: ``(B, nq)`` (or one ``(nq,)`` sample).
-      traversal, chunk: as :func:`aba_batch`.
+      traversal, chunk, _pack: as :func:`aba_batch`.
 
     Returns: M ``(B, nv, nv)`` (or ``(nv, nv)``).
     """
@@ -1309,7 +1313,7 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto"):
 
     def rows_of(qT):
         with _computed_once(qT):
-            return _crba_tree(model, lay, nums, qT)
+            return _crba_tree(model, lay, nums, qT, _pack)
 
     rows = _map_chunks(rows_of, [a["q"]], B, chunk, "crba_batch")
     return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
@@ -1333,7 +1337,7 @@ COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion"}
 JACOBIAN_CHUNK = 8192
 
 
-def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None, chunk="auto"):
+def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None, chunk="auto", _pack=None):
     """Per-sample Jacobians of forward dynamics, ``d qdd / d (q, qd, tau)``, for a batch.
 
     From the inverse-dynamics identity (implicit differentiation of ``ID(q, qd, FD(q, qd, tau))
@@ -1370,8 +1374,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
     q, qd, tau = (jnp.asarray(x).astype(dt) for x in (q, qd, tau))
     nq, nv = model.nq, model.nv
 
-    fd = lambda q, qd, tau: aba_batch(model, q, qd, tau, traversal=traversal, chunk=None)  # noqa: E731
-    inv = lambda q, qd, qdd: rnea_batch(model, q, qd, qdd, traversal=traversal, chunk=None)  # noqa: E731
+    kw = {"traversal": traversal, "chunk": None, "_pack": _pack}
+    fd = lambda q, qd, tau: aba_batch(model, q, qd, tau, **kw)  # noqa: E731
+    inv = lambda q, qd, qdd: rnea_batch(model, q, qd, qdd, **kw)  # noqa: E731
 
     def directions(g, x, n):  # d g / d x along each coordinate (the same one-hot for every sample)
         return jax.vmap(lambda e: jax.jvp(g, (x,), (jnp.broadcast_to(e, x.shape),))[1])(jnp.eye(n, dtype=dt))
