@@ -48,14 +48,54 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   Coulomb law ``|f_t| <= mu f_n`` opposing sliding, smoothed over the velocity
   scale ``eps`` so it is smooth and finite at ``v_t = 0``. Static friction is thereby replaced
   by a steep viscous law: a body held by friction creeps at ``|v_t| = eps r / sqrt(1 - r^2)``
-  with ``r = |f_tangential demand| / (mu f_n) < 1``.
+  with ``r = |f_tangential demand| / (mu f_n) < 1``. This is ``Contact(friction="regularised")``,
+  the default.
+* Friction, stick-capable (``Contact(friction="spring")``): the tangential spring-damper of
+  AzadFeatherstone10 (also jaxsim's soft contacts), a bristle of stiffness ``k_t`` and damping
+  ``b_t`` whose elongation ``u`` (world frame, one 3-vector per candidate point or pair,
+  :class:`ContactState`) is part of the simulation state, in series with a Coulomb slider.
+  With ``h = 0`` in continuous time and ``h`` the step in ``"implicit_euler"``:
 
-Everything is a function of ``(q, qd)``, with finite derivatives everywhere (also at zero
+      u_t = u - (n . u) n                                   (S1)  elongation in the tangent plane
+      f_s = -k_t u_t - (b_t + h k_t) v_t                      (S2)  force if the contact sticks
+      f_t = f_s min(1, mu f_n / |f_s|)                       (S3)  limited to the Coulomb cone
+      du/dt = -(f_t + k_t u_t) / (b_t + h k_t)                (S4)  elongation rate
+      u' = u_t + h du/dt                                      (S5)  the step's update
+
+  In stick (``|f_s| < mu f_n``) (S4) is ``du/dt = v_t``: the bristle follows the contact point
+  and the force is a spring-damper ``-k_t u - b_t v_t``, so a tangential load inside the cone is
+  held at the static deflection ``|u| = |load| / k_t`` with zero velocity (no creep). In slip
+  (S4) is the rate at which the bristle's own spring-damper carries exactly the limited force
+  (``f_t = -k_t u_t - b_t du/dt``): the bristle relaxes towards ``mu f_n / k_t`` and the force
+  is Coulomb's ``mu f_n`` along ``f_s``. Out of contact ``f_n = 0``, so ``f_t = 0`` and the
+  elongation relaxes, ``du/dt = -k_t u / b_t`` (time constant ``b_t / k_t``; per step the
+  factor ``b_t / (b_t + h k_t)``): a new touch-down starts from a relaxed bristle, and the force
+  is continuous through it because the cone closes with ``f_n``. AzadFeatherstone10 scale
+  stiffness and damping with ``sqrt(d)``; here ``k_t`` and ``b_t`` are constants, which keeps
+  the law passive: with the bristle's energy ``k_t |u_t|^2 / 2`` (continuous time, ``h = 0``)
+
+      d/dt (k_t |u_t|^2 / 2) + f_t . v_t = f_t . (f_t - f_s) / b_t - b_t |du/dt|^2 <= 0   (S6)
+
+  since ``f_t = s f_s`` with ``0 <= s <= 1`` (``v_t - du/dt = (f_t - f_s) / b_t`` by (S2),
+  (S4)): the friction and the bristle together never inject energy. In the step (S2) is the
+  elastic force at the end-of-step elongation ``u + h v_t`` (backward Euler in ``u``), written
+  as a function of the velocity so that the implicit step's velocity linearisation
+  (:func:`jaxdyn.sim.step`) includes the bristle's stiffness, ``h k_t``: in stick the law is
+  affine in the velocity and the step is exactly backward Euler for the bristle, stable and
+  dissipative at any ``k_t h^2 / m``. (S5) is evaluated at the step's end velocity. For a pair
+  the elongation is the second body's relative to the first; it is kept in world axes and
+  projected by (S1) on the pair's current tangent plane (no rotation with the contact frame;
+  the projection only shortens it). Cylinder rim points are re-anchored at the deepest rim
+  point every step, so their elongation belongs to the slot, not to a material point.
+
+Everything is a function of ``(q, qd)`` (and of ``u`` for ``friction="spring"``), with finite derivatives everywhere (also at zero
 penetration, zero tangential velocity, a point exactly on the plane, coincident sphere centres,
 parallel segments, a sphere centre on a box face or edge): ``d^p`` uses the safe-power form
 ``where(d > 0, where(d > 0, d, 1)^p, 0)`` so neither ``d`` nor ``p`` gets a ``0 * inf``
-gradient, ``sqrt(|v_t|^2 + eps^2) >= eps``, and every normalisation and division is guarded
-the same way (a fallback direction where a length is zero). Distances and forces are
+gradient, ``sqrt(|v_t|^2 + eps^2) >= eps``, the cone (S3) takes the stick branch only where
+``|f_s| < mu f_n`` (so where ``f_n = 0`` the friction and its velocity derivative are zero,
+also at ``f_s = 0``) and divides by ``|f_s|`` only in the slip branch, and every normalisation
+and division is guarded the same way (a fallback direction where a length is zero). Distances and forces are
 continuous; a witness point may jump where the closest points are not unique (parallel
 segments, a centre equidistant from two box faces, coincident centres), as it does for rigid
 shapes.
@@ -67,7 +107,8 @@ carries ``(ground, params)`` and the choice of contacts into
 (argument ``contact``; added to ``f_ext``). In the default ``"implicit_euler"`` step the
 contact force is implicit in velocity (linearised backward Euler, :func:`jaxdyn.sim.step`) and
 explicit in position; in the other integrators it is explicit (evaluated at the state of each
-step or stage).
+step or stage). ``friction="spring"`` carries its :class:`ContactState` through
+``sim.step``/``sim.rollout`` (argument ``contact_state``; ``"implicit_euler"`` only).
 """
 
 from __future__ import annotations
@@ -98,6 +139,8 @@ __all__ = [
     "Ground",
     "ContactParams",
     "Contact",
+    "ContactState",
+    "FRICTION_LAWS",
     "ContactPoints",
     "PairContacts",
     "CollisionPairs",
@@ -108,18 +151,6 @@ __all__ = [
     "pair_forces",
     "contact_wrenches",
     "generalized_forces",
-    "total_force",
-]
-
-
-__all__ = [
-    "Ground",
-    "ContactParams",
-    "Contact",
-    "ContactPoints",
-    "contact_points",
-    "contact_forces",
-    "contact_wrenches",
     "total_force",
 ]
 
@@ -166,17 +197,41 @@ class ContactParams(eqx.Module):
       friction without rolling (a block on a slope) tolerate much smaller values (1e-4 m/s tested
       at 1 ms). The price of a large ``eps`` is creep under static tangential loads (module
       docstring): 11.5 mm/s for a block on a slope at half the friction angle's tangent with the
-      default, 0.58 mm/s with ``eps = 1e-3``.
+      default, 0.58 mm/s with ``eps = 1e-3``. Used by ``friction="regularised"`` only.
+    tangential_stiffness ``k_t`` [N/m], tangential_damping ``b_t`` [N s/m]: the bristle of
+      ``friction="spring"`` (module docstring, (S2)-(S5)), per contact point or pair. Defaults
+      ``1e4`` N/m and ``100`` N s/m: a 1 kg block held on four corners by a tangential load of
+      ``m g / 2`` deflects ``m g / (8 k_t)`` = 0.12 mm, its tangential mode ``sqrt(4 k_t / m)``
+      = 200 rad/s is critically damped (``4 b_t = 2 sqrt(4 k_t m)``), and an unloaded bristle
+      relaxes with the time constant ``b_t / k_t`` = 10 ms. The bristle is implicit in the
+      ``"implicit_euler"`` step, so ``k_t`` is limited by the deflection wanted, not by stability.
+      ``b_t`` must be positive.
     """
 
     stiffness: Float[Array, ""] = eqx.field(default=1e6, converter=_array)
     exponent: Float[Array, ""] = eqx.field(default=1.5, converter=_array)
     damping: Float[Array, ""] = eqx.field(default=10.0, converter=_array)
     friction_velocity: Float[Array, ""] = eqx.field(default=2e-2, converter=_array)
+    tangential_stiffness: Float[Array, ""] = eqx.field(default=1e4, converter=_array)
+    tangential_damping: Float[Array, ""] = eqx.field(default=100.0, converter=_array)
 
 
 def _pairs_converter(x):
     return tuple((str(a), str(b)) for a, b in x)
+
+
+FRICTION_LAWS = ("regularised", "spring")
+
+
+class ContactState(eqx.Module):
+    """The state of ``friction="spring"``: the bristle elongation ``u`` (module docstring, (S1)-(S5)),
+    world frame, ``ground (m, 3)`` one row per ground contact point in the order of
+    :func:`contact_points`, ``pairs (p, 3)`` one row per pair of :func:`collision_pairs` (the
+    second body's relative to the first). Zero rows where a kind of contact is off. A pytree;
+    :meth:`Contact.init_state` gives the relaxed state (zeros)."""
+
+    ground: Float[Array, "m 3"]
+    pairs: Float[Array, "p 3"]
 
 
 class Contact(eqx.Module):
@@ -188,6 +243,10 @@ class Contact(eqx.Module):
       shapes against each other (:func:`collision_pairs`); both on by default.
     exclude (static): pairs of body names (``"world"`` for the world body) whose geoms never
       collide with each other, as MJCF's ``<contact><exclude body1 body2>``.
+    friction (static): ``"regularised"`` (default; a function of ``(q, qd)``, creeps under a
+      static tangential load) or ``"spring"`` (stick-capable, with the bristle elongation as
+      state, :class:`ContactState`; ``sim.step`` and ``sim.rollout`` carry it, with
+      ``"implicit_euler"``). Module docstring.
     """
 
     ground: Ground = eqx.field(default_factory=Ground)
@@ -195,18 +254,72 @@ class Contact(eqx.Module):
     collide_ground: bool = eqx.field(static=True, default=True)
     collide_pairs: bool = eqx.field(static=True, default=True)
     exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=_pairs_converter)
+    friction: str = eqx.field(static=True, default="regularised")
 
-    def wrenches(self, model: Model, q, qd) -> Float[Array, "nb 6"]:
-        return contact_wrenches(model, q, qd, self.ground, self.params, **self._which())
+    def __check_init__(self):
+        if self.friction not in FRICTION_LAWS:
+            raise ValueError(f"Contact: unknown friction '{self.friction}', choose one of {', '.join(FRICTION_LAWS)}")
 
-    def generalized_forces(self, model: Model, q, qd) -> Float[Array, " nv"]:
+    @property
+    def stateful(self) -> bool:
+        """Whether the contact has a state to carry (``friction="spring"``)."""
+        return self.friction == "spring"
+
+    def init_state(self, model: Model) -> ContactState | None:
+        """The relaxed state (zero elongation) for ``model``; ``None`` for a contact without state."""
+        if not self.stateful:
+            return None
+        m = _n_ground_points(model.geoms) if self.collide_ground else 0
+        p = len(collision_pairs(model, self.exclude).pairs) if self.collide_pairs else 0
+        return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
+
+    def wrenches(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, "nb 6"]:
+        """Body wrenches (:func:`contact_wrenches`). ``state``, ``dt``: for ``friction="spring"``,
+        the elongation (``None``: relaxed) and the ``h`` of (S2) (``0``: continuous time);
+        ignored by the regularised law."""
+        return _evaluate(model, q, qd, self.ground, self.params, self._state(model, state), dt, **self._which())[0]
+
+    def generalized_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, " nv"]:
         """The joint-space contact force ``sum J^T f`` (see :func:`generalized_forces`)."""
-        return generalized_forces(model, q, qd, self.ground, self.params, **self._which())
+        return _joint_space(model, q, self.wrenches(model, q, qd, state, dt))
 
-    def velocity_derivative(self, model: Model, q, qd) -> Float[Array, "nv nv"]:
+    def velocity_derivative(
+        self, model: Model, q, qd, state: ContactState | None = None, dt=0.0
+    ) -> Float[Array, "nv nv"]:
         """``d tau_c / d qd``: how the joint-space contact force changes with the velocity
-        (forward-mode, ``nv`` directions); used by the ``"implicit_euler"`` step."""
-        return jax.jacfwd(lambda v: self.generalized_forces(model, q, v))(jnp.asarray(qd, model.dtype))
+        (forward-mode, ``nv`` directions); used by the ``"implicit_euler"`` step, with the
+        step's ``dt`` for ``friction="spring"``."""
+        return jax.jacfwd(lambda v: self.generalized_forces(model, q, v, state, dt))(jnp.asarray(qd, model.dtype))
+
+    def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
+        """``du/dt`` of (S4) at ``(q, qd, u)`` (``friction="spring"`` only)."""
+        self._require_state("state_rate")
+        state = self._state(model, state)
+        return _evaluate(model, q, qd, self.ground, self.params, state, dt, **self._which())[1]
+
+    def update_state(self, model: Model, q, qd, state: ContactState | None, dt) -> ContactState:
+        """The elongation after a step of ``dt``, (S5): ``u_t + dt du/dt`` with the rate (S4)
+        evaluated at ``(q, qd)``, ``qd`` the step's end velocity (``friction="spring"`` only)."""
+        self._require_state("update_state")
+        state = self._state(model, state)
+        _, rate, ut = _evaluate(model, q, qd, self.ground, self.params, state, dt, **self._which())
+        return jax.tree_util.tree_map(lambda u, r: u + dt * r, ut, rate)
+
+    def spring_energy(self, state: ContactState | None) -> Float[Array, ""]:
+        """The bristles' elastic energy ``sum k_t |u|^2 / 2`` (zero without state)."""
+        if state is None:
+            return jnp.zeros(())
+        kt = self.params.tangential_stiffness
+        return 0.5 * kt * (jnp.sum(state.ground * state.ground) + jnp.sum(state.pairs * state.pairs))
+
+    def _state(self, model: Model, state):
+        if not self.stateful:
+            return None
+        return self.init_state(model) if state is None else state
+
+    def _require_state(self, what):
+        if not self.stateful:
+            raise ValueError(f"Contact.{what}: friction='{self.friction}' has no state; use friction='spring'")
 
     def _which(self):
         return dict(collide_ground=self.collide_ground, collide_pairs=self.collide_pairs, exclude=self.exclude)
@@ -321,18 +434,42 @@ def _geom_poses(model: Model, F: _Frames):
     return mm(Rb, g.R), F.o[b] + mv(Rb, g.pos)
 
 
-def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype):
-    """Hunt-Crossley normal force plus regularised Coulomb friction (module docstring) for
-    penetrations ``depth``, unit normals and velocities ``v`` (the force pushes along ``+n``;
-    ``v`` is the velocity of the pushed body relative to the other)."""
+def _tangential(u, n):
+    """``u - (n . u) n``, (S1)."""
+    return u - _dot(u, n)[..., None] * n
+
+
+def _cone(fs, limit):
+    """``fs min(1, limit / |fs|)``, (S3): the stick branch only where ``|fs| < limit``, so a
+    zero ``limit`` gives zero force and zero derivatives also at ``fs = 0``; ``|fs|`` divides
+    only in the slip branch, where it is positive unless ``limit = 0``."""
+    sq = _dot(fs, fs)
+    ok = sq > jnp.finfo(fs.dtype).tiny
+    norm = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
+    s = jnp.where(norm < limit, 1.0, limit / jnp.where(ok, norm, 1.0))
+    return s[..., None] * fs
+
+
+def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype, u=None, dt=0.0):
+    """Hunt-Crossley normal force plus friction (module docstring) for penetrations ``depth``,
+    unit normals and velocities ``v`` (the force pushes along ``+n``; ``v`` is the velocity of
+    the pushed body relative to the other). ``u is None``: regularised Coulomb friction; else
+    the bristle law (S1)-(S4) with elongations ``u`` and step ``dt``. Returns the force, and
+    for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
     k, p, cd, eps = (
         jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping, params.friction_velocity)
     )
     vn = _dot(velocity, normal)
     fn = jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * vn), 0.0)  # v_pen = -vn
     vt = velocity - vn[..., None] * normal
-    ft = -(mu * fn / jnp.sqrt(_dot(vt, vt) + eps * eps))[..., None] * vt
-    return fn[..., None] * normal + ft
+    if u is None:
+        ft = -(mu * fn / jnp.sqrt(_dot(vt, vt) + eps * eps))[..., None] * vt
+        return fn[..., None] * normal + ft, None, None
+    kt, bt = (jnp.asarray(x, dtype) for x in (params.tangential_stiffness, params.tangential_damping))
+    b = bt + jnp.asarray(dt, dtype) * kt
+    ut = _tangential(u, normal)
+    ft = _cone(-kt * ut - b * vt, mu * fn)
+    return fn[..., None] * normal + ft, -(ft + kt * ut) / b, ut
 
 
 def _add_wrenches(out, F: _Frames, body, point, f):
@@ -381,8 +518,12 @@ def _cylinders(geoms: geometry.Geoms):
     return np.array([g for g, t in enumerate(geoms.type) if t == geometry.CYLINDER and _collidable(geoms, g)], np.int64)
 
 
+def _n_ground_points(geoms: geometry.Geoms) -> int:
+    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms))
+
+
 def _has_ground_points(geoms: geometry.Geoms) -> bool:
-    return len(_point_table(geoms)[0]) + len(_cylinders(geoms)) > 0
+    return _n_ground_points(geoms) > 0
 
 
 def _cylinder_rims(Rg, cg, size, n):
@@ -434,12 +575,15 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     )
 
 
-def contact_forces(cp: ContactPoints, ground: Ground, params: ContactParams, dtype=None) -> Float[Array, "m 3"]:
+def contact_forces(
+    cp: ContactPoints, ground: Ground, params: ContactParams, dtype=None, elongation=None, dt=0.0
+) -> Float[Array, "m 3"]:
     """World-frame force on each ground contact point: Hunt-Crossley normal force plus
-    regularised Coulomb friction (module docstring)."""
+    regularised Coulomb friction, or, given the bristle ``elongation`` ``(m, 3)``, the
+    stick-capable friction (S1)-(S3) with step ``dt`` (module docstring)."""
     dtype = dtype or cp.depth.dtype
     n = _unit(jnp.asarray(ground.normal, dtype))
-    return _force_law(cp.depth, n, cp.velocity, cp.mu, params, dtype)
+    return _force_law(cp.depth, n, cp.velocity, cp.mu, params, dtype, elongation, dt)[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -641,12 +785,12 @@ def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
     return PairContacts(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2))
 
 
-def pair_forces(pc: PairContacts, params: ContactParams, dtype=None) -> Float[Array, "m 3"]:
+def pair_forces(pc: PairContacts, params: ContactParams, dtype=None, elongation=None, dt=0.0) -> Float[Array, "m 3"]:
     """World-frame force of each pair on its second geom's body (the first body gets the
     opposite force at the same point): the ground's force law on the pair's depth, normal and
-    relative velocity."""
+    relative velocity (with ``elongation`` ``(m, 3)``: the stick-capable friction)."""
     dtype = dtype or pc.depth.dtype
-    return _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, dtype)
+    return _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, dtype, elongation, dt)[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -663,12 +807,22 @@ def contact_wrenches(
     collide_ground: bool = True,
     collide_pairs: bool = True,
     exclude=(),
+    state: ContactState | None = None,
+    dt=0.0,
 ) -> Float[Array, "nb 6"]:
     """Contact wrenches on every body, ``(nb, 6)`` ``[moment; force]`` about the body origin in
     body coordinates (the ``f_ext`` convention of :func:`~jaxdyn.aba`): the sum over the body's
     contact forces ``f`` at world points ``p`` of ``(R^T ((p - o) x f), R^T f)`` with ``o, R``
     the body's world pose; ground contact and shape pairs (each pair's force on both bodies)
-    as chosen."""
+    as chosen. ``state``: the bristle elongations of the stick-capable friction (module
+    docstring, with ``dt`` the ``h`` of (S2)); ``None``: regularised friction."""
+    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude)
+    return _evaluate(model, q, qd, ground, params, state, dt, **which)[0]
+
+
+def _evaluate(model: Model, q, qd, ground, params, state, dt, *, collide_ground, collide_pairs, exclude):
+    """Wrenches (as :func:`contact_wrenches`) and, with a ``state``, its rate (S4) and the
+    elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``)."""
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
     ground = Ground() if ground is None else ground
@@ -676,37 +830,56 @@ def contact_wrenches(
     out = jnp.zeros((model.nb + 1, 6), model.dtype)  # the world's row last, dropped
     use_ground = collide_ground and _has_ground_points(model.geoms)
     use_pairs = collide_pairs and len(collision_pairs(model, exclude).pairs) > 0
+    spring = state is not None
+    rates = [jnp.zeros_like(state.ground), jnp.zeros_like(state.pairs)] if spring else None
+    proj = [state.ground, state.pairs] if spring else None
     if not (use_ground or use_pairs):
-        return out[:-1]
+        return out[:-1], _as_state(rates), _as_state(proj)
     F = _frames(model, q, qd)
     if use_ground:
         cp = _contact_points(model, F, ground)
-        f = contact_forces(cp, ground, params, model.dtype)
+        n = _unit(jnp.asarray(ground.normal, model.dtype))
+        u = state.ground if spring else None
+        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
         out = _add_wrenches(out, F, np.asarray(cp.body, np.int64), cp.point, f)
+        if spring:
+            rates[0], proj[0] = r, ut
     if use_pairs:
         pc = _pair_contacts(model, F, exclude)
-        f = pair_forces(pc, params, model.dtype)
+        u = state.pairs if spring else None
+        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
         b1, b2 = np.asarray(pc.body1, np.int64), np.asarray(pc.body2, np.int64)
         out = _add_wrenches(
             out, F, np.concatenate([b2, b1]), jnp.concatenate([pc.point, pc.point]), jnp.concatenate([f, -f])
         )
-    return out[:-1]
+        if spring:
+            rates[1], proj[1] = r, ut
+    return out[:-1], _as_state(rates), _as_state(proj)
 
 
-def total_force(model: Model, q, qd, contact: Contact | None = None) -> Float[Array, " 3"]:
+def _as_state(x):
+    return None if x is None else ContactState(*x)
+
+
+def total_force(
+    model: Model, q, qd, contact: Contact | None = None, state: ContactState | None = None
+) -> Float[Array, " 3"]:
     """Sum of the world-frame contact forces on the model's bodies from the ground and from
     geoms on the world body (e.g. to compare with the weight; forces between two bodies
-    cancel)."""
+    cancel). ``state``: the elongations for ``friction="spring"`` (``None``: relaxed)."""
     contact = Contact() if contact is None else contact
+    state = contact._state(model, state)
     q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
     F = _frames(model, q, qd)
     total = jnp.zeros(3, model.dtype)
     if contact.collide_ground and _has_ground_points(model.geoms):
         cp = _contact_points(model, F, contact.ground)
-        total = total + jnp.sum(contact_forces(cp, contact.ground, contact.params, model.dtype), 0)
+        u = None if state is None else state.ground
+        total = total + jnp.sum(contact_forces(cp, contact.ground, contact.params, model.dtype, u), 0)
     if contact.collide_pairs and collision_pairs(model, contact.exclude).pairs:
         pc = _pair_contacts(model, F, contact.exclude)
-        f = pair_forces(pc, contact.params, model.dtype)
+        u = None if state is None else state.pairs
+        f = pair_forces(pc, contact.params, model.dtype, u)
         on_bodies = np.asarray(pc.body2) >= 0
         sign = np.where(on_bodies, 1.0, 0.0) - np.where(np.asarray(pc.body1) >= 0, 1.0, 0.0)
         total = total + jnp.sum(jnp.asarray(sign, model.dtype)[:, None] * f, 0)
@@ -723,12 +896,27 @@ def generalized_forces(
     collide_ground: bool = True,
     collide_pairs: bool = True,
     exclude=(),
+    state: ContactState | None = None,
+    dt=0.0,
 ) -> Float[Array, " nv"]:
     """The contact wrenches as joint-space forces, ``tau_c = sum_b J_b^T f_b``: minus the
     inverse dynamics of the wrenches alone (RNEA at zero velocity, acceleration and gravity,
     whose ``f_k = -f_ext_k`` gives ``tau = -J^T f_ext``)."""
     w = contact_wrenches(
-        model, q, qd, ground, params, collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude
+        model,
+        q,
+        qd,
+        ground,
+        params,
+        collide_ground=collide_ground,
+        collide_pairs=collide_pairs,
+        exclude=exclude,
+        state=state,
+        dt=dt,
     )
+    return _joint_space(model, q, w)
+
+
+def _joint_space(model: Model, q, w):
     z = jnp.zeros(model.nv, model.dtype)
     return -rnea_full(model, jnp.asarray(q, model.dtype), z, z, w, gravity=False).tau

@@ -13,6 +13,10 @@ read from the URDF into the :class:`~jaxdyn.Model`):
 * rotor inertia (``armature``) is part of the mass matrix inside :func:`~jaxdyn.aba`.
 * ground contact, optional (``contact=`` of :func:`forward_dynamics`, :func:`step`,
   :func:`rollout`; :mod:`jaxdyn.contact`, docs/contact.md): body wrenches added to ``f_ext``.
+  A contact with state (``Contact(friction="spring")``, the bristle elongation) takes it as
+  ``contact_state=`` (``None``: relaxed); :func:`step` then returns it updated as a third
+  element and :func:`rollout` records it in :attr:`Trajectory.contact_state`
+  (``"implicit_euler"`` only).
 
 Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) v`` is
 :func:`~jaxdyn.integrate`):
@@ -85,6 +89,7 @@ batch on the host after the run.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -144,6 +149,10 @@ class Trajectory:
     batched rollout (``vmap``) carries one per trajectory; :func:`first_nonfinite` reads it on
     the host.
 
+    ``contact_state``: for a contact with state (``Contact(friction="spring")``), the
+    :class:`jaxdyn.contact.ContactState` at every step, each leaf with a leading ``T+1`` axis
+    (first = initial); ``None`` otherwise.
+
     A pytree (batch it with ``vmap``). Iterating and indexing give ``(q, qd, tau)`` as the
     former named tuple did, so ``q, qd, tau = rollout(...)`` still works.
     """
@@ -152,6 +161,7 @@ class Trajectory:
     qd: jnp.ndarray
     tau: jnp.ndarray
     nonfinite_step: jnp.ndarray
+    contact_state: Any = None
 
     def __iter__(self):
         return iter((self.q, self.qd, self.tau))
@@ -231,14 +241,22 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
 
 
 def forward_dynamics(
-    model: Model, q, qd, tau, f_ext=None, options: SimOptions = SimOptions(), contact=None
+    model: Model,
+    q,
+    qd,
+    tau,
+    f_ext=None,
+    options: SimOptions = SimOptions(),
+    contact=None,
+    contact_state=None,
 ) -> Float[Array, " nv"]:
     """``qdd`` from ABA with the actuator limits and passive forces of ``options`` applied
     (with ``options.kernel == "soa"``, batched by ``vmap`` into :func:`jaxdyn.kernels.aba_batch`).
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, whose body wrenches at ``(q, qd)``
-    are added to ``f_ext``."""
+    are added to ``f_ext``; ``contact_state``: its state, if it has one (``None``: relaxed; the
+    continuous-time law, ``h = 0`` in docs/contact.md (S2))."""
     if contact is not None:
-        fc = contact.wrenches(model, q, qd)
+        fc = contact.wrenches(model, q, qd, contact_state)
         f_ext = fc if f_ext is None else f_ext + fc
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
     total = applied_torques(model, tau, options) + passive_torques(model, q, qd, options)
@@ -277,6 +295,14 @@ def _dexpinv(model: Model, theta, v):
 def _check_integrator(integrator: str):
     if integrator not in INTEGRATORS:
         raise ValueError(f"step: unknown integrator '{integrator}', choose one of {', '.join(INTEGRATORS)}")
+
+
+def _check_contact_state(integrator: str, contact, where: str):
+    if contact is not None and contact.stateful and integrator != "implicit_euler":
+        raise ValueError(
+            f"{where}: Contact(friction='{contact.friction}') carries a state, integrated by the "
+            f"'implicit_euler' step only (got '{integrator}')"
+        )
 
 
 def _rk4(model, q, qd, tau, dt, f_ext, options, contact=None):
@@ -356,27 +382,44 @@ def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions())
     return model.replace(armature=model.armature + jnp.asarray(dt, model.dtype) * model.damping)
 
 
-def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None):
-    """MuJoCo's Euler step with implicit joint damping (module docstring)."""
+def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact_state=None):
+    """MuJoCo's Euler step with implicit joint damping (module docstring). Returns
+    ``(q1, qd1, contact_state1)``, the last ``None`` for a contact without state."""
     md = implicit_damping_model(model, dt, options)
-    qdd = forward_dynamics(md, q, qd, tau, f_ext, options, contact)
+    stateful = contact is not None and contact.stateful
+    if stateful:
+        contact_state = contact.init_state(model) if contact_state is None else contact_state
+        # the bristle's elastic force at the end-of-step elongation u + h v_t
+        # (docs/contact.md (S2)): its stiffness then enters D below
+        fc = contact.wrenches(model, q, qd, contact_state, dt)
+        f_ext = fc if f_ext is None else f_ext + fc
+        qdd = forward_dynamics(md, q, qd, tau, f_ext, options)
+    else:
+        qdd = forward_dynamics(md, q, qd, tau, f_ext, options, contact)
+    qd_lin = qd
     if contact is not None:
         # contact forces implicit in velocity, linearised (one Newton step of backward Euler,
         # BaraffWitkin98 (6) without the position term): (M_d - h D) dv/h = M_d qdd,
         # D = d tau_c / d qd; keeps stiff regularised friction and contact damping stable
         Md = crba(md, q)
-        D = contact.velocity_derivative(model, q, qd)
+        D = contact.velocity_derivative(model, q, qd, contact_state, dt if stateful else 0.0)
         rhs = Md @ qdd
         if model.floating_base:
             # the step below changes the base velocity, in body axes at the start pose, by
             # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): linearise
             # about that change, (M_d - h D) qdd = M_d qdd_explicit + h D [0; omega x v_b]
-            rhs = rhs + dt * D[:, 3:6] @ spatial.cross(qd[0:3], qd[3:6])
+            frame = spatial.cross(qd[0:3], qd[3:6])
+            rhs = rhs + dt * D[:, 3:6] @ frame
+            qd_lin = qd_lin.at[3:6].add(dt * frame)
         qdd = jnp.linalg.solve(Md - dt * D, rhs)
     qd1 = qd + dt * qdd
+    state1 = None
+    if stateful:
+        # the elongation (S5) at the end velocity the linearisation was taken about
+        state1 = contact.update_state(model, q, qd_lin + dt * qdd, contact_state, dt)
     q1 = configuration.integrate(model, q, qd1, dt)
     if not model.floating_base:
-        return q1, qd1
+        return q1, qd1, state1
     # free base on R^3 x SO(3): world-frame linear velocity of the base origin v_w = R v_b,
     # dv_w/dt = R (dv_b/dt + omega x v_b); position += h v_w1, orientation *= exp(h omega1)
     w0, vb0 = qd[0:3], qd[3:6]
@@ -386,7 +429,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None):
     quat = quat / jnp.linalg.norm(quat)
     q1 = q1.at[0:3].set(q[0:3] + dt * vw1).at[3:7].set(quat)
     qd1 = qd1.at[3:6].set(spatial.mtv(spatial.quat_to_rotation(quat), vw1))
-    return q1, qd1
+    return q1, qd1, state1
 
 
 def step(
@@ -399,20 +442,26 @@ def step(
     f_ext=None,
     options: SimOptions = SimOptions(),
     contact=None,
+    contact_state=None,
 ):
     """Advance ``(q, qd)`` by ``dt`` under torque ``tau`` (held constant over the step).
 
-    ``contact``: an optional :class:`jaxdyn.contact.Contact` (ground contact forces, explicit,
-    added to ``f_ext``; every integrator but ``"variational"``).
+    ``contact``: an optional :class:`jaxdyn.contact.Contact` (ground contact forces, added to
+    ``f_ext``; implicit in velocity in ``"implicit_euler"``, explicit in the others; every
+    integrator but ``"variational"``). ``contact_state``: the state of a contact that has one
+    (``Contact(friction="spring")``; ``None``: relaxed), ``"implicit_euler"`` only.
 
-    Returns ``(q_next, qd_next)``. See the module docstring for the integrators and forces; the
-    default, ``"implicit_euler"``, stays stable with stiff joint damping.
+    Returns ``(q_next, qd_next)``, and ``(q_next, qd_next, contact_state_next)`` for a contact
+    with state. See the module docstring for the integrators and forces; the default,
+    ``"implicit_euler"``, stays stable with stiff joint damping.
     """
     _check_integrator(integrator)
+    _check_contact_state(integrator, contact, "step")
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
     if integrator == "implicit_euler":
-        return _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact)
+        q1, qd1, state1 = _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact, contact_state)
+        return (q1, qd1) if state1 is None else (q1, qd1, state1)
     if integrator == "rk4":
         return _rk4(model, q, qd, tau, dt, f_ext, options, contact)
     if integrator == "variational":
@@ -438,6 +487,7 @@ def rollout(
     remat: bool = False,
     substeps: int = 1,
     contact=None,
+    contact_state=None,
 ) -> Trajectory:
     """Simulate ``steps`` control steps as one ``lax.scan`` over time.
 
@@ -453,9 +503,11 @@ def rollout(
     :func:`first_nonfinite` finds the earliest one of a batch after the run.
 
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, ground contact in every
-    integrator step (see :func:`step`).
+    integrator step (see :func:`step`). ``contact_state``: the initial state of a contact that
+    has one (``None``: relaxed); the states are returned in :attr:`Trajectory.contact_state`.
     """
     _check_integrator(integrator)
+    _check_contact_state(integrator, contact, "rollout")
     if contact is not None and integrator == "variational":
         raise ValueError("rollout: contact is not supported by the 'variational' integrator; use 'rk4'")
     if substeps < 1:
@@ -480,22 +532,31 @@ def rollout(
         policy = None
         xs = u
     h = dt / substeps
+    stateful = contact is not None and contact.stateful
+    cs0 = (contact.init_state(model) if contact_state is None else contact_state) if stateful else None
 
     def body(carry, x):
-        q, qd, k, bad = carry
+        q, qd, cs, k, bad = carry
         tau = policy(q, qd, x) if policy is not None else x
         tau = applied_torques(model, tau, options)
         for _ in range(substeps):
-            q, qd = step(model, q, qd, tau, h, integrator, None, options, contact)
+            if stateful:
+                q, qd, cs = step(model, q, qd, tau, h, integrator, None, options, contact, cs)
+            else:
+                q, qd = step(model, q, qd, tau, h, integrator, None, options, contact)
         k = k + 1
         bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
-        return (q, qd, k, bad), (q, qd, tau)
+        return (q, qd, cs, k, bad), (q, qd, tau, cs)
 
     if remat:
         body = jax.checkpoint(body)
     bad0 = jnp.where(_all_finite(q0, qd0), -1, 0).astype(jnp.int32)
-    (_, _, _, bad), (qs, qds, taus) = jax.lax.scan(body, (q0, qd0, jnp.zeros((), jnp.int32), bad0), xs)
-    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus, bad)
+    carry0 = (q0, qd0, cs0, jnp.zeros((), jnp.int32), bad0)
+    (_, _, _, _, bad), (qs, qds, taus, css) = jax.lax.scan(body, carry0, xs)
+    states = None
+    if stateful:
+        states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), cs0, css)
+    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus, bad, states)
 
 
 def energy(model: Model, q, qd) -> Float[Array, ""]:
