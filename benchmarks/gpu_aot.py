@@ -15,8 +15,8 @@ Set-up (a separate environment; the CUDA plugin is not a jaxdyn dependency), no 
   JAX_PLATFORMS=cpu /tmp/cudaenv/bin/python benchmarks/gpu_aot.py one aba_pallas_scan talos --registers
 
 KERNEL: trivial | aba_batch | aba_vmap | rnea_batch | crba_batch | aba_jacobian_batch | jacobian_vmap |
-        pallas_triton | pallas_mosaic | rnea_pallas_triton | crba_pallas_triton | jacobian_pallas_triton |
-        aba_pallas_scan | aba_aligned_pallas_scan | rnea_pallas_scan | crba_pallas_scan
+        pallas_triton | rnea_pallas_triton | crba_pallas_triton | jacobian_pallas_triton |
+        aba_pallas_scan | rnea_pallas_scan | crba_pallas_scan
 Each ``all`` case runs in its own subprocess (one at a time) under a timeout; one JSON line each.
 """
 
@@ -38,7 +38,6 @@ KERNELS = [
     "aba_jacobian_batch",
     "jacobian_vmap",
     "pallas_triton",
-    "pallas_mosaic",
 ]
 ROBOTS = ["ur5", "panda", "solo12", "talos:floating"]
 
@@ -87,7 +86,7 @@ def build(kernel, robot, traversal, pack=True):
             model = model.with_traversal(traversal)
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
-    elif kernel in ("aba_pallas_scan", "aba_aligned_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
+    elif kernel in ("aba_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
         from jaxdyn.kernels.pallas_scan import looped
 
         f = looped(model, kernel[: -len("_pallas_scan")], interpret=False)
@@ -96,12 +95,12 @@ def build(kernel, robot, traversal, pack=True):
     elif kernel.startswith("crba_pallas_"):
         from jaxdyn.kernels.pallas import crba_pallas
 
-        return crba_pallas(model, interpret=False, backend=kernel.rsplit("_", 1)[1]), None, model, {**info, "args": "q"}
-    elif kernel.startswith(("pallas_", "rnea_pallas_", "jacobian_pallas_")):  # pallas_triton, rnea_pallas_mosaic, ...
+        return crba_pallas(model, interpret=False), None, model, {**info, "args": "q"}
+    elif kernel.startswith(("pallas_", "rnea_pallas_", "jacobian_pallas_")):  # pallas_triton, rnea_pallas_triton, ...
         from jaxdyn.kernels.pallas import aba_jacobian_pallas, aba_pallas, rnea_pallas
 
         build_fn = {"rnea": rnea_pallas, "jacobian": aba_jacobian_pallas}.get(kernel.split("_")[0], aba_pallas)
-        f = build_fn(model, interpret=False, backend=kernel.rsplit("_", 1)[1])
+        f = build_fn(model, interpret=False)
     else:
         raise ValueError(kernel)
     return f, None, model, info

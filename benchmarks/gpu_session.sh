@@ -55,14 +55,12 @@ case "$PART" in
       --peers mjx --repeats 10
     ;;
   part4a)  # written after the 2026-11-23 run (part 4 split in two: one call runs at most 600 s):
-           # the fused RNEA, the SoA Jacobian scanned, talos by depth levels, the generic path
-           # unrolled, the long chains
+           # the fused RNEA, the SoA Jacobian scanned, the generic path unrolled, the long chains
     bash "$0" info | tee "$OUT/info.txt"
     bench 150 h100-rnea-pallas --algos rnea,rnea_soa,rnea_pallas --robots ur5,panda,solo12,talos:fixed \
       --batches $B --peers frax,mjx --repeats 10
     bench 60 h100-jacobian-soa-scan --algos aba_jacobian,aba_jacobian_soa --robots panda --batches 131072 \
       --peers "" --repeats 10 --traversal scan
-    bench 60 h100-talos-level --algos aba,aba_soa --robots talos:fixed --batches $B --peers "" --repeats 10 --traversal level
     # generic path unrolled: at batch 1 the scans cost 440-500 us against 204-214 us unrolled
     # ("latency", 2026-11-23): per-step while-loop overhead (launches; maybe a host sync for the
     # loop condition, not verified). Is "unroll" also faster in bulk?
@@ -104,9 +102,6 @@ case "$PART" in
            # the SoA scan and the peers on talos, with the generic path in the same process as the
            # correctness reference (column "rel. err vs generic")
     bash "$0" info | tee "$OUT/info.txt"
-    echo "=== $(date +%T) aba_frames: the SoA scan in body frames against aligned frames (CPU 1.18x)"
-    timeout 80 $PY benchmarks/aba_frames.py --robots talos:fixed talos --batch 131072 --rounds 2 \
-      --out "$W/aba-frames-talos.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-frames.txt"
     bench 260 h100-looped-talos-aba --algos aba,aba_soa,aba_pallas --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10 --traversal scan
     bench 200 h100-looped-talos-rnea --algos rnea,rnea_soa,rnea_pallas --robots talos:fixed --batches $B \
@@ -132,7 +127,7 @@ case "$PART" in
   part7d)  # launch parameters of the looped kernels on talos (block x warps) against the generic path
     bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) pallas_tune talos"
-    timeout 420 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba_aligned,aba_body,rnea,crba --warps 0,4,8 \
+    timeout 420 $PY benchmarks/pallas_tune.py --robots talos:fixed --algos aba,rnea,crba --warps 0,4,8 \
       --out "$W" 2>&1 \
       | grep --line-buffered -v "^WARNING" | tee "$W/log-tune-talos.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
@@ -157,10 +152,6 @@ case "$PART" in
     echo "=== $(date +%T) pack_ab: packed against per-leaf scan outputs"
     timeout 180 $PY benchmarks/pack_ab.py --robots talos:fixed talos chain128 --algos aba,rnea,crba --batch 131072 \
       --rounds 2 --out "$W/pack-ab-talos.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-pack-ab.txt"
-    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
-    echo "=== $(date +%T) pack_ab by depth levels (talos: 10 levels of 58 kernels packed, against 32 links of 20)"
-    timeout 70 $PY benchmarks/pack_ab.py --robots talos:fixed --algos aba --batch 131072 --traversal level \
-      --rounds 2 --out "$W/pack-ab-talos-level.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-pack-ab-level.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     bench 260 h100-packed-talos --algos aba,aba_soa,rnea_soa,crba_soa --robots talos:fixed --batches $B \
       --peers frax,mjx --repeats 10

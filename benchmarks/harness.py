@@ -434,7 +434,7 @@ def main(argv=None) -> int:
     p.add_argument(
         "--traversal",
         default=None,
-        choices=["auto", "scan", "level", "unroll", "latency"],
+        choices=["auto", "scan", "unroll", "latency"],
         help="jaxdyn traversal strategy (default: the model's, 'auto')",
     )
     p.add_argument("--tag", default="", help="suffix of the results file name")

@@ -67,8 +67,7 @@ def main(argv=None):
     p.add_argument(
         "--variants",
         default="generic,soa",
-        help="generic (jit(vmap(aba))), soa (kernels.aba_batch, its 'auto' traversal) or "
-        "soa-unroll / soa-scan / soa-level",
+        help="generic (jit(vmap(aba))), soa (kernels.aba_batch, its 'auto' traversal) or soa-unroll / soa-scan",
     )
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--pin-python", default=sys.executable)

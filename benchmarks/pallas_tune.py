@@ -8,7 +8,6 @@ measurements on the first GPU that runs it; it prints one line per case and writ
 
   python benchmarks/pallas_tune.py --robots talos:fixed,chain128 --algos aba,rnea,crba --batch 131072
   python benchmarks/pallas_tune.py --robots panda --traversals scan,unroll   # loop vs unrolled
-  python benchmarks/pallas_tune.py --robots talos --algos aba_body,aba_aligned   # the looped ABA's frames
 
 GPU only (on a CPU Pallas interprets the kernels: no timing sense). A case that fails is
 reported and the run goes on; results are saved after every case.
@@ -16,7 +15,6 @@ reported and the run goes on; results are saved after every case.
 
 import argparse
 import datetime
-import functools
 import json
 import os
 import sys
@@ -68,16 +66,11 @@ def main(argv=None):
     )
     generic = {
         "aba": jaxdyn.aba,
-        "aba_body": jaxdyn.aba,
-        "aba_aligned": jaxdyn.aba,
         "rnea": jaxdyn.rnea,
         "crba": jaxdyn.crba,
     }
-    # aba_body / aba_aligned: the looped ABA's frames (aba_pallas(frames=...)); "aba" is the default
     build = {
         "aba": pallas.aba_pallas,
-        "aba_body": functools.partial(pallas.aba_pallas, frames="body"),
-        "aba_aligned": functools.partial(pallas.aba_pallas, frames="aligned"),
         "rnea": pallas.rnea_pallas,
         "crba": pallas.crba_pallas,
     }

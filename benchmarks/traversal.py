@@ -1,4 +1,4 @@
-"""Compare the traversal strategies ("scan", "level", "unroll") per robot: jit compile time,
+"""Compare the traversal strategies ("scan", "unroll") per robot: jit compile time,
 batch-1 latency and batched throughput of aba (and rnea), float32, on the default device.
 
     python benchmarks/traversal.py [--robots panda talos chain32] [--batch 4096] [--out FILE.md]
@@ -35,7 +35,7 @@ def main(argv=None):
     ap.add_argument("--robots", nargs="+", default=["ur5", "panda", "solo12", "talos", "chain32"])
     ap.add_argument("--algos", nargs="+", default=["aba", "rnea"])
     ap.add_argument("--batch", type=int, default=4096)
-    ap.add_argument("--strategies", nargs="+", default=["scan", "level", "unroll"])
+    ap.add_argument("--strategies", nargs="+", default=["scan", "unroll"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     dev = jax.devices()[0]

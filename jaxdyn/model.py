@@ -87,22 +87,14 @@ class Layout:
     dof_body: np.ndarray  # (nv,)
     ancestor: np.ndarray  # (nb, nb) bool, ancestor[a, b]: a is b or an ancestor of b
     depth: np.ndarray  # (nb,)
-    traversal: str = "scan"  # how tree.scatter/gather walk the links: "scan", "level" or "unroll"
+    traversal: str = "scan"  # how tree.scatter/gather walk the links: "scan" or "unroll"
     dense: bool = False  # "latency": unrolled, with 6x6 transforms in the ABA (see TRAVERSALS)
-    # "level" strategy: links grouped by depth, padded to the widest level with the dummy slot nb + 1
-    # Pads duplicate the level's first link (finite values and gradients), write to slot nb + 1.
-    level_links: np.ndarray | None = None  # (L, W) positions into the scanned links
-    level_bodies: np.ndarray | None = None  # (L, W) body index to write (pad: nb + 1)
-    level_parent: np.ndarray | None = None  # (L, W) parent body to write, world -> nb (pad: nb + 1)
-    level_bodies_read: np.ndarray | None = None  # (L, W) body index to read (pad: the first link's)
-    level_parent_read: np.ndarray | None = None  # (L, W) parent to read (pad: the first link's)
-    link_level_pos: np.ndarray | None = None  # (n,) flat position of each scanned link in (L * W)
     # every scanned link's parent is the link scanned just before it (the first one hangs from the
     # world or the free root): "scan" then carries only the parent's value, no per-body buffer
     is_chain: bool = False
 
 
-TRAVERSALS = ("auto", "scan", "level", "unroll", "latency")
+TRAVERSALS = ("auto", "scan", "unroll", "latency")
 # "latency" is "unroll" with the ABA's transforms as 6x6 products (spatial.force_matrix): for one
 # sample at a time on XLA CPU, where a call costs ~75 ns per XLA kernel launched and the
 # arithmetic is negligible, it launches fewer kernels (panda 218 -> 110; 19-24 us per call with
@@ -111,8 +103,8 @@ TRAVERSALS = ("auto", "scan", "level", "unroll", "latency")
 # "auto" unrolls trees with at most this many scanned links, else scans. Measured on XLA CPU
 # (benchmarks/results/traversal-cpu.md): for 2 links the unrolled aba is 1.7x faster per sample
 # at batch 4096 and compiles as fast; for 6-7 links it is only ~10% faster, slower at batch 1
-# and 3x slower to compile, and "level" is slower on CPU. So tiny robots (pendulums, cart-pole,
-# acrobot: the RL tasks) unroll and everything else scans, until a GPU run says otherwise.
+# and 3x slower to compile. So tiny robots (pendulums, cart-pole, acrobot: the RL tasks) unroll
+# and everything else scans, until a GPU run says otherwise.
 UNROLL_MAX_LINKS = 3
 # On a GPU "auto" unrolls up to this many links. Measured on an H100 (jax 0.11.2,
 # benchmarks/results/h100-2026-11-23.md, "generic traversal"): a scanned program launches
@@ -177,26 +169,11 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
     traversal = resolve_traversal(topo, traversal)
     dense = traversal == "latency"
     traversal = "unroll" if dense else traversal
-    link_depth = depth[link_bodies] if n else np.zeros(0, np.int32)
-    levels = [np.flatnonzero(link_depth == d) for d in np.unique(link_depth)]
-    W = max((len(l) for l in levels), default=0)
-    level_links = np.zeros((len(levels), W), np.int32)
-    level_bodies = np.full((len(levels), W), nb + 1, np.int32)
-    level_parent = np.full((len(levels), W), nb + 1, np.int32)
-    link_level_pos = np.zeros(n, np.int32)
-    for l, idx in enumerate(levels):
-        level_links[l] = idx[0]
-        level_links[l, : len(idx)] = idx
-        level_bodies[l, : len(idx)] = link_bodies[idx]
-        level_parent[l, : len(idx)] = link_parent[idx]
-        link_level_pos[idx] = l * W + np.arange(len(idx))
     is_chain = (
         bool(n)
         and int(link_parent[0]) in ((0,) if floating else (nb,))
         and all(int(link_parent[j]) == int(link_bodies[j - 1]) for j in range(1, n))
     )
-    level_bodies_read = link_bodies[level_links] if n else level_bodies
-    level_parent_read = link_parent[level_links] if n else level_parent
     return Layout(
         nb=nb,
         nq=nq,
@@ -224,13 +201,7 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
         depth=depth,
         traversal=traversal,
         dense=dense,
-        level_links=level_links,
-        level_bodies=level_bodies,
-        level_parent=level_parent,
-        level_bodies_read=level_bodies_read,
-        level_parent_read=level_parent_read,
         is_chain=is_chain,
-        link_level_pos=link_level_pos,
     )
 
 
@@ -289,12 +260,13 @@ class Model(eqx.Module):
 
     def with_traversal(self, traversal: str) -> Model:
         """The same model walked by another strategy: ``"scan"`` (one ``lax.scan`` over links,
-        compile time flat in depth), ``"level"`` (a scan over depth levels, the step ``vmap``ped
-        across each level: fewer sequential steps for branched trees), ``"unroll"`` (a Python loop
-        over links: fastest for small robots, compile time grows with the link count),
-        ``"latency"`` (unrolled, with 6x6 transforms in the ABA: the fastest single-sample call
-        on CPU, slower batched) or ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links on CPU,
-        ``GPU_UNROLL_MAX_LINKS`` on a GPU, else scan). Results are identical to rounding."""
+        compile time flat in depth), ``"unroll"`` (a Python loop over links: fastest for small
+        robots, compile time grows with the link count), ``"latency"`` (unrolled, with 6x6
+        transforms in the ABA: the fastest single-sample call on CPU, slower batched) or
+        ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links on CPU, ``GPU_UNROLL_MAX_LINKS`` on a
+        GPU, else scan). Results are identical to rounding. The batch kernels of
+        :mod:`jaxdyn.kernels` read the same field: ``"latency"`` is their unrolled form and
+        ``"auto"`` their own size rule."""
         resolve_traversal(self.topology, traversal)
         return self.replace(traversal=traversal)
 

@@ -3,17 +3,14 @@
 In the spatial operator algebra (Rodriguez86 sections 4-5, JainRodriguez95 (4.3)-(4.6)) a *scatter* is an
 application of ``phi^T`` (velocities, accelerations move outward) and a *gather* an application of
 ``phi`` (forces, composite and articulated inertias move inward). Algorithms supply a per-link
-step function; this module supplies the loop. Three strategies (``Layout.traversal``, chosen per
-model with :meth:`jaxdyn.Model.with_traversal`), all computing the same recursion:
+step function; this module supplies the loop. Two strategies (``Layout.traversal``, chosen per
+model with :meth:`jaxdyn.Model.with_traversal`), both computing the same recursion:
 
 * ``"scan"``: one ``jax.lax.scan`` over links in topological order (compile time independent of
   the number of links). The scan carries the previous link's value (a serial chain,
   ``Layout.is_chain``, needs nothing else) plus a small buffer of the branch points' values
   only, never a per-body buffer: under ``vmap`` XLA copied a whole batch-major ``(B, nb+1, ...)``
   buffer at every step, which made the time per sample quadratic in the number of links;
-* ``"level"``: one ``jax.lax.scan`` over depth levels, the step ``vmap``ped across the links of a
-  level (padded to the widest level; pads read and write a dummy slot ``nb + 1``): a branched
-  tree takes ``depth`` sequential steps instead of ``n``;
 * ``"unroll"``: a Python loop over links with static parent indices (no buffer, no dynamic
   indexing; XLA fuses across links). Compile time grows with ``n``: for small robots. The
   model traversal ``"latency"`` walks the same way (its layout says ``"unroll"``, with
@@ -84,20 +81,6 @@ def scatter(lay: Layout, step, link_x, world, root_x=None, pack=False):
             vals[int(lay.link_bodies[j])] = val
             outs.append(out)
         return _stack(vals[:nb]), _stack(outs), root_out
-    if lay.traversal == "level":
-        buf = tmap(lambda b: jnp.concatenate([b, jnp.zeros_like(b[:1])], 0), buf)  # dummy slot nb + 1
-
-        def body(buf, xs):
-            bodies, parents, x = xs
-            pv = tmap(lambda b: b[parents], buf)
-            val, out = jax.vmap(step)(pv, x)
-            buf = tmap(lambda b, v: b.at[bodies].set(v), buf, val)
-            return buf, out
-
-        xs = (jnp.asarray(lay.level_bodies), jnp.asarray(lay.level_parent_read), _to_levels(lay, link_x))
-        buf, link_out = jax.lax.scan(body, buf, xs)
-        return tmap(lambda b: b[:nb], buf), _from_levels(lay, link_out), root_out
-
     # A chain is a special case of the branched scan below (no slot is ever read), kept because
     # skipping the slot select/update is 20-45% faster (chain64/512 ABA and RNEA, CPU).
     if lay.is_chain:  # carry the parent's value only (no buffer read/update per step)
@@ -289,18 +272,6 @@ def _stack(items):
     return tmap(lambda *a: jnp.stack(a), *items)
 
 
-def _to_levels(lay: Layout, link_x):
-    """Per-link inputs ``(n, ...)`` -> per-level ``(L, W, ...)`` (pads repeat link 0)."""
-    idx = jnp.asarray(lay.level_links)
-    return tmap(lambda a: a[idx], link_x)
-
-
-def _from_levels(lay: Layout, level_out):
-    """Per-level outputs ``(L, W, ...)`` -> per-link ``(n, ...)``."""
-    pos = jnp.asarray(lay.link_level_pos)
-    return tmap(lambda a: a.reshape((-1,) + a.shape[2:])[pos], level_out)
-
-
 class Zeros(NamedTuple):
     """A :func:`gather` ``init`` of all-zero accumulators, given by one body's zero value
     ``like`` (a pytree). The scanned sweeps then read no per-body initial values: in the SoA
@@ -362,23 +333,6 @@ def gather(lay: Layout, step, init, link_x, root_x=None, pack=False):
             accs[parent] = tmap(jnp.add, accs[parent], contrib)
         buf = _stack(accs)
         link_out = _stack(outs)
-    elif n and lay.traversal == "level":
-        buf = tmap(lambda b: jnp.concatenate([b, jnp.zeros_like(b[:1])], 0), buf)  # dummy slot nb + 1
-
-        def body(buf, xs):
-            read, bodies, parents, x = xs
-            contrib, out = jax.vmap(step)(tmap(lambda b: b[read], buf), x)
-            buf = tmap(lambda b, c: b.at[parents].add(c), buf, contrib)
-            return buf, out
-
-        xs = (
-            jnp.asarray(lay.level_bodies_read),
-            jnp.asarray(lay.level_bodies),
-            jnp.asarray(lay.level_parent),
-            _to_levels(lay, link_x),
-        )
-        buf, link_out = jax.lax.scan(body, buf, xs, reverse=True)
-        link_out = _from_levels(lay, link_out)
     elif n and lay.is_chain:  # reverse scan carrying the child's contribution only
 
         def chain_body(carry, xs):

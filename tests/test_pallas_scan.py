@@ -3,8 +3,6 @@ in Pallas interpret mode on CPU, against the generic per-sample algorithms, and 
 
 Interpret mode runs the kernel body op by op per program, so the batches are small."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,15 +31,11 @@ def _models():
 MODELS = _models()
 
 
-@pytest.mark.parametrize("algo", ["aba", "aba_aligned", "rnea"])
+@pytest.mark.parametrize("algo", ["aba", "rnea"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_looped_matches_generic_float64(name, algo):
     m = MODELS[name]
-    build, ref_fn = {
-        "aba": (functools.partial(pallas.aba_pallas, frames="body"), jaxdyn.aba),
-        "rnea": (pallas.rnea_pallas, jaxdyn.rnea),
-        "aba_aligned": (pallas.aba_pallas, jaxdyn.aba),
-    }[algo]  # "auto": aligned when looped
+    build, ref_fn = {"aba": (pallas.aba_pallas, jaxdyn.aba), "rnea": (pallas.rnea_pallas, jaxdyn.rnea)}[algo]
     q, qd, x = _state(m, 21, seed=len(name))
     out = jax.jit(build(m, block=8, interpret=True, traversal="scan"))(q, qd, x)
     ref = jax.jit(jax.vmap(ref_fn, (None, 0, 0, 0)))(m, q, qd, x)
@@ -65,29 +59,24 @@ def test_looped_crba_matches_generic_float64(name):
 
 def test_looped_float32_and_auto_choice():
     """float32 within 1e-4 (relative to the largest entry) of the float64 path; ``"auto"``
-    loops beyond PALLAS_MAX_LINKS links and unrolls below; the Jacobian has no looped form."""
+    loops beyond PALLAS_MAX_LINKS links and unrolls below, the model's "latency" unrolls; the
+    Jacobian has no looped form."""
     m64 = builders.chain(14, "revolute", floating_base=True, seed=4, dtype=jnp.float64)
     m32 = builders.chain(14, "revolute", floating_base=True, seed=4, dtype=jnp.float32)
     assert pallas.resolve_traversal(m32, "aba_pallas") == "scan"  # 14 > 12 links
     assert pallas.resolve_traversal(m32, "rnea_pallas") == "unroll"  # 14 <= 32
     assert pallas.resolve_traversal(m32.with_traversal("scan"), "rnea_pallas") == "scan"
+    assert pallas.resolve_traversal(m32.with_traversal("latency"), "aba_pallas") == "unroll"
     q, qd, tau = _state(m64, 9, seed=2)
     ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(m64, q, qd, tau)
-    for frames in ("body", "aligned"):
-        f = jax.jit(pallas.aba_pallas(m32, block=8, interpret=True, frames=frames))
-        out = f(*(a.astype(jnp.float32) for a in (q, qd, tau)))
-        assert out.dtype == jnp.float32
-        assert float(jnp.max(jnp.abs(out - ref)) / jnp.max(jnp.abs(ref))) < 1e-4
+    f = jax.jit(pallas.aba_pallas(m32, block=8, interpret=True))
+    out = f(*(a.astype(jnp.float32) for a in (q, qd, tau)))
+    assert out.dtype == jnp.float32
+    assert float(jnp.max(jnp.abs(out - ref)) / jnp.max(jnp.abs(ref))) < 1e-4
     with pytest.raises(ValueError, match="aba_jacobian_pallas: only the unrolled form"):
         pallas.resolve_traversal(m32, "aba_jacobian_pallas", "scan")
-    with pytest.raises(ValueError, match="traversal must be one of auto, unroll, scan, got 'level'"):
-        pallas.aba_pallas(m32, traversal="level")
-    with pytest.raises(ValueError, match="frames='aligned' is a form of the looped kernel"):
-        pallas.aba_pallas(m32, traversal="unroll", frames="aligned")
-    with pytest.raises(ValueError, match="frames must be 'auto', 'body' or 'aligned'"):
-        pallas.aba_pallas(m32, frames="world")
-    with pytest.raises(ValueError, match="written for the Triton backend"):
-        pallas.aba_pallas(m32, traversal="scan", backend="mosaic")
+    with pytest.raises(ValueError, match="traversal must be one of auto, unroll, scan, got 'zigzag'"):
+        pallas.aba_pallas(m32, traversal="zigzag")
     with pytest.raises(ValueError, match="aba_pallas: argument 'tau' has shape"):
         pallas.aba_pallas(m32, block=8, interpret=True)(q, qd, tau[:, :3])
 
@@ -101,10 +90,8 @@ def test_looped_lowers_for_cuda():
     q = jax.ShapeDtypeStruct((256, m.nq), jnp.float32)
     v = jax.ShapeDtypeStruct((256, m.nv), jnp.float32)
     target = "__gpu$xla.gpu.triton"
-    body = functools.partial(pallas.aba_pallas, frames="body")
     for build, args in (
         (pallas.aba_pallas, (q, v, v)),
-        (body, (q, v, v)),
         (pallas.rnea_pallas, (q, v, v)),
         (pallas.crba_pallas, (q,)),
     ):

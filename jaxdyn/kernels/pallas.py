@@ -48,10 +48,12 @@ PALLAS_TRAVERSALS = ("auto", "unroll", "scan")
 
 def resolve_traversal(model: Model, name: str, traversal: str | None = None) -> str:
     """The traversal a fused kernel ``name`` (e.g. ``"aba_pallas"``) uses for ``model``:
-    ``traversal`` or the model's (:meth:`jaxdyn.Model.with_traversal`); ``"auto"`` unrolls up to
-    :data:`PALLAS_MAX_LINKS` scanned links and loops over links beyond (the ABA, RNEA and CRBA; the
-    Jacobian is unrolled only)."""
+    ``traversal`` or the model's (:meth:`jaxdyn.Model.with_traversal`; its ``"latency"`` is
+    ``"unroll"`` here); ``"auto"`` unrolls up to :data:`PALLAS_MAX_LINKS` scanned links and loops
+    over links beyond (the ABA, RNEA and CRBA; the Jacobian is unrolled only)."""
     t = traversal or model.traversal
+    if t == "latency":
+        t = "unroll"
     if t not in PALLAS_TRAVERSALS:
         raise ValueError(f"{name}: traversal must be one of {', '.join(PALLAS_TRAVERSALS)}, got '{t}'")
     n = len(model.with_traversal("scan").layout.link_bodies)
@@ -71,10 +73,8 @@ def aba_pallas(
     *,
     block: int = 128,
     interpret: bool | None = None,
-    backend: str = "triton",
     num_warps: int | None = None,
     traversal: str | None = None,
-    frames: str = "auto",
 ):
     """Build ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)`` as one Pallas kernel.
 
@@ -83,31 +83,18 @@ def aba_pallas(
       block: samples per program (a power of two).
       traversal: ``"unroll"`` (the whole recursion straight-line, fastest for small robots),
         ``"scan"`` (a loop over links, :mod:`jaxdyn.kernels.pallas_scan`; compile time flat in
-        the number of links; Triton backend only) or ``"auto"`` (:func:`resolve_traversal`);
-        default: the model's traversal.
+        the number of links) or ``"auto"`` (:func:`resolve_traversal`); default: the model's
+        traversal. The looped ABA works in aligned frames (each link's quantities at its origin
+        with the root's axes, as the scanned :func:`jaxdyn.kernels.aba_batch`), the unrolled one
+        in body frames.
       interpret: run the kernel in Pallas interpret mode; default: True unless the default
         backend is a GPU.
-      backend: GPU lowering, ``"triton"`` (the default: the body is elementwise math on 1-D
-        blocks, which Triton maps onto threads directly) or ``"mosaic"`` (Mosaic GPU, the
-        default of ``pallas_call`` itself in jax >= 0.8, which warns that this use is deprecated).
-      num_warps: Triton warps per program (default: Triton's choice).
-      frames: ``"body"`` (each link's quantities in its own frame), ``"aligned"`` (at the link's
-        origin with the root's axes, as the scanned :func:`jaxdyn.kernels.aba_batch`; the looped
-        kernel only) or ``"auto"``: aligned when looped, body frames when unrolled. For the looped
-        talos kernel, aligned frames take 28% fewer floating-point instructions per link step (811
-        against 1126, fixed base), 168 registers against 222 (floating base) and twice the scratch
-        (684 against 335 MiB at batch 131,072): deviceless H100 compile,
-        ``benchmarks/results/gpu-aot-h100-pallas-scan.md``. Neither form has run on a GPU yet.
+      num_warps: Triton warps per program (default: Triton's choice). The kernels are lowered
+        with Triton: their bodies are elementwise math on 1-D blocks, which Triton maps onto
+        threads directly.
     """
-    if frames not in ("auto", "body", "aligned"):
-        raise ValueError(f"aba_pallas: frames must be 'auto', 'body' or 'aligned', got {frames!r}")
     if resolve_traversal(model, "aba_pallas", traversal) == "scan":
-        return _looped(model, "aba" if frames == "body" else "aba_aligned", block, interpret, backend, num_warps)
-    if frames == "aligned":
-        raise ValueError(
-            "aba_pallas: frames='aligned' is a form of the looped kernel (traversal 'scan'); this model's "
-            f"traversal resolves to 'unroll' ({len(model.with_traversal('scan').layout.link_bodies)} links)"
-        )
+        return _looped(model, "aba", block, interpret, num_warps)
     return _fused(
         model,
         "aba_pallas",
@@ -115,7 +102,6 @@ def aba_pallas(
         ("q", "qd", "tau"),
         block,
         interpret,
-        backend,
         num_warps,
     )
 
@@ -125,7 +111,6 @@ def rnea_pallas(
     *,
     block: int = 128,
     interpret: bool | None = None,
-    backend: str = "triton",
     num_warps: int | None = None,
     traversal: str | None = None,
 ):
@@ -134,7 +119,7 @@ def rnea_pallas(
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
     if resolve_traversal(model, "rnea_pallas", traversal) == "scan":
-        return _looped(model, "rnea", block, interpret, backend, num_warps)
+        return _looped(model, "rnea", block, interpret, num_warps)
     return _fused(
         model,
         "rnea_pallas",
@@ -142,17 +127,11 @@ def rnea_pallas(
         ("q", "qd", "qdd"),
         block,
         interpret,
-        backend,
         num_warps,
     )
 
 
-def _looped(model, algo, block, interpret, backend, num_warps):
-    if backend != "triton":
-        raise ValueError(
-            f"{algo.split('_')[0]}_pallas: the looped kernel (traversal 'scan') is written for the Triton backend, "
-            f"got backend={backend!r}"
-        )
+def _looped(model, algo, block, interpret, num_warps):
     from .pallas_scan import looped
 
     return looped(model, algo, block=block, interpret=interpret, num_warps=num_warps)
@@ -163,7 +142,6 @@ def crba_pallas(
     *,
     block: int = 128,
     interpret: bool | None = None,
-    backend: str = "triton",
     num_warps: int | None = None,
     traversal: str | None = None,
 ):
@@ -173,7 +151,7 @@ def crba_pallas(
     :func:`aba_pallas`."""
     nv = model.nv
     if resolve_traversal(model, "crba_pallas", traversal) == "scan":
-        return _looped(model, "crba", block, interpret, backend, num_warps)
+        return _looped(model, "crba", block, interpret, num_warps)
     f = _fused(
         model,
         "crba_pallas",
@@ -181,7 +159,6 @@ def crba_pallas(
         ("q",),
         block,
         interpret,
-        backend,
         num_warps,
         out_width=nv * nv,
     )
@@ -193,7 +170,6 @@ def aba_jacobian_pallas(
     *,
     block: int = 128,
     interpret: bool | None = None,
-    backend: str = "triton",
     num_warps: int | None = None,
 ):
     """Build ``f(q, qd, tau) -> (dqdd/dq (B, nv, nq), dqdd/dqd (B, nv, nv), dqdd/dtau (B, nv, nv))``,
@@ -216,7 +192,7 @@ def aba_jacobian_pallas(
     ``vmap(jacfwd(jaxdyn.aba, argnums=(1, 2, 3)))`` (``q`` in its coordinates, quaternion
     included). Arguments as :func:`aba_pallas`."""
     nq, nv, dt = model.nq, model.nv, model.dtype
-    args = (block, interpret, backend, num_warps)
+    args = (block, interpret, num_warps)
     _check_joints(model, "aba_jacobian_pallas")
 
     def tangent(fn, wrt):  # the forward-mode derivative of fn in its argument `wrt` alone
@@ -228,7 +204,7 @@ def aba_jacobian_pallas(
         return body
 
     names = ("q", "qd", "x", "dx")
-    fd = aba_pallas(model, block=block, interpret=interpret, backend=backend, num_warps=num_warps)
+    fd = aba_pallas(model, block=block, interpret=interpret, num_warps=num_warps)
     did_dq = _fused(model, "aba_jacobian_pallas", tangent(_rnea_unroll, 0), names, *args, tangent_of_q=True)
     did_dqd = _fused(model, "aba_jacobian_pallas", tangent(_rnea_unroll, 1), names, *args)
     minv = _fused(model, "aba_jacobian_pallas", tangent(_aba_unroll, 2), names, *args)
@@ -248,7 +224,7 @@ def aba_jacobian_pallas(
     return jac
 
 
-def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, tangent_of_q=False, out_width=None):
+def _fused(model, name, body, arg_names, block, interpret, num_warps, tangent_of_q=False, out_width=None):
     """One Pallas kernel running ``body(Constants(model), *groups)`` on a block of samples per
     program, each group a list of ``(block,)`` columns: the first argument is ``q (B, nq)``, the
     others ``(B, nv)`` (the last ``(B, nq)`` with ``tangent_of_q``); the output is ``(B, nv)``
@@ -262,16 +238,9 @@ def _fused(model, name, body, arg_names, block, interpret, backend, num_warps, t
         raise ValueError(f"{name}: block must be a power of two, got {block}")
     if interpret is None:
         interpret = jax.default_backend() != "gpu"
-    if backend == "triton":
-        from jax.experimental.pallas import triton as pltriton
+    from jax.experimental.pallas import triton as pltriton
 
-        params = pltriton.CompilerParams(num_warps=num_warps, num_stages=1)
-    elif backend == "mosaic":
-        from jax.experimental.pallas import mosaic_gpu as plmgpu
-
-        params = plmgpu.CompilerParams()
-    else:
-        raise ValueError(f"{name}: backend must be 'triton' or 'mosaic', got {backend!r}")
+    params = pltriton.CompilerParams(num_warps=num_warps, num_stages=1)
     consts = Constants(model)
     nq, nv, dt = model.nq, model.nv, model.dtype
     nout = nv if out_width is None else out_width

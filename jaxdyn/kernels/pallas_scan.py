@@ -6,10 +6,9 @@ with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 2
 sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program holds one
 link step per sweep and compiles in a time flat in the number of links, like the ``"scan"``
 traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions (the ABA in
-aligned frames by default, :func:`~jaxdyn.kernels.soa._aba_kin_step`,
-``_aba_aligned_filter_step``, ``_aba_aligned_smooth_step``, or in body frames with
-``aba_pallas(frames="body")``, ``_aba_vel_step``, ``_aba_filter_step``, ``_aba_smooth_step``;
-``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so the equations and their seed
+aligned frames, :func:`~jaxdyn.kernels.soa._aba_kin_step`, ``_aba_aligned_filter_step``,
+``_aba_aligned_smooth_step``; ``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so
+the equations and their seed
 references are those of :mod:`jaxdyn.kernels.soa`: ABA Rodriguez86 Result 8.1, (8.3)-(8.13); RNEA
 Rodriguez86 (5.1)-(5.6); CRBA Rodriguez86 (7.7)-(7.11) / Featherstone table 6.2, in the common frame.
 
@@ -18,8 +17,8 @@ Per program (a block of ``block`` samples) the loop reads its link's data with d
 * the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa._link_numbers`:
   ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d``, ``S = [sa; sl]``) and the link's topology
   (rows of ``q``/``qd``, branch slots, ancestor ranges) as scalars from small tables;
-* the per-sample values a later sweep needs (ABA: the velocity of sweep 1 and ``U, D^-1, e``
-  of the filter; RNEA: the link forces; CRBA: motion subspaces and composite inertias in the
+* the per-sample values a later sweep needs (ABA: what the kinematics sweep stores per link
+  and ``U, D^-1, e`` of the filter; RNEA: the link forces; CRBA: motion subspaces and composite inertias in the
   common frame) as rows of a scratch buffer in device memory, one ``(block,)`` row per scalar;
 * the parent's value from the loop carry when the parent is the previous link, else from a slot
   of a small buffer of branch-point values (the tables of :func:`jaxdyn.tree._branch_slots` and
@@ -55,10 +54,7 @@ from .soa import (
     Constants,
     _aba_aligned_filter_step,
     _aba_aligned_smooth_step,
-    _aba_filter_step,
     _aba_kin_step,
-    _aba_smooth_step,
-    _aba_vel_step,
     _art_matrix,
     _check_joints,
     _crba_pose_step,
@@ -246,69 +242,6 @@ def _root_x(tabs, **per_dof):
     return x
 
 
-def _aba_body(tabs, K, qT, qdT, tauT, out):
-    """ABA (Rodriguez86 Result 8.1; the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`)."""
-    n, floating = tabs.n, tabs.floating
-    zeros = K.like(_MOTION, _MOTION)
-    # scratch rows: per link v (6) | per link U (6), D^-1, e | slots (_scratch_layout)
-    base_v, base_f = 0, 6 * n
-    sc_slots, g_slots = K.sc_slots, K.g_slots
-    per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
-
-    def root_x():
-        # The free root's rows are loaded where they are used, before the first loop and again
-        # after the gather, so that none of them stays live across the loops (talos floating,
-        # ptxas for sm_90a: 254 -> 232 registers; with the root slot's row read from the table,
-        # see _Kernel.gather, 222; talos fixed: 161). The rest is the root's 6x6 solve, straight
-        # line after the gather (164 without it): registers are allocated per kernel, so it
-        # sets the occupancy of the loops too (2 programs of 4 warps per SM instead of 3).
-        rx = _root_x(
-            tabs,
-            q=tuple(qT[k, :] for k in range(7)),
-            qd=tuple(qdT[k, :] for k in range(6)),
-            tau=tuple(tauT[k, :] for k in range(6)),
-        )
-        rx["v"], _ = _aba_vel_step(None, rx)
-        return rx
-
-    root_v = root_x()["v"] if floating else zeros
-
-    K.scatter(
-        lambda pv, j: _aba_vel_step(pv, K.link_x(j, per, {})),
-        zeros,
-        root_v,
-        sc_slots,
-        lambda j, val, out: K.put(base_v + 6 * j, val),
-    )
-    stored_v = {"v": (base_v, 6, _MOTION)}
-    ufe = (_MOTION, 0.0, 0.0)
-
-    def filt(acc, j):
-        return _aba_filter_step(acc, K.link_x(j, per, stored_v))
-
-    art_zero = K.like((_ART, _MOTION), (_ART, _MOTION))
-    root_acc = K.gather(filt, art_zero, g_slots, lambda j, o: K.put(base_f + 8 * j, o))
-    world = tabs.consts.world
-    root_PZ, root_a = None, zeros
-    if floating:
-        rx = root_x()
-        _, root_PZ = _aba_filter_step(root_acc, rx)
-        root_a, qdd_r = _aba_smooth_step(root_PZ, world, None, rx)
-        for k in range(6):
-            out[k, :] = K.row(qdd_r[k])
-    stored = {"v": (base_v, 6, _MOTION), "f": (base_f, 8, ufe)}
-
-    def smooth(pa, j):
-        x = K.link_x(j, per, stored)
-        x["U"], x["di"], x["e"] = x.pop("f")
-        return _aba_smooth_step(root_PZ, world, pa, x)
-
-    def emit(j, val, qdd):
-        out[K.itab[j, _VROW], :] = K.row(qdd)
-
-    K.scatter(smooth, K.like(world, world), root_a, sc_slots, emit)
-
-
 def _aligned_like(tabs):
     """The structure of what the aligned-frame kinematics sweep stores per link
     (:func:`jaxdyn.kernels.soa._aba_kin_step`): ``d``, ``S`` (``Sa``, plus ``Sl`` if the model
@@ -321,9 +254,10 @@ def _aligned_rows(tabs):
     return len(jax.tree_util.tree_leaves(_aligned_like(tabs)))
 
 
-def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
-    """ABA in aligned frames (the three sweeps of :func:`jaxdyn.kernels.soa._aba_tree`: the
-    parent-to-child transforms are translations, the rotations are in the kinematics sweep)."""
+def _aba_body(tabs, K, qT, qdT, tauT, out):
+    """ABA (Rodriguez86 Result 8.1) in aligned frames: the three sweeps of
+    :func:`jaxdyn.kernels.soa._aba_tree` (the parent-to-child transforms are translations, the
+    rotations are in the kinematics sweep)."""
     floating = tabs.floating
     like = _aligned_like(tabs)
     W = _aligned_rows(tabs)
@@ -332,7 +266,10 @@ def _aba_aligned_body(tabs, K, qT, qdT, tauT, out):
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
     kin_world = (_I3, _ZERO3, _ZERO3)
 
-    def root_x():  # loaded where used, as in _aba_body
+    def root_x():
+        # The free root's rows are loaded where they are used, before the first loop and again
+        # after the gather, so that none of them stays live across the loops (fewer registers per
+        # kernel; registers are allocated per kernel, so they set the occupancy of the loops).
         return _root_x(
             tabs,
             q=tuple(qT[k, :] for k in range(7)),
@@ -512,8 +449,7 @@ class _Algo(NamedTuple):
 
 
 _ALGOS = {
-    "aba": _Algo(_aba_body, 14, 6, 27, ("q", "qd", "tau"), lambda nv: nv),
-    "aba_aligned": _Algo(_aba_aligned_body, lambda t: _aligned_rows(t) + 8, 15, 27, ("q", "qd", "tau"), lambda nv: nv),
+    "aba": _Algo(_aba_body, lambda t: _aligned_rows(t) + 8, 15, 27, ("q", "qd", "tau"), lambda nv: nv),
     "rnea": _Algo(_rnea_body, 6, 12, 6, ("q", "qd", "qdd"), lambda nv: nv),
     "crba": _Algo(_crba_body, 16, 12, 10, ("q",), lambda nv: nv * nv),
 }
@@ -532,8 +468,8 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
     """Build the fused kernel of ``algo`` that loops over the links (module docstring), the
     model's numbers baked in (not differentiable w.r.t. the model):
 
-    * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``; ``"aba_aligned"`` the
-      same in aligned frames (:func:`jaxdyn.kernels.soa._aba_tree`);
+    * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``, in aligned frames
+      (:func:`jaxdyn.kernels.soa._aba_tree`);
     * ``"rnea"``: ``f(q, qd, qdd) -> tau (B, nv)``;
     * ``"crba"``: ``f(q) -> M (B, nv, nv)`` (armature included)."""
     name = f"{algo.split('_')[0]}_pallas"

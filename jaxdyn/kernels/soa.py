@@ -11,11 +11,13 @@ few loop kernels, vectorised over the batch (SIMD lanes on CPU, coalesced thread
 
 Two traversals (``traversal=`` of each kernel, default ``"auto"``): ``"unroll"`` is a Python
 loop over links with static parents and joint types (fastest per sample; compile time grows
-with the number of links), ``"scan"``/``"level"`` run the same link steps through
-:func:`jaxdyn.tree.scatter`/:func:`~jaxdyn.tree.gather` (``lax.scan`` over links or depth
-levels; compile time flat in the number of links; the joint data are then arrays, with a
-type-agnostic revolute/prismatic transform). ``"auto"`` unrolls models with at most
-:data:`SOA_UNROLL_MAX_LINKS` moving links and scans the others.
+with the number of links), ``"scan"`` runs the same link steps through
+:func:`jaxdyn.tree.scatter`/:func:`~jaxdyn.tree.gather` (``lax.scan`` over links; compile time
+flat in the number of links; the joint data are then arrays, with a type-agnostic
+revolute/prismatic transform). ``"auto"`` unrolls models with at most
+:data:`SOA_UNROLL_MAX_LINKS` moving links and scans the others. The default is the model's own
+traversal (:meth:`jaxdyn.Model.with_traversal`), whose single-sample ``"latency"`` form is
+``"unroll"`` here.
 
 Structural zeros (the empty half of a motion subspace, the zero velocity of the world, the
 zero entries of skew matrices) are Python ``0.0`` literals at trace time and are skipped by the
@@ -869,11 +871,6 @@ def _fe_x(x):
     return _split(x["fe"]) if "fe" in x else None
 
 
-def _link_bias_acc(x, S):
-    """``c = v x S qd`` from the link's stored velocity."""
-    return _cross_motion(*x["v"], _v_scale(x["qd"], S[0]), _v_scale(x["qd"], S[1]))
-
-
 def _soa_zeros(structure, B, dtype, nb=None):
     shape = (B,) if nb is None else (nb, B)
     return _no_fold(jax.tree_util.tree_map(lambda _: jnp.zeros(shape, dtype), structure))
@@ -895,39 +892,7 @@ _MOTION = (_ZERO3, _ZERO3)
 _ART = ((0.0,) * 6, (0.0,) * 9, (0.0,) * 6)
 
 
-def _aba_vel_step(parent_v, x):
-    """Outward ABA sweep 1 (a :func:`jaxdyn.tree.scatter` step): the link's velocity."""
-    if "root" in x:
-        return (_split(x["qd"][0:3]), _split(x["qd"][3:6])), None
-    (R, p), S = _link_X_S(x, x["q"])
-    return _velocity(R, p, S, x["qd"], parent_v)[0], None
-
-
-def _aba_filter_step(acc, x):
-    """Inward ABA sweep (a :func:`jaxdyn.tree.gather` step): the link's articulated inertia and
-    bias force from its children's ``acc``, the Riccati filter, the contribution to the parent;
-    outputs ``(U, D^-1, e)`` (the root returns its ``(P, z)`` instead)."""
-    m, h, Ib = _inertia_x(x)
-    P = tuple(_v_add(a, b) for a, b in zip(_rigid_to_art(m, h, Ib), acc[0]))
-    Z = tuple(_v_add(a, b) for a, b in zip(_bias_force(m, h, Ib, *x["v"], _fe_x(x)), acc[1]))
-    if "root" in x:
-        return None, (P, Z)
-    (R, p), S = _link_X_S(x, x["q"])
-    U, di, e, Pa, za = _riccati(P, Z, S, x["arm"], x["tau"], _link_bias_acc(x, S))
-    return (_art_to_parent(R, p, *Pa), _force_to_parent(R, p, *za)), (U, di, e)
-
-
-def _aba_smooth_step(root_PZ, world, parent_a, x):
-    """Outward ABA sweep 2 (a scatter step, with the root's ``(P, z)`` and the world's
-    acceleration bound first): the link's acceleration and ``qdd``."""
-    if "root" in x:
-        R, p = _free_X(_split(x["q"]))
-        return _free_root_solve(R, p, *root_PZ, _split(x["tau"]), _split(x["arm"]), world)
-    (R, p), S = _link_X_S(x, x["q"])
-    return _smooth(R, p, S, _link_bias_acc(x, S), x["U"], x["di"], x["e"], parent_a)
-
-
-# The scanned ABA (traversals "scan" and "level") expresses body i's spatial quantities at its
+# The scanned ABA expresses body i's spatial quantities at its
 # own origin with the axes of a common frame: the free root's body frame, or the world for a fixed
 # base (Pinocchio calls this frame LOCAL_WORLD_ALIGNED). The transform from a parent to a child is
 # then a pure translation by ``d = R_p p`` (Featherstone, RBDA (2.24) with ``E = 1``), so the
@@ -935,10 +900,9 @@ def _aba_smooth_step(root_PZ, world, parent_a, x):
 # outward kinematics sweep instead (the pose chain ``R = R_p R_J``, ``S = R s``, the rigid inertia
 # ``R Ibar R^T``), a few hundred fewer ops per link step. Scanned links have no static structure
 # left to exploit (their axes are arrays), so this measured 1.15-1.3x on talos (32 scanned links)
-# on the 2-core CPU (benchmarks/results/cpu-2026-11-23-aba-aligned.md, benchmarks/aba_frames.py);
-# unrolled links keep the body frames (their structural zeros make those as cheap), and so does
-# the looped Pallas ABA (kernels/pallas_scan.py: its scratch layout holds the body-frame
-# sweeps' values; unmeasured on a GPU either way). Lever arms stay the links' own
+# on the 2-core CPU against the body-frame form (benchmarks/results/cpu-2026-11-23-aba-aligned.md);
+# unrolled links keep the body frames (their structural zeros make those as cheap). The looped
+# Pallas ABA (kernels/pallas_scan.py) runs these same steps. Lever arms stay the links' own
 # offsets, so float32 stays close to the body-frame form (talos: 5.5e-7 against 1.9e-7 relative
 # to the generic path), unlike world-frame quantities (1.5e-5: Riccati terms about a distant
 # origin cancel).
@@ -1012,10 +976,13 @@ def _aba_aligned_filter_step(acc, x):
 
 @_kept_step
 def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
-    """Outward ABA sweep 2 in aligned frames: ``a' = X(d) a_p + c``, ``qdd = D^-1 (e - U^T a')``,
-    ``a = a' + S qdd`` (Rodriguez86 (8.11)-(8.13)); the free root as :func:`_aba_smooth_step`."""
+    """Outward ABA sweep 2 in aligned frames (a scatter step, with the root's ``(P, z)`` and the
+    world's acceleration bound first): ``a' = X(d) a_p + c``, ``qdd = D^-1 (e - U^T a')``,
+    ``a = a' + S qdd`` (Rodriguez86 (8.11)-(8.13)); the free root solves its 6x6 system
+    (:func:`_free_root_solve`)."""
     if "root" in x:
-        return _aba_smooth_step(root_PZ, world, None, x)
+        R, p = _free_X(_split(x["q"]))
+        return _free_root_solve(R, p, *root_PZ, _split(x["tau"]), _split(x["arm"]), world)
     x = _fields(x)
     Sa, Sl = _aligned_S(x)
     aw, av = _motion_to_child(_I3, x["d"], *parent_a)
@@ -1097,21 +1064,21 @@ def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
 
 # --- public entry points ---------------------------------------------------------------------------
 
-TRAVERSALS = ("auto", "unroll", "scan", "level")
+TRAVERSALS = ("auto", "unroll", "scan")
 # "auto" unrolls models with at most this many moving links and scans the rest (the free root does
 # not count). Unrolled SoA programs are the fastest per sample but compile time grows with the
 # link count (talos, 38 links: ~80 s on the 2-core CPU); the scanned form compiles in a time flat
-# in the link count. Measured in benchmarks/results/kernels-cpu.md.
+# in the link count. Measured in benchmarks/results/kernels-cpu.md. Beyond that the tree is
+# scanned link by link on every backend.
 SOA_UNROLL_MAX_LINKS = 12
-# Beyond that the tree is scanned link by link on every backend. "level" (by depth levels) was
-# measured on an H100 for talos (fixed base, 32 links, 10 levels; benchmarks/results/
-# h100-2026-11-23.md): ABA 2.42-2.54e7 samples/s at batch 131,072 against 2.23e7 scanned, but
-# 2.46e7 against 3.65e7 at 2^20; RNEA 5.6e7 against 5.5e7 and 4.9e7 against 7.6e7. On the
-# 2-core CPU it was slower too (49-52 ms against 33 ms per 4096 talos samples).
 
 
 def _traversal(model, traversal):
+    """The kernels' traversal: ``traversal``, else the model's; the model's ``"latency"`` (a
+    single-sample form of the generic algorithms) is ``"unroll"`` here."""
     t = traversal or model.traversal
+    if t == "latency":
+        t = "unroll"
     if t not in TRAVERSALS:
         raise ValueError(f"unknown traversal '{t}', choose one of {', '.join(TRAVERSALS)}")
     if t == "auto":
@@ -1173,9 +1140,10 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
       q ``(B, nq)``, qd ``(B, nv)``, tau ``(B, nv)``; a single sample ``(nq,)``/``(nv,)`` also works.
       f_ext: optional ``(B, nb, 6)`` body wrenches ``[moment; force]`` in body coordinates.
       traversal: ``"unroll"`` (a Python loop over links: fastest, compile time grows with the
-        links), ``"scan"`` / ``"level"`` (:mod:`jaxdyn.tree` sweeps: compile time flat in the
-        links) or ``"auto"`` (unroll up to :data:`SOA_UNROLL_MAX_LINKS` links). Default: the
-        model's ``traversal`` field (``"auto"`` unless set with ``Model.with_traversal``).
+        links), ``"scan"`` (:mod:`jaxdyn.tree` sweeps: compile time flat in the links) or
+        ``"auto"`` (unroll up to :data:`SOA_UNROLL_MAX_LINKS` links). Default: the model's
+        ``traversal`` field (``"auto"`` unless set with ``Model.with_traversal``; its
+        ``"latency"`` is ``"unroll"`` here).
       chunk: process the batch ``chunk`` samples at a time (``lax.map``): bounded memory and
         cache-sized buffers; ``"auto"``: :data:`CPU_CHUNK` on CPU, the whole batch elsewhere;
         ``None``: the whole batch.
