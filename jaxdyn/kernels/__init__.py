@@ -3,12 +3,16 @@
 ``aba_batch(model, q, qd, tau, f_ext=None)``, ``rnea_batch(model, q, qd, qdd, f_ext=None)``,
 ``crba_batch(model, q)`` and ``aba_jacobian_batch(model, q, qd, tau)`` take ``(B, nq)``/``(B, nv)``
 arrays and give the same numbers as ``jax.vmap`` of :func:`jaxdyn.aba`, :func:`jaxdyn.rnea`,
-:func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``; ``traversal="auto" | "unroll" | "scan"`` (default: the model's)
-picks how they walk the tree. Compile them with ``jax.jit``; on CPU,
-``aba_jacobian_batch`` with ``compiler_options=``:data:`COMPILER_OPTIONS`. On a GPU backend the
-scanned traversals stack each link step's outputs into one array (fewer XLA kernels per link
-step). ``jaxdyn.sim.SimOptions(kernel="soa")`` routes batched
-simulation through :func:`aba_batch`.
+:func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``. The first three are what those functions run
+under ``jax.vmap`` over the state (:mod:`jaxdyn.batching`), so they rarely need calling directly;
+``aba_jacobian_batch`` is reached only here. ``traversal="auto" | "unroll" | "scan"`` (default:
+the model's, :meth:`jaxdyn.Model.with_traversal`) picks how they walk the tree.
+
+Compile them with ``jax.jit``; on a CPU, ``aba_jacobian_batch`` with
+``compiler_options=``:data:`COMPILER_OPTIONS` (XLA instruction fusion off: under a plain ``jit``
+panda's did not finish compiling in 17 minutes). On a GPU backend the scanned traversals stack each link
+step's outputs into one array (fewer XLA kernels per link step). The fused Pallas kernels are in
+:mod:`jaxdyn.kernels.pallas`.
 """
 
 from .soa import (
