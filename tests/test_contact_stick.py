@@ -164,12 +164,13 @@ def _energy_rate(model, q, qd, state, ct):
 
 
 def test_never_injects_energy_and_relaxes_out_of_contact():
-    """A block thrown spinning and tumbling onto the slope (mu = 0.5: it lands, slides, bounces
-    on its corners, sticks and slips): at every state of the 1 ms rollout the exact dE/dt of the
-    continuous law, bristle energy included, is never positive (S6), and the run dissipates.
+    """A block thrown spinning onto the slope (mu = 1: it lands, turns over onto another face,
+    bounces on its corners, slides and comes to rest, stuck): at every state of the 1 s rollout
+    at 1 ms the exact dE/dt of the continuous law, bristle energy included, is never positive
+    (S6), and the run dissipates.
     Corners in the air carry no force and their elongation decays by b_t / (b_t + h k_t) per
     step (S5)."""
-    model, ground, _, _ = _block(0.5)
+    model, ground, _, _ = _block(1.0)
     ct = C.Contact(ground, friction="spring")
     n, _ = _slope(THETA)
     q0 = jnp.array([*(0.15 * n), np.cos(0.3), np.sin(0.3), 0.0, 0.0])
@@ -177,14 +178,15 @@ def test_never_injects_energy_and_relaxes_out_of_contact():
 
     @jax.jit
     def rates(q0, qd0):
-        tr = sim.rollout(model, q0, qd0, jnp.zeros((800, 6)), 1e-3, contact=ct)
+        tr = sim.rollout(model, q0, qd0, jnp.zeros((1000, 6)), 1e-3, contact=ct)
         s = tr.contact_state
         p = jax.vmap(lambda q, qd, u: _energy_rate(model, q, qd, u, ct))(tr.q, tr.qd, s)
         cp = jax.vmap(lambda q: C.contact_points(model, q, jnp.zeros(6), ground).depth)(tr.q)
-        return p, cp, s.ground, tr.nonfinite_step
+        return p, cp, s.ground, jnp.abs(tr.qd[-1]).max(), tr.nonfinite_step
 
-    p, depth, u, bad = (np.asarray(a) for a in rates(q0, qd0))
+    p, depth, u, speed, bad = (np.asarray(a) for a in rates(q0, qd0))
     assert int(bad) == -1
+    assert speed < 1e-3  # at rest on the slope at the end
     assert p.max() < 1e-9, p.max()
     assert p.min() < -1.0
     touched = depth > 0
@@ -199,8 +201,8 @@ def test_never_injects_energy_and_relaxes_out_of_contact():
 
 
 def test_finite_derivatives_at_the_special_points_and_no_force_out_of_contact():
-    """Derivatives of the wrenches and of the elongation update w.r.t. the model, the contact
-    (ground, law parameters), q, qd and the elongation are finite at exact touch, zero velocity,
+    """Derivatives of the wrenches and of the elongation update w.r.t. the contact (ground, law
+    parameters), q, qd and the elongation are finite at exact touch, zero velocity,
     zero elongation (stick at f_s = 0), and out of contact with or without elongation; out of
     contact the friction and its velocity derivative (used by the implicit step) are zero."""
     model, _, _, _ = _block(1.0)
@@ -210,12 +212,12 @@ def test_finite_derivatives_at_the_special_points_and_no_force_out_of_contact():
     def q_at(z):
         return jnp.array([0.0, 0.0, z, 1.0, 0.0, 0.0, 0.0])
 
-    def scalar(model, ct, q, qd, u, dt):
+    def scalar(ct, q, qd, u, dt):
         w = ct.wrenches(model, q, qd, u, dt)
         s1 = ct.update_state(model, q, qd, u, dt)
         return jnp.sum(w * jnp.arange(1.0, 7.0)) + jnp.sum(s1.ground * jnp.arange(1.0, 4.0))
 
-    grad = jax.jit(jax.grad(scalar, argnums=(0, 1, 2, 3, 4)))
+    grad = jax.jit(jax.grad(scalar, argnums=(0, 1, 2, 3)))
     u0 = ct.init_state(model)
     assert u0.ground.shape == (8, 3) and u0.pairs.shape == (0, 3)
     u1 = C.ContactState(u0.ground.at[:, 0].set(1e-4), u0.pairs)
@@ -225,7 +227,7 @@ def test_finite_derivatives_at_the_special_points_and_no_force_out_of_contact():
         for qd in (zero, slide):
             for u in (u0, u1):
                 for dt in (0.0, 1e-3):
-                    g = grad(model, ct, q_at(z), qd, u, dt)
+                    g = grad(ct, q_at(z), qd, u, dt)
                     for leaf in jax.tree_util.tree_leaves(g):
                         assert np.all(np.isfinite(np.asarray(leaf))), (z, qd, u, dt)
     D = jax.jit(lambda q, u: ct.velocity_derivative(model, q, zero, u, 1e-3))
@@ -238,9 +240,8 @@ def test_finite_derivatives_at_the_special_points_and_no_force_out_of_contact():
 
 
 def test_gradient_through_a_sticking_rollout_matches_central_differences():
-    """d(downhill position after 0.2 s)/d(k_t) and /d(initial downhill velocity) for the block
-    held on the slope (stick throughout: a smooth segment), forward mode, against central
-    differences."""
+    """d(downhill position after 0.2 s)/d(k_t) for the block held on the slope after a push
+    (stick throughout: a smooth segment), forward mode, against central differences."""
     model, ground, q0, t = _block(1.0)
 
     @jax.jit
@@ -252,20 +253,18 @@ def test_gradient_through_a_sticking_rollout_matches_central_differences():
         return tr.q[-1, :3] @ t
 
     kt, v0 = 1e4, 0.01
-    g = jax.jit(jax.jacfwd(final, argnums=(0, 1)))(kt, v0)
-    hk, hv = 1.0, 1e-6
-    fd_k = (final(kt + hk, v0) - final(kt - hk, v0)) / (2 * hk)
-    fd_v = (final(kt, v0 + hv) - final(kt, v0 - hv)) / (2 * hv)
-    assert np.isfinite(g[0]) and np.isfinite(g[1])
-    assert float(g[0]) < 0 < float(g[1])  # stiffer: less deflection; pushed: further
-    np.testing.assert_allclose(float(g[0]), float(fd_k), rtol=1e-5)
-    np.testing.assert_allclose(float(g[1]), float(fd_v), rtol=1e-5)
+    g = jax.jit(lambda k: jax.jvp(lambda k: final(k, v0), (k,), (jnp.ones(()),))[1])(kt)
+    hk = 1.0
+    fd = (final(kt + hk, v0) - final(kt - hk, v0)) / (2 * hk)
+    assert np.isfinite(g) and float(g) < 0  # stiffer: less deflection
+    np.testing.assert_allclose(float(g), float(fd), rtol=1e-5)
+    assert final(kt, v0) > final(kt, 0.0)  # pushed downhill: held further down
 
 
 def test_shape_pairs_hold_a_tripod_on_a_tilted_box():
     """Pair contacts (sphere-box) carry the bristle too: a three-sphere tripod on a box on the
     world tilted by theta (tan = 0.5 < mu = 1) holds with zero drift over the second of two
-    seconds, where the regularised law creeps downhill."""
+    seconds (the regularised law creeps there at 11.5 mm/s, docs/contact.md)."""
     n, t = _slope(THETA)
     xml = TRIPOD.replace("THETA", repr(float(np.degrees(THETA)))).replace(
         "POS", " ".join(f"{x:.17g}" for x in -0.1 * n)
@@ -286,8 +285,6 @@ def test_shape_pairs_hold_a_tripod_on_a_tilted_box():
     assert int(bad) == -1
     assert abs(x[-1] - x[STEPS // 2]) < 1e-9
     assert np.abs(x - x[0]).max() < 2 * G * np.sin(THETA) / (3 * KT)
-    xr, bad = (np.asarray(a) for a in run(C.Contact(collide_ground=False)))
-    assert int(bad) == -1 and xr[-1] - xr[STEPS // 2] > 1e-3
 
 
 def test_step_and_rollout_carry_the_state_only_for_spring_friction():
@@ -306,17 +303,19 @@ def test_step_and_rollout_carry_the_state_only_for_spring_friction():
     assert len(relaxed) == 3 and relaxed[2].ground.shape == (8, 3)
 
     @jax.jit
-    def two(q0, s0):
-        q1, qd1, s1 = sim.step(model, q0, z, tau, 1e-3, contact=ct, contact_state=s0)
-        q2, _, s2 = sim.step(model, q1, qd1, tau, 1e-3, contact=ct, contact_state=s1)
-        tr = sim.rollout(model, q0, z, jnp.zeros((2, 6)), 1e-3, contact=ct)
-        return q2, s2, tr
+    def one(q0, s0):
+        q1, _, s1 = sim.step(model, q0, z, tau, 1e-3, contact=ct, contact_state=s0)
+        tr = sim.rollout(model, q0, z, jnp.zeros((1, 6)), 1e-3, contact=ct, contact_state=s0)
+        return q1, s1, tr
 
-    q2, s2, tr = two(q0, ct.init_state(model))
-    assert tr.contact_state.ground.shape == (3, 8, 3)
-    assert np.abs(np.asarray(s2.ground)).max() > 0  # the corners' bristles loaded downhill
-    np.testing.assert_allclose(np.asarray(tr.contact_state.ground[2]), np.asarray(s2.ground), atol=1e-15)
-    np.testing.assert_allclose(np.asarray(tr.q[2]), np.asarray(q2), atol=1e-15)
+    s0 = ct.init_state(model)
+    s0 = C.ContactState(s0.ground.at[:, 1].set(1e-5), s0.pairs)  # loaded across the slope
+    q1, s1, tr = one(q0, s0)
+    assert tr.contact_state.ground.shape == (2, 8, 3)
+    np.testing.assert_array_equal(np.asarray(tr.contact_state.ground[0]), np.asarray(s0.ground))
+    assert np.abs(np.asarray(s1.ground[:, 0])).max() > 0  # the corners' bristles loaded downhill
+    np.testing.assert_allclose(np.asarray(tr.contact_state.ground[1]), np.asarray(s1.ground), atol=1e-15)
+    np.testing.assert_allclose(np.asarray(tr.q[1]), np.asarray(q1), atol=1e-15)
     for integrator in ("rk4", "semi_implicit_euler", "variational"):
         with pytest.raises(ValueError, match="implicit_euler|variational"):
             sim.step(model, q0, z, tau, 1e-3, integrator, contact=ct)
