@@ -91,10 +91,27 @@ def test_batched_models_and_spherical_joints_fall_back(monkeypatch):
     assert spy.calls == 0
 
 
+def test_unbatched_derivatives_of_every_order():
+    """One sample, not batched: reverse mode, forward mode and second order pass through the
+    public functions (a custom_vmap alone cannot be transposed) and equal the algorithms'."""
+    model = builders.chain(3, ("revolute", "prismatic"), floating_base=True, seed=15)
+    q, qd, qdd, tau, f = (x[0] for x in _batch(model, 6))
+    for fast, ref, x in ((jaxdyn.aba, aba_mod.aba, tau), (jaxdyn.rnea, rnea_mod.rnea, qdd)):
+        loss = lambda fn: lambda m, q, qd, x, f: jnp.sum(jnp.sin(fn(m, q, qd, x, f)))  # noqa: E731
+        g = jax.grad(loss(fast), argnums=(0, 1, 2, 3, 4))(model, q, qd, x, f)
+        r = jax.grad(loss(ref), argnums=(0, 1, 2, 3, 4))(model, q, qd, x, f)
+        for a, b in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(r)):
+            assert_close(a, b, 1e-12)
+        h = jax.hessian(loss(fast), argnums=1)(model, q, qd, x, f)
+        assert_close(h, jax.hessian(loss(ref), argnums=1)(model, q, qd, x, f), 1e-12)
+    g = jax.grad(lambda m: jnp.sum(jaxdyn.crba(m, q) ** 2))(model)
+    assert_close(g.inertia, jax.grad(lambda m: jnp.sum(crba_mod.crba(m, q) ** 2))(model).inertia, 1e-12)
+
+
 def test_derivatives_through_the_rule():
     """Reverse mode (w.r.t. state and model parameters) and forward mode under vmap equal the
-    algorithms' derivatives (ABA: implicit differentiation; RNEA, CRBA: the sweeps). Each
-    kernel's own derivatives on larger models: tests/test_kernels.py."""
+    algorithms' derivatives (the public functions differentiate the algorithms, ABA by implicit
+    differentiation). The kernels' own derivatives: tests/test_kernels.py."""
     model = builders.chain(3, ("revolute", "prismatic"), floating_base=True, seed=14)
     q, qd, qdd, tau, _ = _batch(model, 4)
 

@@ -20,7 +20,7 @@ from jaxdyn import geometry, sim
 
 HERE = os.path.dirname(__file__)
 XML = os.path.join(HERE, "data", "mjcf", "contact_pairs.xml")
-REF = os.path.join(HERE, "data", "mujoco", "contact_pairs.npz")
+REF = os.path.join(HERE, "data", "mujoco", "contact", "pairs.npz")
 BODIES = ("s1", "s2", "c1", "c2", "b1", "cyl")
 G = 9.81
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxdyn
-from jaxdyn import builders, kernels
+from jaxdyn import algorithms, builders, kernels
 
 
 def _state(model, B, seed=0):
@@ -35,10 +35,10 @@ def tree():
 def _check_aba_rnea(model, traversal, seed=0, **kw):
     """SoA ABA and RNEA against the generic path in float64, and rnea(aba(tau)) == tau."""
     q, qd, tau, fe = _state(model, 5, seed)
-    ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0, 0))(model, q, qd, tau, fe)
+    ref = jax.vmap(algorithms.aba.aba, (None, 0, 0, 0, 0))(model, q, qd, tau, fe)
     out = jax.jit(functools.partial(kernels.aba_batch, traversal=traversal, **kw))(model, q, qd, tau, fe)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
-    ref = jax.vmap(jaxdyn.rnea, (None, 0, 0, 0, 0))(model, q, qd, out, fe)
+    ref = jax.vmap(algorithms.rnea.rnea, (None, 0, 0, 0, 0))(model, q, qd, out, fe)
     tau_back = jax.jit(functools.partial(kernels.rnea_batch, traversal=traversal, **kw))(model, q, qd, out, fe)
     np.testing.assert_allclose(tau_back, ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(tau_back, tau, rtol=1e-9, atol=1e-9)  # rnea(aba(tau)) == tau
@@ -59,7 +59,7 @@ def test_float32_and_single_sample(traversal):
     out = f(m, q, qd, tau)
     assert out.dtype == jnp.float32 and out.shape == (7, m.nv)
     m64 = m.astype(jnp.float64)
-    ref = jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(
+    ref = jax.vmap(algorithms.aba.aba, (None, 0, 0, 0))(
         m64, q.astype(jnp.float64), qd.astype(jnp.float64), tau.astype(jnp.float64)
     )
     scale = np.max(np.abs(ref), axis=1, keepdims=True)
@@ -72,7 +72,7 @@ def test_float32_and_single_sample(traversal):
 @pytest.mark.parametrize("traversal", ["unroll", "scan"])
 def test_crba_matches_generic_float64(tree, traversal):
     q, _, _, _ = _state(tree, 4)
-    ref = jax.vmap(jaxdyn.crba, (None, 0))(tree, q)
+    ref = jax.vmap(algorithms.crba.crba, (None, 0))(tree, q)
     M = jax.jit(functools.partial(kernels.crba_batch, traversal=traversal))(tree, q)
     np.testing.assert_allclose(M, ref, rtol=1e-11, atol=1e-11)
     if traversal == "scan":  # one (nq,) sample in, one (nv, nv) matrix out
@@ -88,7 +88,7 @@ def test_packed_scan_outputs_match_generic(tree, monkeypatch):
     q = _check_aba_rnea(tree, "scan", seed=2, _pack=True)
     assert packed  # the scans did hand their outputs back packed
     M = jax.jit(functools.partial(kernels.crba_batch, traversal="scan", _pack=True))(tree, q)
-    np.testing.assert_allclose(M, jax.vmap(jaxdyn.crba, (None, 0))(tree, q), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(M, jax.vmap(algorithms.crba.crba, (None, 0))(tree, q), rtol=1e-11, atol=1e-11)
 
 
 def test_chunked_batches_equal_whole(tree):
@@ -110,7 +110,7 @@ def test_chunked_batches_equal_whole(tree):
 def test_aba_jacobian_batch_matches_jacfwd(tree):
     """Unchunked and in chunks of 2 (3 samples: one padded piece), against vmap(jacfwd(aba))."""
     q, qd, tau, _ = _state(tree, 3)
-    R = jax.jit(jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), (None, 0, 0, 0)))(tree, q, qd, tau)
+    R = jax.jit(jax.vmap(jax.jacfwd(algorithms.aba.aba, argnums=(1, 2, 3)), (None, 0, 0, 0)))(tree, q, qd, tau)
     for chunk in (None, 2):
         f = functools.partial(kernels.aba_jacobian_batch, traversal="scan", chunk=chunk)
         J = jax.jit(f, compiler_options=kernels.COMPILER_OPTIONS)(tree, q, qd, tau)
@@ -133,7 +133,7 @@ def test_grad_wrt_q_and_mass_matches_generic(traversal):
         return jnp.sum(jnp.sin(kernels.aba_batch(model, q, qd, tau, traversal=traversal)) * w)
 
     def loss_ref(model, q):
-        return jnp.sum(jnp.sin(jax.vmap(jaxdyn.aba, (None, 0, 0, 0))(model, q, qd, tau)) * w)
+        return jnp.sum(jnp.sin(jax.vmap(algorithms.aba.aba, (None, 0, 0, 0))(model, q, qd, tau)) * w)
 
     g = jax.jit(jax.grad(loss_soa, argnums=(0, 1)))(m, q)
     r = jax.jit(jax.grad(loss_ref, argnums=(0, 1)))(m, q)
@@ -143,7 +143,7 @@ def test_grad_wrt_q_and_mass_matches_generic(traversal):
     # the mass matrix too: d/d(q, inertia) of a weighted sum of M
     Wm = jnp.outer(w, w)
     gm = jax.jit(jax.grad(lambda mm, q: jnp.sum(kernels.crba_batch(mm, q, traversal=traversal) * Wm), (0, 1)))(m, q)
-    rm = jax.jit(jax.grad(lambda mm, q: jnp.sum(jax.vmap(jaxdyn.crba, (None, 0))(mm, q) * Wm), (0, 1)))(m, q)
+    rm = jax.jit(jax.grad(lambda mm, q: jnp.sum(jax.vmap(algorithms.crba.crba, (None, 0))(mm, q) * Wm), (0, 1)))(m, q)
     np.testing.assert_allclose(gm[1], rm[1], rtol=1e-8, atol=1e-8)
     # the generic path reads the full 3x3 inertia, the SoA path its symmetric part: equal
     # directional derivatives along symmetric perturbations, i.e. equal symmetrised gradients
@@ -224,8 +224,8 @@ def test_pallas_matches_generic_interpret(algo):
     from jaxdyn.kernels import pallas
 
     build, ref_fn, last = {
-        "aba": (pallas.aba_pallas, jaxdyn.aba, "tau"),
-        "rnea": (pallas.rnea_pallas, jaxdyn.rnea, "qdd"),
+        "aba": (pallas.aba_pallas, algorithms.aba.aba, "tau"),
+        "rnea": (pallas.rnea_pallas, algorithms.rnea.rnea, "qdd"),
     }[algo]
     m = builders.chain(3, ("revolute", "prismatic", "revolute"), floating_base=True, seed=2, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
@@ -248,7 +248,7 @@ def test_crba_unrolled_and_pallas_match_generic():
     m = builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=4, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q, _, _, _ = _state(m, 11, seed=3)
-    ref = jax.jit(jax.vmap(jaxdyn.crba, (None, 0)))(m, q)
+    ref = jax.jit(jax.vmap(algorithms.crba.crba, (None, 0)))(m, q)
     plain = jax.jit(lambda q: soa._rows(soa._crba_unroll(m, soa._model_numbers(m), q.T), 11, m.dtype))(q)
     plain = plain.T.reshape(11, m.nv, m.nv)
     fused = jax.jit(pallas.crba_pallas(m, block=8, interpret=True))(q)
@@ -267,7 +267,7 @@ def test_pallas_aba_jacobian_matches_jacfwd_interpret():
     J = jax.jit(aba_jacobian_pallas(m, block=8, interpret=True))(q, qd, tau)
     with pytest.raises(ValueError, match="aba_jacobian_pallas: argument 'qd' has shape"):
         aba_jacobian_pallas(m, block=8, interpret=True)(q, qd[:, :2], tau)
-    ref = jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), (None, 0, 0, 0))(m, q, qd, tau)
+    ref = jax.vmap(jax.jacfwd(algorithms.aba.aba, argnums=(1, 2, 3)), (None, 0, 0, 0))(m, q, qd, tau)
     for a, b in zip(J, ref):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)

@@ -22,7 +22,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 XML = os.path.join(HERE, "..", "data", "mjcf", "contact_pairs.xml")
-OUT = os.path.join(HERE, "..", "data", "mujoco", "contact_pairs.npz")
+OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "pairs.npz")
 BODIES = ("s1", "s2", "c1", "c2", "b1", "cyl")
 
 
