@@ -249,7 +249,10 @@ class QuadrupedJoystick(Env):
         weights.update(reward_weights or {})
         if contact is None:
             h = dt / substeps
-            contact = Contact(params=ContactParams(friction_velocity=max(2e-2, 2 * h * friction * 9.81)))
+            # the feet against the ground only: the foot spheres never meet one another
+            contact = Contact(
+                params=ContactParams(friction_velocity=max(2e-2, 2 * h * friction * 9.81)), collide_pairs=False
+            )
         self.model = model
         self.dt, self.substeps, self.integrator, self.options = dt, substeps, integrator, options
         self.max_steps, self.actuated, self.action_scale = max_steps, tuple(range(6, 18)), action_scale
