@@ -105,9 +105,9 @@ shapes.
 carries ``(ground, params)`` and the choice of contacts into
 :func:`jaxdyn.sim.forward_dynamics`, :func:`jaxdyn.sim.step` and :func:`jaxdyn.sim.rollout`
 (argument ``contact``; added to ``f_ext``). In the default ``"implicit_euler"`` step the
-contact force is implicit in velocity (linearised backward Euler, :func:`jaxdyn.sim.step`) and
-explicit in position; in the other integrators it is explicit (evaluated at the state of each
-step or stage). ``friction="spring"`` carries its :class:`ContactState` through
+contact force is implicit in velocity (backward Euler in velocity: the linearised step and
+Newton iterations, :func:`jaxdyn.sim.step`) and explicit in position; in the other integrators
+it is explicit (evaluated at the state of each step or stage). ``friction="spring"`` carries its :class:`ContactState` through
 ``sim.step``/``sim.rollout`` (argument ``contact_state``; ``"implicit_euler"`` only).
 """
 
@@ -187,10 +187,10 @@ class ContactParams(eqx.Module):
       ``k d^p c_d = m g c_d``, so the contact settles with the time constant ``2 / (g c_d)``
       (0.02 s) whatever the stiffness; impacts at 0.1-1 m/s lose most of their energy.
     friction_velocity ``eps`` [m/s]: regularisation scale of Coulomb friction. Default 0.02 m/s.
-      In ``"implicit_euler"`` the contact force is implicit in velocity (linearised, see
+      In ``"implicit_euler"`` the contact force is implicit in velocity (backward Euler, see
       :func:`jaxdyn.sim.step`), so the steep friction slope ``mu f_n / eps`` of the regularised
-      zone is stable even under impact loads. Outside that zone the friction is saturated and
-      effectively explicit: a slip smaller than about ``(m / m_eff) h mu g / 2`` then flips sign
+      zone is stable even under impact loads. Outside that zone the friction is saturated and, in
+      the linearised step (``SimOptions(contact_iterations=0)``), effectively explicit: a slip smaller than about ``(m / m_eff) h mu g / 2`` then flips sign
       every step (a bounded period-2 cycle; ``m / m_eff = 1 + m |r x t|^2 / I`` is 3.5 for a
       rolling solid sphere), unless ``eps`` covers it. Hence ``eps ~ 2 h mu g`` (0.02 m/s for
       ``mu = 1`` at ``h = 1 ms``): a rolling sphere then rolls without chatter. Bodies held by

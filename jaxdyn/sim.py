@@ -123,6 +123,8 @@ class SimOptions:
     limit_damping: float = 10.0  # [N m s / rad] soft joint-limit damper (only beyond the limit)
     gravity: bool = True
     newton_iterations: int = 6  # "variational" only: quasi-Newton iterations per step
+    # "implicit_euler" with contact: semi-smooth Newton steps after the linearised contact step
+    contact_iterations: int = 2
     # "soa": forward dynamics is jaxdyn.aba, whose batching rule (jaxdyn.batching) runs the
     # struct-of-arrays kernel jaxdyn.kernels.aba_batch under jax.vmap (same numbers, faster in
     # batch; jvp/jacfwd and grad go through the kernel's own derivatives, tested against
@@ -398,20 +400,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
         qdd = forward_dynamics(md, q, qd, tau, f_ext, options, contact)
     qd_lin = qd
     if contact is not None:
-        # contact forces implicit in velocity, linearised (one Newton step of backward Euler,
-        # BaraffWitkin98 (6) without the position term): (M_d - h D) dv/h = M_d qdd,
-        # D = d tau_c / d qd; keeps stiff regularised friction and contact damping stable
-        Md = crba(md, q)
-        D = contact.velocity_derivative(model, q, qd, contact_state, dt if stateful else 0.0)
-        rhs = Md @ qdd
-        if model.floating_base:
-            # the step below changes the base velocity, in body axes at the start pose, by
-            # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): linearise
-            # about that change, (M_d - h D) qdd = M_d qdd_explicit + h D [0; omega x v_b]
-            frame = spatial.cross(qd[0:3], qd[3:6])
-            rhs = rhs + dt * D[:, 3:6] @ frame
-            qd_lin = qd_lin.at[3:6].add(dt * frame)
-        qdd = jnp.linalg.solve(Md - dt * D, rhs)
+        qdd, qd_lin = _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, stateful, options)
     qd1 = qd + dt * qdd
     state1 = None
     if stateful:
@@ -430,6 +419,70 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     q1 = q1.at[0:3].set(q[0:3] + dt * vw1).at[3:7].set(quat)
     qd1 = qd1.at[3:6].set(spatial.mtv(spatial.quat_to_rotation(quat), vw1))
     return q1, qd1, state1
+
+
+_LINE_SEARCH = (1.0, 0.5, 0.25, 0.125)  # Newton step fractions tried, the best one kept
+
+
+def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, stateful, options):
+    """The ``"implicit_euler"`` acceleration with the contact force implicit in velocity: the
+    root ``a`` of the backward-Euler velocity equation (position and every other force explicit)
+
+        R(a) = M_d (a - qdd) + tau_c(qd) - tau_c(v(a)) = 0,      v(a) = qd_lin + h a,
+
+    with ``qdd`` the explicit acceleration (contact at ``(q, qd)`` included), ``tau_c(v)`` the
+    joint-space contact force at ``(q, v)`` and ``qd_lin = qd`` (fixed base; the floating-base
+    frame term below). The first iterate is the linearised step about ``qd`` (one Newton step of
+    backward Euler, BaraffWitkin98 (6) without the position term): ``(M_d - h D) a = M_d qdd +
+    h D (qd_lin - qd)``, ``D = d tau_c / d qd``. ``options.contact_iterations`` semi-smooth Newton
+    steps with the exact force and its derivative at the iterate follow,
+    ``(M_d - h D(v(a))) da = -R(a)``: the linearisation alone ends on the far side of the
+    no-pull clip of the normal force after a deep step (docs/contact.md, "Time steps").
+    Returns ``(a, qd_lin)``."""
+    hs = dt if stateful else 0.0
+    Md = crba(md, q)
+    D0 = contact.velocity_derivative(model, q, qd, contact_state, hs)
+    Mqdd = Md @ qdd
+    qd_lin = qd
+    rhs = Mqdd
+    if model.floating_base:
+        # the step changes the base velocity, in body axes at the start pose, by
+        # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): linearise about that
+        # change, (M_d - h D) qdd = M_d qdd_explicit + h D [0; omega x v_b]
+        frame = spatial.cross(qd[0:3], qd[3:6])
+        rhs = rhs + dt * D0[:, 3:6] @ frame
+        qd_lin = qd_lin.at[3:6].add(dt * frame)
+    a = jnp.linalg.solve(Md - dt * D0, rhs)
+    if options.contact_iterations == 0:
+        return a, qd_lin
+    other = Mqdd - contact.generalized_forces(model, q, qd, contact_state, hs)
+    L = jax.scipy.linalg.cho_factor(Md)
+    alphas = jnp.asarray(_LINE_SEARCH, qd.dtype)
+
+    def residual(a):
+        return Md @ a - other - contact.generalized_forces(model, q, qd_lin + dt * a, contact_state, hs)
+
+    def merit(R):
+        return R @ jax.scipy.linalg.cho_solve(L, R)
+
+    def newton(_, carry):
+        a, R, m = carry
+        D = contact.velocity_derivative(model, q, qd_lin + dt * a, contact_state, hs)
+        da = -jnp.linalg.solve(Md - dt * D, R)
+        cand = a + alphas[:, None] * da
+        Rc = jax.vmap(residual)(cand)
+        mc = jax.vmap(merit)(Rc)
+        k = jnp.argmin(mc)
+        better = mc[k] < m
+        return (
+            jnp.where(better, cand[k], a),
+            jnp.where(better, Rc[k], R),
+            jnp.where(better, mc[k], m),
+        )
+
+    R0 = residual(a)
+    a, _, _ = jax.lax.fori_loop(0, options.contact_iterations, newton, (a, R0, merit(R0)))
+    return a, qd_lin
 
 
 def step(

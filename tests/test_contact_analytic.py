@@ -177,7 +177,8 @@ def test_sliding_sphere_ends_rolling_and_keeps_its_speed():
     np.testing.assert_allclose(q[:, 2], R, rtol=1e-12)  # no sinking, no hop
     e_roll = 0.5 * M_BALL * v_roll**2 + 0.5 * inertia * (v_roll / R) ** 2 + M_BALL * G * (R_BALL - d)
     e_roll += 1e6 * d**2.5 / 2.5
-    np.testing.assert_allclose(e[late], e_roll, rtol=1e-12)
+    # quadratic in the speeds above: twice their relative round-off (measured 1.1e-12 after 8 s)
+    np.testing.assert_allclose(e[late], e_roll, rtol=2e-12)
 
 
 def test_sphere_spinning_about_the_vertical_keeps_its_spin():

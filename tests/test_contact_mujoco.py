@@ -184,3 +184,25 @@ def test_quadruped_standing_stays_bounded_at_5_ms(ref, solo):
     assert np.all(q[200:, 2] > z_eq - 1e-3) and np.all(q[:, 2] <= q[0, 2] + 1e-9)
     assert d.max() < 1.5e-3
     assert abs(f[-1, 2] / float(ref["solo12_weight"]) - 1) < 1e-3
+
+
+def test_quadruped_dropped_from_10_cm_lands_and_stands_at_5_ms(ref, solo):
+    """``"implicit_euler"`` at h = 5 ms with the default ``ContactParams``, dropped from 10 cm
+    above standing height (1.4 m/s at touch-down), 10 s: the feet land and hold the robot at the
+    static Hunt-Crossley penetration ``(m g / 4 k)^(1/p)`` (0.335 mm), the normal force at the
+    weight, the base standing above the frictionless PD equilibrium. The linearised step alone
+    (``contact_iterations=0``) sinks in: about 187 mm deep by 2 s (docs/contact.md, "Time
+    steps")."""
+    model, run = solo
+    q0 = jnp.asarray(ref["solo12_qpos0"]).at[2].add(0.09)
+    q, f, d, bad = (np.asarray(x) for x in run(model, q0, 5e-3, 0.02))
+    assert int(bad) == -1
+    weight = float(ref["solo12_weight"])
+    static = (weight / 4 / 1e6) ** (1 / 1.5)
+    last = slice(-200, None)  # the last second
+    assert np.all(np.abs(d[last] / static - 1) < 0.05), (d[last].min(), d[last].max(), static)
+    assert d.max() < 1e-2  # the deepest: the first step after touch-down, 1.4 m/s x 5 ms
+    assert np.all(np.abs(f[last, 2] / weight - 1) < 1e-2), (f[last, 2].min() / weight, f[last, 2].max() / weight)
+    z_eq = ref["solo12_frictionless_qpos_final"][2]
+    assert np.all(q[last, 2] > z_eq) and np.all(q[last, 2] < q0[2] - 0.09 + 0.01)
+    assert _tilt(q[-1, 3:7]) < 1e-3
