@@ -7,18 +7,22 @@ import pytest
 from pinocchio_ref import CASES, Ref, swap6
 
 import jaxdyn
+from jaxdyn import algorithms
 
 
 def everything(m, q, v, a, tau, fext):
-    """Every quantity compared with Pinocchio, for one state (vmapped and jitted once per model)."""
+    """Every quantity compared with Pinocchio, for one state (vmapped and jitted once per model).
+    The recursive algorithms are called as :mod:`jaxdyn.algorithms` defines them: under ``vmap``
+    the public ``jaxdyn.aba``/``rnea``/``crba`` run the batch kernels instead, checked against
+    Pinocchio by :func:`test_batched_public_api_matches_pinocchio`."""
     X = jaxdyn.forward_kinematics(m, q)
     F = jaxdyn.frame_placements(m, q)
     out = {
-        "rnea": jaxdyn.rnea(m, q, v, a),
-        "rnea_fext": jaxdyn.rnea(m, q, v, a, fext),
-        "crba": jaxdyn.crba(m, q),
-        "aba": jaxdyn.aba(m, q, v, tau),
-        "aba_fext": jaxdyn.aba(m, q, v, tau, fext),
+        "rnea": algorithms.rnea.rnea(m, q, v, a),
+        "rnea_fext": algorithms.rnea.rnea(m, q, v, a, fext),
+        "crba": algorithms.crba.crba(m, q),
+        "aba": algorithms.aba.aba(m, q, v, tau),
+        "aba_fext": algorithms.aba.aba(m, q, v, tau, fext),
         "nle": jaxdyn.bias_forces(m, q, v),
         "gravity_torque": jaxdyn.gravity_torques(m, q),
         "oMi_R": X.R,
@@ -68,6 +72,39 @@ def ref(request):
     r.out = jax.jit(jax.vmap(everything, in_axes=(None, 0, 0, 0, 0, 0)))(r.model, *args)
     r.out = {k: np.asarray(v) for k, v in r.out.items()}
     return r
+
+
+@pytest.mark.parametrize("robot, base", [("panda", "fixed"), ("talos", "floating")])
+def test_batched_public_api_matches_pinocchio(robot, base):
+    """``jax.vmap`` of the public ``jaxdyn.rnea``/``crba``/``aba`` (the struct-of-arrays kernels:
+    unrolled for panda, scanned for talos) against Pinocchio, with and without external forces."""
+    r = Ref(robot, base)
+    K = r.K
+    stack = lambda f: np.stack([f(k) for k in range(K)])
+    q, v, a, tau, fext = (
+        stack(r.q),
+        stack(lambda k: r.vec(k, "v")),
+        stack(lambda k: r.vec(k, "a")),
+        stack(lambda k: r.vec(k, "tau")),
+        stack(r.fext),
+    )
+
+    def public(m, q, v, a, tau, fext):
+        return (
+            jaxdyn.rnea(m, q, v, a),
+            jaxdyn.rnea(m, q, v, a, fext),
+            jaxdyn.crba(m, q),
+            jaxdyn.aba(m, q, v, tau),
+            jaxdyn.aba(m, q, v, tau, fext),
+        )
+
+    out = jax.jit(jax.vmap(public, in_axes=(None, 0, 0, 0, 0, 0)))(r.model, q, v, a, tau, fext)
+    for k in range(K):
+        close(out[0][k], r.vec(k, "rnea"))
+        close(out[1][k], r.vec(k, "rnea_fext"))
+        close(out[2][k], r.mat(k, "crba"))
+        close(out[3][k], r.vec(k, "aba"), rtol=1e-8)
+        close(out[4][k], r.vec(k, "aba_fext"), rtol=1e-8)
 
 
 def test_layout(ref):
