@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import jaxdyn
+from jaxdyn import algorithms
 from jaxdyn.io import mjcf as mj
 from jaxdyn.io.mjcf import MJCFError, load_mjcf
 
@@ -54,17 +55,19 @@ def free_T(q):
 
 
 def _dyn(m, q, v, a, f):
-    """Everything compared with MuJoCo for one state, in jaxdyn's coordinates."""
+    """Everything compared with MuJoCo for one state, in jaxdyn's coordinates. The recursive
+    algorithms as :mod:`jaxdyn.algorithms` defines them (under ``vmap`` the public functions run
+    the batch kernels, checked on an MJCF model by test_kernels_and_rollout_on_mjcf_model)."""
     vj = mj.velocity_from_mujoco(m, q, v)
     aj = jnp.stack([mj.acceleration_from_mujoco(m, q, v, a), mj.acceleration_from_mujoco(m, q, v, jnp.zeros_like(a))])
-    tau = jax.vmap(lambda acc: jaxdyn.rnea(m, q, vj, acc))(aj)
+    tau = jax.vmap(lambda acc: algorithms.rnea.rnea(m, q, vj, acc))(aj)
     X = jaxdyn.forward_kinematics(m, q)
     return dict(
-        M=jaxdyn.crba(m, q),
+        M=algorithms.crba.crba(m, q),
         inv=tau[0],
         bias=tau[1],
         vj=vj,
-        fwd=mj.acceleration_to_mujoco(m, q, vj, jaxdyn.aba(m, q, vj, mj.force_from_mujoco(m, q, f))),
+        fwd=mj.acceleration_to_mujoco(m, q, vj, algorithms.aba.aba(m, q, vj, mj.force_from_mujoco(m, q, f))),
         XR=X.R,
         Xp=X.p,
     )
@@ -621,6 +624,11 @@ def test_kernels_and_rollout_on_mjcf_model():
     q, v, tau = (jnp.asarray(r[k]) for k in ("qpos", "qvel", "qfrc_applied"))
     qdd = jaxdyn.kernels.aba_batch(m, q, v, tau)
     np.testing.assert_allclose(qdd, r["forward"], rtol=1e-10, atol=1e-10)  # MuJoCo's mj_forward
+    # the public functions under vmap (the same kernels): MuJoCo's forward dynamics and mass matrix
+    qdd = jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))(m, q, v, tau)
+    np.testing.assert_allclose(qdd, r["forward"], rtol=1e-10, atol=1e-10)
+    M = jax.vmap(jaxdyn.crba, in_axes=(None, 0))(m, q) + jnp.diag(m.armature)
+    np.testing.assert_allclose(M, r["M"], rtol=1e-10, atol=1e-10)  # mj_fullM holds the armature
     traj = jaxdyn.rollout(m, q[0], v[0], jnp.zeros((5, m.nv)), dt=1e-3)
     assert bool(jnp.all(jnp.isfinite(traj.q)))
 
