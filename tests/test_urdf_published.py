@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import jaxdyn
+from jaxdyn import algorithms
 from jaxdyn.io import inertia as inertia_mod
 from jaxdyn.io.errors import InertiaWarning, LoadError
 
@@ -37,13 +38,21 @@ def _perm(model, ref):
     return np.array(pq), np.array(pv)
 
 
-@jax.jit
-def _dynamics(model, q, v, a, tau):
-    f = lambda q, v, a, tau: (jaxdyn.crba(model, q), jaxdyn.rnea(model, q, v, a), jaxdyn.aba(model, q, v, tau))
-    return jax.vmap(f)(q, v, a, tau)
+def _make_dynamics(crba, rnea, aba):
+    @jax.jit
+    def dynamics(model, q, v, a, tau):
+        f = lambda q, v, a, tau: (crba(model, q), rnea(model, q, v, a), aba(model, q, v, tau))
+        return jax.vmap(f)(q, v, a, tau)
+
+    return dynamics
 
 
-def _compare(model, ref):
+# every file: the per-sample algorithms; float32: the public functions, whose batch runs the kernels
+_dynamics = _make_dynamics(algorithms.crba.crba, algorithms.rnea.rnea, algorithms.aba.aba)
+_dynamics_public = _make_dynamics(jaxdyn.crba, jaxdyn.rnea, jaxdyn.aba)
+
+
+def _compare(model, ref, dynamics=_dynamics):
     pq, pv = _perm(model, ref)
     K, nq = ref["q"].shape
     q = np.zeros((K, model.nq))
@@ -51,7 +60,7 @@ def _compare(model, ref):
     to = lambda x: np.zeros_like(x).at[..., pv].set(x) if isinstance(x, jnp.ndarray) else _scatter(x, pv)
     v, a, tau = (to(ref[k]) for k in ("v", "a", "tau"))
     dt = model.dtype
-    M, rnea, aba = _dynamics(model, *(jnp.asarray(x, dt) for x in (q, v, a, tau)))
+    M, rnea, aba = dynamics(model, *(jnp.asarray(x, dt) for x in (q, v, a, tau)))
     M = np.asarray(M, np.float64)[:, pv][:, :, pv]
     return M, np.asarray(rnea, np.float64)[:, pv], np.asarray(aba, np.float64)[:, pv]
 
@@ -80,7 +89,7 @@ def test_matches_pinocchio_as_written(name):
 
 def test_float32_matches_pinocchio():
     model, ref, _ = _load("anymal_c", dtype=jnp.float32)
-    M, rnea, aba = _compare(model, ref)
+    M, rnea, aba = _compare(model, ref, _dynamics_public)
     assert _rel(M, ref["M"]) < 1e-5 and _rel(rnea, ref["rnea"]) < 1e-4
     assert np.max(np.abs(aba - ref["aba"]) / (1 + np.abs(ref["aba"]))) < 1e-3
 
