@@ -1,0 +1,224 @@
+"""Train the Solo12 joystick task (:class:`jaxdyn.envs.QuadrupedJoystick`) with Brax's PPO.
+
+The jaxdyn environment goes through :func:`jaxdyn.envs.adapters.to_brax`; ``brax.training``'s
+PPO (``brax.training.agents.ppo.train``) trains it with Brax's own wrappers (episode length,
+automatic reset, and domain randomisation: every parallel environment gets its own link
+masses, foot friction and motor strengths from :func:`jaxdyn.envs.quadruped.brax_randomization`).
+The PPO hyper-parameters of the full run are those of MuJoCo Playground's Go1 joystick
+configuration (Zakka et al. 2025) scaled down in batch size; ``--quick`` is a small run that
+checks the pipeline end to end on a CPU in a few minutes.
+
+Writes ``examples/output/quadruped/`` ``learning_curve.png`` (evaluation return against
+environment steps), ``walk.gif`` (the trained policy, drawn by :func:`jaxdyn.viewer.animate`
+with the base trail), and ``run.json`` (settings, wall times, returns). Needs the ``rl`` extra
+(``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
+
+    python examples/train_quadruped.py --quick     # 154 k steps, about 6 CPU-minutes
+    python examples/train_quadruped.py             # 50 M steps: a GPU run
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import os
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxdyn
+from jaxdyn import viewer
+from jaxdyn._optional import require
+from jaxdyn.envs import QuadrupedJoystick
+from jaxdyn.envs.adapters import to_brax
+from jaxdyn.envs.quadruped import brax_randomization
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output", "quadruped")
+
+FULL = dict(
+    num_timesteps=50_000_000,
+    num_envs=4096,
+    batch_size=256,
+    num_minibatches=32,
+    unroll_length=20,
+    num_updates_per_batch=4,
+    num_evals=10,
+    num_eval_envs=128,
+    episode_length=1000,
+    hidden=(128, 128, 128, 128),
+)
+QUICK = dict(
+    num_timesteps=150_000,
+    num_envs=128,
+    batch_size=128,
+    num_minibatches=4,
+    unroll_length=20,
+    num_updates_per_batch=4,
+    num_evals=6,
+    num_eval_envs=32,
+    episode_length=250,
+    hidden=(64, 64),
+)
+
+
+def _brax_on_new_jax():
+    """Brax 0.14 calls ``jax.device_put_replicated``, which jax 0.10 removed; supply the
+    documented replacement (a stacked copy per device, laid out along the devices) to this
+    script's jax module when it is missing. jaxdyn itself does not use it."""
+    if hasattr(jax, "device_put_replicated"):  # False once removed (the attribute access raises)
+        return
+
+    def device_put_replicated(x, devices):
+        mesh = jax.sharding.Mesh(np.array(devices), ("d",))
+        sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+        return jax.tree_util.tree_map(lambda a: jax.device_put(jnp.stack([a] * len(devices)), sharding), x)
+
+    jax.device_put_replicated = device_put_replicated
+
+
+def make_env():
+    """The Solo12 joystick task with the feet colliding with the ground only: with contacts
+    between foot spheres, saturated actions make the physics step diverge, and one non-finite
+    reward turns every PPO parameter into NaN (docs/rl.md)."""
+    env = QuadrupedJoystick()
+    return eqx.tree_at(lambda e: e.contact, env, dataclasses.replace(env.contact, collide_pairs=False))
+
+
+def train(cfg, seed):
+    _brax_on_new_jax()
+    ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
+    networks = require("brax.training.agents.ppo.networks", "rl", "examples/train_quadruped.py")
+    env = make_env()
+    curve, times = [], []
+    t0 = time.perf_counter()
+
+    def progress(step, metrics):
+        bad = [k for k, v in metrics.items() if not np.all(np.isfinite(np.asarray(v)))]
+        if bad:
+            print(f"  non-finite metrics at step {int(step)}: {bad}", flush=True)
+        curve.append((int(step), float(metrics["eval/episode_reward"]), float(metrics["eval/episode_reward_std"])))
+        times.append(time.perf_counter() - t0)
+        print(
+            f"  {int(step):>10,d} steps  return {curve[-1][1]:8.3f} +- {curve[-1][2]:.3f}  ({times[-1]:.0f} s)",
+            flush=True,
+        )
+
+    factory = functools.partial(
+        networks.make_ppo_networks, policy_hidden_layer_sizes=cfg["hidden"], value_hidden_layer_sizes=cfg["hidden"]
+    )
+    make_policy, params, _ = ppo.train(
+        environment=to_brax(env),
+        num_timesteps=cfg["num_timesteps"],
+        num_envs=cfg["num_envs"],
+        batch_size=cfg["batch_size"],
+        num_minibatches=cfg["num_minibatches"],
+        unroll_length=cfg["unroll_length"],
+        num_updates_per_batch=cfg["num_updates_per_batch"],
+        num_evals=cfg["num_evals"],
+        num_eval_envs=cfg["num_eval_envs"],
+        episode_length=cfg["episode_length"],
+        learning_rate=3e-4,
+        entropy_cost=1e-2,
+        discounting=0.97,
+        clipping_epsilon=0.2,
+        max_grad_norm=1.0,
+        normalize_observations=True,
+        reward_scaling=1.0,
+        network_factory=factory,
+        randomization_fn=brax_randomization(),
+        progress_fn=progress,
+        seed=seed,
+    )
+    return env, make_policy(params, deterministic=True), curve, times, time.perf_counter() - t0
+
+
+def walk(env, policy, steps, seed):
+    """A rollout of the deterministic policy on the nominal robot: base positions and q."""
+    state = env.reset(jax.random.PRNGKey(seed))
+
+    @jax.jit
+    def run(state):
+        def body(carry, k):
+            s = carry
+            a, _ = policy(env.observation(s), k)
+            s2, _, r, d, _ = env.step(s, a)
+            return s2, (s.q, r, d)
+
+        keys = jax.random.split(jax.random.PRNGKey(seed + 1), steps)
+        return jax.lax.scan(body, state, keys)[1]
+
+    return state.goal, run(state)
+
+
+def plot_curve(curve, path, title):
+    require("matplotlib", "pictures", "examples/train_quadruped.py")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    steps, ret, std = (np.array(x) for x in zip(*curve))
+    fig = Figure(figsize=(6, 3.6), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(111)
+    ax.plot(steps, ret, "o-", color="#2e6f95")
+    ax.fill_between(steps, ret - std, ret + std, color="#2e6f95", alpha=0.2)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("evaluation return")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a small run for a CPU (a few minutes)")
+    ap.add_argument("--timesteps", type=int, default=None, help="override the number of environment steps")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=OUT)
+    args = ap.parse_args()
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.timesteps:
+        cfg["num_timesteps"] = args.timesteps
+    os.makedirs(args.out, exist_ok=True)
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, jaxdyn {jaxdyn.__version__}; config {cfg}")
+    env, policy, curve, times, wall = train(cfg, args.seed)
+    print(f"trained in {wall:.0f} s; return {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
+    label = "quick run" if args.quick else "full run"
+    plot_curve(curve, os.path.join(args.out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({label})")
+    command, (qs, rs, ds) = walk(env, policy, 150, args.seed)
+    qs = np.asarray(qs)
+    c = np.asarray(command)
+    viewer.animate(
+        env.model,
+        qs,
+        os.path.join(args.out, "walk.gif"),
+        fps=25,
+        stride=2,
+        trail="base_link",
+        dt=env.dt,
+        title=f"command vx={c[0]:.2f} vy={c[1]:.2f} yaw={c[2]:.2f}",
+        view=(20.0, -60.0),
+        dpi=60,
+    )
+    run = dict(
+        config={k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
+        seed=args.seed,
+        device=jax.devices()[0].device_kind,
+        jax=jax.__version__,
+        wall_s=wall,
+        curve=[dict(steps=s, ret=r, std=sd, wall_s=t) for (s, r, sd), t in zip(curve, times)],
+        walk=dict(steps=len(rs), ret=float(np.sum(rs)), terminated=bool(np.any(ds)), command=c.tolist()),
+    )
+    with open(os.path.join(args.out, "run.json"), "w") as f:
+        json.dump(run, f, indent=1)
+    print(f"walk: return {run['walk']['ret']:.3f} over {len(rs)} steps; wrote {args.out}")
+
+
+if __name__ == "__main__":
+    jnp.zeros(())  # start the backend before timing
+    main()
