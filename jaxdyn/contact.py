@@ -123,10 +123,10 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from . import geometry
-from .algorithms.kinematics import body_velocities, forward_kinematics
+from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_motions_world, forward_kinematics
 from .algorithms.rnea import rnea_full
 from .model import Model
-from .spatial import cross, mm, mtv, mv
+from .spatial import Pose, cross, mm, mtv, mv
 
 
 def _array(x):
@@ -142,6 +142,7 @@ __all__ = [
     "ContactState",
     "FRICTION_LAWS",
     "ContactPoints",
+    "JointSpaceContacts",
     "PairContacts",
     "CollisionPairs",
     "contact_points",
@@ -286,10 +287,16 @@ class Contact(eqx.Module):
     def velocity_derivative(
         self, model: Model, q, qd, state: ContactState | None = None, dt=0.0
     ) -> Float[Array, "nv nv"]:
-        """``d tau_c / d qd``: how the joint-space contact force changes with the velocity
-        (forward-mode, ``nv`` directions); used by the ``"implicit_euler"`` step, with the
-        step's ``dt`` for ``friction="spring"``."""
-        return jax.jacfwd(lambda v: self.generalized_forces(model, q, v, state, dt))(jnp.asarray(qd, model.dtype))
+        """``d tau_c / d qd``: how the joint-space contact force changes with the velocity, in
+        closed form (:meth:`JointSpaceContacts.velocity_derivative`); used by the
+        ``"implicit_euler"`` step, with the step's ``dt`` for ``friction="spring"``."""
+        return self.joint_space(model, q, state, dt).velocity_derivative(jnp.asarray(qd, model.dtype))
+
+    def joint_space(self, model: Model, q, state: ContactState | None = None, dt=0.0) -> JointSpaceContacts:
+        """Every contact (ground points, then pairs) at the configuration ``q`` with its
+        velocity Jacobian: the joint-space force and its velocity derivative at any velocity
+        without repeating the kinematics (:class:`JointSpaceContacts`)."""
+        return _joint_space_contacts(model, q, self, self._state(model, state), dt)
 
     def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
         """``du/dt`` of (S4) at ``(q, qd, u)`` (``friction="spring"`` only)."""
@@ -368,6 +375,108 @@ class PairContacts(eqx.Module):
     body2: tuple[int, ...] = eqx.field(static=True)
 
 
+class JointSpaceContacts(eqx.Module):
+    """The ``m`` contacts of a model at one configuration (:meth:`Contact.joint_space`), as
+    functions of the joint velocity ``v``: contact ``c`` has the penetration ``d_c``, unit normal
+    ``n_c`` and friction ``mu_c`` of the configuration, and the velocity ``v_c = G_c v`` of the
+    pushed body's material point at the witness (relative to the other body's for a pair), with
+    ``G_c`` ``(3, nv)`` the world-frame point Jacobian (``J_2 - J_1`` for a pair). By the
+    principle of virtual power the joint-space force is
+
+        tau_c(v) = sum_c G_c^T f_c(G_c v),                                              (J1)
+
+    equal to :func:`generalized_forces` (which goes through the body wrenches and RNEA), and its
+    velocity derivative, with the 3x3 force-velocity Jacobian of the contact law per contact,
+
+        D(v) = d tau_c / d v = sum_c G_c^T (d f_c / d v_c) G_c.                          (J2)
+
+    ``d f_c / d v_c`` is ``jax.jacfwd`` of the law over the 3 velocity components, vmapped over
+    the contacts: 3 directions instead of ``nv`` directions through kinematics and RNEA.
+    """
+
+    depth: Float[Array, " m"]
+    normal: Float[Array, "m 3"]
+    mu: Float[Array, " m"]
+    G: Float[Array, "m 3 nv"]
+    elongation: Float[Array, "m 3"] | None
+    params: ContactParams
+    dt: Float[Array, ""]
+
+    def point_forces(self, v) -> Float[Array, "m 3"]:
+        """World force ``f_c`` of every contact at the joint velocity ``v``."""
+        vel = _mv_rows(self.G, v)
+        return _force_law(self.depth, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt)[0]
+
+    def forces(self, v) -> Float[Array, " nv"]:
+        """``tau_c(v)``, (J1)."""
+        return _mtv_rows(self.G, self.point_forces(v))
+
+    def velocity_derivative(self, v) -> Float[Array, "nv nv"]:
+        """``D(v)``, (J2)."""
+        dtype = self.G.dtype
+
+        def law(d, n, vel, mu, u):
+            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt)[0]
+
+        K = jax.vmap(jax.jacfwd(law, argnums=2))(self.depth, self.normal, _mv_rows(self.G, v), self.mu, self.elongation)
+        KG = jnp.einsum("mij,mjn->min", K, self.G)
+        return jnp.einsum("mik,min->kn", self.G, KG)
+
+
+def _mv_rows(G, v):
+    return jnp.einsum("min,n->mi", G, v)
+
+
+def _mtv_rows(G, f):
+    return jnp.einsum("min,mi->n", G, f)
+
+
+def _point_jacobians(model: Model, Jw, bodies, points):
+    """World-frame velocity Jacobians ``(m, 3, nv)`` of the material points of ``bodies``
+    (``-1``: the world, zero rows) at the world ``points``: ``v_p = v_O + omega x p`` from the
+    world Jacobian ``Jw`` about the world origin (Rodriguez86 (7.2))."""
+    b = np.where(np.asarray(bodies, np.int64) < 0, model.nb, np.asarray(bodies, np.int64))
+    eye = jnp.broadcast_to(jnp.eye(3, dtype=points.dtype), (len(b), 3, 3))
+    return _jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")[:, 3:]
+
+
+def _joint_space_contacts(model: Model, q, contact: Contact, state, dt) -> JointSpaceContacts:
+    dtype = model.dtype
+    q = jnp.asarray(q, dtype)
+    depth, normal, mu, G, u = [], [], [], [], []
+    use_ground = contact.collide_ground and _has_ground_points(model.geoms)
+    use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
+    Jw, X = dof_motions_world(model, q)
+    F = _frames(model, q, X=X)
+    if use_ground:
+        cp = _contact_points(model, F, contact.ground)
+        n = _unit(jnp.asarray(contact.ground.normal, dtype))
+        depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
+        G.append(_point_jacobians(model, Jw, cp.body, cp.point))
+        if state is not None:
+            u.append(state.ground)
+    if use_pairs:
+        pc = _pair_contacts(model, F, contact.exclude)
+        depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
+        G.append(_point_jacobians(model, Jw, pc.body2, pc.point) - _point_jacobians(model, Jw, pc.body1, pc.point))
+        if state is not None:
+            u.append(state.pairs)
+    if not depth:
+        z = jnp.zeros((0,), dtype)
+        depth, mu, normal, G = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 3, model.nv), dtype)]
+        u = [jnp.zeros((0, 3), dtype)] if state is not None else []
+    cat = jnp.concatenate
+    return JointSpaceContacts(
+        cat(depth),
+        cat(normal),
+        cat(mu),
+        cat(G),
+        cat(u) if state is not None else None,
+        contact.params,
+        jnp.asarray(dt, dtype),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # small batched helpers (explicit sums, as jaxdyn.spatial, for XLA CPU; see XLA-CPU-sum)
 
@@ -407,12 +516,17 @@ class _Frames(NamedTuple):
     v: Float[Array, "nb1 3"]
 
 
-def _frames(model: Model, q, qd) -> _Frames:
-    X = forward_kinematics(model, q)
-    V = body_velocities(model, q, qd)  # (nb, 6) body frame [omega; v]
+def _frames(model: Model, q, qd=None, X=None) -> _Frames:
+    """The frames at ``(q, qd)``; without ``qd`` the velocities are zero (no RNEA pass). ``X``:
+    the body poses at ``q`` if already computed."""
+    X = forward_kinematics(model, q) if X is None else X
     dt = model.dtype
     z = jnp.zeros((1, 3), dt)
     R = jnp.concatenate([X.R, jnp.eye(3, dtype=dt)[None]])
+    if qd is None:
+        zw = jnp.zeros((model.nb + 1, 3), dt)
+        return _Frames(R, jnp.concatenate([X.p, z]), zw, zw)
+    V = body_velocities(model, q, qd)  # (nb, 6) body frame [omega; v]
     return _Frames(
         R,
         jnp.concatenate([X.p, z]),

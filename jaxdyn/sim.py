@@ -391,13 +391,8 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     stateful = contact is not None and contact.stateful
     if stateful:
         contact_state = contact.init_state(model) if contact_state is None else contact_state
-        # the bristle's elastic force at the end-of-step elongation u + h v_t
-        # (docs/contact.md (S2)): its stiffness then enters D below
-        fc = contact.wrenches(model, q, qd, contact_state, dt)
-        f_ext = fc if f_ext is None else f_ext + fc
-        qdd = forward_dynamics(md, q, qd, tau, f_ext, options)
-    else:
-        qdd = forward_dynamics(md, q, qd, tau, f_ext, options, contact)
+    # every force but the contact's, explicit; the contact's joint-space force is added below
+    qdd = forward_dynamics(md, q, qd, tau, f_ext, options)
     qd_lin = qd
     if contact is not None:
         qdd, qd_lin = _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, stateful, options)
@@ -428,23 +423,27 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     """The ``"implicit_euler"`` acceleration with the contact force implicit in velocity: the
     root ``a`` of the backward-Euler velocity equation (position and every other force explicit)
 
-        R(a) = M_d (a - qdd) + tau_c(qd) - tau_c(v(a)) = 0,      v(a) = qd_lin + h a,
+        R(a) = M_d (a - qdd) - tau_c(v(a)) = 0,      v(a) = qd_lin + h a,
 
-    with ``qdd`` the explicit acceleration (contact at ``(q, qd)`` included), ``tau_c(v)`` the
-    joint-space contact force at ``(q, v)`` and ``qd_lin = qd`` (fixed base; the floating-base
-    frame term below). The first iterate is the linearised step about ``qd`` (one Newton step of
+    with ``qdd`` the acceleration of every force but the contact's, ``tau_c(v)`` the joint-space
+    contact force at ``(q, v)`` (:meth:`jaxdyn.contact.Contact.joint_space`: point Jacobians and
+    the law's 3x3 velocity derivatives, no RNEA) and ``qd_lin = qd`` (fixed base; the
+    floating-base frame term below). With ``friction="spring"`` the bristle's elastic force is
+    taken at the end-of-step elongation ``u + h v_t`` (docs/contact.md (S2)), so its stiffness
+    enters ``D``. The first iterate is the linearised step about ``qd`` (one Newton step of
     backward Euler, BaraffWitkin98 (6) without the position term): ``(M_d - h D) a = M_d qdd +
-    h D (qd_lin - qd)``, ``D = d tau_c / d qd``. ``options.contact_iterations`` semi-smooth Newton
-    steps with the exact force and its derivative at the iterate follow,
-    ``(M_d - h D(v(a))) da = -R(a)``: the linearisation alone ends on the far side of the
-    no-pull clip of the normal force after a deep step (docs/contact.md, "Time steps").
-    Returns ``(a, qd_lin)``."""
-    hs = dt if stateful else 0.0
+    tau_c(qd) + h D (qd_lin - qd)``, ``D = d tau_c / d qd``. ``options.contact_iterations``
+    semi-smooth Newton steps with the exact force and its derivative at the iterate follow,
+    ``(M_d - h D(v(a))) da = -R(a)``, each keeping the best of the step fractions
+    ``_LINE_SEARCH`` by ``R^T M_d^-1 R`` if it improves on the current iterate: the linearisation
+    alone ends on the far side of the no-pull clip of the normal force after a deep step
+    (docs/contact.md, "Time steps"). Returns ``(a, qd_lin)``."""
+    js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0)
     Md = crba(md, q)
-    D0 = contact.velocity_derivative(model, q, qd, contact_state, hs)
-    Mqdd = Md @ qdd
+    D0 = js.velocity_derivative(qd)
+    other = Md @ qdd
     qd_lin = qd
-    rhs = Mqdd
+    rhs = other + js.forces(qd)
     if model.floating_base:
         # the step changes the base velocity, in body axes at the start pose, by
         # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): linearise about that
@@ -455,19 +454,18 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     a = jnp.linalg.solve(Md - dt * D0, rhs)
     if options.contact_iterations == 0:
         return a, qd_lin
-    other = Mqdd - contact.generalized_forces(model, q, qd, contact_state, hs)
     L = jax.scipy.linalg.cho_factor(Md)
     alphas = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
     def residual(a):
-        return Md @ a - other - contact.generalized_forces(model, q, qd_lin + dt * a, contact_state, hs)
+        return Md @ a - other - js.forces(qd_lin + dt * a)
 
     def merit(R):
         return R @ jax.scipy.linalg.cho_solve(L, R)
 
     def newton(_, carry):
         a, R, m = carry
-        D = contact.velocity_derivative(model, q, qd_lin + dt * a, contact_state, hs)
+        D = js.velocity_derivative(qd_lin + dt * a)
         da = -jnp.linalg.solve(Md - dt * D, R)
         cand = a + alphas[:, None] * da
         Rc = jax.vmap(residual)(cand)
