@@ -1,8 +1,8 @@
 """The examples run end to end at reduced size (``--quick``) and reach what they claim.
 
 Each example runs in a subprocess: the examples enable float64 themselves, which would leak into
-the other tests in-process. The subprocess inherits ``XLA_FLAGS`` from ``conftest.py`` and uses
-the suite's compilation cache. Outputs go to ``tmp_path`` (``--out``), never to
+the other tests in-process. The subprocess inherits ``XLA_FLAGS`` from ``conftest.py`` (and a
+persistent compilation cache where the environment configures one). Outputs go to ``tmp_path`` (``--out``), never to
 ``examples/output``. Each example is its own class so that ``pytest --dist loadscope`` spreads
 them over the workers.
 """
@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def run_example(name, out, *args):
     """Run ``examples/<name> --quick --out <out> *args`` in ``out``; its stdout (exit status 0)."""
     env = dict(os.environ, MPLBACKEND="Agg")
-    cache = jax.config.jax_compilation_cache_dir
+    cache = jax.config.jax_compilation_cache_dir  # none in this suite (tests/conftest.py)
     if cache:
         env.setdefault("JAX_COMPILATION_CACHE_DIR", cache)
         env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")

@@ -12,10 +12,8 @@ import jaxdyn
 from jaxdyn import parallel
 
 SCRIPT = textwrap.dedent("""
-    import os, sys, tempfile
     import jax, jax.numpy as jnp, numpy as np
     jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_compilation_cache_dir", os.path.join(tempfile.gettempdir(), "jaxdyn-test-jax-cache"))
     import jaxdyn
     from jaxdyn import parallel, sim
     assert len(jax.devices()) == 4, jax.devices()
