@@ -3,7 +3,7 @@
 Each example runs in a subprocess: the examples enable float64 themselves, which would leak into
 the other tests in-process. The subprocess inherits ``XLA_FLAGS`` from ``conftest.py`` (and a
 persistent compilation cache where the environment configures one). Outputs go to ``tmp_path`` (``--out``), never to
-``examples/output``. Each example is its own class so that ``pytest --dist loadscope`` spreads
+``examples/output``. Each example is its own class, so that ``--dist loadscope`` would also spread
 them over the workers.
 """
 
