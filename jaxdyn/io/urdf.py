@@ -221,7 +221,10 @@ def load_urdf(
     roots = [ln for ln in links if ln not in child_of]
     if len(roots) != 1:
         if not roots:
-            raise URDFError("the URDF has no root link (every link has a parent): the joints form a cycle")
+            raise URDFError(
+                "the URDF has no root link (every link has a parent): the joints "
+                f"{', '.join(repr(j) for j in child_of.values())} form a cycle"
+            )
         raise URDFError(
             f"the URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots)}); expected one tree"
         )
