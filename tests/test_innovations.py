@@ -16,6 +16,24 @@ apply_m = jax.jit(jaxdyn.apply_mass_matrix)
 logdet = jax.jit(jaxdyn.logdet_mass_matrix)
 lam = jax.jit(jaxdyn.body_inverse_inertias)
 regressor = jax.jit(jaxdyn.regressor)
+factorize = jax.jit(jaxdyn.factorize)
+aba = jax.jit(jaxdyn.aba)
+rnea = jax.jit(jaxdyn.rnea)
+body_jacobians = jax.jit(lambda model, q: [jaxdyn.body_jacobian(model, q, b, "local") for b in model.body_names])
+frame_jacobian = jax.jit(jaxdyn.frame_jacobian, static_argnums=(2, 3))
+frame_inverse_inertia = jax.jit(jaxdyn.frame_inverse_inertia, static_argnums=2)
+# the four O(N) operators of the factor L and its inverse (Rodriguez86 (8.1)-(8.13)) at once
+operators = jax.jit(
+    lambda model, fac, x: [
+        f(model, fac, x)
+        for f in (
+            jaxdyn.apply_innovations_factor,
+            jaxdyn.apply_innovations_inverse,
+            jaxdyn.apply_innovations_factor_transpose,
+            jaxdyn.apply_innovations_inverse_transpose,
+        )
+    ]
+)
 
 
 @pytest.fixture(params=ZOO)
@@ -53,18 +71,13 @@ def test_matrix_free_operators(model):
     M = np.asarray(crba(model, q))
     assert_close(apply_m(model, q, qdd), M @ qdd)
     assert_close(solve(model, q, tau), np.linalg.solve(M, tau), 1e-9)
-    fac = jaxdyn.factorize(model, q)
+    fac = factorize(model, q)
     F = factors(model, q)
-    for f, mat in (
-        (jaxdyn.apply_innovations_factor, F.L),
-        (jaxdyn.apply_innovations_inverse, F.Linv),
-        (jaxdyn.apply_innovations_factor_transpose, F.L.T),
-        (jaxdyn.apply_innovations_inverse_transpose, F.Linv.T),
-    ):
-        assert_close(f(model, fac, tau), mat @ tau)
+    for got, mat in zip(operators(model, fac, tau), (F.L, F.Linv, F.L.T, F.Linv.T)):
+        assert_close(got, mat @ tau)
     # ABA with zero velocity and gravity is M^-1
     m0 = model.replace(gravity=jnp.zeros(3))
-    assert_close(jaxdyn.aba(m0, q, jnp.zeros(model.nv), tau), solve(model, q, tau), 1e-9)
+    assert_close(aba(m0, q, jnp.zeros(model.nv), tau), solve(model, q, tau), 1e-9)
 
 
 def test_operational_space_compliance(model):
@@ -72,19 +85,18 @@ def test_operational_space_compliance(model):
     q, _, _, _ = state(model)
     Mi = np.asarray(minv(model, q))
     C = lam(model, q)
-    for b in range(model.nb):
-        J = jaxdyn.body_jacobian(model, q, model.body_names[b], "local")
+    for b, J in enumerate(body_jacobians(model, q)):
         assert_close(C[b], J @ Mi @ J.T, 1e-9)
     f = model.frame_names[-1]
-    Jf = jaxdyn.frame_jacobian(model, q, f, "local")
-    assert_close(jaxdyn.frame_inverse_inertia(model, q, f), Jf @ Mi @ Jf.T, 1e-9)
+    Jf = frame_jacobian(model, q, f, "local")
+    assert_close(frame_inverse_inertia(model, q, f), Jf @ Mi @ Jf.T, 1e-9)
 
 
 def test_regressor(model):
     q, qd, qdd, _ = state(model)
     pi = jaxdyn.inertial_parameters(model)
     Y = regressor(model, q, qd, qdd)
-    assert_close(Y @ pi.ravel(), jaxdyn.rnea(model, q, qd, qdd))
+    assert_close(Y @ pi.ravel(), rnea(model, q, qd, qdd))
     # model <-> parameters round trip
     m2 = jaxdyn.model_with_parameters(model, pi)
     assert_close(m2.com, model.com)
