@@ -340,3 +340,42 @@ def log6(quat, p) -> Float[Array, "... 6"]:
     wp = cross(w, p)
     v = p - 0.5 * wp + c[..., None] * cross(w, wp)
     return jnp.concatenate([w, v], -1)
+
+
+class ArrayAlgebra:
+    """The operations the link steps of :mod:`jaxdyn.algorithms` are written with, on arrays:
+    motions and forces ``(..., 6)``, a :class:`Pose` ``X``, a :class:`RigidInertia` ``I``, a
+    motion subspace ``S (..., 6, k)`` and joint-space values ``(..., k)``. The batch kernels run
+    the same steps with a struct-of-arrays algebra of the same names
+    (:class:`jaxdyn.kernels.soa.SoAAlgebra`), where every scalar is its own ``(B,)`` array."""
+
+    motion_to_child = staticmethod(motion_to_child)
+    force_to_parent = staticmethod(force_to_parent)
+    cross_motion = staticmethod(cross_motion)
+    cross_force = staticmethod(cross_force)
+    inertia_apply = staticmethod(inertia_apply)
+
+    @staticmethod
+    def add(*xs):
+        """Sum of motions or forces."""
+        return _sum_terms(list(xs))
+
+    @staticmethod
+    def sub(a, b):
+        """``a - b``; ``b = None`` is zero."""
+        return a if b is None else a - b
+
+    @staticmethod
+    def smul(S, x):
+        """``S x``: joint-space ``x (..., k)`` to a motion or force."""
+        return mv(S, x)
+
+    @staticmethod
+    def stmul(S, f):
+        """``S^T f``: a motion or force to joint space ``(..., k)``."""
+        return mtv(S, f)
+
+    @staticmethod
+    def joint_axpy(a, x, y):
+        """``a * x + y`` for joint-space values."""
+        return a * x + y

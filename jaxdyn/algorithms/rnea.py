@@ -26,6 +26,29 @@ def _stmul(S, f):
     return spatial.mtv(S, f)
 
 
+def forward_step(alg, X, S, qd, qdd, I, f_ext, parent):
+    """One link of the outward sweep, from the parent's ``(v_p, a_p)`` (Rodriguez86 (5.1)-(5.6),
+    (4.4)): ``v = X^-1 v_p + S qd``, ``a = X^-1 a_p + S qdd + v x S qd``,
+    ``f = I a + v x* I v - f_ext`` (``f_ext = None``: none). Returns ``((v, a), f)``.
+
+    ``alg`` is the algebra the quantities are written in: :class:`jaxdyn.spatial.ArrayAlgebra`
+    here, the struct-of-arrays one in the batch kernels (:mod:`jaxdyn.kernels.soa`), which run
+    this same step. A free root is the step with ``S = 1_6`` and the world as its parent."""
+    v_p, a_p = parent
+    vJ = alg.smul(S, qd)
+    v = alg.add(alg.motion_to_child(X, v_p), vJ)
+    a = alg.add(alg.motion_to_child(X, a_p), alg.smul(S, qdd), alg.cross_motion(v, vJ))
+    f = alg.sub(alg.add(alg.inertia_apply(I, a), alg.cross_force(v, alg.inertia_apply(I, v))), f_ext)
+    return (v, a), f
+
+
+def backward_step(alg, X, S, armature, qdd, f):
+    """One link of the inward sweep, with ``f`` the link's force including its children's
+    (Rodriguez86 (4.1)-(4.3), (6.5)): ``tau = S^T f + armature qdd`` and the contribution
+    ``X* f`` to the parent's force. Returns ``(X* f, tau)``."""
+    return alg.force_to_parent(X, f), alg.joint_axpy(armature, qdd, alg.stmul(S, f))
+
+
 class RNEAResult(NamedTuple):
     """tau ``(nv,)``; v, a ``(nb, 6)`` body velocities and accelerations (a offset by the
     gravity acceleration when gravity is on); f ``(nb, 6)`` the joint wrenches ``x_k`` that each
@@ -60,13 +83,7 @@ def rnea_full(
     take = lambda tree_, idx: type(tree_)(*(x[idx] for x in tree_))
 
     def down(parent, x):
-        X, S, qd_k, qdd_k, Ik, fe_k = x
-        v_p, a_p = parent
-        vJ = _smul(S, qd_k)
-        v = spatial.motion_to_child(X, v_p) + vJ
-        a = spatial.motion_to_child(X, a_p) + _smul(S, qdd_k) + spatial.cross_motion(v, vJ)
-        f = spatial.inertia_apply(Ik, a) + spatial.cross_force(v, spatial.inertia_apply(Ik, v)) - fe_k
-        return (v, a), f
+        return forward_step(spatial.ArrayAlgebra, *x, parent)
 
     zero6 = jnp.zeros(6, dtype)
     world = (zero6, world_motion(model, dtype) if gravity else zero6)
@@ -80,11 +97,13 @@ def rnea_full(
         f_body = f_body.at[0].set(f_root)
 
     def up(f_k, x):
-        X, S = x
-        return spatial.force_to_parent(X, f_k), _stmul(S, f_k)
+        return backward_step(spatial.ArrayAlgebra, *x, f_k)
 
-    f, tau_l, tau_r = tree.gather(lay, up, f_body, (jd.X, jd.S), (jd.X_root, jd.S_root) if lay.floating else None)
-    tau = tree.link_values_to_v(lay, tau_l, tau_r) + model.armature * qdd
+    arm_l, arm_r = tree.v_to_link_values(lay, model.armature.astype(dtype))
+    link_in = (jd.X, jd.S, arm_l, qdd_l)
+    root_in = (jd.X_root, jd.S_root, arm_r, qdd_r) if lay.floating else None
+    f, tau_l, tau_r = tree.gather(lay, up, f_body, link_in, root_in)
+    tau = tree.link_values_to_v(lay, tau_l, tau_r)
     return RNEAResult(tau, v, a, f)
 
 

@@ -33,9 +33,9 @@ Equations are those of :mod:`jaxdyn.algorithms` (Rodriguez86; Featherstone08, ta
   ``R_J = u u^T + cos q (1 - u u^T) + sin q [u]x``, so ``R = A0 + cos q A1 + sin q A2`` with the
   model-only matrices ``A0 = R0 u u^T``, ``A1 = R0 - A0``, ``A2 = R0 [u]x`` (prismatic:
   ``R = R0``, ``p = p0 + q R0 u``);
-* RNEA (Rodriguez86 (5.1)-(5.6), (4.1)-(4.4)): ``v = X^-1 v_p + S qd``,
-  ``a = X^-1 a_p + S qdd + v x S qd``, ``f = I a + v x* I v - f_ext``, ``f_p += X* f``,
-  ``tau = S^T f + armature qdd``;
+* RNEA: the link steps of :mod:`jaxdyn.algorithms.rnea` themselves
+  (:func:`~jaxdyn.algorithms.rnea.forward_step`, :func:`~jaxdyn.algorithms.rnea.backward_step`),
+  run with :class:`SoAAlgebra`;
 * ABA (Rodriguez86 Result 8.1, (8.3)-(8.13)): inward ``U = P S``, ``D = S^T U + armature``,
   ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``,
   ``P_p += X* P+ X``, ``z_p += X* z+``; outward ``a' = X^-1 a_p + c``,
@@ -62,6 +62,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import tree
+from ..algorithms import rnea as rnea_steps
 from ..algorithms.common import full_precision
 from ..model import Model
 
@@ -628,12 +629,63 @@ def _free_root_solve(R, p, P, Z, tau6, arm6, world):
     return (_v_add(aw, tuple(x[:3])), _v_add(av, tuple(x[3:]))), x
 
 
-@_kept
-def _rnea_force(m, h, Ib, w, v, aw, av, fe):
-    """``f = I a + v x* I v - f_ext`` (Rodriguez86 (5.3))."""
-    n1, f1 = _inertia_apply(m, h, Ib, aw, av)
-    n2, f2 = _bias_force(m, h, Ib, w, v, fe)
-    return _v_add(n1, n2), _v_add(f1, f2)
+class SoAAlgebra:
+    """The struct-of-arrays algebra of the link steps of :mod:`jaxdyn.algorithms` (same names as
+    :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is ``(angular, linear)``, two
+    3-tuples of scalars; ``X = (R, p)`` (9 + 3 scalars); ``I = (m, h, Ibar)`` (1 + 3 + 6); a
+    1-dof joint's ``S = (s_angular, s_linear)`` with a scalar joint-space value, and ``S = None``
+    the free root's ``1_6`` with joint-space values 6-sequences. A scalar is a ``(B,)`` array, a
+    0-d model number or a Python float (structural zeros skipped). The composite operations
+    compute their outputs once (:func:`_keep`)."""
+
+    @staticmethod
+    def motion_to_child(X, m):
+        return _motion_to_child(*X, *m)
+
+    @staticmethod
+    def force_to_parent(X, f):
+        return _force_to_parent(*X, *f)
+
+    @staticmethod
+    def cross_motion(v, m):
+        return _cross_motion(*v, *m)
+
+    @staticmethod
+    def cross_force(v, f):
+        return _cross_force(*v, *f)
+
+    @staticmethod
+    def inertia_apply(I, m):
+        return _inertia_apply(*I, *m)
+
+    @staticmethod
+    def add(*xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = (_v_add(out[0], x[0]), _v_add(out[1], x[1]))
+        return out
+
+    @staticmethod
+    def sub(a, b):
+        return a if b is None else (_v_sub(a[0], b[0]), _v_sub(a[1], b[1]))
+
+    @staticmethod
+    def smul(S, x):
+        if S is None:
+            return tuple(x[0:3]), tuple(x[3:6])
+        return _v_scale(x, S[0]), _v_scale(x, S[1])
+
+    @staticmethod
+    def stmul(S, f):
+        if S is None:
+            return list(f[0]) + list(f[1])
+        return _add(_dot(S[0], f[0]), _dot(S[1], f[1]))
+
+    @staticmethod
+    def joint_axpy(a, x, y):
+        if isinstance(y, list):
+            return [_add(_mul(ak, xk), yk) for ak, xk, yk in zip(a, x, y)]
+        return _add(_mul(a, x), y)
 
 
 # --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
@@ -652,6 +704,11 @@ def _kinematics_unroll(model, nums, qT):
         else:
             bodies.append((bn, _joint_X(t, bn, qT[qs]), _joint_S(t, bn)))
     return bodies
+
+
+def _wrench(fe):
+    """Six scalars ``[n; f]`` as a force ``(n, f)`` of :class:`SoAAlgebra` (None stays None)."""
+    return None if fe is None else (tuple(fe[0:3]), tuple(fe[3:6]))
 
 
 def _fe(feT, i):
@@ -719,34 +776,32 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     nb = model.nb
     world = nums.world if const else _world_acc(model)
     V, Acc, F = [None] * nb, [None] * nb, [None] * nb
-    # outward: v = X^-1 v_p + S qd, a = X^-1 a_p + S qdd + v x S qd, f = I a + v x* I v - f_ext
+    # outward, then inward: the link steps of jaxdyn.algorithms.rnea (a free root: S = 1_6)
     for i in range(nb):
-        bn, (R, p), S = kin[i]
+        bn, X, S = kin[i]
+        k = 1 if S is not None else 6
         vs = int(lay.v_start[i])
-        if S is None:  # free root: v = qd[0:6], a = X^-1 [0; -g] + qdd[0:6]
-            V[i] = tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])
-            aw, av = _motion_to_child(R, p, *world)
-            Acc[i] = _v_add(aw, tuple(qddT[vs : vs + 3])), _v_add(av, tuple(qddT[vs + 3 : vs + 6]))
-        else:
-            pa = parents[i]
-            V[i], c = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
-            Acc[i], _ = _smooth(R, p, S, c, (_ZERO3, _ZERO3), 0.0, 0.0, world if pa < 0 else Acc[pa])
-            Acc[i] = _keep((_v_add(Acc[i][0], _v_scale(qddT[vs], S[0])), _v_add(Acc[i][1], _v_scale(qddT[vs], S[1]))))
-        F[i] = _rnea_force(bn["m"], bn["h"], bn["Ib"], *V[i], *Acc[i], _fe(feT, i))
-    # inward: tau = S^T f + armature qdd, f_p += X* f
+        pa = parents[i]
+        qd, qdd = (qdT[vs], qddT[vs]) if k == 1 else (tuple(qdT[vs : vs + 6]), tuple(qddT[vs : vs + 6]))
+        parent = (_MOTION, world) if pa < 0 else (V[pa], Acc[pa])
+        (V[i], Acc[i]), F[i] = _keep(
+            rnea_steps.forward_step(
+                SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), _wrench(_fe(feT, i)), parent
+            )
+        )
     tau = [None] * model.nv
     for i in reversed(range(nb)):
-        bn, (R, p), S = kin[i]
+        bn, X, S = kin[i]
         vs = int(lay.v_start[i])
-        n, f = _keep(F[i])  # with the children's forces added
         if S is None:
-            tau[vs : vs + 6] = [_add(x, _mul(arm[vs + k], qddT[vs + k])) for k, x in enumerate(n + f)]
+            _, tau[vs : vs + 6] = rnea_steps.backward_step(
+                SoAAlgebra, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], _keep(F[i])
+            )
             continue
-        tau[vs] = _add(_dot(S[0], n), _dot(S[1], f), _mul(arm[vs], qddT[vs]))
+        fp, tau[vs] = rnea_steps.backward_step(SoAAlgebra, X, S, arm[vs], qddT[vs], _keep(F[i]))
         pa = parents[i]
         if pa >= 0:
-            fn, ff = _force_to_parent(R, p, n, f)
-            F[pa] = (_v_add(F[pa][0], fn), _v_add(F[pa][1], ff))
+            F[pa] = SoAAlgebra.add(F[pa], fp)
     return tau
 
 
@@ -1016,31 +1071,29 @@ def _aba_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
 
 @_kept_step
 def _rnea_fwd_step(world, parent, x):
-    """Outward RNEA sweep (a scatter step, the world's acceleration bound first): the link's
-    ``(v, a)`` from its parent's; outputs the link's force ``f = I a + v x* I v - f_ext``."""
-    m, h, Ib = _inertia_x(x)
+    """Outward RNEA sweep (a scatter step, the world's acceleration bound first):
+    :func:`jaxdyn.algorithms.rnea.forward_step` on the link's numbers; outputs the link's force."""
+    I = _inertia_x(x)
     if "root" in x:
-        R, p = _free_X(_split(x["q"]))
-        V = _split(x["qd"][0:3]), _split(x["qd"][3:6])
-        aw, av = _motion_to_child(R, p, *world)
-        A = _v_add(aw, _split(x["qdd"][0:3])), _v_add(av, _split(x["qdd"][3:6]))
+        X, S, parent = _free_X(_split(x["q"])), None, (_MOTION, world)
+        qd, qdd = _split(x["qd"]), _split(x["qdd"])
     else:
-        (R, p), S = _link_X_S(x, x["q"])
-        V, c = _velocity(R, p, S, x["qd"], parent[0])
-        (aw, av), _ = _smooth(R, p, S, c, _MOTION, 0.0, 0.0, parent[1])
-        A = _v_add(aw, _v_scale(x["qdd"], S[0])), _v_add(av, _v_scale(x["qdd"], S[1]))
-    return (V, A), _rnea_force(m, h, Ib, *V, *A, _fe_x(x))
+        X, S = _link_X_S(x, x["q"])
+        qd, qdd = x["qd"], x["qdd"]
+    return rnea_steps.forward_step(SoAAlgebra, X, S, qd, qdd, I, _wrench(_fe_x(x)), parent)
 
 
 @_kept_step
 def _rnea_back_step(acc, x):
-    """Inward RNEA sweep (a gather step): ``tau = S^T f + armature qdd``, ``f_p += X* f``."""
-    n, f = (_v_add(a, b) for a, b in zip(tree.unpack(x["f"]), acc))
+    """Inward RNEA sweep (a gather step): :func:`jaxdyn.algorithms.rnea.backward_step` on the
+    link's force plus its children's."""
+    f = SoAAlgebra.add(tree.unpack(x["f"]), acc)
     if "root" in x:
-        return None, [_add(y, _mul(x["arm"][k], x["qdd"][k])) for k, y in enumerate(n + f)]
-    (R, p), S = _link_X_S(x, x["q"])
-    tau = _add(_dot(S[0], n), _dot(S[1], f), _mul(x["arm"], x["qdd"]))
-    return _force_to_parent(R, p, n, f), tau
+        X = _free_X(_split(x["q"]))  # the root's contribution to the world is dropped
+        _, tau = rnea_steps.backward_step(SoAAlgebra, X, None, _split(x["arm"]), _split(x["qdd"]), f)
+        return None, tau
+    X, S = _link_X_S(x, x["q"])
+    return rnea_steps.backward_step(SoAAlgebra, X, S, x["arm"], x["qdd"], f)
 
 
 def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
