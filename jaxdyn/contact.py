@@ -21,9 +21,10 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   ``d = max(0, -phi)``; the force acts at the witness point on the ground surface,
   ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
   velocity ``v`` of the body's material point there.
-* Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule and
-  sphere-box, between geoms of different bodies (geoms on the world body included), selected
-  once per model by MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
+* Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
+  sphere-box and capsule-box, between geoms of different bodies (geoms on the world body
+  included), selected once per model by MuJoCo's rules (Todorov12; MuJoCo's documentation,
+  "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
   body and its parent body unless the parent is the world, never two bodies listed in
   ``exclude``. For each pair: the signed distance ``phi`` between the two surfaces, the unit
@@ -33,10 +34,15 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   along its segment, so sphere-capsule and capsule-capsule are sphere-sphere between the
   closest points of the segments (Ericson05 5.1.2, 5.1.9; for parallel segments the midpoint of
   their overlap); sphere-box uses the closest point of the box to the centre, or, for a centre
-  inside, the nearest face (``phi = -(h_i - |l_i|)_min - r``). All pairs of one kind are
-  evaluated together in one batched expression (geom indices gathered from a static table).
-  The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of the two bodies'
-  material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
+  inside, the nearest face (``phi = -(h_i - |l_i|)_min - r``); capsule-box is sphere-box at
+  the point of the capsule's segment deepest in the box, the minimum of the box's signed
+  distance along the segment (convex; found exactly among 29 candidates: the ends, the closest
+  points to the 12 edges, the crossings of two face planes' distances; for a minimum along an
+  interval, a segment parallel to a face, the interval's midpoint), so ``phi`` is the smallest
+  sphere-box distance over the segment, also where the segment reaches into the box. All pairs
+  of one kind are evaluated together in one batched expression (geom indices gathered from a
+  static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
+  the two bodies' material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
   ``mu = max(mu_1, mu_2)`` (MuJoCo's default combination).
 * Normal force, HuntCrossley75 in the form of MarhefkaOrin99 (``f = lambda x^n xdot + k x^n``
   with ``lambda = c_d k``; docs/contact.md):
@@ -90,15 +96,16 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
 
 Everything is a function of ``(q, qd)`` (and of ``u`` for ``friction="spring"``), with finite derivatives everywhere (also at zero
 penetration, zero tangential velocity, a point exactly on the plane, coincident sphere centres,
-parallel segments, a sphere centre on a box face or edge): ``d^p`` uses the safe-power form
+parallel segments, a sphere centre on a box face or edge, a capsule's segment parallel to a box
+face or through the box): ``d^p`` uses the safe-power form
 ``where(d > 0, where(d > 0, d, 1)^p, 0)`` so neither ``d`` nor ``p`` gets a ``0 * inf``
 gradient, ``sqrt(|v_t|^2 + eps^2) >= eps``, the cone (S3) takes the stick branch only where
 ``|f_s| < mu f_n`` (so where ``f_n = 0`` the friction and its velocity derivative are zero,
 also at ``f_s = 0``) and divides by ``|f_s|`` only in the slip branch, and every normalisation
 and division is guarded the same way (a fallback direction where a length is zero). Distances and forces are
 continuous; a witness point may jump where the closest points are not unique (parallel
-segments, a centre equidistant from two box faces, coincident centres), as it does for rigid
-shapes.
+segments, a capsule tilting through parallel to a box face, a centre equidistant from two box
+faces, coincident centres), as it does for rigid shapes.
 
 :func:`contact_wrenches` sums the point forces into one wrench per body, in the convention of
 ``f_ext`` (``[moment; force]`` about the body origin in body coordinates), and :class:`Contact`
@@ -708,18 +715,20 @@ _PAIR_KINDS = (
     (geometry.SPHERE, geometry.CAPSULE),
     (geometry.CAPSULE, geometry.CAPSULE),
     (geometry.SPHERE, geometry.BOX),
+    (geometry.CAPSULE, geometry.BOX),
 )
 
 
 class CollisionPairs(NamedTuple):
     """The geom pairs of a model that collide (:func:`collision_pairs`).
 
-    pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind; within a pair
-      the geom of the lower type code first, so the normal of a sphere-box pair points from the
-      sphere to the box).
+    pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
+      sphere-capsule, capsule-capsule, sphere-box, capsule-box; within a pair the geom of the
+      lower type code first, so the normal of a sphere-box or capsule-box pair points from the
+      sphere or capsule to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
-    unsupported: pairs the filter admits but whose shape combination is not collided (e.g.
-      capsule-box, box-box, anything with a cylinder, ellipsoid or mesh).
+    unsupported: pairs the filter admits but whose shape combination is not collided (box-box,
+      anything with a cylinder, ellipsoid or mesh).
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -811,6 +820,12 @@ def _segments(p1, d1, p2, d2):
     clamped, ``s`` again from a clamped ``t``). For (near-)parallel segments
     (``|d1 x d2|^2 <= tol |d1|^2 |d2|^2``) ``s`` starts at the midpoint of the overlap of the
     two segments along the first instead of the closest points of the lines."""
+    s, t = _segment_params(p1, d1, p2, d2)
+    return p1 + s[..., None] * d1, p2 + t[..., None] * d2
+
+
+def _segment_params(p1, d1, p2, d2):
+    """The parameters ``(s, t)`` of the closest points of :func:`_segments`."""
     dtype = p1.dtype
     tiny = jnp.finfo(dtype).tiny
     r = p1 - p2
@@ -828,7 +843,7 @@ def _segments(p1, d1, p2, d2):
     t = jnp.where(e_ok, (b * s + f) / e_s, 0.0)
     tc = jnp.clip(t, 0.0, 1.0)
     s = jnp.where(a_ok & (t != tc), jnp.clip((b * tc - c) / a_s, 0.0, 1.0), s)
-    return p1 + s[..., None] * d1, p2 + tc[..., None] * d2
+    return s, tc
 
 
 def _segment_of(Rg, cg, size):
@@ -847,7 +862,9 @@ def _sphere_box(c, r, cb, Rb, h):
     outside = jnp.any(jnp.abs(l) > h, -1) & ok
     gap = h - jnp.abs(l)  # distances to the faces, inside
     k = jnp.argmin(gap, -1)
-    g_min = jnp.min(gap, -1)
+    # the nearest face's gap by its index: jnp.min's derivative divides by the number of
+    # elements equal to the minimum, 0/0 where a compiled program recomputes them differently
+    g_min = jnp.take_along_axis(gap, k[..., None], -1)[..., 0]
     n_in = jax.nn.one_hot(k, 3, dtype=l.dtype) * jnp.where(l >= 0, 1.0, -1.0)
     sd = jnp.where(outside, d_out, -g_min)
     n_loc = jnp.where(outside[..., None], n_out, n_in)
@@ -855,6 +872,74 @@ def _sphere_box(c, r, cb, Rb, h):
     n = mv(Rb, n_loc)
     point = 0.5 * (cb + mv(Rb, s_loc) + c - r[..., None] * n)
     return sd - r, n, point
+
+
+def _box_edges():
+    """The 12 edges of the box of half-sizes ``h`` in its own coordinates, as ``start * h`` and
+    ``direction * h``: along axis ``j`` from the corner with ``-h_j``, length ``2 h_j``."""
+    start, direction = np.zeros((12, 3)), np.zeros((12, 3))
+    for e, (j, s1, s2) in enumerate((j, s1, s2) for j in range(3) for s1 in (-1, 1) for s2 in (-1, 1)):
+        start[e, [j, (j + 1) % 3, (j + 2) % 3]] = -1.0, s1, s2
+        direction[e, j] = 2.0
+    return start, direction
+
+
+_EDGE_START, _EDGE_DIRECTION = _box_edges()
+_FACE_AXIS = np.array([0, 0, 1, 1, 2, 2])  # face k: sigma_k l_i - h_i <= 0, i = _FACE_AXIS[k]
+_FACE_SIGN = np.array([-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
+_FACE_PAIRS = np.array([(k, m) for k in range(6) for m in range(k + 1, 6)])  # the 15 pairs
+
+
+def _capsule_box(p, d, r, cb, Rb, h):
+    """Capsule (the segment ``p + t d``, ``t`` in [0, 1], radius ``r``) against the box ``(cb,
+    Rb, half-sizes h)``: signed distance, unit normal from the box to the capsule, and witness;
+    :func:`_sphere_box` at the point of the segment deepest in the box (module docstring).
+
+    The box's signed distance ``f(t)`` along the segment is convex (outside the box the
+    Euclidean distance to a convex set, inside the largest of the six face functions, and the
+    two agree on the surface), so its minimum lies at one of 29 candidates, each evaluated:
+
+    * the 15 parameters where two of the six face functions ``sigma l_i(t) - h_i`` are equal
+      and the largest (``f <= 0`` is their maximum, piecewise linear: its minimum is where a
+      falling and a rising one cross, or an end);
+    * the two ends;
+    * the segment's closest points to the 12 edges (:func:`_segment_params`): outside the box
+      ``f`` is the distance to it, continuously differentiable, so its minimum is an end, flat
+      (parallel to a face) or where the closest box point is on an edge, and there the edge's
+      closest point is a minimum of the distance to the edge, which is ``>= f``.
+
+    Candidates within ``32 eps (|h|_1 + |d|)`` of the smallest tie; their parameters span the
+    minimising interval (the segment parallel to a face, or level inside the box: ``f`` is flat
+    there), and its midpoint is taken (a minimum, by convexity). Its derivative is that of the
+    first tied candidate in the order above (where ``f`` is flat any parameter's derivative does;
+    at a kink inside the box, the crossing of the two largest face functions)."""
+    dtype = p.dtype
+    eps = jnp.finfo(dtype).eps
+    a, u = mtv(Rb, p - cb), mtv(Rb, d)  # the segment in box coordinates
+    scale = jax.lax.stop_gradient(jnp.sum(h, -1) + jnp.sqrt(_dot(u, u)))
+    tol = 32 * eps * scale[..., None]
+    hb = h[..., None, :]
+    e0, e1, sign = (jnp.asarray(x, dtype) for x in (_EDGE_START, _EDGE_DIRECTION, _FACE_SIGN))
+    c = sign * a[..., _FACE_AXIS] - h[..., _FACE_AXIS]  # face function k: c_k + g_k t
+    g = sign * u[..., _FACE_AXIS]
+    k, m = _FACE_PAIRS[:, 0], _FACE_PAIRS[:, 1]
+    num, den = c[..., m] - c[..., k], g[..., k] - g[..., m]
+    ok = (jnp.abs(den) > 64 * eps * scale[..., None]) & (jnp.abs(num) <= jnp.abs(den))
+    t_face = jnp.where(ok, jnp.clip(num / jnp.where(ok, den, 1.0), 0.0, 1.0), 0.0)
+    t_end = jnp.zeros(a.shape[:-1] + (2,), dtype).at[..., 1].set(1.0)
+    t_edge, _ = _segment_params(a[..., None, :], u[..., None, :], e0 * hb, e1 * hb)
+    t = jnp.concatenate([t_face, t_end, t_edge], -1)
+    ts, a0, u0, h0 = (jax.lax.stop_gradient(x) for x in (t, a, u, hb))  # selection only
+    q = jnp.abs(a0[..., None, :] + ts[..., None] * u0[..., None, :]) - h0
+    qp = jnp.maximum(q, 0.0)
+    f = jnp.sqrt(_dot(qp, qp)) + jnp.minimum(jnp.max(q, -1), 0.0)
+    largest = jax.lax.stop_gradient(c[..., k] + g[..., k] * t_face) >= f[..., :15] - tol
+    f = jnp.where(jnp.concatenate([ok & largest, jnp.ones_like(t[..., 15:], bool)], -1), f, jnp.inf)
+    tie = f <= jnp.min(f, -1, keepdims=True) + tol
+    first = jnp.take_along_axis(t, jnp.argmax(tie, -1)[..., None], -1)[..., 0]
+    mid = 0.5 * (jnp.min(jnp.where(tie, ts, jnp.inf), -1) + jnp.max(jnp.where(tie, ts, -jnp.inf), -1))
+    t_min = first + jax.lax.stop_gradient(mid - first)
+    return _sphere_box(p + t_min[..., None] * d, r, cb, Rb, h)
 
 
 def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
@@ -881,8 +966,12 @@ def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
         elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
             P, Q = _segments(*_segment_of(Rg[i], cg[i], size[i]), *_segment_of(Rg[j], cg[j], size[j]))
             out = _spheres(P, r1, Q, size[j, 0])
-        else:  # sphere-box; the normal from the sphere to the box
+        elif (t1, t2) == (geometry.SPHERE, geometry.BOX):  # the normal from the sphere to the box
             dd, n, p = _sphere_box(cg[i], r1, cg[j], Rg[j], size[j])
+            out = (dd, -n, p)
+        else:  # capsule-box; the normal from the capsule to the box
+            p1, d1 = _segment_of(Rg[i], cg[i], size[i])
+            dd, n, p = _capsule_box(p1, d1, r1, cg[j], Rg[j], size[j])
             out = (dd, -n, p)
         dist.append(out[0]), normal.append(out[1]), point.append(out[2])
     dt = model.dtype
