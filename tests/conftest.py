@@ -14,7 +14,7 @@ for _flag in ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitte
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
 import jax  # noqa: E402
-import pytest
+import pytest  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 # No persistent compilation cache: with it, xdist workers aborted inside XLA while writing or
