@@ -3,18 +3,16 @@
 import os
 
 # Compile time, not run time, dominates this suite (hundreds of small programs on XLA CPU).
-# Two test-only XLA CPU options, set before JAX starts its backend and inherited by the
-# subprocess tests; results are unchanged to the tolerances tested:
-# - LLVM optimisation level 0 compiles them 1.5-3x faster;
-# - XLA's earlier (non-MLIR) fusion emitters: on top of level 0, a 4-body ABA compiles in 0.75 s
-#   instead of 2.6 s and its gradient in 3.8 s instead of 9.5 s, and tests/test_identities.py
-#   takes 71 instead of 131 CPU-seconds.
-for _flag in ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false"):
-    if _flag.split("=")[0] not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
+# LLVM optimisation level 0 compiles them 1.5-3x faster; results are unchanged to the tolerances
+# tested. Test-only, set before JAX starts its backend; inherited by the subprocess tests.
+# (XLA's earlier fusion emitters, --xla_cpu_use_fusion_emitters=false, compiled a 4-body ABA 3.5x
+# and its gradient 2.5x faster still, but gave a wrong kernels.aba_jacobian_batch when compiled
+# with kernels.COMPILER_OPTIONS (fusion off), so the tests compile as users do.)
+if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 
 import jax  # noqa: E402
-import pytest  # noqa: E402
+import pytest
 
 jax.config.update("jax_enable_x64", True)
 # No persistent compilation cache: with it, xdist workers aborted inside XLA while writing or
