@@ -1,7 +1,13 @@
 """jaxdyn.aba / rnea / crba under jax.vmap: the batch kernels through a custom_vmap rule.
 
 Reference: ``vmap`` of the one-sample algorithms of :mod:`jaxdyn.algorithms` (no batching rule),
-which tests/test_pinocchio_reference.py checks against Pinocchio."""
+which tests/test_pinocchio_reference.py checks against Pinocchio. The batched computations run
+under ``jax.jit``, the public function and its reference in one program (op-by-op dispatch of
+these costs more than compiling them); the one-sample derivatives op by op, where the reference
+reuses the primitives that the public function's derivatives compiled (cheaper than two
+programs)."""
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +24,7 @@ from jaxdyn.algorithms import rnea as rnea_mod
 B = 5
 
 
+@functools.cache
 def _model(name):
     return {
         # 5 links: unrolled kernels; floating tree of 14 links: scanned kernels
@@ -48,21 +55,32 @@ class _Spy:
         monkeypatch.setattr(kernels, name, wrapped)
 
 
+def _three(aba, rnea, crba):
+    """``vmap`` over the state of ``aba`` (at ``tau``), ``rnea`` (at ``qdd``) and ``crba``."""
+    ax = (None, 0, 0, 0, 0)
+    return lambda m, q, qd, qdd, tau, f: (
+        jax.vmap(aba, in_axes=ax)(m, q, qd, tau, f),
+        jax.vmap(rnea, in_axes=ax)(m, q, qd, qdd, f),
+        jax.vmap(crba, in_axes=ax[:2])(m, q),
+    )
+
+
+# the references: vmap of the one-sample algorithms (module level: compiled once per model)
+_reference = jax.jit(_three(aba_mod.aba, rnea_mod.rnea, crba_mod.crba))
+
+
 @pytest.mark.parametrize("name", ["chain", "tree_float"])
 def test_vmap_runs_the_batch_kernels_and_equals_the_algorithms(name, monkeypatch):
     model = _model(name)
     q, qd, qdd, tau, f = _batch(model)
     spies = {k: _Spy(monkeypatch, k) for k in ("aba_batch", "rnea_batch", "crba_batch")}
-    ax = (None, 0, 0, 0, 0)
-    got = jax.jit(jax.vmap(jaxdyn.aba, in_axes=ax))(model, q, qd, tau, f)
-    assert_close(got, jax.vmap(aba_mod.aba, in_axes=ax)(model, q, qd, tau, f))
-    got = jax.jit(jax.vmap(jaxdyn.rnea, in_axes=ax))(model, q, qd, qdd, f)
-    assert_close(got, jax.vmap(rnea_mod.rnea, in_axes=ax)(model, q, qd, qdd, f))
-    got = jax.jit(jax.vmap(jaxdyn.crba, in_axes=(None, 0)))(model, q)
-    assert_close(got, jax.vmap(crba_mod.crba, in_axes=(None, 0))(model, q))
+    got = jax.jit(_three(jaxdyn.aba, jaxdyn.rnea, jaxdyn.crba))(model, q, qd, qdd, tau, f)  # traced here
+    for a, b in zip(got, _reference(model, q, qd, qdd, tau, f)):
+        assert_close(a, b)
     assert all(s.calls == 1 for s in spies.values())
     # one sample: the algorithms themselves, no kernel
-    assert_close(jaxdyn.aba(model, q[0], qd[0], tau[0]), aba_mod.aba(model, q[0], qd[0], tau[0]))
+    one = jax.jit(lambda *a: [jaxdyn.aba(*a), aba_mod.aba(*a)])(model, q[0], qd[0], tau[0])
+    assert_close(*one)
     assert all(s.calls == 1 for s in spies.values())
 
 
@@ -82,19 +100,25 @@ def test_batched_models_and_spherical_joints_fall_back(monkeypatch):
     masses = model.mass[None] * jnp.linspace(0.5, 2.0, B)[:, None]
     models = jax.vmap(lambda m: model.replace(mass=m))(masses)
     axes = (jax.tree_util.tree_map(lambda _: 0, models), 0, 0, 0)
-    got = jax.vmap(jaxdyn.aba, in_axes=axes)(models, q, qd, tau)
-    assert_close(got, jax.vmap(aba_mod.aba, in_axes=axes)(models, q, qd, tau))
+    got, ref = jax.jit(lambda *a: [jax.vmap(fn, in_axes=axes)(*a) for fn in (jaxdyn.aba, aba_mod.aba)])(
+        models, q, qd, tau
+    )
+    assert_close(got, ref)
     sph = builders.chain(4, ("revolute", "spherical"), seed=13)
     qs, qds, _, taus, _ = _batch(sph, 3)
-    got = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))(sph, qs, qds, taus)
-    assert_close(got, jax.vmap(aba_mod.aba, in_axes=(None, 0, 0, 0))(sph, qs, qds, taus))
+    ax = (None, 0, 0, 0)
+    got, ref = jax.jit(lambda *a: [jax.vmap(fn, in_axes=ax)(*a) for fn in (jaxdyn.aba, aba_mod.aba)])(
+        sph, qs, qds, taus
+    )
+    assert_close(got, ref)
     assert spy.calls == 0
 
 
 def test_unbatched_derivatives_of_every_order():
     """One sample, not batched: reverse mode, forward mode and second order pass through the
     public functions (a custom_vmap alone cannot be transposed) and equal the algorithms'."""
-    model = builders.chain(3, ("revolute", "prismatic"), floating_base=True, seed=15)
+    # a free root, a revolute and a prismatic joint (the compile time grows with the links)
+    model = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=15)
     q, qd, qdd, tau, f = (x[0] for x in _batch(model, 6))
     for fast, ref, x in ((jaxdyn.aba, aba_mod.aba, tau), (jaxdyn.rnea, rnea_mod.rnea, qdd)):
         loss = lambda fn: lambda m, q, qd, x, f: jnp.sum(jnp.sin(fn(m, q, qd, x, f)))  # noqa: E731
@@ -108,20 +132,40 @@ def test_unbatched_derivatives_of_every_order():
     assert_close(g.inertia, jax.grad(lambda m: jnp.sum(crba_mod.crba(m, q) ** 2))(model).inertia, 1e-12)
 
 
+def _loss(fn, m, q, qd, tau):
+    return jnp.sum(jnp.sin(jax.vmap(fn, in_axes=(None, 0, 0, 0))(m, q, qd, tau)))
+
+
+@jax.jit
+def _rule_derivatives(model, q, qd, qdd, tau):
+    """Through the rule (the public functions) and through the algorithms: the gradients of a
+    batched loss of ABA and RNEA w.r.t. (model, q, qd, x), the batched ABA Jacobian, and the
+    gradient of a batched loss of CRBA w.r.t. the model."""
+    out = []
+    for fns, x in (((jaxdyn.aba, aba_mod.aba), tau), ((jaxdyn.rnea, rnea_mod.rnea), qdd)):
+        out.append([jax.grad(_loss, argnums=(1, 2, 3, 4))(fn, model, q, qd, x) for fn in fns])
+    jac = [
+        jax.vmap(jax.jacfwd(fn, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0))(model, q, qd, tau)
+        for fn in (jaxdyn.aba, aba_mod.aba)
+    ]
+    crba = [
+        jax.grad(lambda m: jnp.sum(jax.vmap(fn, in_axes=(None, 0))(m, q) ** 2))(model)
+        for fn in (jaxdyn.crba, crba_mod.crba)
+    ]
+    return out, jac, crba
+
+
 def test_derivatives_through_the_rule():
     """Reverse mode (w.r.t. state and model parameters) and forward mode under vmap equal the
     algorithms' derivatives (the public functions differentiate the algorithms, ABA by implicit
     differentiation). The kernels' own derivatives: tests/test_kernels.py."""
-    model = builders.chain(3, ("revolute", "prismatic"), floating_base=True, seed=14)
+    # a free root, a revolute and a prismatic joint (the compile time grows with the links)
+    model = builders.chain(2, ("revolute", "prismatic"), floating_base=True, seed=14)
     q, qd, qdd, tau, _ = _batch(model, 4)
-
-    def loss(fn, m, q, qd, tau):
-        return jnp.sum(jnp.sin(jax.vmap(fn, in_axes=(None, 0, 0, 0))(m, q, qd, tau)))
+    grads, (jac, ref), (gm, gr) = _rule_derivatives(model, q, qd, qdd, tau)
 
     u = model.axis
-    for fast, ref, x in ((jaxdyn.aba, aba_mod.aba, tau), (jaxdyn.rnea, rnea_mod.rnea, qdd)):
-        g_fast = jax.jit(jax.grad(loss, argnums=(1, 2, 3, 4)), static_argnums=0)(fast, model, q, qd, x)
-        g_ref = jax.grad(loss, argnums=(1, 2, 3, 4))(ref, model, q, qd, x)
+    for g_fast, g_ref in grads:
         # joint axes are unit vectors: the two recursions agree on the sphere's tangent space
         # (the kernels' Rodrigues split assumes |u| = 1, so radial derivatives differ)
         # and placements are rotations: compare the so(3) part R^T G - G^T R
@@ -132,12 +176,8 @@ def test_derivatives_through_the_rule():
         g_ref = (g_ref[0].replace(axis=tangent(g_ref[0].axis), placement_R=so3(g_ref[0].placement_R)), *g_ref[1:])
         for a, b in zip(jax.tree_util.tree_leaves(g_fast), jax.tree_util.tree_leaves(g_ref)):
             assert_close(a, b, 1e-8)
-    jac = jax.jit(jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0)))(model, q, qd, tau)
-    ref = jax.vmap(jax.jacfwd(aba_mod.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0))(model, q, qd, tau)
     for a, b in zip(jac, ref):
         assert_close(a, b, 1e-8)
-    gm = jax.grad(lambda m: jnp.sum(jax.vmap(jaxdyn.crba, in_axes=(None, 0))(m, q) ** 2))(model)
-    gr = jax.grad(lambda m: jnp.sum(jax.vmap(crba_mod.crba, in_axes=(None, 0))(m, q) ** 2))(model)
     assert_close(gm.mass, gr.mass, 1e-8)
     assert_close(gm.inertia, gr.inertia, 1e-8)
 
@@ -145,8 +185,9 @@ def test_derivatives_through_the_rule():
 def test_float32_batch_close_to_float64():
     m64 = _model("tree_float")
     m32 = m64.astype(jnp.float32)
-    q, qd, _, tau, _ = _batch(m64, 5)
-    ref = np.asarray(jax.vmap(aba_mod.aba, in_axes=(None, 0, 0, 0))(m64, q, qd, tau))
+    q, qd, qdd, tau, f = _batch(m64, 5)
+    # the reference program of test_vmap_runs_the_batch_kernels_and_equals_the_algorithms, no wrenches
+    ref = np.asarray(_reference(m64, q, qd, qdd, tau, jnp.zeros_like(f))[0])
     got = np.asarray(
         jax.jit(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)))(
             m32, q.astype(jnp.float32), qd.astype(jnp.float32), tau.astype(jnp.float32)

@@ -29,18 +29,23 @@ def _models():
 
 MODELS = _models()
 
+# the references: vmap of the one-sample algorithms, module level (one compiled program per
+# model and batch size, shared by the tests)
+_REF = {
+    "aba": jax.jit(jax.vmap(algorithms.aba.aba, (None, 0, 0, 0))),
+    "rnea": jax.jit(jax.vmap(algorithms.rnea.rnea, (None, 0, 0, 0))),
+    "crba": jax.jit(jax.vmap(algorithms.crba.crba, (None, 0))),
+}
+
 
 @pytest.mark.parametrize("algo", ["aba", "rnea"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_looped_matches_generic_float64(name, algo):
     m = MODELS[name]
-    build, ref_fn = {
-        "aba": (pallas.aba_pallas, algorithms.aba.aba),
-        "rnea": (pallas.rnea_pallas, algorithms.rnea.rnea),
-    }[algo]
+    build = {"aba": pallas.aba_pallas, "rnea": pallas.rnea_pallas}[algo]
     q, qd, x = _state(m, 21, seed=len(name))
     out = jax.jit(build(m, block=8, interpret=True, traversal="scan"))(q, qd, x)
-    ref = jax.jit(jax.vmap(ref_fn, (None, 0, 0, 0)))(m, q, qd, x)
+    ref = _REF[algo](m, q, qd, x)
     assert out.shape == (21, m.nv)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
 
@@ -52,7 +57,7 @@ def test_looped_crba_matches_generic_float64(name):
     m = MODELS[name]
     q, _, _ = _state(m, 11, seed=4)
     out = jax.jit(pallas.crba_pallas(m, block=8, interpret=True, traversal="scan"))(q)
-    ref = jax.jit(jax.vmap(algorithms.crba.crba, (None, 0)))(m, q)
+    ref = _REF["crba"](m, q)
     assert out.shape == (11, m.nv, m.nv)
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
     if name != "chain":
@@ -70,7 +75,7 @@ def test_looped_float32_and_auto_choice():
     assert pallas.resolve_traversal(m32.with_traversal("scan"), "rnea_pallas") == "scan"
     assert pallas.resolve_traversal(m32.with_traversal("latency"), "aba_pallas") == "unroll"
     q, qd, tau = _state(m64, 9, seed=2)
-    ref = jax.vmap(algorithms.aba.aba, (None, 0, 0, 0))(m64, q, qd, tau)
+    ref = _REF["aba"](m64, q, qd, tau)
     f = jax.jit(pallas.aba_pallas(m32, block=8, interpret=True))
     out = f(*(a.astype(jnp.float32) for a in (q, qd, tau)))
     assert out.dtype == jnp.float32
@@ -111,7 +116,7 @@ def test_looped_chunks_large_batches(monkeypatch):
     real_call = pallas_scan._call
     m = MODELS["floating_tree"]
     q, qd, tau = _state(m, 21, seed=9)
-    ref = jax.vmap(algorithms.aba.aba, (None, 0, 0, 0))(m, q, qd, tau)
+    ref = _REF["aba"](m, q, qd, tau)  # the program of test_looped_matches_generic_float64[floating_tree-aba]
     monkeypatch.setattr(pallas_scan, "SCRATCH_BYTES", 1)  # one block (8 samples) per chunk: 3 chunks
     calls = []
     monkeypatch.setattr(pallas_scan, "_call", lambda *a: calls.append(a[2]) or real_call(*a))
