@@ -342,6 +342,32 @@ def log6(quat, p) -> Float[Array, "... 6"]:
     return jnp.concatenate([w, v], -1)
 
 
+def spd_inverse(D):
+    """``D^-1`` for small symmetric positive definite ``D (..., k, k)`` (the joint-space blocks
+    ``D = S^T P S`` of Rodriguez86 (8.5)), by an unrolled ``L diag(d) L^T`` factorisation of the
+    lower triangle (no pivoting is needed for SPD matrices): ``D^-1 = L^-T diag(d)^-1 L^-1``,
+    written as elementwise operations on ``D``'s entries. Unlike ``jnp.linalg.inv`` (a LAPACK /
+    cuSOLVER call per batch on CPU / GPU, which XLA cannot fuse) it fuses with the rest of a link
+    step; k <= 6 here (the free root)."""
+    k = D.shape[-1]
+    if k == 1:
+        return 1.0 / D
+    L = [[None] * k for _ in range(k)]
+    d = [None] * k
+    for j in range(k):
+        d[j] = D[..., j, j] - sum(L[j][m] * L[j][m] * d[m] for m in range(j))
+        for i in range(j + 1, k):
+            L[i][j] = (D[..., i, j] - sum(L[i][m] * L[j][m] * d[m] for m in range(j))) / d[j]
+    # Li = L^-1 (unit lower triangular) by forward substitution, then D^-1[r, c] = sum_m Li[m, r] Li[m, c] / d[m]
+    Li = [[1.0 if i == j else None for j in range(k)] for i in range(k)]
+    for i in range(k):
+        for j in range(i):
+            Li[i][j] = -sum(L[i][m] * Li[m][j] for m in range(j, i))
+    di = [1.0 / dm for dm in d]
+    rows = [[sum(Li[m][r] * Li[m][c] * di[m] for m in range(max(r, c), k)) for c in range(k)] for r in range(k)]
+    return jnp.stack([jnp.stack(r, -1) for r in rows], -2)
+
+
 class ArrayAlgebra:
     """The operations the link steps of :mod:`jaxdyn.algorithms` are written with, on arrays:
     motions and forces ``(..., 6)``, a :class:`Pose` ``X``, a :class:`RigidInertia` ``I``, a
@@ -379,3 +405,78 @@ class ArrayAlgebra:
     def joint_axpy(a, x, y):
         """``a * x + y`` for joint-space values."""
         return a * x + y
+
+    @staticmethod
+    def joint_sub(a, b):
+        """``a - b`` for joint-space values."""
+        return a - b
+
+    # articulated inertias: symmetric (..., 6, 6) matrices (Rodriguez86 (8.4))
+    art_of = staticmethod(inertia_matrix)
+    art_to_parent = staticmethod(matrix_inertia_to_parent)
+
+    @staticmethod
+    def art_apply(P, m):
+        """``P m``: an articulated inertia times a motion."""
+        return mv(P, m)
+
+    @staticmethod
+    def art_times_S(P, S):
+        """``P S (..., 6, k)``."""
+        return mm(P, S)
+
+    @staticmethod
+    def art_sub_outer(P, G, U):
+        """``P - G U^T`` for ``G, U (..., 6, k)``."""
+        return P - mmt(G, U)
+
+    @staticmethod
+    def joint_inertia(S, U, armature):
+        """``S^T U + diag(armature) (..., k, k)``."""
+        k = armature.shape[-1]
+        return mtm(S, U) + armature[..., None] * jnp.eye(k, dtype=U.dtype)
+
+    joint_factor = staticmethod(spd_inverse)
+
+    @staticmethod
+    def joint_solve(Dinv, r):
+        """``D^-1 r`` from :meth:`joint_factor`'s ``D^-1``."""
+        return mv(Dinv, r)
+
+    @staticmethod
+    def gain(U, Dinv):
+        """``U D^-1 (..., 6, k)``."""
+        return mm(U, Dinv)
+
+
+class _ForceParts(NamedTuple):
+    """A link transform for the one-sample unrolled traversal: ``R`` and ``p~ R``, the blocks of
+    the 6x6 force matrix (:func:`force_matrix`)."""
+
+    R: jnp.ndarray
+    pR: jnp.ndarray
+
+
+class DenseArrayAlgebra(ArrayAlgebra):
+    """:class:`ArrayAlgebra` with each transform applied as one 6x6 product (:func:`force_matrix`;
+    ``X`` is a :class:`_ForceParts` made by :meth:`parts`). More flops than the compact form,
+    fewer XLA kernels: for unrolled one-sample programs on XLA CPU, which are kernel-launch bound.
+    The motion transform ``phi^T`` is the force transform ``phi`` transposed, so one matrix per
+    link serves every sweep (XLA merges the identical builds)."""
+
+    @staticmethod
+    def parts(X: Pose) -> _ForceParts:
+        """``(R, p~ R)`` of a (stack of) poses."""
+        return _ForceParts(X.R, mm(skew(X.p), X.R))
+
+    @staticmethod
+    def motion_to_child(X, m):
+        return mtv(force_matrix(X, pR=X.pR), m)
+
+    @staticmethod
+    def force_to_parent(X, f):
+        return mv(force_matrix(X, pR=X.pR), f)
+
+    @staticmethod
+    def art_to_parent(X, P):
+        return matrix_inertia_to_parent_dense(force_matrix(X, pR=X.pR), P)

@@ -22,40 +22,62 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..model import Model
 from .common import check, joint_data, world_motion
-from .rnea import _smul, _stmul, rnea_full
+from .rnea import rnea_full
 
 
-def _inv(D):
-    """``D^-1`` for the symmetric positive definite joint-space blocks ``D = S^T P S`` (Rodriguez86
-    (8.5)), by an unrolled ``L diag(d) L^T`` factorisation of the lower triangle (no pivoting is
-    needed for SPD matrices): ``D^-1 = L^-T diag(d)^-1 L^-1``, written as elementwise operations
-    on ``D``'s entries. Unlike ``jnp.linalg.inv`` (a LAPACK / cuSOLVER call per batch on CPU / GPU,
-    which XLA cannot fuse) it fuses with the rest of the step; k <= 6 here (the free root)."""
-    k = D.shape[-1]
-    if k == 1:
-        return 1.0 / D
-    L = [[None] * k for _ in range(k)]
-    d = [None] * k
-    for j in range(k):
-        d[j] = D[..., j, j] - sum(L[j][m] * L[j][m] * d[m] for m in range(j))
-        for i in range(j + 1, k):
-            L[i][j] = (D[..., i, j] - sum(L[i][m] * L[j][m] * d[m] for m in range(j))) / d[j]
-    # Li = L^-1 (unit lower triangular) by forward substitution, then D^-1[r, c] = sum_m Li[m, r] Li[m, c] / d[m]
-    Li = [[1.0 if i == j else None for j in range(k)] for i in range(k)]
-    for i in range(k):
-        for j in range(i):
-            Li[i][j] = -sum(L[i][m] * Li[m][j] for m in range(j, i))
-    di = [1.0 / dm for dm in d]
-    rows = [[sum(Li[m][r] * Li[m][c] * di[m] for m in range(max(r, c), k)) for c in range(k)] for r in range(k)]
-    return jnp.stack([jnp.stack(r, -1) for r in rows], -2)
+def bias_force(alg, I, v, f_ext):
+    """``xi = v x* I v - f_ext`` (Rodriguez86 (8.24)), the bias force that seeds ``z``
+    (``f_ext = None``: none)."""
+    return alg.sub(alg.cross_force(v, alg.inertia_apply(I, v)), f_ext)
 
 
-class _ForceParts(NamedTuple):
-    """A link transform for the "latency" traversal: ``R`` and ``p~ R``, the blocks of the 6x6
-    force matrix (:func:`jaxdyn.spatial.force_matrix`)."""
+def velocity_step(alg, X, S, qd, v_p):
+    """One link of the outward velocity sweep (Rodriguez86 (5.1), (8.3)): ``v = X^-1 v_p + S qd``
+    and the bias acceleration ``c = v x S qd`` (eta). ``v_p = None`` is the world at rest.
+    Returns ``(v, c)``.
 
-    R: jnp.ndarray
-    pR: jnp.ndarray
+    Like every step here it is written over an algebra ``alg``
+    (:class:`jaxdyn.spatial.ArrayAlgebra` for one sample, :class:`jaxdyn.kernels.soa.SoAAlgebra`
+    in the batch kernels); aligned frames are the inputs ``X = (1, d)``."""
+    vJ = alg.smul(S, qd)
+    v = vJ if v_p is None else alg.add(alg.motion_to_child(X, v_p), vJ)
+    return v, alg.cross_motion(v, vJ)
+
+
+def filter_step(alg, P, z, S, armature, tau, c, to_parent=True):
+    """One link of the inward Riccati sweep (the Kalman filter, Rodriguez86 (8.5)-(8.9)), from
+    the link's articulated inertia ``P`` and residual force ``z`` (its own plus its children's):
+    ``U = P S``, ``D = S^T U + armature``, ``e = tau - S^T z``; with ``to_parent`` also the
+    gain ``G = U D^-1``, ``P+ = P - G U^T`` and ``z+ = z + P+ c + G e``.
+
+    Returns ``(U, D, Dinv, e, G, P+, z+)``, the last three ``None`` without ``to_parent``;
+    ``Dinv`` is whatever the algebra solves with (:meth:`joint_factor`: an inverse, ``1 / D``, or
+    a factorisation)."""
+    U = alg.art_times_S(P, S)
+    D = alg.joint_inertia(S, U, armature)
+    e = alg.joint_sub(tau, alg.stmul(S, z))
+    Dinv = alg.joint_factor(D)
+    if not to_parent:
+        return U, D, Dinv, e, None, None, None
+    G = alg.gain(U, Dinv)
+    Pa = alg.art_sub_outer(P, G, U)
+    za = alg.add(z, alg.art_apply(Pa, c), alg.smul(G, e))
+    return U, D, Dinv, e, G, Pa, za
+
+
+def to_parent(alg, X, Pa, za):
+    """``(phi P+ phi^T, phi z+)``: a link's contribution to its parent's ``(P, z)``
+    (Rodriguez86 (8.3), (8.4))."""
+    return alg.art_to_parent(X, Pa), alg.force_to_parent(X, za)
+
+
+def smooth_step(alg, X, S, c, U, Dinv, e, a_p):
+    """One link of the outward acceleration sweep (the smoother, Rodriguez86 (8.11)-(8.13)):
+    ``a' = X^-1 a_p + c``, ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``. Returns
+    ``(a, qdd)``."""
+    a1 = alg.add(alg.motion_to_child(X, a_p), c)
+    qdd = alg.joint_solve(Dinv, alg.joint_sub(e, alg.stmul(U, a1)))
+    return alg.add(a1, alg.smul(S, qdd)), qdd
 
 
 class ArticulatedQuantities(NamedTuple):
@@ -113,60 +135,31 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     # traversal "latency" (unrolled, for one sample at a time): each transform as one 6x6
     # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches
     # (panda: 218 -> 110). Otherwise the compact transforms, which need fewer flops.
-    dense = lay.dense
-    # The motion transform phi^T is the force transform phi transposed: one 6x6 matrix per link
-    # serves all three passes (XLA merges the identical per-link builds).
-    if dense:  # p~ R for all links at once; each step assembles its F from (R, p~ R)
-
-        def parts(X):
-            return _ForceParts(X.R, spatial.mm(spatial.skew(X.p), X.R))
-
+    alg = spatial.ArrayAlgebra
+    if lay.dense:  # p~ R for all links at once; each step assembles its F from (R, p~ R)
+        alg = spatial.DenseArrayAlgebra
+        parts = spatial.DenseArrayAlgebra.parts
         jd = jd._replace(X=parts(jd.X), X_root=parts(jd.X_root) if lay.floating else None)
-        fmat = lambda X: spatial.force_matrix(X, pR=X.pR)  # noqa: E731
-        to_child = lambda X, m: spatial.mtv(fmat(X), m)  # noqa: E731
-    else:
-        to_child = spatial.motion_to_child
 
-    # 1. scatter: velocities; then, for all links at once, the bias accelerations c = v x vJ
-    # (Rodriguez86 (8.1) eta) and bias forces b
-    vJ_l = _smul(jd.S, qd_l)
-    vJ_r = qd_r if lay.floating else None  # S_root = 1_6
-
+    # 1. scatter: velocities and bias accelerations c; bias forces b for all links at once
     def down_v(v_p, x):
-        X, vJ = x
-        return to_child(X, v_p) + vJ, ()
+        return velocity_step(alg, *x, v_p)
 
     zero6 = jnp.zeros(6, dtype)
-    v, _, _ = tree.scatter(lay, down_v, (jd.X, vJ_l), zero6, (jd.X_root, vJ_r) if lay.floating else None)
-    lb = jnp.asarray(lay.link_bodies)
-    c_l = spatial.cross_motion(v[lb], vJ_l)
-    c_r = spatial.cross_motion(v[0], vJ_r) if lay.floating else None
-    Iv = spatial.inertia_apply(I, v)
-    b = spatial.cross_force(v, Iv) - fe
+    root_v = (jd.X_root, jd.S_root, qd_r) if lay.floating else None
+    v, c_l, c_r = tree.scatter(lay, down_v, (jd.X, jd.S, qd_l), zero6, root_v)
+    b = bias_force(alg, I, v, fe)
 
     def init(idx):  # per-body (P, z) = (M, b); built per body so that unrolled programs stay small
-        return spatial.inertia_matrix(jax.tree_util.tree_map(lambda a: a[idx], I)), b[idx]
+        return alg.art_of(jax.tree_util.tree_map(lambda a: a[idx], I)), b[idx]
 
     # 2. gather: Riccati recursion for articulated inertias (the Kalman filter)
     def up(acc, x):
         P, z = acc
         X, S, tau_k, arm_k, c = x
-        # Small products as elementwise sums (spatial.mm/mv), as in the rest of the library: no
-        # GEMM call per tiny product on XLA CPU.
-        U = spatial.mm(P, S)
-        D = spatial.mtm(S, U) + jnp.diag(arm_k)
-        Dinv = _inv(D)
-        e = tau_k - _stmul(S, z)
-        UDinv = spatial.mm(U, Dinv)
-        Pa = P - spatial.mmt(UDinv, U)
-        za = z + spatial.mv(Pa, c) + spatial.mv(UDinv, e)
-        out = ArticulatedQuantities(
-            P, Pa, z, za, U, D, Dinv, UDinv, jnp.eye(6, dtype=P.dtype) - spatial.mmt(UDinv, S), e, c
-        )
-        if dense:
-            F = fmat(X)
-            return (spatial.matrix_inertia_to_parent_dense(F, Pa), spatial.mv(F, za)), out
-        return (spatial.matrix_inertia_to_parent(X, Pa), spatial.force_to_parent(X, za)), out
+        U, D, Dinv, e, G, Pa, za = filter_step(alg, P, z, S, arm_k, tau_k, c)
+        tau_bar = jnp.eye(6, dtype=P.dtype) - spatial.mmt(G, S)
+        return to_parent(alg, X, Pa, za), ArticulatedQuantities(P, Pa, z, za, U, D, Dinv, G, tau_bar, e, c)
 
     link_x = (jd.X, jd.S, tau_l, arm_l, c_l)
     root_x = (jd.X_root, jd.S_root, tau_r, arm_r, c_r) if lay.floating else None
@@ -175,9 +168,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     # 3. scatter: accelerations (the smoother)
     def down_a(a_p, x):
         X, S, art = x
-        a1 = to_child(X, a_p) + art.c
-        qdd = spatial.mv(art.Dinv, art.e - spatial.mtv(art.U, a1))
-        return a1 + _smul(S, qdd), qdd
+        return smooth_step(alg, X, S, art.c, art.U, art.Dinv, art.e, a_p)
 
     world = world_motion(model, dtype) if gravity else zero6
     a, qdd_l, qdd_r = tree.scatter(

@@ -36,7 +36,9 @@ Equations are those of :mod:`jaxdyn.algorithms` (Rodriguez86; Featherstone08, ta
 * RNEA: the link steps of :mod:`jaxdyn.algorithms.rnea` themselves
   (:func:`~jaxdyn.algorithms.rnea.forward_step`, :func:`~jaxdyn.algorithms.rnea.backward_step`),
   run with :class:`SoAAlgebra`;
-* ABA (Rodriguez86 Result 8.1, (8.3)-(8.13)): inward ``U = P S``, ``D = S^T U + armature``,
+* ABA (Rodriguez86 Result 8.1, (8.3)-(8.13)): the link steps of :mod:`jaxdyn.algorithms.aba`
+  (``velocity_step``, ``bias_force``, ``filter_step``, ``to_parent``, ``smooth_step``) run with
+  :class:`SoAAlgebra`: inward ``U = P S``, ``D = S^T U + armature``,
   ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``,
   ``P_p += X* P+ X``, ``z_p += X* z+``; outward ``a' = X^-1 a_p + c``,
   ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``; world acceleration ``[0; -g]``. The scanned
@@ -62,6 +64,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import tree
+from ..algorithms import aba as aba_steps
 from ..algorithms import rnea as rnea_steps
 from ..algorithms.common import full_precision
 from ..model import Model
@@ -328,10 +331,10 @@ def _rigid_to_parent(R, p, m, h, Ib):
     return m, _v_add(hr, mp), Ibn
 
 
-def _ldl_solve(M, b):
-    """Solve ``M x = b`` for a symmetric positive definite ``n x n`` ``M`` (list of rows of
-    scalars, lower triangle read) by an unrolled ``L D L^T`` factorisation."""
-    n = len(b)
+def _ldl_factor(M):
+    """``(L, d^-1)`` of an unrolled ``L diag(d) L^T`` factorisation of a symmetric positive
+    definite ``n x n`` ``M`` (list of rows of scalars, lower triangle read; no pivoting needed)."""
+    n = len(M)
     LD = [[None] * n for _ in range(n)]  # L[i][k] * d[k]
     L = [[None] * n for _ in range(n)]
     d = [None] * n
@@ -342,6 +345,13 @@ def _ldl_solve(M, b):
             LD[i][j] = _sub(M[i][j], _add(*[_mul(L[i][k], LD[j][k]) for k in range(j)]))
             L[i][j] = _mul(LD[i][j], inv)
         d[j] = inv
+    return L, d
+
+
+def _ldl_apply(factor, b):
+    """``M^-1 b`` from :func:`_ldl_factor`'s ``(L, d^-1)``: forward and back substitution."""
+    L, d = factor
+    n = len(b)
     y = []
     for i in range(n):
         y.append(_sub(b[i], _add(*[_mul(L[i][k], y[k]) for k in range(i)])))
@@ -565,68 +575,41 @@ def _world_acc(model, B=None):
 
 @_kept
 def _velocity(R, p, S, qd, parent):
-    """``v = X^-1 v_p + S qd`` and the bias acceleration ``c = v x S qd`` (Rodriguez86 (5.1), (8.3));
-    ``parent=None`` is the world (zero velocity)."""
-    vJ = (_v_scale(qd, S[0]), _v_scale(qd, S[1]))
-    w, v = (_ZERO3, _ZERO3) if parent is None else _motion_to_child(R, p, *parent)
-    w, v = _v_add(w, vJ[0]), _v_add(v, vJ[1])
-    return (w, v), _cross_motion(w, v, *vJ)
+    """:func:`jaxdyn.algorithms.aba.velocity_step` (``parent=None``: the world at rest):
+    ``((w, v), c)``."""
+    return aba_steps.velocity_step(SoAAlgebra, (R, p), S, qd, parent)
 
 
 @_kept
 def _bias_force(m, h, Ib, w, v, fe):
-    """``z = v x* I v - f_ext`` (Rodriguez86 (8.24), xi)."""
-    n, f = _cross_force(w, v, *_inertia_apply(m, h, Ib, w, v))
-    if fe is not None:
-        n, f = _v_sub(n, fe[0:3]), _v_sub(f, fe[3:6])
-    return n, f
+    """:func:`jaxdyn.algorithms.aba.bias_force` (``fe``: six scalars or None)."""
+    return aba_steps.bias_force(SoAAlgebra, (m, h, Ib), (w, v), _wrench(fe))
 
 
 @_kept
 def _riccati(P, Z, S, arm, tau, c, to_parent=True):
-    """One filter step (Rodriguez86 (8.5)-(8.9)): ``U = P S``, ``D = S^T U + armature``,
-    ``e = tau - S^T z``; with ``to_parent``, also ``P+ = P - U D^-1 U^T`` and
-    ``z+ = z + P+ c + U D^-1 e``. Returns ``(U, D^-1, e, P+, z+)``."""
-    A, B, C = P
-    zn, zf = Z
-    sa, sl = S
-    Ua = _v_add(_sym_mv(A, sa), _mv(B, sl))
-    Ul = _v_add(_mtv(B, sa), _sym_mv(C, sl))
-    di = 1.0 / _add(_dot(sa, Ua), _dot(sl, Ul), arm)
-    e = _sub(tau, _add(_dot(sa, zn), _dot(sl, zf)))
-    if not to_parent:
-        return (Ua, Ul), di, e, None, None
-    Ga, Gl = _v_scale(di, Ua), _v_scale(di, Ul)
-    Aa = tuple(_sub(A[k], _mul(Ga[r], Ua[c])) for k, (r, c) in enumerate(_UPPER))
-    Ba = tuple(_sub(B[3 * r + c], _mul(Ga[r], Ul[c])) for r in range(3) for c in range(3))
-    Ca = tuple(_sub(C[k], _mul(Gl[r], Ul[c])) for k, (r, c) in enumerate(_UPPER))
-    cw, cv = c
-    za_n = _v_add(_v_add(zn, _v_add(_sym_mv(Aa, cw), _mv(Ba, cv))), _v_scale(e, Ga))
-    za_f = _v_add(_v_add(zf, _v_add(_mtv(Ba, cw), _sym_mv(Ca, cv))), _v_scale(e, Gl))
-    return (Ua, Ul), di, e, (Aa, Ba, Ca), (za_n, za_f)
+    """:func:`jaxdyn.algorithms.aba.filter_step`: ``(U, D^-1, e, P+, z+)``."""
+    U, _, Dinv, e, _, Pa, za = aba_steps.filter_step(SoAAlgebra, P, Z, S, arm, tau, c, to_parent)
+    return U, Dinv, e, Pa, za
 
 
 @_kept
 def _smooth(R, p, S, c, U, di, e, parent_a):
-    """One smoother step (Rodriguez86 (8.11)-(8.13)): ``a' = X^-1 a_p + c``,
-    ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``. Returns ``(a, qdd)``."""
-    aw, av = _motion_to_child(R, p, *parent_a)
-    aw, av = _v_add(aw, c[0]), _v_add(av, c[1])
-    x = _mul(di, _sub(e, _add(_dot(U[0], aw), _dot(U[1], av))))
-    return (_v_add(aw, _v_scale(x, S[0])), _v_add(av, _v_scale(x, S[1]))), x
+    """:func:`jaxdyn.algorithms.aba.smooth_step`: ``(a, qdd)``."""
+    return aba_steps.smooth_step(SoAAlgebra, (R, p), S, c, U, di, e, parent_a)
 
 
 def _free_root_solve(R, p, P, Z, tau6, arm6, world):
-    """The free root's smoother step (``S = 1_6``, ``U = P``): solve
-    ``(P + diag(armature)) qdd = tau - z - P a'`` with ``a' = X^-1 [0; -g]``."""
-    aw, av = _motion_to_child(R, p, *world)
-    Pm = _art_matrix(*P)
-    a1 = list(aw) + list(av)
-    z = Z[0] + Z[1]
-    rhs = [_sub(_sub(tau6[k], z[k]), _dot(Pm[k], a1)) for k in range(6)]
-    Dm = [[_add(Pm[r][c], arm6[r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
-    x = _ldl_solve(Dm, rhs)
-    return (_v_add(aw, tuple(x[:3])), _v_add(av, tuple(x[3:]))), x
+    """The free root's filter and smoother steps (``S = 1_6``, so ``U = P``,
+    ``D = P + diag(armature)``, ``c = v x v = 0``): ``(a, qdd)``, ``D`` solved by an unrolled
+    ``L D L^T`` factorisation."""
+    U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), (_ZERO3, _ZERO3), False)
+    return aba_steps.smooth_step(SoAAlgebra, (R, p), None, (_ZERO3, _ZERO3), U, F, e, world)
+
+
+def _is_art(x):
+    """An articulated inertia ``(A, B, C)`` (a motion or force is a pair)."""
+    return len(x) == 3
 
 
 class SoAAlgebra:
@@ -679,6 +662,8 @@ class SoAAlgebra:
     def stmul(S, f):
         if S is None:
             return list(f[0]) + list(f[1])
+        if _is_art(S):  # the free root's U = P 1_6: U^T f = P f (P symmetric)
+            return SoAAlgebra.stmul(None, SoAAlgebra.art_apply(S, f))
         return _add(_dot(S[0], f[0]), _dot(S[1], f[1]))
 
     @staticmethod
@@ -686,6 +671,59 @@ class SoAAlgebra:
         if isinstance(y, list):
             return [_add(_mul(ak, xk), yk) for ak, xk, yk in zip(a, x, y)]
         return _add(_mul(a, x), y)
+
+    @staticmethod
+    def joint_sub(a, b):
+        if isinstance(a, list):
+            return [_sub(x, y) for x, y in zip(a, b)]
+        return _sub(a, b)
+
+    # articulated inertias: the 21 entries (A sym 6, B 9, C sym 6) of [[A, B], [B^T, C]]
+    @staticmethod
+    def art_of(I):
+        return _rigid_to_art(*I)
+
+    @staticmethod
+    def art_to_parent(X, P):
+        return _art_to_parent(*X, *P)
+
+    @staticmethod
+    def art_apply(P, m):
+        (A, B, C), (w, v) = P, m
+        return _v_add(_sym_mv(A, w), _mv(B, v)), _v_add(_mtv(B, w), _sym_mv(C, v))
+
+    @staticmethod
+    def art_times_S(P, S):
+        return P if S is None else SoAAlgebra.art_apply(P, S)
+
+    @staticmethod
+    def art_sub_outer(P, G, U):
+        """``P - G U^T`` for a 1-dof joint (``G``, ``U`` motions), on the 21 entries."""
+        (A, B, C), (Ga, Gl), (Ua, Ul) = P, G, U
+        return (
+            tuple(_sub(A[k], _mul(Ga[r], Ua[c])) for k, (r, c) in enumerate(_UPPER)),
+            tuple(_sub(B[3 * r + c], _mul(Ga[r], Ul[c])) for r in range(3) for c in range(3)),
+            tuple(_sub(C[k], _mul(Gl[r], Ul[c])) for k, (r, c) in enumerate(_UPPER)),
+        )
+
+    @staticmethod
+    def joint_inertia(S, U, armature):
+        if S is None:  # the free root: D = P + diag(armature), rows of scalars
+            Pm = _art_matrix(*U)
+            return [[_add(Pm[r][c], armature[r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
+        return _add(SoAAlgebra.stmul(S, U), armature)
+
+    @staticmethod
+    def joint_factor(D):
+        return _ldl_factor(D) if isinstance(D, list) else 1.0 / D
+
+    @staticmethod
+    def joint_solve(F, r):
+        return _ldl_apply(F, r) if isinstance(r, list) else _mul(F, r)
+
+    @staticmethod
+    def gain(U, Dinv):
+        return _v_scale(Dinv, U[0]), _v_scale(Dinv, U[1])
 
 
 # --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
@@ -732,7 +770,7 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
             pa = parents[i]
             V[i], Cb[i] = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
         Z[i] = _bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
-        P[i] = _rigid_to_art(bn["m"], bn["h"], bn["Ib"])
+        P[i] = SoAAlgebra.art_of((bn["m"], bn["h"], bn["Ib"]))
     # 2. inward Riccati sweep (the filter)
     U, Dinv, E = [None] * nb, [None] * nb, [None] * nb
     for i in reversed(range(nb)):
@@ -745,10 +783,9 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         U[i], Dinv[i], E[i], Pa, za = _riccati(P[i], Z[i], S, arm[vs], tauT[vs], Cb[i], to_parent=pa >= 0)
         if pa < 0:
             continue
-        An, Bn, Cn = _art_to_parent(R, p, *Pa)
+        (An, Bn, Cn), (fn, ff) = aba_steps.to_parent(SoAAlgebra, (R, p), Pa, za)
         Ap, Bp, Cp = P[pa]
         P[pa] = (_v_add(Ap, An), _v_add(Bp, Bn), _v_add(Cp, Cn))
-        fn, ff = _force_to_parent(R, p, *za)
         Z[pa] = (_v_add(Z[pa][0], fn), _v_add(Z[pa][1], ff))
     # 3. outward accelerations (the smoother)
     Acc = [None] * nb
@@ -1002,16 +1039,13 @@ def _aba_kin_step(parent, x):
     (RJ, pJ), (sa, sl) = _link_X_S(x, x["q"])
     R, d = _mm(Rp, RJ), _mv(Rp, pJ)
     Sa, Sl = _mv(R, sa), _mv(R, sl)
-    qd = x["qd"]
-    vJ = _v_scale(qd, Sa), _v_scale(qd, Sl)
-    w, v = _motion_to_child(_I3, d, wp, vp)
-    w, v = _v_add(w, vJ[0]), _v_add(v, vJ[1])
+    (w, v), c = aba_steps.velocity_step(SoAAlgebra, (_I3, d), (Sa, Sl), x["qd"], (wp, vp))
     hR, IbR = _mv(R, h), _rot_sym(R, Ib)
     fe = _fe_x(x)
     if fe is not None:
         fe = _mv(R, fe[0:3]) + _mv(R, fe[3:6])
     S = (Sa, Sl) if "d" in x else (Sa,)
-    return (R, w, v), (d, S, _cross_motion(w, v, *vJ), (hR, IbR), _bias_force(m, hR, IbR, w, v, fe))
+    return (R, w, v), (d, S, c, (hR, IbR), _bias_force(m, hR, IbR, w, v, fe))
 
 
 @_kept_step
@@ -1026,7 +1060,7 @@ def _aba_aligned_filter_step(acc, x):
     if "root" in x:
         return None, (P, Z)
     U, di, e, Pa, za = _riccati(P, Z, _aligned_S(x), x["arm"], x["tau"], x["c"])
-    return (_art_to_parent(_I3, x["d"], *Pa), _force_to_parent(_I3, x["d"], *za)), (U, di, e)
+    return aba_steps.to_parent(SoAAlgebra, (_I3, x["d"]), Pa, za), (U, di, e)
 
 
 @_kept_step
@@ -1039,12 +1073,7 @@ def _aba_aligned_smooth_step(root_PZ, world, parent_a, x):
         R, p = _free_X(_split(x["q"]))
         return _free_root_solve(R, p, *root_PZ, _split(x["tau"]), _split(x["arm"]), world)
     x = _fields(x)
-    Sa, Sl = _aligned_S(x)
-    aw, av = _motion_to_child(_I3, x["d"], *parent_a)
-    aw, av = _v_add(aw, x["c"][0]), _v_add(av, x["c"][1])
-    U = x["U"]
-    qdd = _mul(x["di"], _sub(x["e"], _add(_dot(U[0], aw), _dot(U[1], av))))
-    return (_v_add(aw, _v_scale(qdd, Sa)), _v_add(av, _v_scale(qdd, Sl))), qdd
+    return aba_steps.smooth_step(SoAAlgebra, (_I3, x["d"]), _aligned_S(x), x["c"], x["U"], x["di"], x["e"], parent_a)
 
 
 def _aba_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
