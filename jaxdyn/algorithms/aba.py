@@ -12,7 +12,7 @@ Glossary (Rodriguez86 / Featherstone): P = IA articulated inertia (P^-), Pa = P+
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -135,19 +135,21 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     # traversal "latency" (unrolled, for one sample at a time): each transform as one 6x6
     # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches
     # (panda: 218 -> 110). Otherwise the compact transforms, which need fewer flops.
-    alg = spatial.ArrayAlgebra
+    alg: type[spatial.ArrayAlgebra] = spatial.ArrayAlgebra
+    X: Any = jd.X  # a Pose, or the (R, p~ R) of spatial.DenseArrayAlgebra
+    X_root: Any = jd.X_root
     if lay.dense:  # p~ R for all links at once; each step assembles its F from (R, p~ R)
         alg = spatial.DenseArrayAlgebra
-        parts = spatial.DenseArrayAlgebra.parts
-        jd = jd._replace(X=parts(jd.X), X_root=parts(jd.X_root) if lay.floating else None)
+        X = spatial.DenseArrayAlgebra.parts(jd.X)
+        X_root = spatial.DenseArrayAlgebra.parts(jd.X_root) if jd.X_root is not None else None
 
     # 1. scatter: velocities and bias accelerations c; bias forces b for all links at once
     def down_v(v_p, x):
         return velocity_step(alg, *x, v_p)
 
     zero6 = jnp.zeros(6, dtype)
-    root_v = (jd.X_root, jd.S_root, qd_r) if lay.floating else None
-    v, c_l, c_r = tree.scatter(lay, down_v, (jd.X, jd.S, qd_l), zero6, root_v)
+    root_v = (X_root, jd.S_root, qd_r) if lay.floating else None
+    v, c_l, c_r = tree.scatter(lay, down_v, (X, jd.S, qd_l), zero6, root_v)
     b = bias_force(alg, I, v, fe)
 
     def init(idx):  # per-body (P, z) = (M, b); built per body so that unrolled programs stay small
@@ -161,8 +163,8 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
         tau_bar = jnp.eye(6, dtype=P.dtype) - spatial.mmt(G, S)
         return to_parent(alg, X, Pa, za), ArticulatedQuantities(P, Pa, z, za, U, D, Dinv, G, tau_bar, e, c)
 
-    link_x = (jd.X, jd.S, tau_l, arm_l, c_l)
-    root_x = (jd.X_root, jd.S_root, tau_r, arm_r, c_r) if lay.floating else None
+    link_x = (X, jd.S, tau_l, arm_l, c_l)
+    root_x = (X_root, jd.S_root, tau_r, arm_r, c_r) if lay.floating else None
     _, art_l, art_r = tree.gather(lay, up, init, link_x, root_x)
 
     # 3. scatter: accelerations (the smoother)
@@ -172,7 +174,7 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
 
     world = world_motion(model, dtype) if gravity else zero6
     a, qdd_l, qdd_r = tree.scatter(
-        lay, down_a, (jd.X, jd.S, art_l), world, (jd.X_root, jd.S_root, art_r) if lay.floating else None
+        lay, down_a, (X, jd.S, art_l), world, (X_root, jd.S_root, art_r) if lay.floating else None
     )
     qdd = tree.link_values_to_v(lay, qdd_l, qdd_r)
     return ABAResult(qdd, a, v, art_l, art_r)
