@@ -53,3 +53,8 @@ def assert_close(a, b, rtol=1e-10):
     a, b = np.asarray(a), np.asarray(b)
     scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
     np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+
+
+# XLA CPU's default (fusion) emitters, for programs that must compile as users compile them
+# (tests/conftest.py switches the suite to the faster-compiling earlier emitters)
+DEFAULT_EMITTERS = {"xla_cpu_use_fusion_emitters": True}

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import DEFAULT_EMITTERS
 from pinocchio_ref import CASES, Ref, swap6
 
 import jaxdyn
@@ -98,7 +99,9 @@ def test_batched_public_api_matches_pinocchio(robot, base):
             jaxdyn.aba(m, q, v, tau, fext),
         )
 
-    out = jax.jit(jax.vmap(public, in_axes=(None, 0, 0, 0, 0, 0)))(r.model, q, v, a, tau, fext)
+    # compiled as users compile it (XLA CPU's default emitters; see tests/conftest.py)
+    batched = jax.jit(jax.vmap(public, in_axes=(None, 0, 0, 0, 0, 0)), compiler_options=DEFAULT_EMITTERS)
+    out = batched(r.model, q, v, a, tau, fext)
     for k in range(K):
         close(out[0][k], r.vec(k, "rnea"))
         close(out[1][k], r.vec(k, "rnea_fext"))

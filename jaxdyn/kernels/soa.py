@@ -1375,8 +1375,12 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _
 # unrolled Jacobian compiled in 116 s with fusion off and had not finished after 17 minutes
 # under a plain ``jax.jit``; scanned under a plain ``jax.jit`` it compiled (53 s) but ran 3.1x
 # slower than the unrolled one with fusion off. The option applies to one whole program, so the
-# kernel cannot choose it for itself; on other backends it is not needed.
-COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion"}
+# kernel cannot choose it for itself; on other backends it is not needed. XLA CPU's fusion emitters
+# (its default) are named explicitly: with fusion off and the earlier emitters
+# (``--xla_cpu_use_fusion_emitters=false`` in ``XLA_FLAGS``) the panda Jacobian came out wrong
+# (tests/test_kernels.py::test_aba_jacobian_batch_matches_jacfwd), so a process-wide flag must not
+# reach this program.
+COMPILER_OPTIONS = {"xla_disable_hlo_passes": "fusion", "xla_cpu_use_fusion_emitters": True}
 
 
 # The Jacobian kernel holds one tangent copy of every intermediate per direction (nq + nv through
