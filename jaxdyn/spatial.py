@@ -411,6 +411,10 @@ class ArrayAlgebra:
         """``a - b`` for joint-space values."""
         return a - b
 
+    compose = staticmethod(compose)
+    inertia_to_parent = staticmethod(inertia_to_parent)
+    subspace_to_parent = staticmethod(motion_matrix_to_parent)
+
     # articulated inertias: symmetric (..., 6, 6) matrices (Rodriguez86 (8.4))
     art_of = staticmethod(inertia_matrix)
     art_to_parent = staticmethod(matrix_inertia_to_parent)

@@ -12,12 +12,13 @@ body of dof r is an ancestor of (or equal to) the body of dof c. The last step i
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial
+from .. import spatial, tree
 from ..model import Model
-from .common import check, full_precision
-from .kinematics import composite_inertias_from_poses, dof_motions_world, forward_kinematics
+from .common import check, full_precision, joint_data
+from .kinematics import composite_inertias_from_poses, forward_kinematics
 
 
 def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
@@ -27,16 +28,61 @@ def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
     return composite_inertias_from_poses(model, forward_kinematics(model, q))
 
 
+def world_step(alg, X_wp, X, S, I):
+    """One link of the outward sweep of the CRBA in world coordinates (or any common frame): the
+    link's placement ``X_w = X_wp X`` from its parent's, and its motion subspace and rigid inertia
+    moved there, ``phi^T H^T`` and ``phi M phi^T`` (Rodriguez86 (7.2), (7.8)). Returns
+    ``(X_w, (S_w, I_w))``. Composite inertias are then subtree sums of the ``I_w`` (the ``phi`` of
+    (7.8)-(7.9) absorbed by the common coordinates), and the entries :func:`entry`.
+
+    Written over an algebra ``alg`` as the ABA's and RNEA's steps (docs/architecture.md); the
+    batch kernels run it with :class:`jaxdyn.kernels.soa.SoAAlgebra`."""
+    Xw = alg.compose(X_wp, X)
+    return Xw, (alg.subspace_to_parent(Xw, S), alg.inertia_to_parent(Xw, I))
+
+
+def entry(alg, S_r, Ic, S_c):
+    """``M[r, c] = S_r^T Ic S_c`` (Rodriguez86 (7.10)-(7.11)) for the body of dof ``r`` an ancestor
+    of (or the body of) dof ``c``, ``Ic`` the composite inertia of ``c``'s body, all in the common
+    frame."""
+    return alg.stmul(S_r, alg.inertia_apply(Ic, S_c))
+
+
 @full_precision
 def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """The joint-space mass matrix ``M(q)`` (symmetric positive definite), ``+ diag(armature)``."""
     check(model, "crba", q=q)
     lay = model.layout
-    Sw, poses = dof_motions_world(model, q)  # (6, nv)
-    Ic = composite_inertias_from_poses(model, poses)
-    db = lay.dof_body
-    F = spatial.inertia_apply(spatial.RigidInertia(Ic.m[db], Ic.h[db], Ic.Ibar[db]), Sw.T)  # (nv, 6)
-    G = Sw.T @ F.T  # G[r, c] = S_r . (Ic_{b(c)} S_c)
-    anc = jnp.asarray(lay.ancestor[db][:, db])  # anc[r, c]: body(r) ancestor-or-self of body(c)
-    M = jnp.where(anc, G, jnp.where(anc.T, G.T, 0.0))
+    alg = spatial.ArrayAlgebra
+    jd = joint_data(model, q)
+    I = model.body_inertias()
+    lb = np.asarray(lay.link_bodies)
+    take = lambda t, idx: type(t)(*(x[idx] for x in t))  # noqa: E731
+
+    def down(parent, x):
+        return world_step(alg, parent, *x)
+
+    world = spatial.identity_pose(model.dtype)
+    root_x = (jd.X_root, jd.S_root, take(I, 0)) if lay.floating else None
+    _, link_out, root_out = tree.scatter(lay, down, (jd.X, jd.S, take(I, lb)), world, root_x)
+    nb = model.nb
+
+    def per_body(root_val, link_val):  # the root's and the links' values as one (nb, ...) stack
+        ref = link_val[0] if len(lb) else root_val
+        buf = jnp.zeros((nb,) + ref.shape, ref.dtype)
+        buf = buf.at[lb].set(link_val) if len(lb) else buf
+        return buf.at[0].set(root_val) if lay.floating else buf
+
+    Iw = spatial.RigidInertia(
+        *(per_body(root_out[1][k] if lay.floating else None, link_out[1][k] if len(lb) else None) for k in range(3))
+    )
+    Ic = tree.subtree_sum(lay, Iw)
+    root_S = root_out[0].T if lay.floating else None  # (6 dof, 6)
+    link_S = jnp.swapaxes(link_out[0], -1, -2) if len(lb) else None  # (n, k, 6)
+    Sw = tree.link_values_to_v(lay, link_S, root_S)  # (nv, 6): the dofs' motions, world coordinates
+    db = np.asarray(lay.dof_body)
+    anc = np.asarray(lay.ancestor)[db][:, db]  # anc[r, c]: body(r) ancestor-or-self of body(c)
+    rs, cs = np.nonzero(anc)
+    vals = entry(alg, Sw[rs][..., None], take(Ic, db[cs]), Sw[cs])[..., 0]
+    M = jnp.zeros((model.nv, model.nv), vals.dtype).at[rs, cs].set(vals).at[cs, rs].set(vals)
     return M + jnp.diag(model.armature)

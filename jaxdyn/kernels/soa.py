@@ -65,6 +65,7 @@ import numpy as np
 
 from .. import tree
 from ..algorithms import aba as aba_steps
+from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
 from ..algorithms.common import full_precision
 from ..model import Model
@@ -678,6 +679,22 @@ class SoAAlgebra:
             return [_sub(x, y) for x, y in zip(a, b)]
         return _sub(a, b)
 
+    @staticmethod
+    def compose(a, b):
+        (Ra, pa), (Rb, pb) = a, b
+        return _mm(Ra, Rb), _v_add(pa, _mv(Ra, pb))
+
+    @staticmethod
+    def inertia_to_parent(X, I):
+        return _rigid_to_parent(*X, *I)
+
+    @staticmethod
+    def subspace_to_parent(X, S):
+        """A 1-dof joint's ``S`` (a motion) from B to A: ``[R w; R v + p x R w]``."""
+        (R, p), (sa, sl) = X, S
+        saw = _mv(R, sa)
+        return saw, _v_add(_mv(R, sl), _cross(p, saw))
+
     # articulated inertias: the 21 entries (A sym 6, B 9, C sym 6) of [[A, B], [B^T, C]]
     @staticmethod
     def art_of(I):
@@ -1275,12 +1292,8 @@ def _crba_pose_step(ident, parent, x):
     m, h, Ib = _inertia_x(x)
     if "root" in x:
         return ident, (m, h, Ib)
-    Rp, pp = parent
-    (R, p), (sa, sl) = _link_X_S(x, x["q"])
-    Rw, pw = _mm(Rp, R), _v_add(pp, _mv(Rp, p))
-    saw = _mv(Rw, sa)
-    slw = _v_add(_mv(Rw, sl), _cross(pw, saw))
-    return (Rw, pw), ((saw, slw), _rigid_to_parent(Rw, pw, m, h, Ib))
+    X, S = _link_X_S(x, x["q"])
+    return crba_steps.world_step(SoAAlgebra, parent, X, S, (m, h, Ib))
 
 
 def _crba_tree(model, lay, nums, qT, pack=None):
