@@ -31,21 +31,22 @@ def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
 def world_step(alg, X_wp, X, S, I):
     """One link of the outward sweep of the CRBA in world coordinates (or any common frame): the
     link's placement ``X_w = X_wp X`` from its parent's, and its motion subspace and rigid inertia
-    moved there, ``phi^T H^T`` and ``phi M phi^T`` (Rodriguez86 (7.2), (7.8)). Returns
-    ``(X_w, (S_w, I_w))``. Composite inertias are then subtree sums of the ``I_w`` (the ``phi`` of
-    (7.8)-(7.9) absorbed by the common coordinates), and the entries :func:`entry`.
+    moved there (:func:`to_common`). Returns ``(X_w, (S_w, I_w))``. Composite inertias are then
+    subtree sums of the ``I_w`` (the ``phi`` of Rodriguez86 (7.8)-(7.9) absorbed by the common
+    coordinates), and the entries ``M[r, c] = S_r^T Ic S_c`` (Rodriguez86 (7.10)-(7.11)).
 
     Written over an algebra ``alg`` as the ABA's and RNEA's steps (docs/architecture.md); the
     batch kernels run it with :class:`jaxdyn.kernels.soa.SoAAlgebra`."""
     Xw = alg.compose(X_wp, X)
-    return Xw, (alg.subspace_to_parent(Xw, S), alg.inertia_to_parent(Xw, I))
+    return Xw, to_common(alg, Xw, S, I)
 
 
-def entry(alg, S_r, Ic, S_c):
-    """``M[r, c] = S_r^T Ic S_c`` (Rodriguez86 (7.10)-(7.11)) for the body of dof ``r`` an ancestor
-    of (or the body of) dof ``c``, ``Ic`` the composite inertia of ``c``'s body, all in the common
-    frame."""
-    return alg.stmul(S_r, alg.inertia_apply(Ic, S_c))
+def to_common(alg, Xw, S, I):
+    """A link's motion subspace and rigid inertia in the common frame, ``phi^T H^T`` and
+    ``phi M phi^T`` (Rodriguez86 (7.2), (7.8)), from its placement ``Xw`` there. The one-sample
+    CRBA applies it to all links at once after the placements' scatter (one vectorised pass,
+    cheaper than inside a scanned step)."""
+    return alg.subspace_to_parent(Xw, S), alg.inertia_to_parent(Xw, I)
 
 
 @full_precision
@@ -59,30 +60,20 @@ def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     lb = np.asarray(lay.link_bodies)
     take = lambda t, idx: type(t)(*(x[idx] for x in t))  # noqa: E731
 
-    def down(parent, x):
-        return world_step(alg, parent, *x)
-
-    world = spatial.identity_pose(model.dtype)
-    root_x = (jd.X_root, jd.S_root, take(I, 0)) if lay.floating else None
-    _, link_out, root_out = tree.scatter(lay, down, (jd.X, jd.S, take(I, lb)), world, root_x)
-    nb = model.nb
-
-    def per_body(root_val, link_val):  # the root's and the links' values as one (nb, ...) stack
-        ref = link_val[0] if len(lb) else root_val
-        buf = jnp.zeros((nb,) + ref.shape, ref.dtype)
-        buf = buf.at[lb].set(link_val) if len(lb) else buf
-        return buf.at[0].set(root_val) if lay.floating else buf
-
-    Iw = spatial.RigidInertia(
-        *(per_body(root_out[1][k] if lay.floating else None, link_out[1][k] if len(lb) else None) for k in range(3))
-    )
+    poses = forward_kinematics(model, q)  # the placements' scatter: X_w = X_wp X
+    # to_common's two transforms, each applied to all bodies (links) at once
+    Iw = alg.inertia_to_parent(poses, I)
+    link_S = alg.subspace_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S) if len(lb) else None
+    root_S = alg.subspace_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root) if lay.floating else None
     Ic = tree.subtree_sum(lay, Iw)
-    root_S = root_out[0].T if lay.floating else None  # (6 dof, 6)
-    link_S = jnp.swapaxes(link_out[0], -1, -2) if len(lb) else None  # (n, k, 6)
+    root_S = root_S.T if lay.floating else None  # (6 dof, 6)
+    link_S = jnp.swapaxes(link_S, -1, -2) if len(lb) else None  # (n, k, 6)
     Sw = tree.link_values_to_v(lay, link_S, root_S)  # (nv, 6): the dofs' motions, world coordinates
     db = np.asarray(lay.dof_body)
-    anc = np.asarray(lay.ancestor)[db][:, db]  # anc[r, c]: body(r) ancestor-or-self of body(c)
-    rs, cs = np.nonzero(anc)
-    vals = entry(alg, Sw[rs][..., None], take(Ic, db[cs]), Sw[cs])[..., 0]
-    M = jnp.zeros((model.nv, model.nv), vals.dtype).at[rs, cs].set(vals).at[cs, rs].set(vals)
+    # M[r, c] = S_r^T Ic_b(c) S_c (Rodriguez86 (7.10)-(7.11)) for every pair at once: one matrix
+    # product (a GEMM under vmap), kept where body(r) is an ancestor of body(c) or the reverse
+    F = alg.inertia_apply(take(Ic, db), Sw)  # (nv, 6): Ic S_c
+    G = Sw @ F.T  # G[r, c] = S_r . F_c
+    anc = jnp.asarray(np.asarray(lay.ancestor)[db][:, db])  # anc[r, c]: body(r) ancestor-or-self of body(c)
+    M = jnp.where(anc, G, jnp.where(anc.T, G.T, 0.0))
     return M + jnp.diag(model.armature)
