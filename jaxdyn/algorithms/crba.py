@@ -63,11 +63,12 @@ def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     poses = forward_kinematics(model, q)  # the placements' scatter: X_w = X_wp X
     # to_common's two transforms, each applied to all bodies (links) at once
     Iw = alg.inertia_to_parent(poses, I)
-    link_S = alg.subspace_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S) if len(lb) else None
-    root_S = alg.subspace_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root) if lay.floating else None
+    link_S = root_S = None
+    if len(lb):  # (n, k, 6)
+        link_S = jnp.swapaxes(alg.subspace_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S), -1, -2)
+    if jd.S_root is not None:  # (6 dof, 6)
+        root_S = alg.subspace_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root).T
     Ic = tree.subtree_sum(lay, Iw)
-    root_S = root_S.T if lay.floating else None  # (6 dof, 6)
-    link_S = jnp.swapaxes(link_S, -1, -2) if len(lb) else None  # (n, k, 6)
     Sw = tree.link_values_to_v(lay, link_S, root_S)  # (nv, 6): the dofs' motions, world coordinates
     db = np.asarray(lay.dof_body)
     # M[r, c] = S_r^T Ic_b(c) S_c (Rodriguez86 (7.10)-(7.11)) for every pair at once: one matrix
