@@ -391,15 +391,9 @@ class ArrayAlgebra:
         """``a - b``; ``b = None`` is zero."""
         return a if b is None else a - b
 
-    @staticmethod
-    def smul(S, x):
-        """``S x``: joint-space ``x (..., k)`` to a motion or force."""
-        return mv(S, x)
-
-    @staticmethod
-    def stmul(S, f):
-        """``S^T f``: a motion or force to joint space ``(..., k)``."""
-        return mtv(S, f)
+    # products with a motion subspace S (..., 6, k) and joint-space values (..., k):
+    smul = staticmethod(mv)  # S x: joint space to a motion or force
+    stmul = staticmethod(mtv)  # S^T f: a motion or force to joint space
 
     @staticmethod
     def joint_axpy(a, x, y):
@@ -419,15 +413,8 @@ class ArrayAlgebra:
     art_of = staticmethod(inertia_matrix)
     art_to_parent = staticmethod(matrix_inertia_to_parent)
 
-    @staticmethod
-    def art_apply(P, m):
-        """``P m``: an articulated inertia times a motion."""
-        return mv(P, m)
-
-    @staticmethod
-    def art_times_S(P, S):
-        """``P S (..., 6, k)``."""
-        return mm(P, S)
+    art_apply = staticmethod(mv)  # P m: an articulated inertia times a motion
+    art_times_S = staticmethod(mm)  # P S (..., 6, k)
 
     @staticmethod
     def art_sub_outer(P, G, U):
@@ -442,15 +429,8 @@ class ArrayAlgebra:
 
     joint_factor = staticmethod(spd_inverse)
 
-    @staticmethod
-    def joint_solve(Dinv, r):
-        """``D^-1 r`` from :meth:`joint_factor`'s ``D^-1``."""
-        return mv(Dinv, r)
-
-    @staticmethod
-    def gain(U, Dinv):
-        """``U D^-1 (..., 6, k)``."""
-        return mm(U, Dinv)
+    joint_solve = staticmethod(mv)  # D^-1 r from joint_factor's D^-1
+    gain = staticmethod(mm)  # G = U D^-1 (..., 6, k)
 
 
 class _ForceParts(NamedTuple):

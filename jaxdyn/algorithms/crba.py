@@ -12,13 +12,12 @@ body of dof r is an ancestor of (or equal to) the body of dof c. The last step i
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial, tree
+from .. import spatial
 from ..model import Model
-from .common import check, full_precision, joint_data
-from .kinematics import composite_inertias_from_poses, forward_kinematics
+from .common import check, full_precision
+from .kinematics import composite_inertias_from_poses, dof_motions_world, forward_kinematics
 
 
 def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
@@ -44,8 +43,10 @@ def world_step(alg, X_wp, X, S, I):
 def to_common(alg, Xw, S, I):
     """A link's motion subspace and rigid inertia in the common frame, ``phi^T H^T`` and
     ``phi M phi^T`` (Rodriguez86 (7.2), (7.8)), from its placement ``Xw`` there. The one-sample
-    CRBA applies it to all links at once after the placements' scatter (one vectorised pass,
-    cheaper than inside a scanned step)."""
+    :func:`crba` applies the same two transforms (``spatial.motion_matrix_to_parent``,
+    ``spatial.inertia_to_parent``, :class:`~jaxdyn.spatial.ArrayAlgebra`'s ``subspace_to_parent``
+    and ``inertia_to_parent``) to all links at once, through :func:`dof_motions_world` and
+    :func:`composite_inertias_from_poses`, which the Jacobians and the centre of mass share."""
     return alg.subspace_to_parent(Xw, S), alg.inertia_to_parent(Xw, I)
 
 
@@ -54,27 +55,11 @@ def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """The joint-space mass matrix ``M(q)`` (symmetric positive definite), ``+ diag(armature)``."""
     check(model, "crba", q=q)
     lay = model.layout
-    alg = spatial.ArrayAlgebra
-    jd = joint_data(model, q)
-    I = model.body_inertias()
-    lb = np.asarray(lay.link_bodies)
-    take = lambda t, idx: type(t)(*(x[idx] for x in t))  # noqa: E731
-
-    poses = forward_kinematics(model, q)  # the placements' scatter: X_w = X_wp X
-    # to_common's two transforms, each applied to all bodies (links) at once
-    Iw = alg.inertia_to_parent(poses, I)
-    link_S = root_S = None
-    if len(lb):  # (n, k, 6)
-        link_S = jnp.swapaxes(alg.subspace_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S), -1, -2)
-    if jd.S_root is not None:  # (6 dof, 6)
-        root_S = alg.subspace_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root).T
-    Ic = tree.subtree_sum(lay, Iw)
-    Sw = tree.link_values_to_v(lay, link_S, root_S)  # (nv, 6): the dofs' motions, world coordinates
-    db = np.asarray(lay.dof_body)
-    # M[r, c] = S_r^T Ic_b(c) S_c (Rodriguez86 (7.10)-(7.11)) for every pair at once: one matrix
-    # product (a GEMM under vmap), kept where body(r) is an ancestor of body(c) or the reverse
-    F = alg.inertia_apply(take(Ic, db), Sw)  # (nv, 6): Ic S_c
-    G = Sw @ F.T  # G[r, c] = S_r . F_c
-    anc = jnp.asarray(np.asarray(lay.ancestor)[db][:, db])  # anc[r, c]: body(r) ancestor-or-self of body(c)
+    Sw, poses = dof_motions_world(model, q)  # (6, nv)
+    Ic = composite_inertias_from_poses(model, poses)
+    db = lay.dof_body
+    F = spatial.inertia_apply(spatial.RigidInertia(Ic.m[db], Ic.h[db], Ic.Ibar[db]), Sw.T)  # (nv, 6)
+    G = Sw.T @ F.T  # G[r, c] = S_r . (Ic_{b(c)} S_c)
+    anc = jnp.asarray(lay.ancestor[db][:, db])  # anc[r, c]: body(r) ancestor-or-self of body(c)
     M = jnp.where(anc, G, jnp.where(anc.T, G.T, 0.0))
     return M + jnp.diag(model.armature)

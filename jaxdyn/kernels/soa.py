@@ -604,8 +604,8 @@ def _free_root_solve(R, p, P, Z, tau6, arm6, world):
     """The free root's filter and smoother steps (``S = 1_6``, so ``U = P``,
     ``D = P + diag(armature)``, ``c = v x v = 0``): ``(a, qdd)``, ``D`` solved by an unrolled
     ``L D L^T`` factorisation."""
-    U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), (_ZERO3, _ZERO3), False)
-    return aba_steps.smooth_step(SoAAlgebra, (R, p), None, (_ZERO3, _ZERO3), U, F, e, world)
+    U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), _MOTION, False)
+    return aba_steps.smooth_step(SoAAlgebra, (R, p), None, _MOTION, U, F, e, world)
 
 
 def _is_art(x):
