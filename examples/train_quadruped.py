@@ -10,7 +10,8 @@ checks the pipeline end to end on a CPU in a few minutes.
 
 Writes ``examples/output/quadruped/`` ``learning_curve.png`` (evaluation return against
 environment steps), ``walk.gif`` (the trained policy, drawn by :func:`jaxdyn.viewer.animate`
-with the base trail), and ``run.json`` (settings, wall times, returns). Needs the ``rl`` extra
+with the base trail and the feet's contact points and forces), and ``run.json`` (settings,
+wall times, returns). Needs the ``rl`` extra
 (``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
 
     python examples/train_quadruped.py --quick     # 154 k steps, about 6 CPU-minutes
@@ -138,7 +139,8 @@ def train(cfg, seed):
 
 
 def walk(env, policy, steps, seed):
-    """A rollout of the deterministic policy on the nominal robot: base positions and q."""
+    """A rollout of the deterministic policy on the nominal robot: the command, and per step
+    ``q``, ``qd``, reward and done."""
     state = env.reset(jax.random.PRNGKey(seed))
 
     @jax.jit
@@ -147,7 +149,7 @@ def walk(env, policy, steps, seed):
             s = carry
             a, _ = policy(env.observation(s), k)
             s2, _, r, d, _ = env.step(s, a)
-            return s2, (s.q, r, d)
+            return s2, (s.q, s.qd, r, d)
 
         keys = jax.random.split(jax.random.PRNGKey(seed + 1), steps)
         return jax.lax.scan(body, state, keys)[1]
@@ -190,7 +192,7 @@ def main():
     print(f"trained in {wall:.0f} s; return {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
     label = "quick run" if args.quick else "full run"
     plot_curve(curve, os.path.join(args.out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({label})")
-    command, (qs, rs, ds) = walk(env, policy, 150, args.seed)
+    command, (qs, qds, rs, ds) = walk(env, policy, 150, args.seed)
     qs = np.asarray(qs)
     c = np.asarray(command)
     viewer.animate(
@@ -204,6 +206,8 @@ def main():
         title=f"command vx={c[0]:.2f} vy={c[1]:.2f} yaw={c[2]:.2f}",
         view=(20.0, -60.0),
         dpi=60,
+        contact=env.contact,
+        qds=np.asarray(qds),
     )
     run = dict(
         config={k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},

@@ -160,6 +160,7 @@ __all__ = [
     "contact_wrenches",
     "generalized_forces",
     "total_force",
+    "PointForces",
 ]
 
 
@@ -325,6 +326,30 @@ class Contact(eqx.Module):
             return jnp.zeros(())
         kt = self.params.tangential_stiffness
         return 0.5 * kt * (jnp.sum(state.ground * state.ground) + jnp.sum(state.pairs * state.pairs))
+
+    def point_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> PointForces:
+        """Where each contact force acts and how large it is, in world coordinates
+        (:class:`PointForces`), e.g. to draw them (:func:`jaxdyn.viewer.animate`) or to log
+        foot forces. ``state``, ``dt``: as for :meth:`wrenches`."""
+        kinds = self._kinds(model, q, qd, self._state(model, state), dt)
+        dt_ = model.dtype
+        if not kinds:
+            z = jnp.zeros((0, 3), dt_)
+            return PointForces(z, z, jnp.zeros((0,), dt_), (), ())
+        ks = _split_world(kinds)
+        return PointForces(
+            jnp.concatenate([k.point for k in ks]),
+            jnp.concatenate([k.f for k in ks]),
+            jnp.concatenate([k.depth for k in ks]),
+            tuple(int(b) for k in ks for b in k.body),
+            tuple(int(b) for k in ks for b in k.other),
+        )
+
+    def _kinds(self, model: Model, q, qd, state, dt=0.0):
+        q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
+        if not _acts(model, **self._which()):
+            return {}
+        return _kinds(model, _frames(model, q, qd), self.ground, self.params, state, dt, **self._which())
 
     def _state(self, model: Model, state):
         if not self.stateful:
@@ -1023,6 +1048,80 @@ def contact_wrenches(
     return _evaluate(model, q, qd, ground, params, state, dt, **which)[0]
 
 
+class PointForces(eqx.Module):
+    """The world-frame contact forces at one state (:meth:`Contact.point_forces`): the ground
+    contact points in the order of :func:`contact_points`, then the shape pairs of
+    :func:`collision_pairs` (``m`` rows in all).
+
+    point ``(m, 3)`` where each force acts (the witness point); force ``(m, 3)`` the force on
+    ``body`` (for a pair, on its second geom's body, and ``-force`` on the first; for a pair
+    with the world, on the model's body); depth
+    ``(m,)`` the penetration (the force is zero where it is zero); body, other (static tuples of
+    ``m`` ints): the body the force acts on and the body that takes ``-force`` (``-1``: the world
+    or the ground).
+    """
+
+    point: Float[Array, "m 3"]
+    force: Float[Array, "m 3"]
+    depth: Float[Array, " m"]
+    body: tuple[int, ...] = eqx.field(static=True)
+    other: tuple[int, ...] = eqx.field(static=True)
+
+
+class _Kind(NamedTuple):
+    """The forces of one kind of contact (ground points or shape pairs): ``f`` on ``body``,
+    ``-f`` on ``other`` (``-1``: the world or the ground); ``rate``, ``ut``: (S4) and (S1)."""
+
+    body: np.ndarray
+    other: np.ndarray
+    point: Array
+    depth: Array
+    f: Array
+    rate: Array
+    ut: Array
+
+
+def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
+    """Whether any contact of the chosen kinds exists on ``model`` (static)."""
+    ground = collide_ground and _has_ground_points(model.geoms)
+    return ground or (collide_pairs and len(collision_pairs(model, exclude).pairs) > 0)
+
+
+def _split_world(kinds: dict) -> list:
+    """The kinds as a list, each pair's row flipped so that ``body`` is a body of the model where the
+    pair is with the world (``body2 = -1``): ``f`` then acts on ``body`` and ``-f`` on the world."""
+    out = []
+    for name, k in kinds.items():
+        if name == "pairs" and np.any(k.body < 0):
+            flip = k.body < 0
+            sign = jnp.asarray(np.where(flip, -1.0, 1.0), k.f.dtype)[:, None]
+            k = k._replace(body=np.where(flip, k.other, k.body), other=np.where(flip, k.body, k.other), f=sign * k.f)
+        out.append(k)
+    return out
+
+
+def _kinds(model: Model, F: _Frames, ground, params, state, dt, *, collide_ground, collide_pairs, exclude):
+    """The point forces of each kind of contact that acts, as ``{"ground": _Kind, "pairs": _Kind}``
+    (a kind is absent when it is off or the model has none). ``state``: the elongations of
+    ``friction="spring"`` (``None``: regularised friction)."""
+    out = {}
+    spring = state is not None
+    if _acts(model, collide_ground, False, exclude):
+        cp = _contact_points(model, F, ground)
+        n = _unit(jnp.asarray(ground.normal, model.dtype))
+        u = state.ground if spring else None
+        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
+        body = np.asarray(cp.body, np.int64)
+        out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut)
+    if _acts(model, False, collide_pairs, exclude):
+        pc = _pair_contacts(model, F, exclude)
+        u = state.pairs if spring else None
+        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
+        b1, b2 = np.asarray(pc.body1, np.int64), np.asarray(pc.body2, np.int64)
+        out["pairs"] = _Kind(b2, b1, pc.point, pc.depth, f, r, ut)
+    return out
+
+
 def _evaluate(model: Model, q, qd, ground, params, state, dt, *, collide_ground, collide_pairs, exclude):
     """Wrenches (as :func:`contact_wrenches`) and, with a ``state``, its rate (S4) and the
     elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``)."""
@@ -1031,32 +1130,30 @@ def _evaluate(model: Model, q, qd, ground, params, state, dt, *, collide_ground,
     ground = Ground() if ground is None else ground
     params = ContactParams() if params is None else params
     out = jnp.zeros((model.nb + 1, 6), model.dtype)  # the world's row last, dropped
-    use_ground = collide_ground and _has_ground_points(model.geoms)
-    use_pairs = collide_pairs and len(collision_pairs(model, exclude).pairs) > 0
+    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude)
     spring = state is not None
     rates = [jnp.zeros_like(state.ground), jnp.zeros_like(state.pairs)] if spring else None
     proj = [state.ground, state.pairs] if spring else None
-    if not (use_ground or use_pairs):
+    if not _acts(model, **which):
         return out[:-1], _as_state(rates), _as_state(proj)
     F = _frames(model, q, qd)
-    if use_ground:
-        cp = _contact_points(model, F, ground)
-        n = _unit(jnp.asarray(ground.normal, model.dtype))
-        u = state.ground if spring else None
-        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
-        out = _add_wrenches(out, F, np.asarray(cp.body, np.int64), cp.point, f)
+    kinds = _kinds(model, F, ground, params, state, dt, **which)
+    for slot, name in enumerate(("ground", "pairs")):
+        if name not in kinds:
+            continue
+        k = kinds[name]
+        if name == "ground":
+            out = _add_wrenches(out, F, k.body, k.point, k.f)
+        else:
+            out = _add_wrenches(
+                out,
+                F,
+                np.concatenate([k.body, k.other]),
+                jnp.concatenate([k.point, k.point]),
+                jnp.concatenate([k.f, -k.f]),
+            )
         if spring:
-            rates[0], proj[0] = r, ut
-    if use_pairs:
-        pc = _pair_contacts(model, F, exclude)
-        u = state.pairs if spring else None
-        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
-        b1, b2 = np.asarray(pc.body1, np.int64), np.asarray(pc.body2, np.int64)
-        out = _add_wrenches(
-            out, F, np.concatenate([b2, b1]), jnp.concatenate([pc.point, pc.point]), jnp.concatenate([f, -f])
-        )
-        if spring:
-            rates[1], proj[1] = r, ut
+            rates[slot], proj[slot] = k.rate, k.ut
     return out[:-1], _as_state(rates), _as_state(proj)
 
 
@@ -1071,21 +1168,10 @@ def total_force(
     geoms on the world body (e.g. to compare with the weight; forces between two bodies
     cancel). ``state``: the elongations for ``friction="spring"`` (``None``: relaxed)."""
     contact = Contact() if contact is None else contact
-    state = contact._state(model, state)
-    q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
-    F = _frames(model, q, qd)
     total = jnp.zeros(3, model.dtype)
-    if contact.collide_ground and _has_ground_points(model.geoms):
-        cp = _contact_points(model, F, contact.ground)
-        u = None if state is None else state.ground
-        total = total + jnp.sum(contact_forces(cp, contact.ground, contact.params, model.dtype, u), 0)
-    if contact.collide_pairs and collision_pairs(model, contact.exclude).pairs:
-        pc = _pair_contacts(model, F, contact.exclude)
-        u = None if state is None else state.pairs
-        f = pair_forces(pc, contact.params, model.dtype, u)
-        on_bodies = np.asarray(pc.body2) >= 0
-        sign = np.where(on_bodies, 1.0, 0.0) - np.where(np.asarray(pc.body1) >= 0, 1.0, 0.0)
-        total = total + jnp.sum(jnp.asarray(sign, model.dtype)[:, None] * f, 0)
+    for k in contact._kinds(model, q, qd, contact._state(model, state)).values():
+        sign = (k.body >= 0).astype(np.float64) - (k.other >= 0).astype(np.float64)
+        total = total + jnp.sum(jnp.asarray(sign, model.dtype)[:, None] * k.f, 0)
     return total
 
 

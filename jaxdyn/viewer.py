@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import os
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -46,6 +47,7 @@ _LINK_COLOR = "#3b4a5a"
 # colours stay readable
 _LIMB_COLORS = ("#3b4a5a", "#2e6f95", "#6a4c93", "#8c5a3c", "#1f7a70", "#7a7f2a", "#a04668", "#54687d")
 _DEFAULT_VIEW = (22.0, -58.0)
+_CONTACT_COLOR = "#d81b60"
 
 
 # -- static structure of the skeleton ---------------------------------------------------------------
@@ -209,6 +211,55 @@ def _kinematics(model: Model, qs: np.ndarray, extra_frames=()):
     )
 
 
+@eqx.filter_jit
+def _point_forces_batch(model, contact, qs, qds, states):
+    pf = jax.vmap(lambda q, qd, u: contact.point_forces(model, q, qd, u))(qs, qds, states)
+    return pf.point, pf.force, pf.depth
+
+
+def _contacts(model: Model, contact, qs: np.ndarray, qds, states, force_scale, half: float, fn: str):
+    """``(points, forces, active, scale, level)`` of every ground and pair contact along ``qs``,
+    for :class:`_Scene`; ``scale`` [m/N] draws the model's weight as ``half`` (half the view)
+    unless ``force_scale`` is given; ``level`` the height of a level ground plane, where the grid
+    is drawn (None for a slope: the grid stays under the robot)."""
+    from .contact import Contact
+
+    if not isinstance(contact, Contact):
+        raise TypeError(f"{fn}: contact must be a jaxdyn.contact.Contact, got {type(contact).__name__}")
+    name = "qd" if fn == "draw" else "qds"
+    if qds is None:
+        raise ValueError(
+            f"{fn}: drawing contact forces needs the velocities '{name}' (the force law depends on them), "
+            f"e.g. the qd of a sim.rollout trajectory"
+        )
+    qds = np.asarray(qds)
+    if fn == "draw":
+        qds = qds[None]
+    if qds.shape != (qs.shape[0], model.nv) or not np.all(np.isfinite(qds)):
+        want = f"({model.nv},)" if fn == "draw" else f"({qs.shape[0]}, {model.nv})"
+        got = qds.shape[1:] if fn == "draw" else qds.shape
+        raise ValueError(f"{fn}: argument '{name}' has shape {got} or non-finite entries, expected {want}")
+    points, forces, depth = _point_forces_batch(
+        model, contact, jnp.asarray(qs), jnp.asarray(qds.astype(qs.dtype)), states
+    )
+    if force_scale is None:
+        weight = float(np.sum(np.asarray(model.mass)) * np.linalg.norm(np.asarray(model.gravity)))
+        force_scale = half / weight if weight > 0 else 1e-3
+    elif not float(force_scale) > 0:
+        raise ValueError(f"{fn}: force_scale must be a positive number of metres per newton, got {force_scale!r}")
+    points, forces = np.asarray(points, np.float64), np.asarray(forces, np.float64)
+    n = np.asarray(contact.ground.normal, np.float64)
+    n = n / np.linalg.norm(n)
+    level = float(contact.ground.height) / n[2] if abs(n[2]) > 1 - 1e-9 else None
+    return points, forces, np.asarray(depth) > 0, float(force_scale), level
+
+
+def _level_point(all_pts, level):
+    """A point on the ground level below the middle of ``all_pts``, so the view holds the ground."""
+    c = 0.5 * (all_pts.min(0) + all_pts.max(0))
+    return np.array([[c[0], c[1], level]])
+
+
 def skeleton(model: Model, q) -> tuple[np.ndarray, np.ndarray]:
     """The stick figure that :func:`draw` shows, at configuration ``q`` of shape ``(nq,)``.
 
@@ -313,6 +364,7 @@ class _Scene:
         trail=None,
         label=None,
         all_pts=None,
+        contacts=None,
     ):
         from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
@@ -324,6 +376,8 @@ class _Scene:
         self.axis_len = 0.12 * half
         zmin = float(all_pts[:, 2].min())
         z0 = min(zmin, 0.0) if st.world else zmin
+        if contacts is not None and contacts[4] is not None:
+            z0 = contacts[4]  # the contact's level ground plane
         ax.set_xlim(centre[0] - half, centre[0] + half)
         ax.set_ylim(centre[1] - half, centre[1] + half)
         ax.set_zlim(centre[2] - half, centre[2] + half)
@@ -433,6 +487,29 @@ class _Scene:
             (self.trail_artist,) = ax.plot(
                 [], [], [], color="#16a085", linewidth=1.4, alpha=0.9, label="trail", zorder=3
             )
+        self.contacts = None
+        if contacts is not None:
+            points, forces, active, scale, _ = contacts
+            self.contacts = (points, forces, active)
+            (dots,) = ax.plot(
+                [],
+                [],
+                [],
+                linestyle="none",
+                marker="o",
+                markersize=4,
+                color=_CONTACT_COLOR,
+                markeredgecolor="white",
+                markeredgewidth=0.4,
+                label="contact",
+                zorder=7,
+            )
+            # one degenerate segment to start with (matplotlib cannot add an empty 3D collection)
+            start = np.broadcast_to(points[0, :1], (1, 2, 3)) if points.shape[1] else np.zeros((1, 2, 3))
+            arrows = Line3DCollection(start, colors=_CONTACT_COLOR, linewidths=1.8, zorder=7)
+            ax.add_collection3d(arrows)
+            ax.plot([], [], [], color=_CONTACT_COLOR, linewidth=1.8, label=f"force ({1 / scale:.3g} N per m)")
+            self.contact_artists = (dots, arrows, scale)
         self.text = ax.text2D(0.02, 0.02, "", transform=ax.transAxes, fontsize=8) if label else None
         ax.legend(loc="upper left", fontsize=7, framealpha=0.8, markerscale=0.8, borderaxespad=0.2)
         self.update(0)
@@ -476,6 +553,12 @@ class _Scene:
         if self.trail_artist is not None:
             tr = self.trail[: k + 1]
             self.trail_artist.set_data_3d(tr[:, 0], tr[:, 1], tr[:, 2])
+        if self.contacts is not None:
+            points, forces, active = (a[k] for a in self.contacts)
+            dots, arrows, scale = self.contact_artists
+            p, f = points[active], forces[active]
+            dots.set_data_3d(p[:, 0], p[:, 1], p[:, 2])
+            arrows.set_segments(np.stack([p, p + scale * f], 1))
         if self.text is not None:
             self.text.set_text(self.label(k))
 
@@ -492,6 +575,10 @@ def draw(
     target=None,
     *,
     ground: bool = True,
+    contact=None,
+    qd=None,
+    contact_state=None,
+    force_scale=None,
     figsize=(6.0, 6.0),
     dpi: int = 100,
 ):
@@ -507,6 +594,12 @@ def draw(
       view: ``(elevation, azimuth)`` of the camera in degrees.
       target: a world point ``(3,)`` to mark (e.g. a reaching goal).
       ground: draw a grid on the ground plane (z = 0, or lower if the robot reaches below it).
+      contact: a :class:`jaxdyn.contact.Contact`: mark every touching contact point (ground
+        points and shape pairs, :meth:`~jaxdyn.contact.Contact.point_forces`) and draw its force
+        as a segment from the point, ``force_scale`` metres per newton (default: the model's
+        weight as long as half the view); needs the velocity ``qd`` ``(nv,)``, and for
+        ``friction="spring"`` the ``contact_state`` (None: relaxed). For a pair the force drawn
+        is the one on its second geom's body.
 
     Returns the :class:`matplotlib.figure.Figure`.
     """
@@ -520,6 +613,14 @@ def draw(
         all_pts = np.concatenate([all_pts, c])
     if tgt is not None:
         all_pts = np.concatenate([all_pts, tgt])
+    contacts = None
+    if contact is not None:
+        states = (
+            None if contact_state is None else jax.tree_util.tree_map(lambda u: jnp.asarray(u)[None], contact_state)
+        )
+        contacts = _contacts(model, contact, qa[None], qd, states, force_scale, _limits(all_pts)[1], "draw")
+        if contacts[4] is not None:
+            all_pts = np.concatenate([all_pts, _level_point(all_pts, contacts[4])])
     if ax is None:
         fig = _new_figure(figsize, dpi)
         ax = _new_axes(fig)
@@ -540,6 +641,7 @@ def draw(
         view=view,
         title=model.name if title is None else title,
         all_pts=all_pts,
+        contacts=contacts,
     )
     if path is not None:
         _ensure_dir(path)
@@ -574,6 +676,10 @@ def animate(
     target=None,
     ground: bool = True,
     dt=None,
+    contact=None,
+    qds=None,
+    contact_states=None,
+    force_scale=None,
     figsize=(5.0, 5.0),
     dpi: int = 80,
 ):
@@ -591,6 +697,9 @@ def animate(
       dt: time step between samples of ``qs``; when given, the frames are labelled with the time.
       frames, com, title, view, target, ground: as for :func:`draw`; ``target`` may also be a
         moving target of shape ``(T, 3)``.
+      contact, qds, contact_states, force_scale: contact points and forces, as for :func:`draw`,
+        with the velocities ``qds`` ``(T, nv)`` and the states ``(T, ...)`` of the trajectory
+        (e.g. ``tr.qd`` of :func:`jaxdyn.sim.rollout`); one scale for every frame.
 
     Returns the :class:`matplotlib.figure.Figure` (showing the last frame).
     """
@@ -628,6 +737,21 @@ def animate(
         all_pts.append(tgt)
     if trail_p is not None:
         all_pts.append(trail_p)
+    contacts = None
+    if contact is not None:
+        if qds is not None:
+            qds = np.asarray(qds)
+            if qds.ndim != 2 or qds.shape[0] != T:
+                raise ValueError(f"animate: argument 'qds' has shape {qds.shape}, expected ({T}, {model.nv})")
+            qds = qds[keep]
+        states = contact_states
+        if states is not None:
+            states = jax.tree_util.tree_map(lambda u: jnp.asarray(u)[keep], states)
+        contacts = _contacts(
+            model, contact, qa, qds, states, force_scale, _limits(np.concatenate(all_pts))[1], "animate"
+        )
+        if contacts[4] is not None:
+            all_pts.append(_level_point(np.concatenate(all_pts), contacts[4]))
     n = len(keep)
     if dt is not None:
         label = lambda k: f"t = {keep[k] * dt:.2f} s"  # noqa: E731
@@ -651,6 +775,7 @@ def animate(
         trail=trail_p,
         label=label,
         all_pts=np.concatenate(all_pts),
+        contacts=contacts,
     )
     _ensure_dir(path)
     writer = PillowWriter(fps=fps)
