@@ -262,18 +262,29 @@ def rotation_axis_angle(axis: Float[Array, "... 3"], angle: Float[Array, ...]):
     return jnp.eye(3, dtype=axis.dtype) + s * K + (1.0 - c) * mm(K, K)
 
 
-def quat_to_rotation(q: Float[Array, "... 4"]) -> Float[Array, "... 3 3"]:
-    """Rotation matrix of a quaternion ``[w, x, y, z]`` (normalised here, so any non-zero q works)."""
-    q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return jnp.stack(
-        [
-            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
+def quaternion_matrix(w, x, y, z):
+    """The 9 entries (row-major) of the rotation of the quaternion ``[w, x, y, z]``, normalised
+    here (``s = 2 / |q|^2``, so any non-zero ``q`` works), over any scalars: arrays of one shape
+    or the ``(B,)`` rows of the struct-of-arrays kernels."""
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    return (
+        1 - s * (y * y + z * z),
+        s * (x * y - w * z),
+        s * (x * z + w * y),
+        s * (x * y + w * z),
+        1 - s * (x * x + z * z),
+        s * (y * z - w * x),
+        s * (x * z - w * y),
+        s * (y * z + w * x),
+        1 - s * (x * x + y * y),
     )
+
+
+def quat_to_rotation(q: Float[Array, "... 4"]) -> Float[Array, "... 3 3"]:
+    """Rotation matrix of a quaternion ``[w, x, y, z]`` (normalised here, so any non-zero q works;
+    :func:`quaternion_matrix`)."""
+    R = quaternion_matrix(q[..., 0], q[..., 1], q[..., 2], q[..., 3])
+    return jnp.stack(R, -1).reshape(q.shape[:-1] + (3, 3))
 
 
 def quat_multiply(a, b):

@@ -63,7 +63,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import tree
+from .. import joints, scalars, spatial, tree
 from ..algorithms import aba as aba_steps
 from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
@@ -146,41 +146,7 @@ def _kept_step(fn):
 # --- scalar helpers that skip structural zeros (Python literals) ---------------------------------
 
 
-def _lit(x):
-    return isinstance(x, float)
-
-
-def _mul(a, b):
-    if _lit(a):
-        if a == 0.0:
-            return 0.0
-        if a == 1.0:
-            return b
-        if _lit(b):
-            return a * b
-    if _lit(b):
-        if b == 0.0:
-            return 0.0
-        if b == 1.0:
-            return a
-    return a * b
-
-
-def _add(*xs):
-    out = 0.0
-    for x in xs:
-        if _lit(x) and x == 0.0:
-            continue
-        out = x if (_lit(out) and out == 0.0) else out + x
-    return out
-
-
-def _neg(a):
-    return 0.0 if (_lit(a) and a == 0.0) else -a
-
-
-def _sub(a, b):
-    return _add(a, _neg(b))
+_lit, _mul, _add, _neg, _sub = scalars.is_literal, scalars.mul, scalars.add, scalars.neg, scalars.sub
 
 
 @_kept
@@ -387,47 +353,32 @@ def _check_joints(model: Model, fn: str):
 
 @full_precision
 def _model_numbers(model: Model):
-    """Per-body model-only arrays: joint matrices ``A0, A1, A2`` (Rodrigues split, see the module
-    docstring), ``w = R0 u``, ``p0``, axis ``u``, and the rigid inertia ``(m, h, Ibar)`` about
-    the body origin (Rodriguez86 (3.1))."""
+    """Per-body model-only arrays: the joint numbers of (J1) (:func:`jaxdyn.joints.one_dof_numbers`:
+    ``A0, A1, A2, p0``, and ``d, sl`` when a joint is prismatic, ``sa``) and the rigid inertia
+    ``(m, h, Ibar)`` about the body origin (Rodriguez86 (3.1))."""
     dt = model.dtype
     R0, p0, u = model.placement_R.astype(dt), model.placement_p.astype(dt), model.axis.astype(dt)
-    uu = u[:, :, None] * u[:, None, :]
-    A0 = jnp.einsum("bij,bjk->bik", R0, uu)
-    K = jnp.stack(
-        [
-            jnp.zeros_like(u[:, 0]),
-            -u[:, 2],
-            u[:, 1],
-            u[:, 2],
-            jnp.zeros_like(u[:, 0]),
-            -u[:, 0],
-            -u[:, 1],
-            u[:, 0],
-            jnp.zeros_like(u[:, 0]),
-        ],
-        -1,
-    ).reshape(-1, 3, 3)
-    A2 = jnp.einsum("bij,bjk->bik", R0, K)
-    w = jnp.einsum("bij,bj->bi", R0, u)
+    pri = np.array([t == "prismatic" for t in model.joint_types])
+    jn = joints.one_dof_numbers(R0, p0, u, pri)
     m, c, Ic = model.mass.astype(dt), model.com.astype(dt), model.inertia.astype(dt)
     cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=dt) - c[:, :, None] * c[:, None, :]
     Ib = Ic + m[:, None, None] * cc
     Ib = 0.5 * (Ib + jnp.swapaxes(Ib, -1, -2))  # read symmetrically: gradients w.r.t. the inertia stay symmetric
     iu = np.array(_UPPER)
     Ib6 = Ib[:, iu[:, 0], iu[:, 1]]
-    return {
-        "A0": A0.reshape(-1, 9),
-        "A1": (R0 - A0).reshape(-1, 9),
-        "A2": A2.reshape(-1, 9),
-        "R0": R0.reshape(-1, 9),
-        "w": w,
-        "p0": p0,
-        "u": u,
+    out = {
+        "A0": jn.A0.reshape(-1, 9),
+        "A1": jn.A1.reshape(-1, 9),
+        "A2": jn.A2.reshape(-1, 9),
+        "p0": jn.p0,
+        "sa": jn.sa,
         "m": m,
         "h": m[:, None] * c,
         "Ib": Ib6,
     }
+    if jn.d is not None:
+        out["d"], out["sl"] = jn.d, jn.sl
+    return out
 
 
 def _split(x):
@@ -462,38 +413,19 @@ class Constants:
 
 @_kept
 def _joint_X(t, bn, qi):
-    """Placement of body ``i`` in its parent for a 1-dof joint of static type ``t``."""
-    if t == "prismatic":
-        return bn["R0"], _v_add(bn["p0"], _v_scale(qi, bn["w"]))
-    s, c = jnp.sin(qi), jnp.cos(qi)
-    R = tuple(_add(a0, _mul(c, a1), _mul(s, a2)) for a0, a1, a2 in zip(bn["A0"], bn["A1"], bn["A2"]))
-    return R, bn["p0"]
+    """Placement of body ``i`` in its parent for a 1-dof joint of static type ``t``, (J1)."""
+    return joints.one_dof_motion(bn["A0"], bn["A1"], bn["A2"], bn["p0"], bn.get("d"), qi, t)
 
 
 def _joint_S(t, bn):
-    """Motion subspace ``(sa, sl)``: revolute ``[u; 0]``, prismatic ``[0; u]``."""
-    z = (0.0, 0.0, 0.0)
-    return (z, bn["u"]) if t == "prismatic" else (bn["u"], z)
+    """Motion subspace ``(sa, sl)`` of (J1): revolute ``[u; 0]``, prismatic ``[0; u]``."""
+    return joints.one_dof_subspace(bn["sa"], bn.get("sl"), t)
 
 
 @_kept
 def _free_X(qr):
-    """Pose of a free root from ``[x, y, z, qw, qx, qy, qz]`` (quaternion normalised)."""
-    x, y, z = qr[0:3]
-    qw, qx, qy, qz = qr[3:7]
-    s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
-    R = (
-        1 - s * (qy * qy + qz * qz),
-        s * (qx * qy - qw * qz),
-        s * (qx * qz + qw * qy),
-        s * (qx * qy + qw * qz),
-        1 - s * (qx * qx + qz * qz),
-        s * (qy * qz - qw * qx),
-        s * (qx * qz - qw * qy),
-        s * (qy * qz + qw * qx),
-        1 - s * (qx * qx + qy * qy),
-    )
-    return R, (x, y, z)
+    """Pose of a free root from ``[x, y, z, qw, qx, qy, qz]`` (:func:`jaxdyn.joints.free_pose`)."""
+    return spatial.quaternion_matrix(*qr[3:7]), tuple(qr[0:3])
 
 
 # --- argument handling ------------------------------------------------------------------------
@@ -908,36 +840,22 @@ def _crba_unroll(model, nums, qT):
 
 
 def _link_numbers(model, nums):
-    """Per scanned link (leading axis n, in ``layout.link_bodies`` order): the joint data of a
-    type-agnostic step. ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d`` covers both joint
-    types (prismatic: ``A0 = R0``, ``A1 = A2 = 0``, ``d = R0 u``; revolute: ``d = 0``) and
-    ``S = [u rev; u pri]``. Without prismatic joints ``d`` and the linear half of ``S`` are left
-    out (structural zeros)."""
+    """Per scanned link (leading axis n, in ``layout.link_bodies`` order): the joint numbers of
+    (J1) (:func:`jaxdyn.joints.one_dof_numbers`; without prismatic joints ``d`` and the linear
+    half of ``S`` are left out, structural zeros), the inertia and the armature."""
     lay = model.layout
     idx = np.asarray(lay.link_bodies)
-    rev = jnp.asarray(lay.is_rev, model.dtype)[:, None]  # per scanned link
-    x = {k: nums[k][idx] for k in ("A0", "A1", "A2", "p0", "m", "h", "Ib")}
+    x = {k: v[idx] for k, v in nums.items()}
     x["arm"] = jnp.concatenate([model.armature.astype(model.dtype), jnp.zeros((1,), model.dtype)])[lay.link_v[:, 0]]
-    if lay.any_pri:
-        pri = 1.0 - rev
-        x["A0"] = rev * x["A0"] + pri * nums["R0"][idx]
-        x["A1"], x["A2"] = rev * x["A1"], rev * x["A2"]
-        x["d"], x["sa"], x["sl"] = pri * nums["w"][idx], rev * nums["u"][idx], pri * nums["u"][idx]
-    else:
-        x["sa"] = nums["u"][idx]
     return x
 
 
 @_kept
 def _link_X_S(x, q):
-    """Placement and motion subspace of a scanned link from :func:`_link_numbers`."""
-    s, c = jnp.sin(q), jnp.cos(q)
-    R = tuple(a0 + c * a1 + s * a2 for a0, a1, a2 in zip(_split(x["A0"]), _split(x["A1"]), _split(x["A2"])))
-    p = _split(x["p0"])
-    if "d" in x:
-        p = tuple(pk + q * dk for pk, dk in zip(p, _split(x["d"])))
-        return (R, p), (_split(x["sa"]), _split(x["sl"]))
-    return (R, p), (_split(x["sa"]), _ZERO3)
+    """Placement and motion subspace, (J1), of a scanned link from :func:`_link_numbers`."""
+    d, sl = (_split(x["d"]), _split(x["sl"])) if "d" in x else (None, None)
+    X = joints.one_dof_motion(_split(x["A0"]), _split(x["A1"]), _split(x["A2"]), _split(x["p0"]), d, q, "either")
+    return X, joints.one_dof_subspace(_split(x["sa"]), sl, "either")
 
 
 def _inertia_x(x):
