@@ -33,9 +33,15 @@ def data_dir():
     return DATA
 
 
-# The slowest exhaustive checks (each over ~9 s on 2 cores with an empty compile cache: the
-# durations of `pytest --durations=50`). CI runs every test; `pytest -m "not slow"` skips these
-# for a quick run while editing.
+# The exhaustive checks, marked `slow`: `pytest -m "not slow"` (the README's command, under
+# 5 minutes on 2 cores) runs the rest, and CI then runs these too (.ci/run: `-m slow`). Compiling
+# is most of every test's time, so a check is exhaustive by what it compiles:
+# - the listed tests, each over ~5 s on 2 cores with an empty compile cache (the durations of
+#   `pytest --durations=0`), where a cheaper test of the same property stays in the quick run;
+# - the model zoo (tests/helpers.ZOO) beyond two models that hold every joint type, chain and
+#   tree, fixed and floating base (QUICK_ZOO);
+# - the stored Pinocchio values (test_pinocchio_reference) beyond a fixed-base chain and two
+#   floating-base robots (QUICK_PINOCCHIO).
 SLOW = {
     "tests/test_aba_derivatives.py::test_float32_jacobian_close_to_float64",
     "tests/test_aba_derivatives.py::test_model_gradient_matches_the_sweeps_and_is_symmetric_in_inertia",
@@ -84,10 +90,59 @@ SLOW = {
     "tests/test_traversal.py::test_chain_fast_path_agrees[False]",
     "tests/test_traversal.py::test_chain_fast_path_agrees[True]",
     "tests/test_traversal.py::test_strategies_agree",
+    "tests/test_batching.py::test_unbatched_derivatives_of_every_order",
+    "tests/test_batching.py::test_derivatives_through_the_rule",
+    "tests/test_batching.py::test_vmap_runs_the_batch_kernels_and_equals_the_algorithms[tree_float]",
+    "tests/test_batching.py::test_unbatched_arguments_are_broadcast",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[auto]",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[scan]",
+    "tests/test_kernels.py::test_crba_unrolled_and_pallas_match_generic",
+    "tests/test_kernels.py::test_pallas_aba_lowers_for_cuda",
+    "tests/test_urdf_published.py::test_float32_matches_pinocchio",
+    "tests/test_contact.py::test_gradient_through_contact_rollout_matches_finite_differences",
+    "tests/test_trajopt.py::test_swing_up_reaches_goal_within_limits",
+    "tests/test_precision.py::test_no_default_precision_products[innovations]",
+    "tests/test_contact_pairs.py::test_capsule_box_gradients",
+    "tests/test_contact_pairs.py::test_finite_derivatives_at_degenerate_configurations",
+    "tests/test_contact_analytic.py::test_contact_never_injects_energy",
+    "tests/test_contact_stick.py::test_finite_derivatives_at_the_special_points_and_no_force_out_of_contact",
+    "tests/test_contact_stick.py::test_gradient_through_a_sticking_rollout_matches_central_differences",
+    "tests/test_bench.py::test_harness_writes_results",
+    "tests/test_sysid_recorded.py::test_heldout_rigid_body_torques_below_half_the_noise",
+    "tests/test_transforms.py::test_float32_matches_float64[tree_mixed_float]",
+    "tests/test_implicit_euler.py::test_gradients_through_a_short_rollout",
+    "tests/test_sim.py::test_variational_momentum_velocity_round_trip",
+    "tests/test_pallas_scan.py::test_looped_matches_generic_float64[fixed_tree-aba]",
+    "tests/test_pallas_scan.py::test_looped_lowers_for_cuda",
+    "tests/test_seed_algorithms.py::test_lagrange_on_ur5_and_rejects_free_base",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[pairs-spring]",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[pairs-regularised]",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[solo12-spring]",
+    "tests/test_derivatives.py::test_against_pinocchio[double_pendulum-floating]",
+    "tests/test_derivatives.py::test_against_pinocchio[panda-fixed]",
+    "tests/test_derivatives.py::test_against_pinocchio[talos-floating]",
+    "tests/test_derivatives.py::test_against_pinocchio[ur5-floating]",
 }
+QUICK_ZOO = {"chain_mixed", "tree_mixed_float"}
+QUICK_PINOCCHIO = {"double_pendulum-fixed", "panda-floating", "solo12-floating"}
+
+
+def _param_id(nodeid: str) -> str:
+    return nodeid[nodeid.index("[") + 1 : -1] if nodeid.endswith("]") else ""
+
+
+def _slow(nodeid: str) -> bool:
+    from helpers import ZOO
+
+    if nodeid in SLOW:
+        return True
+    pid = _param_id(nodeid)
+    if nodeid.startswith("tests/test_pinocchio_reference.py::") and "-" in pid and "batched_public" not in nodeid:
+        return pid not in QUICK_PINOCCHIO
+    return bool(set(pid.split("-")) & (set(ZOO) - QUICK_ZOO))
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.nodeid in SLOW:
+        if _slow(item.nodeid):
             item.add_marker(pytest.mark.slow)
