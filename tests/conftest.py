@@ -40,8 +40,8 @@ def data_dir():
 #   `pytest --durations=0`), where a cheaper test of the same property stays in the quick run;
 # - the model zoo (tests/helpers.ZOO) beyond two models that hold every joint type, chain and
 #   tree, fixed and floating base (QUICK_ZOO);
-# - the stored Pinocchio values (test_pinocchio_reference) beyond a fixed-base chain and two
-#   floating-base robots (QUICK_PINOCCHIO).
+# - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
+#   test_derivatives) beyond a fixed-base chain and two floating-base robots (QUICK_PINOCCHIO).
 SLOW = {
     "tests/test_aba_derivatives.py::test_float32_jacobian_close_to_float64",
     "tests/test_aba_derivatives.py::test_model_gradient_matches_the_sweeps_and_is_symmetric_in_inertia",
@@ -122,6 +122,10 @@ SLOW = {
     "tests/test_derivatives.py::test_against_pinocchio[panda-fixed]",
     "tests/test_derivatives.py::test_against_pinocchio[talos-floating]",
     "tests/test_derivatives.py::test_against_pinocchio[ur5-floating]",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[unroll]",
+    "tests/test_batching.py::test_float32_batch_close_to_float64",
+    "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[talos-floating]",
+    "tests/test_mjcf.py::test_float32_sanity",
 }
 QUICK_ZOO = {"chain_mixed", "tree_mixed_float"}
 QUICK_PINOCCHIO = {"double_pendulum-fixed", "panda-floating", "solo12-floating"}
@@ -137,7 +141,8 @@ def _slow(nodeid: str) -> bool:
     if nodeid in SLOW:
         return True
     pid = _param_id(nodeid)
-    if nodeid.startswith("tests/test_pinocchio_reference.py::") and "-" in pid and "batched_public" not in nodeid:
+    pinocchio_cases = ("tests/test_pinocchio_reference.py::", "tests/test_derivatives.py::test_against_pinocchio[")
+    if nodeid.startswith(pinocchio_cases) and "-" in pid and "batched_public" not in nodeid:
         return pid not in QUICK_PINOCCHIO
     return bool(set(pid.split("-")) & (set(ZOO) - QUICK_ZOO))
 
