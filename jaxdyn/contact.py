@@ -300,11 +300,14 @@ class Contact(eqx.Module):
         ``"implicit_euler"`` step, with the step's ``dt`` for ``friction="spring"``."""
         return self.joint_space(model, q, state, dt).velocity_derivative(jnp.asarray(qd, model.dtype))
 
-    def joint_space(self, model: Model, q, state: ContactState | None = None, dt=0.0) -> JointSpaceContacts:
+    def joint_space(
+        self, model: Model, q, state: ContactState | None = None, dt=0.0, lookahead=None
+    ) -> JointSpaceContacts:
         """Every contact (ground points, then pairs) at the configuration ``q`` with its
         velocity Jacobian: the joint-space force and its velocity derivative at any velocity
-        without repeating the kinematics (:class:`JointSpaceContacts`)."""
-        return _joint_space_contacts(model, q, self, self._state(model, state), dt)
+        without repeating the kinematics (:class:`JointSpaceContacts`). ``lookahead``: the
+        ``h`` of (J3) there (None: the penetrations of ``q``)."""
+        return _joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead)
 
     def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
         """``du/dt`` of (S4) at ``(q, qd, u)`` (``friction="spring"`` only)."""
@@ -424,6 +427,17 @@ class JointSpaceContacts(eqx.Module):
 
     ``d f_c / d v_c`` is ``jax.jacfwd`` of the law over the 3 velocity components, vmapped over
     the contacts: 3 directions instead of ``nv`` directions through kinematics and RNEA.
+
+    With a ``lookahead`` ``h > 0`` (the ``"implicit_euler"`` step's, :func:`jaxdyn.sim.step`) the
+    penetration is the one at the end of a step of ``h`` at the velocity ``v``: the signed
+    distance ``phi_c`` of the configuration moved by the normal velocity over the step, with the
+    normal and the Jacobian of the configuration,
+
+        d_c(v) = max(0, -(phi_c + h n_c . v_c)),                                         (J3)
+
+    so the contact's position stiffness enters ``D`` (a term ``-h (d f_c / d d_c) n_c^T``,
+    BaraffWitkin98 (6)'s ``h^2 df/dx``) and a point that would cross the surface within the step
+    pushes back in that step. ``h = 0``: the penetration of the configuration.
     """
 
     depth: Float[Array, " m"]
@@ -433,11 +447,20 @@ class JointSpaceContacts(eqx.Module):
     elongation: Float[Array, "m 3"] | None
     params: ContactParams
     dt: Float[Array, ""]
+    distance: Float[Array, " m"] | None = None
+    lookahead: Float[Array, ""] | None = None
+
+    def _depth(self, vel):
+        """(J3) at the contact velocities ``vel`` ``(m, 3)``."""
+        if self.lookahead is None:
+            return self.depth
+        return jnp.maximum(-(self.distance + self.lookahead * _dot(self.normal, vel)), 0.0)
 
     def point_forces(self, v) -> Float[Array, "m 3"]:
         """World force ``f_c`` of every contact at the joint velocity ``v``."""
         vel = _mv_rows(self.G, v)
-        return _force_law(self.depth, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt)[0]
+        d = self._depth(vel)
+        return _force_law(d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt)[0]
 
     def forces(self, v) -> Float[Array, " nv"]:
         """``tau_c(v)``, (J1)."""
@@ -447,10 +470,16 @@ class JointSpaceContacts(eqx.Module):
         """``D(v)``, (J2)."""
         dtype = self.G.dtype
 
-        def law(d, n, vel, mu, u):
+        h = self.lookahead
+
+        def law(d, phi, n, vel, mu, u):
+            if h is not None:
+                d = jnp.maximum(-(phi + h * _dot(n, vel)), 0.0)
             return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt)[0]
 
-        K = jax.vmap(jax.jacfwd(law, argnums=2))(self.depth, self.normal, _mv_rows(self.G, v), self.mu, self.elongation)
+        phi = self.depth if self.distance is None else self.distance
+        vel = _mv_rows(self.G, v)
+        K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation)
         KG = jnp.einsum("mij,mjn->min", K, self.G)
         return jnp.einsum("mik,min->kn", self.G, KG)
 
@@ -472,10 +501,10 @@ def _point_jacobians(model: Model, Jw, bodies, points):
     return _jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")[:, 3:]
 
 
-def _joint_space_contacts(model: Model, q, contact: Contact, state, dt) -> JointSpaceContacts:
+def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahead=None) -> JointSpaceContacts:
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
-    depth, normal, mu, G, u = [], [], [], [], []
+    depth, normal, mu, G, u, phi = [], [], [], [], [], []
     use_ground = contact.collide_ground and _has_ground_points(model.geoms)
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     Jw, X = dof_motions_world(model, q)
@@ -484,18 +513,21 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt) -> Joint
         cp = _contact_points(model, F, contact.ground)
         n = _unit(jnp.asarray(contact.ground.normal, dtype))
         depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
+        phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius)
         G.append(_point_jacobians(model, Jw, cp.body, cp.point))
         if state is not None:
             u.append(state.ground)
     if use_pairs:
         pc = _pair_contacts(model, F, contact.exclude)
         depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
+        phi.append(pc.distance)
         G.append(_point_jacobians(model, Jw, pc.body2, pc.point) - _point_jacobians(model, Jw, pc.body1, pc.point))
         if state is not None:
             u.append(state.pairs)
     if not depth:
         z = jnp.zeros((0,), dtype)
         depth, mu, normal, G = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 3, model.nv), dtype)]
+        phi = [z]
         u = [jnp.zeros((0, 3), dtype)] if state is not None else []
     cat = jnp.concatenate
     return JointSpaceContacts(
@@ -506,6 +538,8 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt) -> Joint
         cat(u) if state is not None else None,
         contact.params,
         jnp.asarray(dt, dtype),
+        cat(phi),
+        None if lookahead is None else jnp.asarray(lookahead, dtype),
     )
 
 

@@ -126,6 +126,8 @@ SLOW = {
     "tests/test_batching.py::test_float32_batch_close_to_float64",
     "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[talos-floating]",
     "tests/test_mjcf.py::test_float32_sanity",
+    "tests/test_contact_mujoco.py::test_quadruped_end_of_step_penetration_at_coarse_steps[explicit]",
+    "tests/test_contact_mujoco.py::test_quadruped_end_of_step_penetration_at_coarse_steps[implicit]",
 }
 QUICK_ZOO = {"chain_mixed", "tree_mixed_float"}
 QUICK_PINOCCHIO = {"double_pendulum-fixed", "panda-floating", "solo12-floating"}

@@ -266,7 +266,10 @@ def test_closed_form_velocity_derivative_equals_forward_mode(which, friction):
     ``nv`` directions to 1e-12 relative, and ``G_c v`` is the contact velocity. Solo-12 (free
     base, feet pressed 1.5 mm into the ground, foot-foot sphere pairs apart) and the shape-pair
     model (six free bodies, non-root free joints; the MuJoCo poses with the most penetrating
-    pairs), random velocities, with the bristle elongations and ``h = 5 ms`` for the spring law."""
+    pairs), random velocities, with the bristle elongations and ``h = 5 ms`` for the spring law.
+    With the step's lookahead (the ``"implicit_euler"`` default, (J3) of
+    :class:`~jaxdyn.contact.JointSpaceContacts`) the force is the law at the end-of-step
+    penetrations and the closed-form derivative equals forward mode, also through the depth."""
     here = os.path.join(os.path.dirname(__file__), "data")
     rng = np.random.default_rng(1)
     if which == "solo12":
@@ -293,9 +296,35 @@ def test_closed_form_velocity_derivative_equals_forward_mode(which, friction):
         D = jax.jacfwd(lambda w: ct.generalized_forces(model, q, w, state, h))(v)
         return (js.forces(v), js.velocity_derivative(v), jnp.einsum("min,n->mi", js.G, v)), (tau, D, vel)
 
+    @jax.jit
+    def ahead(q, v):
+        """With a lookahead (J3): the law at the end-of-step penetration of every contact, from
+        the signed distances of contact_points and pair_contacts, and forward mode over nv."""
+        js = ct.joint_space(model, q, state, h, lookahead=h)
+        cp = C.contact_points(model, q, v, ct.ground)
+        pc = C.pair_contacts(model, q, v)
+        n = jnp.broadcast_to(ct.ground.normal / jnp.linalg.norm(ct.ground.normal), cp.point.shape)
+        phi = jnp.concatenate([cp.centre @ n[0] - ct.ground.height - cp.radius, pc.distance])
+        normal, vel = jnp.concatenate([n, pc.normal]), jnp.concatenate([cp.velocity, pc.velocity])
+        depth = jnp.maximum(-(phi + h * jnp.sum(normal * vel, -1)), 0.0)
+        mu = jnp.concatenate([cp.mu, pc.mu])
+        u = None if state is None else jnp.concatenate([state.ground, state.pairs])
+        f = C._force_law(depth, normal, vel, mu, ct.params, model.dtype, u, h)[0]
+        tau_ref = jnp.einsum("min,mi->n", js.G, f)
+        D_ref = jax.jacfwd(js.forces)(v)
+        at_rest = ct.joint_space(model, q, state, h, lookahead=0.0).forces(v) - ct.generalized_forces(
+            model, q, v, state, h
+        )
+        return (js.forces(v), js.velocity_derivative(v)), (tau_ref, D_ref), at_rest, depth
+
     touching = 0
     for q in qs:
         v = jnp.asarray(rng.normal(0, 0.3, model.nv))
+        (tau, D), (tau_ref, D_ref), at_rest, depth = ahead(q, v)
+        np.testing.assert_allclose(tau, tau_ref, rtol=0, atol=1e-12 * np.abs(tau_ref).max())
+        np.testing.assert_allclose(D, D_ref, rtol=0, atol=1e-12 * np.abs(D_ref).max())
+        assert np.abs(np.asarray(at_rest)).max() <= 1e-12 * np.abs(np.asarray(tau_ref)).max()
+        assert np.sum(np.asarray(depth) > 0) > 0
         (tau, D, vel), (tau_ref, D_ref, vel_ref) = both(q, v)
         touching += int(np.sum(np.abs(np.asarray(tau_ref)) > 0) > 0)
         np.testing.assert_allclose(vel, vel_ref, rtol=0, atol=1e-12 * np.abs(vel_ref).max())
