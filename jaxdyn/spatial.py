@@ -384,7 +384,7 @@ class ArrayAlgebra:
     motions and forces ``(..., 6)``, a :class:`Pose` ``X``, a :class:`RigidInertia` ``I``, a
     motion subspace ``S (..., 6, k)`` and joint-space values ``(..., k)``. The batch kernels run
     the same steps with a struct-of-arrays algebra of the same names
-    (:class:`jaxdyn.kernels.soa.SoAAlgebra`), where every scalar is its own ``(B,)`` array."""
+    (:class:`jaxdyn.kernels.soa_algebra.SoAAlgebra`), where every scalar is its own ``(B,)`` array."""
 
     motion_to_child = staticmethod(motion_to_child)
     force_to_parent = staticmethod(force_to_parent)

@@ -37,8 +37,9 @@ def velocity_step(alg, X, S, qd, v_p):
     Returns ``(v, c)``.
 
     Like every step here it is written over an algebra ``alg``
-    (:class:`jaxdyn.spatial.ArrayAlgebra` for one sample, :class:`jaxdyn.kernels.soa.SoAAlgebra`
-    in the batch kernels); aligned frames are the inputs ``X = (1, d)``."""
+    (:class:`jaxdyn.spatial.ArrayAlgebra` for one sample,
+    :class:`jaxdyn.kernels.soa_algebra.SoAAlgebra` in the batch kernels); aligned frames are the
+    inputs ``X = (1, d)``."""
     vJ = alg.smul(S, qd)
     v = vJ if v_p is None else alg.add(alg.motion_to_child(X, v_p), vJ)
     return v, alg.cross_motion(v, vJ)

@@ -35,7 +35,7 @@ def world_step(alg, X_wp, X, S, I):
     coordinates), and the entries ``M[r, c] = S_r^T Ic S_c`` (Rodriguez86 (7.10)-(7.11)).
 
     Written over an algebra ``alg`` as the ABA's and RNEA's steps (docs/architecture.md); the
-    batch kernels run it with :class:`jaxdyn.kernels.soa.SoAAlgebra`."""
+    batch kernels run it with :class:`jaxdyn.kernels.soa_algebra.SoAAlgebra`."""
     Xw = alg.compose(X_wp, X)
     return Xw, to_common(alg, Xw, S, I)
 

@@ -50,22 +50,18 @@ from .soa import (
     _ART,
     _I3,
     _MOTION,
-    _ZERO3,
     Constants,
     _aba_aligned_filter_step,
     _aba_aligned_smooth_step,
     _aba_kin_step,
-    _art_matrix,
     _check_joints,
     _crba_pose_step,
-    _dot,
-    _inertia_apply,
     _link_numbers,
     _model_numbers,
-    _rigid_to_art,
     _rnea_back_step,
     _rnea_fwd_step,
 )
+from .soa_algebra import _ZERO3, _art_matrix, _dot, _inertia_apply, _rigid_to_art
 
 tmap = jax.tree_util.tree_map
 

@@ -21,7 +21,8 @@ traversal (:meth:`jaxdyn.Model.with_traversal`), whose single-sample ``"latency"
 
 Structural zeros (the empty half of a motion subspace, the zero velocity of the world, the
 zero entries of skew matrices) are Python ``0.0`` literals at trace time and are skipped by the
-small helpers below (:func:`_mul`, :func:`_add`), so they cost nothing. Model numbers
+arithmetic of :mod:`jaxdyn.scalars`, so they cost nothing; the SoA spatial algebra
+(:class:`~jaxdyn.kernels.soa_algebra.SoAAlgebra`) is in :mod:`jaxdyn.kernels.soa_algebra`. Model numbers
 (placements, axes, masses, centres of mass, inertias, gravity, armature) stay JAX arrays read
 from the model: the kernels are differentiable w.r.t. the model and can take it as a ``jit``
 argument (see benchmarks/results/kernels-cpu.md for compile times per traversal).
@@ -55,289 +56,37 @@ Spherical joints are not supported here (use :func:`jaxdyn.aba` and friends with
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import joints, scalars, spatial, tree
+from .. import joints, spatial, tree
 from ..algorithms import aba as aba_steps
 from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
 from ..algorithms.common import full_precision
 from ..model import Model
-
-# --- values computed once (XLA CPU) -------------------------------------------------------------
-#
-# XLA CPU fuses a cheap elementwise producer into *every* consumer. On these graphs, where each
-# scalar of a link step feeds several others, that recomputes whole upstream cones in each fused
-# loop (panda ABA, scanned: 3.5x the multiplies, and an unrolled 7-link program that does not
-# finish compiling in 10 minutes). XLA does not duplicate an expensive instruction (a division),
-# so every value that a link step hands to several consumers passes through ``x / one``, with
-# ``one`` a runtime 1 that XLA cannot fold: each such value becomes the root of one fused loop,
-# computed once, and the short chains between them still fuse. Division by 1 is exact. Under a
-# plain ``jax.jit`` the ABA, RNEA and CRBA run 1.1-2.8x faster than the same programs with XLA's
-# fusion switched off (panda, solo12, talos at batch 4096; benchmarks/results/
-# cpu-2026-11-25-fusion-ab.md); forward-mode derivatives through them do not (see
-# :data:`COMPILER_OPTIONS`). The runtime 1 is set while a kernel traces on
-# a CPU backend; elsewhere (GPU: XLA GPU fuses these graphs without duplicating them; Pallas
-# kernel bodies) ``_keep`` is the identity.
-
-_ONE: contextvars.ContextVar = contextvars.ContextVar("jaxdyn_soa_one", default=None)
-
-
-@contextlib.contextmanager
-def _computed_once(seed):
-    """While tracing a kernel on CPU, route shared values through ``x / one`` (see above);
-    ``seed`` is a traced batch-last input ``(k, B)``: ``one = 1 + 0 * seed[0]`` per sample
-    (exactly 1, also where the seed is not finite)."""
-    if jax.default_backend() != "cpu":
-        yield
-        return
-    s = jax.lax.stop_gradient(seed[0])  # (B,): the first coordinate of each sample (batch last)
-    token = _ONE.set(1.0 + jnp.where(jnp.isfinite(s), 0.0 * s, 0.0))
-    try:
-        yield
-    finally:
-        _ONE.reset(token)
-
-
-def _keep(tree_):
-    """``tree_`` with each floating array leaf computed once (``x / one``); literals, integer
-    leaves and everything outside :func:`_computed_once` pass unchanged."""
-    one = _ONE.get()
-    if one is None:
-        return tree_
-
-    def leaf(x):
-        # arrays over the batch (SoA scalars (B,), stacks (k, B)); model numbers pass unchanged
-        if isinstance(x, jax.Array) and x.shape[-1:] == one.shape and jnp.issubdtype(x.dtype, jnp.floating):
-            return x / one.astype(x.dtype)
-        return x
-
-    return jax.tree_util.tree_map(leaf, tree_)
-
-
-def _kept(fn):
-    """Decorator: the outputs of ``fn`` computed once (a helper whose results feed several
-    consumers)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return _keep(fn(*args, **kwargs))
-
-    return wrapper
-
-
-def _kept_step(fn):
-    """Decorator for a :mod:`jaxdyn.tree` step: its inputs (the parent's values gathered from the
-    per-link buffers, the link's slice of the scanned arrays) and its outputs computed once."""
-
-    @functools.wraps(fn)
-    def wrapper(*args):
-        return _keep(fn(*_keep(args)))
-
-    return wrapper
-
-
-# --- scalar helpers that skip structural zeros (Python literals) ---------------------------------
-
-
-_lit, _mul, _add, _neg, _sub = scalars.is_literal, scalars.mul, scalars.add, scalars.neg, scalars.sub
-
-
-@_kept
-def _dot(a, b):
-    return _add(*[_mul(x, y) for x, y in zip(a, b)])
-
-
-def _v_add(a, b):
-    return tuple(_add(x, y) for x, y in zip(a, b))
-
-
-def _v_sub(a, b):
-    return tuple(_sub(x, y) for x, y in zip(a, b))
-
-
-def _v_scale(s, a):
-    return tuple(_mul(s, x) for x in a)
-
-
-@_kept
-def _cross(a, b):
-    return (
-        _sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
-        _sub(_mul(a[2], b[0]), _mul(a[0], b[2])),
-        _sub(_mul(a[0], b[1]), _mul(a[1], b[0])),
-    )
-
-
-def _row(M, r):
-    return M[3 * r : 3 * r + 3]
-
-
-def _col(M, c):
-    return (M[c], M[3 + c], M[6 + c])
-
-
-def _mv(M, x):
-    return tuple(_dot(_row(M, r), x) for r in range(3))
-
-
-def _mtv(M, x):
-    return tuple(_dot(_col(M, r), x) for r in range(3))
-
-
-def _mm(A, B):
-    return tuple(_dot(_row(A, r), _col(B, c)) for r in range(3) for c in range(3))
-
-
-def _skew(p):
-    return (0.0, _neg(p[2]), p[1], p[2], 0.0, _neg(p[0]), _neg(p[1]), p[0], 0.0)
-
-
-_UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
-_SYM = {rc: k for k, rc in enumerate(_UPPER)}
-
-
-def _sym_full(S):
-    return tuple(S[_SYM[(min(r, c), max(r, c))]] for r in range(3) for c in range(3))
-
-
-@_kept
-def _sym_mv(S, x):
-    return _mv(_sym_full(S), x)
-
-
-def _rot_sym(R, S):
-    """``R S R^T`` for symmetric ``S`` (6 upper entries in and out)."""
-    T = _mm(R, _sym_full(S))
-    return tuple(_dot(_row(T, r), _row(R, c)) for r, c in _UPPER)
-
-
-def _rot_gen(R, M):
-    """``R M R^T`` for a general 3x3 ``M``."""
-    T = _mm(R, M)
-    return tuple(_dot(_row(T, r), _row(R, c)) for r in range(3) for c in range(3))
-
-
-# --- spatial algebra on SoA tuples (motion [w; v], force [n; f]) ---------------------------------
-
-
-@_kept
-def _motion_to_child(R, p, w, v):
-    """``BX_A m`` (Rodriguez86's ``phi^T``): ``[R^T w; R^T (v - p x w)]``."""
-    return _mtv(R, w), _mtv(R, _v_sub(v, _cross(p, w)))
-
-
-@_kept
-def _force_to_parent(R, p, n, f):
-    """``AX*_B f`` (Rodriguez86's ``phi``): ``[R n + p x R f; R f]``."""
-    fr = _mv(R, f)
-    return _v_add(_mv(R, n), _cross(p, fr)), fr
-
-
-@_kept
-def _cross_motion(w, v, mw, mv):
-    """``[w; v] x [mw; mv]`` (Featherstone ``crm``)."""
-    return _cross(w, mw), _v_add(_cross(w, mv), _cross(v, mw))
-
-
-@_kept
-def _cross_force(w, v, n, f):
-    """``[w; v] x* [n; f]`` (Featherstone ``crf``)."""
-    return _v_add(_cross(w, n), _cross(v, f)), _cross(w, f)
-
-
-@_kept
-def _inertia_apply(m, h, Ib, w, v):
-    """Rigid inertia ``(m, h, Ibar)`` times motion: ``[Ibar w + h x v; m v - h x w]``."""
-    return _v_add(_sym_mv(Ib, w), _cross(h, v)), _v_sub(_v_scale(m, v), _cross(h, w))
-
-
-@_kept
-def _rigid_to_art(m, h, Ib):
-    """Rigid inertia as the 21 entries ``(A, B, C)`` of ``[[Ibar, [h]x], [[h]x^T, m 1]]``."""
-    return tuple(Ib), _skew(h), (m, 0.0, 0.0, m, 0.0, m)
-
-
-@_kept
-def _art_to_parent(R, p, A, B, C):
-    """``X* P X`` for a symmetric 6x6 ``P = [[A, B], [B^T, C]]`` (as spatial.matrix_inertia_to_parent):
-    ``C' = R C R^T``, ``B' = R B R^T + [p]x C'``, ``A' = R A R^T - K - K^T - [p]x C' [p]x``
-    with ``K = (R B R^T) [p]x``."""
-    A1, B1, C1 = _rot_sym(R, A), _rot_gen(R, B), _rot_sym(R, C)
-    P = _skew(p)
-    PC = _mm(P, _sym_full(C1))
-    Bn = _v_add(B1, PC)
-    K = _mm(B1, P)
-    An = tuple(
-        _sub(_sub(A1[k], _add(K[3 * r + c], K[3 * c + r])), _dot(_row(PC, r), _col(P, c)))
-        for k, (r, c) in enumerate(_UPPER)
-    )
-    return An, Bn, C1
-
-
-@_kept
-def _rigid_to_parent(R, p, m, h, Ib):
-    """``X* I X`` for a rigid inertia, compactly: ``h' = R h + m p`` and
-    ``Ibar' = R Ibar R^T + (2 p.(R h) + m p.p) 1 - (R h) p^T - p (R h)^T - m p p^T``
-    (parallel-axis theorem: a mass ``m`` at ``c`` moved to ``c + p`` adds
-    ``m ((2 c.p + p.p) 1 - c p^T - p c^T - p p^T)``)."""
-    hr = _mv(R, h)
-    Ibr = _rot_sym(R, Ib)
-    mp = _v_scale(m, p)
-    tr = _add(_mul(2.0, _dot(p, hr)), _dot(mp, p))
-    Ibn = tuple(
-        _sub(_add(Ibr[k], tr if r == c else 0.0), _add(_mul(hr[r], p[c]), _mul(p[r], hr[c]), _mul(mp[r], p[c])))
-        for k, (r, c) in enumerate(_UPPER)
-    )
-    return m, _v_add(hr, mp), Ibn
-
-
-def _ldl_factor(M):
-    """``(L, d^-1)`` of an unrolled ``L diag(d) L^T`` factorisation of a symmetric positive
-    definite ``n x n`` ``M`` (list of rows of scalars, lower triangle read; no pivoting needed)."""
-    n = len(M)
-    LD = [[None] * n for _ in range(n)]  # L[i][k] * d[k]
-    L = [[None] * n for _ in range(n)]
-    d = [None] * n
-    for j in range(n):
-        d[j] = _sub(M[j][j], _add(*[_mul(L[j][k], LD[j][k]) for k in range(j)]))
-        inv = 1.0 / d[j]
-        for i in range(j + 1, n):
-            LD[i][j] = _sub(M[i][j], _add(*[_mul(L[i][k], LD[j][k]) for k in range(j)]))
-            L[i][j] = _mul(LD[i][j], inv)
-        d[j] = inv
-    return L, d
-
-
-def _ldl_apply(factor, b):
-    """``M^-1 b`` from :func:`_ldl_factor`'s ``(L, d^-1)``: forward and back substitution."""
-    L, d = factor
-    n = len(b)
-    y = []
-    for i in range(n):
-        y.append(_sub(b[i], _add(*[_mul(L[i][k], y[k]) for k in range(i)])))
-    x = [None] * n
-    for i in reversed(range(n)):
-        x[i] = _sub(_mul(y[i], d[i]), _add(*[_mul(L[k][i], x[k]) for k in range(i + 1, n)]))
-    return x
-
-
-def _art_matrix(A, B, C):
-    """Rows of the full 6x6 from ``(A, B, C)``."""
-    Af, Cf = _sym_full(A), _sym_full(C)
-    rows = []
-    for r in range(3):
-        rows.append(list(_row(Af, r)) + list(_row(B, r)))
-    for r in range(3):
-        rows.append(list(_col(B, r)) + list(_row(Cf, r)))
-    return rows
-
+from .soa_algebra import (
+    _UPPER,
+    _ZERO3,
+    SoAAlgebra,
+    _add,
+    _computed_once,
+    _dot,
+    _force_to_parent,
+    _inertia_apply,
+    _keep,
+    _kept,
+    _kept_step,
+    _mm,
+    _mv,
+    _rigid_to_art,
+    _rigid_to_parent,
+    _rot_sym,
+    _v_add,
+)
 
 # --- model numbers (JAX arrays; no per-sample work) ---------------------------------------------
 
@@ -493,8 +242,6 @@ def _finish(rows, B, dtype, single, shape):
 
 # --- link steps shared by both traversals (SoA tuples in and out) -------------------------------
 
-_ZERO3 = (0.0, 0.0, 0.0)
-
 
 def _world_acc(model, B=None):
     """``[0; -g]`` (Rodriguez86 R3), as SoA scalars (``(B,)`` arrays when ``B`` is given)."""
@@ -538,141 +285,6 @@ def _free_root_solve(R, p, P, Z, tau6, arm6, world):
     ``L D L^T`` factorisation."""
     U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), _MOTION, False)
     return aba_steps.smooth_step(SoAAlgebra, (R, p), None, _MOTION, U, F, e, world)
-
-
-def _is_art(x):
-    """An articulated inertia ``(A, B, C)`` (a motion or force is a pair)."""
-    return len(x) == 3
-
-
-class SoAAlgebra:
-    """The struct-of-arrays algebra of the link steps of :mod:`jaxdyn.algorithms` (same names as
-    :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is ``(angular, linear)``, two
-    3-tuples of scalars; ``X = (R, p)`` (9 + 3 scalars); ``I = (m, h, Ibar)`` (1 + 3 + 6); a
-    1-dof joint's ``S = (s_angular, s_linear)`` with a scalar joint-space value, and ``S = None``
-    the free root's ``1_6`` with joint-space values 6-sequences. A scalar is a ``(B,)`` array, a
-    0-d model number or a Python float (structural zeros skipped). The composite operations
-    compute their outputs once (:func:`_keep`)."""
-
-    @staticmethod
-    def motion_to_child(X, m):
-        return _motion_to_child(*X, *m)
-
-    @staticmethod
-    def force_to_parent(X, f):
-        return _force_to_parent(*X, *f)
-
-    @staticmethod
-    def cross_motion(v, m):
-        return _cross_motion(*v, *m)
-
-    @staticmethod
-    def cross_force(v, f):
-        return _cross_force(*v, *f)
-
-    @staticmethod
-    def inertia_apply(I, m):
-        return _inertia_apply(*I, *m)
-
-    @staticmethod
-    def add(*xs):
-        out = xs[0]
-        for x in xs[1:]:
-            out = (_v_add(out[0], x[0]), _v_add(out[1], x[1]))
-        return out
-
-    @staticmethod
-    def sub(a, b):
-        return a if b is None else (_v_sub(a[0], b[0]), _v_sub(a[1], b[1]))
-
-    @staticmethod
-    def smul(S, x):
-        if S is None:
-            return tuple(x[0:3]), tuple(x[3:6])
-        return _v_scale(x, S[0]), _v_scale(x, S[1])
-
-    @staticmethod
-    def stmul(S, f):
-        if S is None:
-            return list(f[0]) + list(f[1])
-        if _is_art(S):  # the free root's U = P 1_6: U^T f = P f (P symmetric)
-            return SoAAlgebra.stmul(None, SoAAlgebra.art_apply(S, f))
-        return _add(_dot(S[0], f[0]), _dot(S[1], f[1]))
-
-    @staticmethod
-    def joint_axpy(a, x, y):
-        if isinstance(y, list):
-            return [_add(_mul(ak, xk), yk) for ak, xk, yk in zip(a, x, y)]
-        return _add(_mul(a, x), y)
-
-    @staticmethod
-    def joint_sub(a, b):
-        if isinstance(a, list):
-            return [_sub(x, y) for x, y in zip(a, b)]
-        return _sub(a, b)
-
-    @staticmethod
-    def compose(a, b):
-        (Ra, pa), (Rb, pb) = a, b
-        return _mm(Ra, Rb), _v_add(pa, _mv(Ra, pb))
-
-    @staticmethod
-    def inertia_to_parent(X, I):
-        return _rigid_to_parent(*X, *I)
-
-    @staticmethod
-    def subspace_to_parent(X, S):
-        """A 1-dof joint's ``S`` (a motion) from B to A: ``[R w; R v + p x R w]``."""
-        (R, p), (sa, sl) = X, S
-        saw = _mv(R, sa)
-        return saw, _v_add(_mv(R, sl), _cross(p, saw))
-
-    # articulated inertias: the 21 entries (A sym 6, B 9, C sym 6) of [[A, B], [B^T, C]]
-    @staticmethod
-    def art_of(I):
-        return _rigid_to_art(*I)
-
-    @staticmethod
-    def art_to_parent(X, P):
-        return _art_to_parent(*X, *P)
-
-    @staticmethod
-    def art_apply(P, m):
-        (A, B, C), (w, v) = P, m
-        return _v_add(_sym_mv(A, w), _mv(B, v)), _v_add(_mtv(B, w), _sym_mv(C, v))
-
-    @staticmethod
-    def art_times_S(P, S):
-        return P if S is None else SoAAlgebra.art_apply(P, S)
-
-    @staticmethod
-    def art_sub_outer(P, G, U):
-        """``P - G U^T`` for a 1-dof joint (``G``, ``U`` motions), on the 21 entries."""
-        (A, B, C), (Ga, Gl), (Ua, Ul) = P, G, U
-        return (
-            tuple(_sub(A[k], _mul(Ga[r], Ua[c])) for k, (r, c) in enumerate(_UPPER)),
-            tuple(_sub(B[3 * r + c], _mul(Ga[r], Ul[c])) for r in range(3) for c in range(3)),
-            tuple(_sub(C[k], _mul(Gl[r], Ul[c])) for k, (r, c) in enumerate(_UPPER)),
-        )
-
-    @staticmethod
-    def joint_inertia(S, U, armature):
-        if S is None:  # the free root: D = P + diag(armature), rows of scalars
-            Pm = _art_matrix(*U)
-            return [[_add(Pm[r][c], armature[r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
-        return _add(SoAAlgebra.stmul(S, U), armature)
-
-    @staticmethod
-    def joint_factor(D):
-        return _ldl_factor(D) if isinstance(D, list) else 1.0 / D
-
-    @staticmethod
-    def joint_solve(F, r):
-        return _ldl_apply(F, r) if isinstance(r, list) else _mul(F, r)
-
-    @staticmethod
-    def gain(U, Dinv):
-        return _v_scale(Dinv, U[0]), _v_scale(Dinv, U[1])
 
 
 # --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
