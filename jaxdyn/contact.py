@@ -132,6 +132,16 @@ from jaxtyping import Array, Float
 from . import geometry
 from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_motions_world, forward_kinematics
 from .algorithms.rnea import rnea_full
+from .collision import (
+    _capsule_box,
+    _dot,
+    _segment_of,
+    _segment_point,
+    _segments,
+    _sphere_box,
+    _spheres,
+    _unit,
+)
 from .model import Model
 from .spatial import Pose, cross, mm, mtv, mv
 
@@ -544,31 +554,13 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
 
 
 # ---------------------------------------------------------------------------------------------
-# small batched helpers (explicit sums, as jaxdyn.spatial, for XLA CPU; see XLA-CPU-sum)
-
-
-def _dot(a, b):
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
-
-
-def _length(x):
-    """``|x|`` and ``x / |x|`` (the fallback ``e_z`` where ``|x|`` underflows), with finite
-    derivatives at ``x = 0``; also returns where the length is usable."""
-    sq = _dot(x, x)
-    ok = sq > jnp.finfo(x.dtype).tiny
-    n = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
-    ez = jnp.zeros_like(x).at[..., 2].set(1.0)
-    return n, jnp.where(ok[..., None], x / jnp.where(ok, n, 1.0)[..., None], ez), ok
+# small batched helpers (the geometric ones, _dot, _length, _unit, are in jaxdyn.collision)
 
 
 def _safe_pow(d, p):
     """``d^p`` for ``d >= 0`` with finite derivatives in ``d`` and ``p`` at ``d = 0`` (``p >= 1``)."""
     pos = d > 0
     return jnp.where(pos, jnp.where(pos, d, 1.0) ** p, 0.0)
-
-
-def _unit(n):
-    return n / jnp.sqrt(_dot(n, n))
 
 
 class _Frames(NamedTuple):
@@ -854,151 +846,6 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
         tuple(model.parents),
         _exclude_ids(model, exclude),
     )
-
-
-def _spheres(c1, r1, c2, r2):
-    """Signed distance, unit normal (1 to 2; ``e_z`` for coincident centres) and witness
-    midway between the surfaces, of spheres ``(c1, r1)`` and ``(c2, r2)``."""
-    d, n, _ = _length(c2 - c1)
-    dist = d - r1 - r2
-    point = 0.5 * (c1 + c2) + (0.5 * (r1 - r2))[..., None] * n
-    return dist, n, point
-
-
-def _segment_point(p, d, c):
-    """Closest point to ``c`` of the segment ``p + t d``, ``t`` in [0, 1] (Ericson05 5.1.2)."""
-    e = _dot(d, d)
-    ok = e > jnp.finfo(e.dtype).tiny
-    t = jnp.clip(_dot(c - p, d) / jnp.where(ok, e, 1.0), 0.0, 1.0)
-    return p + jnp.where(ok, t, 0.0)[..., None] * d
-
-
-def _segments(p1, d1, p2, d2):
-    """Closest points of the segments ``p1 + s d1`` and ``p2 + t d2`` (``s, t`` in [0, 1]):
-    Ericson05 5.1.9 (the closest points of the lines, ``s`` clamped, ``t`` from ``s`` and
-    clamped, ``s`` again from a clamped ``t``). For (near-)parallel segments
-    (``|d1 x d2|^2 <= tol |d1|^2 |d2|^2``) ``s`` starts at the midpoint of the overlap of the
-    two segments along the first instead of the closest points of the lines."""
-    s, t = _segment_params(p1, d1, p2, d2)
-    return p1 + s[..., None] * d1, p2 + t[..., None] * d2
-
-
-def _segment_params(p1, d1, p2, d2):
-    """The parameters ``(s, t)`` of the closest points of :func:`_segments`."""
-    dtype = p1.dtype
-    tiny = jnp.finfo(dtype).tiny
-    r = p1 - p2
-    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
-    c, f = _dot(d1, r), _dot(d2, r)
-    a_ok, e_ok = a > tiny, e > tiny
-    a_s, e_s = jnp.where(a_ok, a, 1.0), jnp.where(e_ok, e, 1.0)
-    denom = a * e - b * b
-    par = denom <= 64 * jnp.finfo(dtype).eps * a * e
-    s_line = (b * f - c * e) / jnp.where(par, 1.0, denom)
-    s_p2, s_q2 = -c / a_s, (b - c) / a_s  # segment 2's ends projected on segment 1
-    lo = jnp.maximum(jnp.minimum(s_p2, s_q2), 0.0)
-    hi = jnp.minimum(jnp.maximum(s_p2, s_q2), 1.0)
-    s = jnp.where(a_ok, jnp.clip(jnp.where(par, 0.5 * (lo + hi), s_line), 0.0, 1.0), 0.0)
-    t = jnp.where(e_ok, (b * s + f) / e_s, 0.0)
-    tc = jnp.clip(t, 0.0, 1.0)
-    s = jnp.where(a_ok & (t != tc), jnp.clip((b * tc - c) / a_s, 0.0, 1.0), s)
-    return s, tc
-
-
-def _segment_of(Rg, cg, size):
-    """A capsule's segment: start and direction (its axis is the geom's z, half-length size[1])."""
-    a = Rg[..., :, 2] * size[..., 1, None]
-    return cg - a, 2.0 * a
-
-
-def _sphere_box(c, r, cb, Rb, h):
-    """Sphere ``(c, r)`` against the box ``(cb, Rb, half-sizes h)``: signed distance, unit
-    normal from the box to the sphere, and witness. Outside, the box point nearest to ``c``
-    (Ericson05 5.1.4); inside, the nearest face."""
-    l = mtv(Rb, c - cb)
-    lc = jnp.clip(l, -h, h)
-    d_out, n_out, ok = _length(l - lc)
-    outside = jnp.any(jnp.abs(l) > h, -1) & ok
-    gap = h - jnp.abs(l)  # distances to the faces, inside
-    k = jnp.argmin(gap, -1)
-    # the nearest face's gap by its index: jnp.min's derivative divides by the number of
-    # elements equal to the minimum, 0/0 where a compiled program recomputes them differently
-    g_min = jnp.take_along_axis(gap, k[..., None], -1)[..., 0]
-    n_in = jax.nn.one_hot(k, 3, dtype=l.dtype) * jnp.where(l >= 0, 1.0, -1.0)
-    sd = jnp.where(outside, d_out, -g_min)
-    n_loc = jnp.where(outside[..., None], n_out, n_in)
-    s_loc = jnp.where(outside[..., None], lc, l + g_min[..., None] * n_in)
-    n = mv(Rb, n_loc)
-    point = 0.5 * (cb + mv(Rb, s_loc) + c - r[..., None] * n)
-    return sd - r, n, point
-
-
-def _box_edges():
-    """The 12 edges of the box of half-sizes ``h`` in its own coordinates, as ``start * h`` and
-    ``direction * h``: along axis ``j`` from the corner with ``-h_j``, length ``2 h_j``."""
-    start, direction = np.zeros((12, 3)), np.zeros((12, 3))
-    for e, (j, s1, s2) in enumerate((j, s1, s2) for j in range(3) for s1 in (-1, 1) for s2 in (-1, 1)):
-        start[e, [j, (j + 1) % 3, (j + 2) % 3]] = -1.0, s1, s2
-        direction[e, j] = 2.0
-    return start, direction
-
-
-_EDGE_START, _EDGE_DIRECTION = _box_edges()
-_FACE_AXIS = np.array([0, 0, 1, 1, 2, 2])  # face k: sigma_k l_i - h_i <= 0, i = _FACE_AXIS[k]
-_FACE_SIGN = np.array([-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
-_FACE_PAIRS = np.array([(k, m) for k in range(6) for m in range(k + 1, 6)])  # the 15 pairs
-
-
-def _capsule_box(p, d, r, cb, Rb, h):
-    """Capsule (the segment ``p + t d``, ``t`` in [0, 1], radius ``r``) against the box ``(cb,
-    Rb, half-sizes h)``: signed distance, unit normal from the box to the capsule, and witness;
-    :func:`_sphere_box` at the point of the segment deepest in the box (module docstring).
-
-    The box's signed distance ``f(t)`` along the segment is convex (outside the box the
-    Euclidean distance to a convex set, inside the largest of the six face functions, and the
-    two agree on the surface), so its minimum lies at one of 29 candidates, each evaluated:
-
-    * the 15 parameters where two of the six face functions ``sigma l_i(t) - h_i`` are equal
-      and the largest (``f <= 0`` is their maximum, piecewise linear: its minimum is where a
-      falling and a rising one cross, or an end);
-    * the two ends;
-    * the segment's closest points to the 12 edges (:func:`_segment_params`): outside the box
-      ``f`` is the distance to it, continuously differentiable, so its minimum is an end, flat
-      (parallel to a face) or where the closest box point is on an edge, and there the edge's
-      closest point is a minimum of the distance to the edge, which is ``>= f``.
-
-    Candidates within ``32 eps (|h|_1 + |d|)`` of the smallest tie; their parameters span the
-    minimising interval (the segment parallel to a face, or level inside the box: ``f`` is flat
-    there), and its midpoint is taken (a minimum, by convexity). Its derivative is that of the
-    first tied candidate in the order above (where ``f`` is flat any parameter's derivative does;
-    at a kink inside the box, the crossing of the two largest face functions)."""
-    dtype = p.dtype
-    eps = jnp.finfo(dtype).eps
-    a, u = mtv(Rb, p - cb), mtv(Rb, d)  # the segment in box coordinates
-    scale = jax.lax.stop_gradient(jnp.sum(h, -1) + jnp.sqrt(_dot(u, u)))
-    tol = 32 * eps * scale[..., None]
-    hb = h[..., None, :]
-    e0, e1, sign = (jnp.asarray(x, dtype) for x in (_EDGE_START, _EDGE_DIRECTION, _FACE_SIGN))
-    c = sign * a[..., _FACE_AXIS] - h[..., _FACE_AXIS]  # face function k: c_k + g_k t
-    g = sign * u[..., _FACE_AXIS]
-    k, m = _FACE_PAIRS[:, 0], _FACE_PAIRS[:, 1]
-    num, den = c[..., m] - c[..., k], g[..., k] - g[..., m]
-    ok = (jnp.abs(den) > 64 * eps * scale[..., None]) & (jnp.abs(num) <= jnp.abs(den))
-    t_face = jnp.where(ok, jnp.clip(num / jnp.where(ok, den, 1.0), 0.0, 1.0), 0.0)
-    t_end = jnp.zeros(a.shape[:-1] + (2,), dtype).at[..., 1].set(1.0)
-    t_edge, _ = _segment_params(a[..., None, :], u[..., None, :], e0 * hb, e1 * hb)
-    t = jnp.concatenate([t_face, t_end, t_edge], -1)
-    ts, a0, u0, h0 = (jax.lax.stop_gradient(x) for x in (t, a, u, hb))  # selection only
-    q = jnp.abs(a0[..., None, :] + ts[..., None] * u0[..., None, :]) - h0
-    qp = jnp.maximum(q, 0.0)
-    f = jnp.sqrt(_dot(qp, qp)) + jnp.minimum(jnp.max(q, -1), 0.0)
-    largest = jax.lax.stop_gradient(c[..., k] + g[..., k] * t_face) >= f[..., :15] - tol
-    f = jnp.where(jnp.concatenate([ok & largest, jnp.ones_like(t[..., 15:], bool)], -1), f, jnp.inf)
-    tie = f <= jnp.min(f, -1, keepdims=True) + tol
-    first = jnp.take_along_axis(t, jnp.argmax(tie, -1)[..., None], -1)[..., 0]
-    mid = 0.5 * (jnp.min(jnp.where(tie, ts, jnp.inf), -1) + jnp.max(jnp.where(tie, ts, -jnp.inf), -1))
-    t_min = first + jax.lax.stop_gradient(mid - first)
-    return _sphere_box(p + t_min[..., None] * d, r, cb, Rb, h)
 
 
 def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
