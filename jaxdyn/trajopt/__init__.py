@@ -1,0 +1,88 @@
+"""Trajectory optimisation: iterative LQR / DDP with box-constrained controls.
+
+Problem (discrete time, horizon ``T``)::
+
+    minimise   J(u) = sum_{t<T} l(x_t, u_t, t) + l_f(x_T)
+    subject to x_{t+1} = f(x_t, u_t),  x_0 given,  u_lower <= u_t <= u_upper
+
+* Dynamics ``f`` (:class:`Dynamics`): for a :class:`~jaxdyn.Model`, :func:`model_dynamics` wraps
+  one (or several sub-) steps of :func:`jaxdyn.sim.step` with the state ``x = (q, qd)``. The
+  optimiser works in the tangent space of the state manifold: perturbations are
+  ``x (+) dx = (integrate(q, dq), qd + dqd)`` and differences use
+  :func:`jaxdyn.difference`, so ``dx`` has size ``2 nv`` and floating-base / spherical joints
+  (quaternions) are handled without a singular or over-parametrised linearisation.
+* Costs (:class:`Cost`): a running cost ``l(x, u, t)`` and a terminal cost ``l_f(x)``; user
+  functions (:class:`FunctionCost`), quadratic state/control costs (:func:`quadratic_cost`),
+  an end-effector position cost (:class:`FramePositionCost`), and sums of them (``cost_a + cost_b``).
+
+The optimiser (:func:`ilqr`) is iterative LQR (Li & Todorov, *Iterative linear quadratic
+regulator design for nonlinear biological movement systems*, ICINCO 2004) with the
+regularisation and line search of Tassa, Erez & Todorov (*Synthesis and stabilization of complex
+behaviors through online trajectory optimization*, IROS 2012) and the control limits of Tassa,
+Mansard & Todorov (*Control-limited differential dynamic programming*, ICRA 2014):
+
+1. linearise the dynamics along the nominal trajectory by ``jax.jacfwd`` of the discrete step
+   (``f_x``, ``f_u`` in the tangent space) and expand the costs to second order with
+   ``jax.grad`` / ``jax.hessian`` (all time steps at once with ``vmap``);
+2. backward pass (a reverse ``lax.scan``), Tassa 2012 eqs. (5) and (10)-(11)::
+
+       Q_x  = l_x + f_x' V_x'          Q_u  = l_u + f_u' V_x'
+       Q_xx = l_xx + f_x' V_xx' f_x    Q_uu = l_uu + f_u' V_xx' f_u    Q_ux = l_ux + f_u' V_xx' f_x
+       regularised: Q~_uu = l_uu + f_u' (V_xx' + mu I) f_u,  Q~_ux = l_ux + f_u' (V_xx' + mu I) f_x
+       k = argmin_{lo <= u + k <= hi} 1/2 k' Q~_uu k + k' Q_u      (box QP, Tassa 2014 Alg. 1:
+                                                                     projected Newton)
+       K = -Q~_uu,ff^-1 Q~_ux,f on the free controls, 0 on the clamped ones
+       V_x  = Q_x + K' Q_uu k + K' Q_u + Q_ux' k
+       V_xx = Q_xx + K' Q_uu K + K' Q_ux + Q_ux' K
+       dV   = sum (alpha k' Q_u + alpha^2/2 k' Q_uu k)         (expected change of J)
+
+   A non positive definite ``Q~_uu`` (Cholesky failure) raises ``mu`` and repeats the pass;
+3. forward pass ``u_t = clip(u_t + alpha k_t + K_t (x_t (-) xbar_t), lo, hi)`` for all step sizes
+   ``alpha`` of the line search at once (``vmap``); the largest ``alpha`` whose actual/expected
+   decrease ratio exceeds ``armijo`` is accepted (Tassa 2012 eq. (13)), then ``mu`` is lowered;
+   when none is, ``mu`` is raised (the Levenberg-Marquardt schedule of Tassa 2012 Sec. II-F).
+
+The whole optimisation (iterations included, as a ``lax.while_loop``) is one jitted program per
+problem structure: changing ``x0``, the initial controls, targets or weights (arrays) reuses it.
+"""
+
+from __future__ import annotations
+
+from .costs import Cost, FramePositionCost, FunctionCost, QuadraticCost, SumCost, quadratic_cost
+from .dynamics import Dynamics, FunctionDynamics, LinearDynamics, ModelDynamics, model_dynamics
+from .ilqr import (
+    Expansion,
+    ILQROptions,
+    ILQRResult,
+    backward_pass,
+    box_qp,
+    forward_pass,
+    ilqr,
+    linearize,
+    simulate,
+    total_cost,
+)
+
+__all__ = [
+    "Dynamics",
+    "ModelDynamics",
+    "LinearDynamics",
+    "FunctionDynamics",
+    "model_dynamics",
+    "Cost",
+    "FunctionCost",
+    "QuadraticCost",
+    "FramePositionCost",
+    "SumCost",
+    "quadratic_cost",
+    "ILQROptions",
+    "ILQRResult",
+    "Expansion",
+    "ilqr",
+    "simulate",
+    "total_cost",
+    "linearize",
+    "backward_pass",
+    "forward_pass",
+    "box_qp",
+]

@@ -1,0 +1,417 @@
+"""Box-constrained iLQR/DDP for :mod:`jaxdyn.trajopt`: expansions, the box QP, the backward
+and forward passes and the solver."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .costs import Cost
+from .dynamics import Dynamics, ModelDynamics
+
+# -- building blocks --------------------------------------------------------------------------------
+
+
+class Expansion(NamedTuple):
+    """Linear-quadratic model along a trajectory, in the tangent space (``ndx``):
+    dynamics ``fx (T, ndx, ndx)``, ``fu (T, ndx, nu)``; running cost ``lx (T, ndx)``,
+    ``lu (T, nu)``, ``lxx (T, ndx, ndx)``, ``luu (T, nu, nu)``, ``lux (T, nu, ndx)``; terminal
+    ``lfx (ndx,)``, ``lfxx (ndx, ndx)``."""
+
+    fx: jnp.ndarray
+    fu: jnp.ndarray
+    lx: jnp.ndarray
+    lu: jnp.ndarray
+    lxx: jnp.ndarray
+    luu: jnp.ndarray
+    lux: jnp.ndarray
+    lfx: jnp.ndarray
+    lfxx: jnp.ndarray
+
+
+def simulate(dynamics: Dynamics, x0, us):
+    """States ``(T+1, nx)`` of the open-loop controls ``us (T, nu)`` from ``x0`` (a ``lax.scan``)."""
+
+    def body(x, u):
+        x1 = dynamics(x, u)
+        return x1, x1
+
+    _, xs = jax.lax.scan(body, x0, us)
+    return jnp.concatenate([x0[None], xs])
+
+
+def total_cost(cost: Cost, xs, us):
+    """``J = sum_t l(x_t, u_t, t) + l_f(x_T)`` of a trajectory ``xs (T+1, nx)``, ``us (T, nu)``."""
+    ts = jnp.arange(us.shape[0])
+    return jnp.sum(jax.vmap(cost.running)(xs[:-1], us, ts)) + cost.terminal(xs[-1])
+
+
+def linearize(dynamics: Dynamics, cost: Cost, xs, us) -> Expansion:
+    """Jacobians of the discrete dynamics (``jax.jacfwd`` of ``f(x (+) dx, u + du) (-) f(x, u)``
+    at zero) and second-order expansions of the costs (``jax.grad``/``jax.hessian`` in
+    ``(dx, du)``) at every step of the trajectory (``vmap`` over time)."""
+    zx = jnp.zeros(dynamics.ndx, xs.dtype)
+    zu = jnp.zeros(dynamics.nu, xs.dtype)
+
+    def at_step(x, u, t):
+        x1 = jax.lax.stop_gradient(dynamics(x, u))
+        g = lambda dx, du: dynamics.minus(dynamics(dynamics.plus(x, dx), u + du), x1)
+        fx, fu = jax.jacfwd(g, argnums=(0, 1))(zx, zu)
+        l = lambda dx, du: cost.running(dynamics.plus(x, dx), u + du, t)
+        lx, lu = jax.grad(l, argnums=(0, 1))(zx, zu)
+        (lxx, _), (lux, luu) = jax.hessian(l, argnums=(0, 1))(zx, zu)
+        return fx, fu, lx, lu, lxx, luu, lux
+
+    ts = jnp.arange(us.shape[0])
+    fx, fu, lx, lu, lxx, luu, lux = jax.vmap(at_step)(xs[:-1], us, ts)
+    lf = lambda dx: cost.terminal(dynamics.plus(xs[-1], dx))
+    return Expansion(fx, fu, lx, lu, lxx, luu, lux, jax.grad(lf)(zx), jax.hessian(lf)(zx))
+
+
+def _sym(A):
+    return 0.5 * (A + A.T)
+
+
+def _masked_cholesky(H, free):
+    """Cholesky factor of ``H`` restricted to the ``free`` rows/columns (identity elsewhere)."""
+    both = free[:, None] & free[None, :]
+    Hf = jnp.where(both, H, jnp.eye(H.shape[0], dtype=H.dtype))
+    return jnp.linalg.cholesky(Hf)
+
+
+def _cho_solve(L, b):
+    return jax.scipy.linalg.cho_solve((L, True), b)
+
+
+_QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
+
+
+def box_qp(H, g, lower, upper, k0, iterations: int = 10):
+    """``argmin 1/2 k' H k + g' k`` subject to ``lower <= k <= upper`` by projected Newton
+    (Tassa, Mansard & Todorov 2014, Algorithm 1): the clamped set is the controls at a bound
+    whose gradient points outward; a Newton step on the free set is followed by a projected
+    Armijo line search (candidates in parallel). At most ``iterations`` steps, fewer once a step
+    stops improving the objective (vmap-able); without active bounds the first iteration is the exact Newton
+    solution. Returns ``(k, free, L)``: the solution, the free-control mask and the Cholesky
+    factor of ``H`` on the free set (NaN when ``H_ff`` is not positive definite)."""
+    k = jnp.clip(k0, lower, upper)
+    steps = jnp.asarray(_QP_STEPS, H.dtype)
+    f = lambda kk: 0.5 * kk @ H @ kk + g @ kk
+
+    def clamped_mask(kk):
+        grad = g + H @ kk
+        return ((kk <= lower) & (grad > 0)) | ((kk >= upper) & (grad < 0)), grad
+
+    tol = 10 * jnp.finfo(H.dtype).eps
+
+    def body(state):
+        i, kk, _ = state
+        clamped, grad = clamped_mask(kk)
+        free = ~clamped
+        L = _masked_cholesky(H, free)
+        d = jnp.where(free, -_cho_solve(L, jnp.where(free, grad, 0.0)), 0.0)
+        cand = jnp.clip(kk[None] + steps[:, None] * d[None], lower, upper)
+        vals = jax.vmap(f)(cand)
+        f0 = f(kk)
+        ok = jnp.isfinite(vals) & (vals <= f0 + 0.1 * (cand - kk[None]) @ grad)
+        j = jnp.argmax(ok)
+        moved = jnp.any(ok) & jnp.all(jnp.isfinite(d))
+        new = jnp.where(moved, cand[j], kk)
+        # stop once a step no longer improves the objective (relative to its size)
+        going = moved & (f0 - vals[j] > tol * (1.0 + jnp.abs(f0)))
+        return i + 1, new, going
+
+    _, k, _ = jax.lax.while_loop(lambda s: (s[0] < iterations) & s[2], body, (0, k, jnp.asarray(True)))
+    clamped, _ = clamped_mask(k)
+    free = ~clamped
+    return k, free, _masked_cholesky(H, free)
+
+
+def backward_pass(exp: Expansion, us, u_lower, u_upper, mu, k_warm=None, qp_iterations: int = 10):
+    """Riccati-like backward pass of box-constrained iLQR (module docstring; Tassa 2012
+    eqs. (10)-(11), Tassa 2014 Sec. III). ``mu`` regularises ``V_xx`` (``V_xx + mu I``).
+
+    Returns ``(k (T, nu), K (T, nu, ndx), dV (2,), ok)``: feedforward and feedback gains, the
+    coefficients of the expected cost change ``dV(alpha) = alpha dV[0] + alpha^2 dV[1]``, and
+    whether every regularised ``Q_uu`` was positive definite on its free set.
+    """
+    T, nu = us.shape
+    ndx = exp.lfx.shape[0]
+    I = jnp.eye(ndx, dtype=us.dtype)
+    if k_warm is None:
+        k_warm = jnp.zeros_like(us)
+
+    def body(carry, inp):
+        Vx, Vxx, dV, ok = carry
+        fx, fu, lx, lu, lxx, luu, lux, u, kw = inp
+        Qx = lx + fx.T @ Vx
+        Qu = lu + fu.T @ Vx
+        Qxx = lxx + fx.T @ Vxx @ fx
+        Quu = luu + fu.T @ Vxx @ fu
+        Qux = lux + fu.T @ Vxx @ fx
+        Vreg = Vxx + mu * I
+        Quu_r = _sym(luu + fu.T @ Vreg @ fu)
+        Qux_r = lux + fu.T @ Vreg @ fx
+        k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
+        K = jnp.where(free[:, None], -_cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0)), 0.0)
+        ok = ok & jnp.all(jnp.isfinite(L)) & jnp.all(jnp.isfinite(k))
+        dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
+        Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
+        Vxx = _sym(Qxx + K.T @ Quu @ K + K.T @ Qux + Qux.T @ K)
+        return (Vx, Vxx, dV, ok), (k, K)
+
+    init = (exp.lfx, _sym(exp.lfxx), jnp.zeros(2, us.dtype), jnp.asarray(True))
+    xs = (exp.fx, exp.fu, exp.lx, exp.lu, exp.lxx, exp.luu, exp.lux, us, k_warm)
+    (_, _, dV, ok), (k, K) = jax.lax.scan(body, init, xs, reverse=True)
+    return k, K, dV, ok
+
+
+def forward_pass(dynamics: Dynamics, cost: Cost, xs, us, k, K, alpha, u_lower, u_upper):
+    """Closed-loop rollout ``u_t = clip(ubar_t + alpha k_t + K_t (x_t (-) xbar_t), lower, upper)``
+    from ``xs[0]``. Returns ``(xs_new, us_new, J_new)``; vmap over ``alpha`` for a parallel line
+    search."""
+
+    def body(x, inp):
+        xb, ub, kt, Kt, t = inp
+        u = jnp.clip(ub + alpha * kt + Kt @ dynamics.minus(x, xb), u_lower, u_upper)
+        return dynamics(x, u), (x, u, cost.running(x, u, t))
+
+    ts = jnp.arange(us.shape[0])
+    xT, (xn, un, ls) = jax.lax.scan(body, xs[0], (xs[:-1], us, k, K, ts))
+    return jnp.concatenate([xn, xT[None]]), un, jnp.sum(ls) + cost.terminal(xT)
+
+
+# -- the optimiser ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ILQROptions:
+    """Settings of :func:`ilqr` (static: hashable; a change recompiles).
+
+    Stopping: the expected decrease ``-dV(1)`` or an accepted actual decrease is below
+    ``tolerance * (1 + |J|)``; or ``mu`` exceeds ``mu_max`` (failure); or ``max_iterations``.
+    Regularisation (Tassa 2012 Sec. II-F): on failure ``delta = max(delta0, delta * delta0)``,
+    ``mu = max(mu_min, mu * delta)``; on success ``delta = min(1/delta0, delta/delta0)``,
+    ``mu = mu * delta`` (0 below ``mu_min``). Line search: step sizes ``alphas`` (all evaluated
+    at once), accepted when actual/expected decrease > ``armijo``.
+    """
+
+    max_iterations: int = 100
+    tolerance: float = 1e-7
+    mu_init: float = 1e-6
+    mu_min: float = 1e-8
+    mu_max: float = 1e10
+    delta0: float = 2.0
+    alphas: tuple = tuple(float(a) for a in 10.0 ** np.linspace(0.0, -3.0, 11))
+    armijo: float = 0.1
+    qp_iterations: int = 10
+    verbose: bool = False
+
+
+class ILQRResult(NamedTuple):
+    """Output of :func:`ilqr`: optimal states ``x (T+1, nx)`` and controls ``u (T, nu)``; the
+    feedforward ``k (T, nu)`` and feedback gains ``K (T, nu, ndx)`` of a backward pass at the
+    final trajectory (policy ``u_t + K_t (x (-) x_t)``, clipped to the limits); the final
+    ``cost``; ``cost_history (max_iterations + 1,)`` (initial cost first, NaN after the last
+    iteration); ``iterations``; ``converged`` (tolerance met, not by exhausting ``mu`` or the
+    iteration budget); final regularisation ``mu``."""
+
+    x: jnp.ndarray
+    u: jnp.ndarray
+    k: jnp.ndarray
+    K: jnp.ndarray
+    cost: jnp.ndarray
+    cost_history: jnp.ndarray
+    iterations: jnp.ndarray
+    converged: jnp.ndarray
+    mu: jnp.ndarray
+
+
+class _State(NamedTuple):
+    xs: jnp.ndarray
+    us: jnp.ndarray
+    J: jnp.ndarray
+    exp: Expansion
+    k: jnp.ndarray
+    K: jnp.ndarray
+    dV: jnp.ndarray
+    ok: jnp.ndarray
+    mu: jnp.ndarray
+    delta: jnp.ndarray
+    it: jnp.ndarray
+    history: jnp.ndarray
+    done: jnp.ndarray
+    converged: jnp.ndarray
+
+
+@eqx.filter_jit
+def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) -> ILQRResult:
+    """The iterations as one ``lax.while_loop`` whose body is: line search along the current
+    gains, then (only after an accepted step) re-linearisation, then the regularised backward
+    pass at the current trajectory. The initial rollout is the line search of iteration 0 with
+    zero gains, so each building block is compiled once and the gains returned always belong to
+    the returned trajectory."""
+    dtype = x0.dtype
+    c = lambda v: jnp.asarray(v, dtype)
+    alphas = jnp.asarray(opt.alphas, dtype)
+    T, nu = us0.shape
+    ndx = dynamics.ndx
+    us0 = jnp.clip(us0, lo, hi)
+    line_search = jax.vmap(forward_pass, in_axes=(None, None, None, None, None, None, 0, None, None))
+
+    def regularised_backward(exp, us, k_warm, mu, delta):
+        """Backward pass, raising mu (Tassa 2012 Sec. II-F) until it succeeds or exceeds mu_max."""
+
+        def cond(s):
+            return (~s[5]) & (s[0] <= opt.mu_max)
+
+        def body(s):
+            mu, delta, _, _, _, _, first = s
+            delta_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
+            mu = jnp.where(first, mu, jnp.maximum(c(opt.mu_min), mu * delta_up))
+            delta = jnp.where(first, delta, delta_up)
+            k, K, dV, ok = backward_pass(exp, us, lo, hi, mu, k_warm, opt.qp_iterations)
+            return mu, delta, k, K, dV, ok, jnp.asarray(False)
+
+        init = (
+            mu,
+            delta,
+            jnp.zeros_like(us),
+            jnp.zeros((T, nu, ndx), dtype),
+            jnp.zeros(2, dtype),
+            jnp.asarray(False),
+            jnp.asarray(True),
+        )
+        mu, delta, k, K, dV, ok, _ = jax.lax.while_loop(cond, body, init)
+        return mu, delta, k, K, dV, ok
+
+    def iteration(s: _State) -> _State:
+        first = s.it < 0
+        expected = -(s.dV[0] + s.dV[1])
+        scale = 1.0 + jnp.abs(s.J)
+        small = (~first) & s.ok & (expected < opt.tolerance * scale)
+        xs_a, us_a, J_a = line_search(dynamics, cost, s.xs, s.us, s.k, s.K, alphas, lo, hi)
+        exp_a = -(alphas * s.dV[0] + alphas**2 * s.dV[1])
+        z = (s.J - J_a) / jnp.where(exp_a > 0, exp_a, jnp.inf)
+        good = s.ok & jnp.isfinite(J_a) & (J_a < s.J) & (z > opt.armijo)
+        good = jnp.where(first, jnp.arange(alphas.shape[0]) == 0, good)
+        accept = jnp.any(good) & ~small
+        i = jnp.argmax(good)  # the largest accepted step (alphas decrease)
+        J = jnp.where(accept, J_a[i], s.J)
+        xs = jnp.where(accept, xs_a[i], s.xs)
+        us = jnp.where(accept, us_a[i], s.us)
+        # Levenberg-Marquardt schedule (Tassa 2012 Sec. II-F): lower mu after a success
+        mu, delta = s.mu, s.delta
+        d_dn = jnp.minimum(c(1.0 / opt.delta0), delta / opt.delta0)
+        mu_dn = jnp.where(mu * d_dn > opt.mu_min, mu * d_dn, c(0.0))
+        d_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
+        mu_up = jnp.maximum(c(opt.mu_min), mu * d_up)
+        keep = first | small
+        mu = jnp.where(keep, mu, jnp.where(accept, mu_dn, mu_up))
+        delta = jnp.where(keep, delta, jnp.where(accept, d_dn, d_up))
+        converged = small | (accept & ~first & (s.J - J < opt.tolerance * scale))
+        exp = jax.lax.cond(accept, lambda: linearize(dynamics, cost, xs, us), lambda: s.exp)
+        k_warm = jnp.where(accept & ~first, s.k, jnp.zeros_like(s.k))
+        mu, delta, k, K, dV, ok = regularised_backward(exp, us, k_warm, mu, delta)
+        failed = (~ok) | (mu > opt.mu_max)
+        it = s.it + jnp.where(small, 0, 1)  # the convergence test alone is not an iteration
+        history = s.history.at[it].set(J)
+        if opt.verbose:
+            jax.debug.print(
+                "ilqr {it:4d}  cost {J:.8e}  alpha {a:.3e}  mu {mu:.2e}",
+                it=it,
+                J=J,
+                a=jnp.where(accept & ~first, alphas[i], 0.0),
+                mu=mu,
+            )
+        return _State(xs, us, J, exp, k, K, dV, ok, mu, delta, it, history, converged | failed, converged)
+
+    xs0 = jnp.zeros((T + 1,) + x0.shape, dtype).at[0].set(x0)  # only xs[0] is read with zero gains
+    exp0 = jax.tree_util.tree_map(
+        lambda a: jnp.zeros(a.shape, dtype), jax.eval_shape(lambda: linearize(dynamics, cost, xs0, us0))
+    )
+    init = _State(
+        xs0,
+        us0,
+        c(jnp.inf),
+        exp0,
+        jnp.zeros_like(us0),
+        jnp.zeros((T, nu, ndx), dtype),
+        jnp.zeros(2, dtype),
+        jnp.asarray(True),
+        c(opt.mu_init),
+        c(1.0),
+        jnp.asarray(-1),
+        jnp.full(opt.max_iterations + 1, jnp.nan, dtype),
+        jnp.asarray(False),
+        jnp.asarray(False),
+    )
+    s = jax.lax.while_loop(lambda s: (~s.done) & (s.it < opt.max_iterations), iteration, init)
+    return ILQRResult(s.xs, s.us, s.k, s.K, s.J, s.history, s.it, s.converged, s.mu)
+
+
+def _concrete(a) -> bool:
+    return not isinstance(a, jax.core.Tracer)
+
+
+def ilqr(
+    dynamics: Dynamics, cost: Cost, x0, u_init, u_lower=None, u_upper=None, options: ILQROptions = ILQROptions()
+) -> ILQRResult:
+    """Box-constrained iterative LQR (module docstring): minimise ``cost`` over ``T`` controls
+    from the state ``x0 (nx,)``, starting from the open-loop controls ``u_init (T, nu)``
+    (clipped to the limits).
+
+    Args:
+      dynamics: a :class:`Dynamics` (:func:`model_dynamics` for a :class:`~jaxdyn.Model`).
+      cost: a :class:`Cost`.
+      u_lower, u_upper: control limits, scalars or ``(nu,)`` (``None``: unbounded); every control
+        of the result, and of every iterate, lies within them.
+      options: :class:`ILQROptions`.
+
+    Returns an :class:`ILQRResult`. The solve is one jitted program (``eqx.filter_jit``): arrays
+    in ``dynamics``/``cost`` and ``x0``/``u_init``/limits are traced, so a new target or initial
+    guess reuses it. Raises ``ValueError`` for wrong shapes, non-finite inputs or empty boxes.
+    """
+    if not isinstance(dynamics, Dynamics):
+        raise ValueError(f"ilqr: dynamics must be a jaxdyn.trajopt.Dynamics, got {type(dynamics).__name__}")
+    if not isinstance(cost, Cost):
+        raise ValueError(f"ilqr: cost must be a jaxdyn.trajopt.Cost, got {type(cost).__name__}")
+    if not isinstance(options, ILQROptions):
+        raise ValueError(f"ilqr: options must be an ILQROptions, got {type(options).__name__}")
+    dtype = dynamics.model.dtype if isinstance(dynamics, ModelDynamics) else None
+    x0 = jnp.asarray(x0, dtype)
+    if not jnp.issubdtype(x0.dtype, jnp.floating):
+        x0 = x0.astype(jnp.result_type(float))
+    dtype = x0.dtype
+    u_init = jnp.asarray(u_init, dtype)
+    nx, nu = dynamics.nx, dynamics.nu
+    if x0.shape != (nx,):
+        raise ValueError(f"ilqr: x0 must have shape ({nx},) (the dynamics' state size), got {x0.shape}")
+    if u_init.ndim != 2 or u_init.shape[1] != nu or u_init.shape[0] < 1:
+        raise ValueError(f"ilqr: u_init must have shape (T, {nu}) with T >= 1, got {u_init.shape}")
+    lim = []
+    for name, v, default in (("u_lower", u_lower, -jnp.inf), ("u_upper", u_upper, jnp.inf)):
+        v = jnp.full(nu, default, dtype) if v is None else jnp.asarray(v, dtype)
+        if v.ndim == 0:
+            v = jnp.full(nu, v, dtype)
+        if v.shape != (nu,):
+            raise ValueError(f"ilqr: {name} must be a scalar or have shape ({nu},), got {v.shape}")
+        lim.append(v)
+    lo, hi = lim
+    if _concrete(x0) and not bool(jnp.all(jnp.isfinite(x0))):
+        raise ValueError("ilqr: x0 contains NaN or inf")
+    if _concrete(u_init) and not bool(jnp.all(jnp.isfinite(u_init))):
+        raise ValueError("ilqr: u_init contains NaN or inf")
+    if _concrete(lo) and _concrete(hi):
+        if bool(jnp.any(jnp.isnan(lo))) or bool(jnp.any(jnp.isnan(hi))):
+            raise ValueError("ilqr: u_lower/u_upper contain NaN")
+        if bool(jnp.any(lo > hi)):
+            raise ValueError(f"ilqr: u_lower must be <= u_upper, got {np.asarray(lo)} > {np.asarray(hi)}")
+    if options.max_iterations < 1 or not options.alphas or options.qp_iterations < 1:
+        raise ValueError("ilqr: options need max_iterations >= 1, qp_iterations >= 1 and at least one alpha")
+    return _solve(dynamics, cost, x0, u_init, lo, hi, options)
