@@ -48,7 +48,8 @@ TYPES = tuple(NQ)
 # :func:`one_dof_subspace` evaluate (J1). Every executor uses them: the per-sample algorithms
 # (:func:`link_poses`, :func:`link_subspaces`, arrays over the links) and the struct-of-arrays
 # kernels (:mod:`jaxdyn.kernels.soa`, tuples of ``(B,)`` arrays or of Python-float constants).
-# A new 1-dof joint type whose motion has the form (J1) needs only its numbers here.
+# A new 1-dof joint type whose motion has the form (J1) needs its numbers here and its name in
+# NQ/NV and in the kernels' list of supported types; no algorithm or executor changes.
 
 
 class OneDof(NamedTuple):
