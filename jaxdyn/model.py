@@ -356,7 +356,7 @@ class Model(eqx.Module):
         )
 
     def body_inertias(self) -> spatial.RigidInertia:
-        """Spatial inertias of all bodies about their frame origins (compact, seed 000 (3.1)).
+        """Spatial inertias of all bodies about their frame origins (compact, Rodriguez86 (3.1)).
 
         ``inertia`` is read through its symmetric part ``(I + I^T) / 2``, so every algorithm is a
         function of the physical (symmetric) inertia only: gradients w.r.t. ``inertia`` are

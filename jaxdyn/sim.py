@@ -372,7 +372,7 @@ def _variational(model, q, qd, tau, dt, f_ext, options):
         return p0 + d1 + force(q, xi)
 
     # Quasi-Newton: dR/dxi = -(M + armature)(q_mid) + O(h), so each iteration is one O(N)
-    # mass-matrix solve (seed 001) instead of a dense Jacobian of the residual; it contracts by
+    # mass-matrix solve (the innovations inverse, Rodriguez86) instead of a dense Jacobian of the residual; it contracts by
     # O(h) per iteration and reaches round-off in a few iterations for stable step sizes.
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
     xi = qd + dt * forward_dynamics(model, q, qd, tau, None, options)  # explicit predictor

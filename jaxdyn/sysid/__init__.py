@@ -31,7 +31,7 @@ Estimators:
   Every ``theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3)`` gives a positive-definite
   ``J``, i.e. a physically consistent body (Wensing, Kim & Slotine 2018, RA-L 3(1)); the map is
   a bijection onto them. ``J = [[Sigma, h], [h^T, m]]`` with ``Sigma = int r r^T dm``,
-  ``Ibar = tr(Sigma) 1 - Sigma`` (seed 004 (1.26)-(1.28)). The loss is the torque mean squared
+  ``Ibar = tr(Sigma) 1 - Sigma`` (Turney80 (1.26)-(1.28)). The loss is the torque mean squared
   error plus ``reg`` times the log-det (Bregman) divergence to the prior,
   ``d(J || J0) = tr(J0^-1 J) - log det(J0^-1 J) - 4`` (Lee, Wensing & Park 2020, "Geometric
   robot dynamic identification: a convex programming approach", IEEE T-RO 36(2)), which pulls

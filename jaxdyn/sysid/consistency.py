@@ -14,7 +14,7 @@ from ..model import Model
 
 def parameters_to_pseudo_inertia(pi) -> jnp.ndarray:
     """``(..., 10)`` inertial parameters -> ``(..., 4, 4)`` pseudo-inertia
-    ``[[Sigma, h], [h^T, m]]`` with ``Sigma = tr(Ibar)/2 1 - Ibar`` (seed 004 (1.26))."""
+    ``[[Sigma, h], [h^T, m]]`` with ``Sigma = tr(Ibar)/2 1 - Ibar`` (Turney80 (1.26))."""
     pi = jnp.asarray(pi)
     m, h = pi[..., 0], pi[..., 1:4]
     xx, xy, yy, xz, yz, zz = (pi[..., i] for i in range(4, 10))
