@@ -8,7 +8,10 @@ pairs at once (batched array arithmetic, no Python per pair, no branch on data).
   capsule geom (:func:`_segment_of`);
 * sphere-box: the closest point of the box, or the nearest face for a centre inside
   (:func:`_sphere_box`); capsule-box: sphere-box at the segment's point deepest in the box,
-  found exactly among 29 candidates (:func:`_capsule_box`).
+  found exactly among 29 candidates (:func:`_capsule_box`);
+* the contacts of a pair: capsule-box as its two end spheres and its interior counted beyond
+  the ends, (B1) (:func:`_segment_box_contacts`); box-box as the corners of each box and the
+  (B1) interior contacts of its edges against the other (:func:`_box_box_contacts`).
 
 Every normalisation is guarded (a fallback direction where a length is zero), so the
 derivatives are finite at coincident centres, parallel segments and points on a face or an
@@ -187,3 +190,64 @@ def _capsule_box(p, d, r, cb, Rb, h):
     mid = 0.5 * (jnp.min(jnp.where(tie, ts, jnp.inf), -1) + jnp.max(jnp.where(tie, ts, -jnp.inf), -1))
     t_min = first + jax.lax.stop_gradient(mid - first)
     return _sphere_box(p + t_min[..., None] * d, r, cb, Rb, h)
+
+
+def _segment_box_contacts(p, d, r, cb, Rb, h):
+    """Capsule (segment ``p + t d``, radius ``r``) against the box ``(cb, Rb, h)`` as three
+    contacts: the two end spheres (:func:`_sphere_box` at ``t = 0`` and ``t = 1``) and the
+    segment's interior, at the point deepest in the box (:func:`_capsule_box`), whose distance is
+    counted beyond the deeper end's penetration:
+
+        phi_i = phi(t*) - min(0, phi(0), phi(1))                                         (B1)
+
+    (``phi(t)`` the sphere-box distance of the segment point ``t``, ``t*`` its minimiser, so
+    ``phi_i >= phi(t*)``; where both ends are outside, ``phi_i = phi(t*)``, the capsule's signed
+    distance). ``phi_i`` is continuous and reaches 0 as the deepest point moves to an end, so a
+    capsule lying on a face rests on its two ends (``phi_i = 0``), a tilted one on its lower end,
+    and one across an edge or through the box on its interior. Returns the signed distances
+    ``(..., 3)``, normals from the box to the capsule ``(..., 3, 3)`` and witnesses ``(..., 3,
+    3)`` in the order end 0, end 1, interior, and the capsule's signed distance ``phi(t*)``
+    ``(...)``."""
+    d0, n0, w0 = _sphere_box(p, r, cb, Rb, h)
+    d1, n1, w1 = _sphere_box(p + d, r, cb, Rb, h)
+    ds, ns, ws = _capsule_box(p, d, r, cb, Rb, h)
+    di = ds - jnp.minimum(0.0, jnp.minimum(d0, d1))
+    return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
+
+
+_CORNERS = np.array([(sx, sy, sz) for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)])
+
+
+def _box_box_contacts(c1, R1, h1, c2, R2, h2):
+    """Box ``(c1, R1, h1)`` against box ``(c2, R2, h2)`` as 40 point contacts: the 8 corners of
+    each box against the other (:func:`_sphere_box` with radius 0), and the 12 edges of each box
+    against the other, each the interior contact (B1) of a segment of radius 0
+    (:func:`_segment_box_contacts`; its ends are the corners). A box lying on a face of the
+    other rests on its 4 corners (its edges' (B1) distances are 0), as on the ground; an edge
+    across a face or across an edge of the other box acts at its deepest point. Returns signed
+    distances ``(..., 40)``, unit normals from box 1 to box 2 ``(..., 40, 3)``, witnesses
+    ``(..., 40, 3)`` (corners of box 1, of box 2, edges of box 1, of box 2) and the boxes'
+    signed distance where they are apart (the smallest over the 24 edges of the distance of
+    the edge's deepest point: exact for separated boxes, whose closest points include a point
+    on an edge of one of them)."""
+    dtype = c1.dtype
+    corners = jnp.asarray(_CORNERS, dtype)
+    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
+    zero = jnp.zeros((), dtype)
+    x = lambda v: v[..., None, :]  # one box per row of points
+    X = lambda M: M[..., None, :, :]
+    corner_rows, edge_rows, apart = [], [], []
+    # sign: _sphere_box's normal points from the box (b) to the point (of a), so from box 1 to
+    # box 2 it is -n for the points of box 1 and +n for those of box 2
+    for (ca, Ra, ha), (cb, Rb, hb), sign in (((c1, R1, h1), (c2, R2, h2), -1.0), ((c2, R2, h2), (c1, R1, h1), 1.0)):
+        dd, n, w = _sphere_box(x(ca) + mv(X(Ra), corners * x(ha)), zero, x(cb), X(Rb), x(hb))  # (..., 8)
+        corner_rows.append((dd, sign * n, w))
+        p, d = x(ca) + mv(X(Ra), e0 * x(ha)), mv(X(Ra), e1 * x(ha))  # the 12 edges
+        dd, n, w, seg = _segment_box_contacts(p, d, zero, x(cb), X(Rb), x(hb))
+        edge_rows.append((dd[..., 2], sign * n[..., 2, :], w[..., 2, :]))
+        apart.append(seg)
+    rows = corner_rows + edge_rows
+    dist = jnp.concatenate([r[0] for r in rows], -1)
+    normal = jnp.concatenate([r[1] for r in rows], -2)
+    witness = jnp.concatenate([r[2] for r in rows], -2)
+    return dist, normal, witness, jnp.min(jnp.concatenate(apart, -1), -1)

@@ -22,7 +22,7 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
   velocity ``v`` of the body's material point there.
 * Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
-  sphere-box and capsule-box, between geoms of different bodies (geoms on the world body
+  sphere-box, capsule-box and box-box, between geoms of different bodies (geoms on the world body
   included), selected once per model by MuJoCo's rules (Todorov12; MuJoCo's documentation,
   "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -39,7 +39,14 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   distance along the segment (convex; found exactly among 29 candidates: the ends, the closest
   points to the 12 edges, the crossings of two face planes' distances; for a minimum along an
   interval, a segment parallel to a face, the interval's midpoint), so ``phi`` is the smallest
-  sphere-box distance over the segment, also where the segment reaches into the box. All pairs
+  sphere-box distance over the segment, also where the segment reaches into the box
+  (:func:`pair_distances`). A capsule-box pair acts through three contacts, sphere-box at its
+  two ends and at that deepest point, the last counted beyond the deeper end's penetration
+  (``phi_i = phi - min(0, phi_end0, phi_end1)``, (B1) of
+  :func:`jaxdyn.collision._segment_box_contacts`), so a capsule lying on a face rests on its
+  two ends; a box-box pair through 40: the 8 corners of each box against the other (sphere-box
+  of radius 0) and the (B1) interior contact of each box's 12 edges against the other. Each
+  contact is a row of :class:`PairContacts` (``CollisionPairs.rows`` per pair). All pairs
   of one kind are evaluated together in one batched expression (geom indices gathered from a
   static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
   the two bodies' material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
@@ -133,8 +140,9 @@ from . import geometry
 from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_motions_world, forward_kinematics
 from .algorithms.rnea import rnea_full
 from .collision import (
-    _capsule_box,
+    _box_box_contacts,
     _dot,
+    _segment_box_contacts,
     _segment_of,
     _segment_point,
     _segments,
@@ -166,6 +174,7 @@ __all__ = [
     "contact_forces",
     "collision_pairs",
     "pair_contacts",
+    "pair_distances",
     "pair_forces",
     "contact_wrenches",
     "generalized_forces",
@@ -245,7 +254,7 @@ FRICTION_LAWS = ("regularised", "spring")
 class ContactState(eqx.Module):
     """The state of ``friction="spring"``: the bristle elongation ``u`` (module docstring, (S1)-(S5)),
     world frame, ``ground (m, 3)`` one row per ground contact point in the order of
-    :func:`contact_points`, ``pairs (p, 3)`` one row per pair of :func:`collision_pairs` (the
+    :func:`contact_points`, ``pairs (p, 3)`` one row per contact of :func:`pair_contacts` (the
     second body's relative to the first). Zero rows where a kind of contact is off. A pytree;
     :meth:`Contact.init_state` gives the relaxed state (zeros)."""
 
@@ -289,7 +298,7 @@ class Contact(eqx.Module):
         if not self.stateful:
             return None
         m = _n_ground_points(model.geoms) if self.collide_ground else 0
-        p = len(collision_pairs(model, self.exclude).pairs) if self.collide_pairs else 0
+        p = sum(collision_pairs(model, self.exclude).rows) if self.collide_pairs else 0
         return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
 
     def wrenches(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, "nb 6"]:
@@ -398,10 +407,14 @@ class ContactPoints(eqx.Module):
 
 
 class PairContacts(eqx.Module):
-    """The shape pairs of a model at one state (``m`` pairs, :func:`collision_pairs`).
+    """The contacts of the shape pairs of a model at one state (``m`` rows: one per pair of
+    :func:`collision_pairs`, three per capsule-box pair and 40 per box-box pair, consecutive;
+    ``CollisionPairs.rows``).
 
-    geom1, geom2, body1, body2: tuples of ``m`` ints (static; body ``-1`` is the world);
-    distance ``(m,)`` signed distance between the surfaces (negative: penetrating); depth
+    geom1, geom2, body1, body2, pair: tuples of ``m`` ints (static; body ``-1`` is the world;
+    ``pair`` the row's index into ``collision_pairs(model).pairs``);
+    distance ``(m,)`` the contact's signed distance (negative: penetrating; for the pairs of
+    one contact the distance between the surfaces, else module docstring); depth
     ``(m,)`` ``max(0, -distance)``; normal ``(m, 3)`` unit, from geom1 towards geom2; point
     ``(m, 3)`` witness, midway between the surfaces' closest points; velocity ``(m, 3)``
     ``v_2(p) - v_1(p)``, the relative world velocity of the two bodies' material points at the
@@ -418,6 +431,7 @@ class PairContacts(eqx.Module):
     geom2: tuple[int, ...] = eqx.field(static=True)
     body1: tuple[int, ...] = eqx.field(static=True)
     body2: tuple[int, ...] = eqx.field(static=True)
+    pair: tuple[int, ...] = eqx.field(static=True, default=())
 
 
 class JointSpaceContacts(eqx.Module):
@@ -767,24 +781,37 @@ _PAIR_KINDS = (
     (geometry.CAPSULE, geometry.CAPSULE),
     (geometry.SPHERE, geometry.BOX),
     (geometry.CAPSULE, geometry.BOX),
+    (geometry.BOX, geometry.BOX),
 )
+# contacts per pair (rows of PairContacts), by kind: capsule-box its two ends and its interior
+# (collision._segment_box_contacts), box-box 8 + 8 corners and 12 + 12 edges
+# (collision._box_box_contacts); one for the others
+_PAIR_ROWS = {(geometry.CAPSULE, geometry.BOX): 3, (geometry.BOX, geometry.BOX): 40}
 
 
 class CollisionPairs(NamedTuple):
     """The geom pairs of a model that collide (:func:`collision_pairs`).
 
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
-      sphere-capsule, capsule-capsule, sphere-box, capsule-box; within a pair the geom of the
-      lower type code first, so the normal of a sphere-box or capsule-box pair points from the
-      sphere or capsule to the box).
+      sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box; within a pair the geom
+      of the lower type code first, so the normal of a sphere-box or capsule-box pair points
+      from the sphere or capsule to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
-    unsupported: pairs the filter admits but whose shape combination is not collided (box-box,
-      anything with a cylinder, ellipsoid or mesh).
+    unsupported: pairs the filter admits but whose shape combination is not collided (anything
+      with a cylinder, ellipsoid or mesh).
+    rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
+      the order of ``pairs``): 3 for capsule-box, 40 for box-box, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
     kinds: tuple[tuple[tuple[int, int], tuple[int, ...], tuple[int, ...]], ...]
     unsupported: tuple[tuple[int, int], ...]
+    rows: tuple[int, ...] = ()
+
+    @property
+    def row_pair(self) -> np.ndarray:
+        """The index into ``pairs`` of each row of :class:`PairContacts`."""
+        return np.repeat(np.arange(len(self.pairs), dtype=np.int64), np.asarray(self.rows, np.int64))
 
 
 @functools.lru_cache(maxsize=256)
@@ -810,7 +837,8 @@ def _pair_table(types, bodies, contype, conaffinity, parents, exclude) -> Collis
                 unsupported.append((a, b))
     kinds = tuple((k, tuple(p[0] for p in v), tuple(p[1] for p in v)) for k, v in found.items() if v)
     pairs = tuple(p for k in _PAIR_KINDS for p in found[k])
-    return CollisionPairs(pairs, kinds, tuple(unsupported))
+    rows = tuple(_PAIR_ROWS.get(k, 1) for k in _PAIR_KINDS for _ in found[k])
+    return CollisionPairs(pairs, kinds, tuple(unsupported), rows)
 
 
 def _exclude_ids(model: Model, exclude) -> tuple[tuple[int, int], ...]:
@@ -855,43 +883,72 @@ def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
     return _pair_contacts(model, _frames(model, q, qd), exclude)
 
 
-def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
+def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
+    """Per kind of pair: signed distances ``(P, S)``, normals and witnesses ``(P, S, 3)`` of its
+    ``S`` contacts, and the pairs' signed distances ``(P,)``."""
     g = model.geoms
-    table = collision_pairs(model, exclude)
     Rg, cg = _geom_poses(model, F)
     size = g.size
-    dist, normal, point = [], [], []
+    out = []
     for (t1, t2), i1, i2 in table.kinds:
         i, j = np.asarray(i1, np.int64), np.asarray(i2, np.int64)
         r1 = size[i, 0]
         if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
-            out = _spheres(cg[i], r1, cg[j], size[j, 0])
+            dd, n, p = _spheres(cg[i], r1, cg[j], size[j, 0])
         elif (t1, t2) == (geometry.SPHERE, geometry.CAPSULE):
             p2, d2 = _segment_of(Rg[j], cg[j], size[j])
-            out = _spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])
+            dd, n, p = _spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])
         elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
             P, Q = _segments(*_segment_of(Rg[i], cg[i], size[i]), *_segment_of(Rg[j], cg[j], size[j]))
-            out = _spheres(P, r1, Q, size[j, 0])
+            dd, n, p = _spheres(P, r1, Q, size[j, 0])
         elif (t1, t2) == (geometry.SPHERE, geometry.BOX):  # the normal from the sphere to the box
             dd, n, p = _sphere_box(cg[i], r1, cg[j], Rg[j], size[j])
-            out = (dd, -n, p)
-        else:  # capsule-box; the normal from the capsule to the box
+            n = -n
+        elif (t1, t2) == (geometry.CAPSULE, geometry.BOX):  # the normal from the capsule to the box
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
-            dd, n, p = _capsule_box(p1, d1, r1, cg[j], Rg[j], size[j])
-            out = (dd, -n, p)
-        dist.append(out[0]), normal.append(out[1]), point.append(out[2])
+            rows = _segment_box_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
+            out.append((rows[0], -rows[1], rows[2], rows[3]))
+            continue
+        else:  # box-box
+            out.append(_box_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
+            continue
+        out.append((dd[:, None], n[:, None], p[:, None], dd))
+    return out
+
+
+def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
+    """The signed distance between the two shapes of each pair of :func:`collision_pairs`
+    (negative: penetrating; the smallest over a pair's contacts where a pair has several, except
+    capsule-box, the capsule's distance as a swept sphere, and box-box, exact where the boxes are
+    apart and the deepest edge point's depth where they overlap: :func:`jaxdyn.collision`)."""
+    q = jnp.asarray(q, model.dtype)
+    table = collision_pairs(model, exclude)
+    F = _frames(model, q)
+    parts = [k[3] for k in _pair_geometry(model, F, table)]
+    return jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)
+
+
+def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
+    g = model.geoms
+    table = collision_pairs(model, exclude)
     dt = model.dtype
-    g1 = np.array([p[0] for p in table.pairs], np.int64)
-    g2 = np.array([p[1] for p in table.pairs], np.int64)
+    kinds = _pair_geometry(model, F, table)
+    if kinds:
+        dist = jnp.concatenate([k[0].reshape(-1) for k in kinds])
+        normal = jnp.concatenate([k[1].reshape(-1, 3) for k in kinds])
+        point = jnp.concatenate([k[2].reshape(-1, 3) for k in kinds])
+    else:
+        dist, normal, point = jnp.zeros(0, dt), jnp.zeros((0, 3), dt), jnp.zeros((0, 3), dt)
+    row = table.row_pair
+    g1 = np.array([table.pairs[k][0] for k in row], np.int64)
+    g2 = np.array([table.pairs[k][1] for k in row], np.int64)
     b1, b2 = np.asarray(g.body, np.int64)[g1], np.asarray(g.body, np.int64)[g2]
-    if not table.pairs:
-        z3 = jnp.zeros((0, 3), dt)
-        dist, normal, point = [jnp.zeros(0, dt)], [z3], [z3]
-    dist, normal, point = jnp.concatenate(dist), jnp.concatenate(normal), jnp.concatenate(point)
     vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
     mu = jnp.maximum(g.friction[g1, 0], g.friction[g2, 0])
     ints = lambda x: tuple(map(int, x))
-    return PairContacts(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2))
+    return PairContacts(
+        dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2), ints(row)
+    )
 
 
 def pair_forces(pc: PairContacts, params: ContactParams, dtype=None, elongation=None, dt=0.0) -> Float[Array, "m 3"]:
@@ -931,8 +988,8 @@ def contact_wrenches(
 
 class PointForces(eqx.Module):
     """The world-frame contact forces at one state (:meth:`Contact.point_forces`): the ground
-    contact points in the order of :func:`contact_points`, then the shape pairs of
-    :func:`collision_pairs` (``m`` rows in all).
+    contact points in the order of :func:`contact_points`, then the contacts of the shape pairs
+    of :func:`collision_pairs` in the order of :func:`pair_contacts` (``m`` rows in all).
 
     point ``(m, 3)`` where each force acts (the witness point); force ``(m, 3)`` the force on
     ``body`` (for a pair, on its second geom's body, and ``-force`` on the first; for a pair

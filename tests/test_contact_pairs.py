@@ -40,10 +40,11 @@ def _q(**poses):
 
 @functools.cache
 def _batched(dtype=jnp.float64):
-    """One compiled program per dtype: pair contacts and ground contact points of a batch."""
+    """One compiled program per dtype: pair contacts, ground contact points and pair distances
+    of a batch."""
     m = _model(dtype)
     z = jnp.zeros(m.nv, dtype)
-    return jax.jit(jax.vmap(lambda q: (C.pair_contacts(m, q, z), C.contact_points(m, q, z))))
+    return jax.jit(jax.vmap(lambda q: (C.pair_contacts(m, q, z), C.contact_points(m, q, z), C.pair_distances(m, q))))
 
 
 def _pair_index(model, a, b):
@@ -54,6 +55,11 @@ def _pair_index(model, a, b):
     raise KeyError((a, b))
 
 
+def _pair_rows(model, k):
+    """The rows of pair ``k`` in PairContacts."""
+    return np.flatnonzero(C.collision_pairs(model).row_pair == k)
+
+
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 2e-6)])
 def test_distances_match_mujoco(dtype, tol):
     """Signed distance of every supported pair but capsule-box (its own test), and the cylinder's
@@ -62,29 +68,29 @@ def test_distances_match_mujoco(dtype, tol):
     capsule-box poses) against mjContact.dist."""
     ref = np.load(REF)
     m = _model(dtype)
-    pc, cp = _batched(dtype)(jnp.asarray(ref["qpos"], dtype))
+    pc, cp, pd = _batched(dtype)(jnp.asarray(ref["qpos"], dtype))
     keys = [tuple(x) for x in ref["pair_names"]]
     names = m.geoms.names
     table = C.collision_pairs(m)
     compared = 0
     for k, (i, j) in enumerate(table.pairs):
-        if (m.geoms.type[i], m.geoms.type[j]) == (geometry.CAPSULE, geometry.BOX):
+        if m.geoms.type[j] == geometry.BOX and m.geoms.type[i] in (geometry.CAPSULE, geometry.BOX):
             continue
         r = ref["dist"][:, keys.index(tuple(sorted((names[i], names[j]))))]
         ok = np.isfinite(r)
         assert ok.sum() >= 40 and (r[ok] < 0).sum() >= 1, (names[i], names[j])
-        np.testing.assert_allclose(np.asarray(pc.distance)[ok, k], r[ok], rtol=0, atol=tol)
+        np.testing.assert_allclose(np.asarray(pd)[ok, k], r[ok], rtol=0, atol=tol)
+        (row,) = _pair_rows(m, k)  # one contact: its row carries the pair's distance
+        np.testing.assert_allclose(np.asarray(pc.distance)[ok, row], r[ok], rtol=0, atol=tol)
         compared += ok.sum()
-    assert len(table.pairs) == 14 and compared > 400
+    assert len(table.pairs) == 15 and compared > 400
     # the cylinder against the floor: its deepest rim point
     cyl = np.array(cp.geom) == names.index("cyl")
     phi = np.asarray(cp.centre[..., 2] - cp.radius)[:, cyl].min(1)
     r = ref["dist"][:, keys.index(("cyl", "floor"))]
     assert np.all(np.isfinite(r)) and (r < 0).sum() > 10
     np.testing.assert_allclose(phi, r, rtol=0, atol=tol)
-    # pairs MuJoCo collides that jaxdyn does not (yet): box-box
-    kinds = {tuple(sorted(m.geoms.type[g] for g in p)) for p in table.unsupported}
-    assert kinds == {(geometry.BOX, geometry.BOX)}
+    assert table.unsupported == ()  # every pair MuJoCo collides here
 
 
 CAPSULE_BOX = (("c1", "b1"), ("c2", "b1"), ("c1", "wbox"), ("c2", "wbox"))
@@ -101,7 +107,7 @@ def test_capsule_box_matches_mujoco(dtype, tol):
     contacts is a sphere-box distance at one point of the segment."""
     ref = np.load(REF)
     m = _model(dtype)
-    pc, _ = _batched(dtype)(jnp.asarray(ref["qpos"], dtype))
+    pc, _, pd = _batched(dtype)(jnp.asarray(ref["qpos"], dtype))
     keys = [tuple(x) for x in ref["pair_names"]]
     names = m.geoms.names
     outside = inside = penetrating = 0
@@ -112,7 +118,12 @@ def test_capsule_box_matches_mujoco(dtype, tol):
         mj, seg = ref["dist"][:, j], ref["segment"][:, j]
         ok = np.isfinite(mj)
         out = ok & (seg + float(m.geoms.size[names.index(a), 0]) > 0)  # the segment outside the box
-        d = np.asarray(pc.distance[:, k], np.float64)
+        d = np.asarray(pd[:, k], np.float64)
+        # the contacts (collision._segment_box_contacts): the ends, and the interior (B1)
+        rows = np.asarray(pc.distance[:, _pair_rows(m, k)], np.float64)
+        ends = np.minimum(rows[:, 0], rows[:, 1])
+        np.testing.assert_allclose(rows[:, 2], d - np.minimum(0.0, ends), rtol=0, atol=tol)
+        assert np.all(rows[:, 2] >= d - tol) and np.all(ends >= d - tol)
         np.testing.assert_allclose(d[out], mj[out], rtol=0, atol=tol)
         np.testing.assert_allclose(d[ok], seg[ok], rtol=0, atol=tol)
         assert np.all(d[ok] <= mj[ok] + tol)
@@ -153,27 +164,119 @@ CAPSULE_BOX_CHOSEN = {
 }
 
 
+# the distances of the three contacts (end 0, end 1, interior) where they are hand-computed
+CAPSULE_BOX_ROWS = {
+    "cb on face": [-0.01, -0.01, 0.0],
+    "cb end inside": [-0.1, 0.2 * np.cos(0.35) - 0.1, 0.0],  # the upper end above the top face
+    "cb through": [0.05 - 0.05, 0.05 - 0.05, -0.12],
+}
+
+
 def test_capsule_box_chosen_poses():
     """The chosen capsule-box poses against hand-computed values: signed distance, normal (from the
     capsule to the box) and witness (midway between the surfaces; for a segment parallel to a face,
     the middle of the part above the face); MuJoCo's distance and number of contacts as the docs
     state: the same distance where the segment stays outside the box or an end inside it is its
-    deepest point, shallower for a segment through the box or going deeper from an end inside."""
+    deepest point, shallower for a segment through the box or going deeper from an end inside.
+    The normal and witness are those of the pair's interior contact (its third row); the
+    contacts' distances (B1) as collision._segment_box_contacts states: lying on the face, the
+    two ends carry the depth and the interior none; an end inside, that end; through the box,
+    the interior."""
     ref = np.load(REF)
     m = _model()
     rows = _rows(ref, CAPSULE_BOX_CHOSEN)
-    pc, _ = _batched()(jnp.asarray(ref["qpos"][rows]))
+    pc, _, pd = _batched()(jnp.asarray(ref["qpos"][rows]))
     keys = [tuple(x) for x in ref["pair_names"]]
     tol = dict(rtol=0, atol=1e-12)
     for s, (label, (capsule, phi, mj, ncon, normal, witness)) in enumerate(CAPSULE_BOX_CHOSEN.items()):
         k, _ = _pair_index(m, capsule, "b1")
         j = keys.index(tuple(sorted((capsule, "b1"))))
-        np.testing.assert_allclose(pc.distance[s, k], phi, **tol, err_msg=label)
+        np.testing.assert_allclose(pd[s, k], phi, **tol, err_msg=label)
         np.testing.assert_allclose(ref["dist"][rows[s], j], mj, **tol, err_msg=label)
         assert ref["ncon"][rows[s], j] == ncon, label
+        r = _pair_rows(m, k)
         if normal is not None:
-            np.testing.assert_allclose(pc.normal[s, k], normal, **tol, err_msg=label)
-            np.testing.assert_allclose(pc.point[s, k], witness, **tol, err_msg=label)
+            np.testing.assert_allclose(pc.normal[s, r[2]], normal, **tol, err_msg=label)
+            np.testing.assert_allclose(pc.point[s, r[2]], witness, **tol, err_msg=label)
+        if label in CAPSULE_BOX_ROWS:
+            np.testing.assert_allclose(pc.distance[s, r], CAPSULE_BOX_ROWS[label], **tol, err_msg=label)
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 2e-6)])
+def test_box_box_matches_mujoco(dtype, tol):
+    """Box-box (b1 against the tilted world box) at 40 random poses: apart, the boxes' distance
+    equals MuJoCo's mj_geomDistance (the reference's ``geom_distance``; MuJoCo's box-box contact
+    reports a separation along one axis, not the distance) and the smallest distance of the 40
+    contacts; overlapping, it is never deeper than MuJoCo's penetration (the minimum translation
+    that separates them: a point of one box at depth d inside the other needs a translation of at
+    least d), and no contact is deeper than it."""
+    ref = np.load(REF)
+    m = _model(dtype)
+    pc, _, pd = _batched(dtype)(jnp.asarray(ref["qpos"], dtype))
+    keys = [tuple(x) for x in ref["pair_names"]]
+    k, _ = _pair_index(m, "wbox", "b1")
+    j = keys.index(("b1", "wbox"))
+    mj, gd = ref["dist"][:, j], ref["geom_distance"][:, j]
+    ok = np.isfinite(mj)
+    apart, overlap = ok & (gd > 0), ok & (mj < 0)
+    assert apart.sum() >= 30 and overlap.sum() >= 8
+    d = np.asarray(pd[:, k], np.float64)
+    rows = np.asarray(pc.distance[:, _pair_rows(m, k)], np.float64)
+    assert rows.shape[1] == 40
+    np.testing.assert_allclose(d[apart], gd[apart], rtol=0, atol=tol)
+    np.testing.assert_allclose(rows[apart].min(1), gd[apart], rtol=0, atol=tol)
+    assert np.all(d[overlap] >= mj[overlap] - tol) and np.all(d[overlap] < 0)
+    # every contact's distance is the distance of a point of an edge, or (B1) above it
+    assert np.all(rows[overlap] >= d[overlap, None] - tol) and np.all(rows[overlap].min(1) < 0)
+    normals = np.asarray(pc.normal[:, _pair_rows(m, k)], np.float64)
+    np.testing.assert_allclose(np.linalg.norm(normals, axis=-1), 1.0, rtol=0, atol=10 * tol)
+
+
+BOX_ON_BOX = """<mujoco><worldbody>
+<geom name="table" type="box" size="0.3 0.2 0.05" pos="0.05 0 0.5" euler="0 0 20"/>
+<body name="box"><freejoint/><geom name="box" type="box" size="0.08 0.06 0.04" mass="0.8"/></body>
+</worldbody></mujoco>"""
+
+
+def test_box_falls_onto_box():
+    """A 0.8 kg box dropped flat, and dropped tilted about two axes, onto a box on the world (top
+    face z = 0.55) comes to rest on its 4 lower corners, each at the Hunt-Crossley depth
+    (m g / 4 k)^(1/p) as on the ground, the edges' contacts (B1) carrying nothing, the normal
+    force equal to the weight, flat and still."""
+    m = jaxdyn.load_mjcf(BOX_ON_BOX, dtype=jnp.float64)
+    ct = C.Contact(collide_pairs=True)
+    assert C.collision_pairs(m).pairs == ((0, 1),) and C.collision_pairs(m).rows == (40,)  # table, box
+    k, p, mass, hz, top = 1e6, 1.5, 0.8, 0.04, 0.55
+    tilt = np.array([np.cos(0.15), np.sin(0.15) * 0.6, np.sin(0.15) * 0.8, 0.0])
+    q0 = jnp.array([[0.0, 0.0, top + hz + 1e-3, 1.0, 0.0, 0.0, 0.0], [0.03, -0.02, top + hz + 0.04, *tilt]])
+
+    @jax.jit
+    @jax.vmap
+    def settle(q0):
+        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1500, 6)), 1e-3, contact=ct)
+        pc = C.pair_contacts(m, tr.q[-1], tr.qd[-1])
+        return tr.q, tr.qd, C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance, tr.nonfinite_step
+
+    q, qd, f, dist, bad = (np.asarray(a) for a in settle(q0))
+    assert np.all(bad == -1) and np.all(np.isfinite(q))
+    depth = (mass * G / (4 * k)) ** (1 / p)
+    for s in range(2):  # flat, tilted
+        np.testing.assert_allclose(top + hz - q[s, -1, 2], depth, rtol=1e-6)
+        np.testing.assert_allclose(f[s], [0.0, 0.0, mass * G], rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(np.abs(qd[s, -1]).max(), 0.0, atol=1e-6)
+        w, x, y, z = q[s, -1, 3:]
+        assert abs(1 - 2 * (x * x + y * y) - 1) < 1e-9  # the box's z axis vertical
+        table_corners, box_corners, edges = dist[s, :8], dist[s, 8:16], dist[s, 16:]
+        lower = np.sort(box_corners)[:4]
+        np.testing.assert_allclose(lower, -depth, rtol=1e-6)
+        assert np.all(np.sort(box_corners)[4:] > 0) and np.all(table_corners > 0)
+        np.testing.assert_allclose(np.minimum(edges, 0.0), 0.0, atol=1e-12)
+
+
+def _quat_of(R):
+    """The unit quaternion ``(w, x, y, z)`` of a rotation matrix (its trace ``> -1``)."""
+    w = 0.5 * np.sqrt(1.0 + np.trace(R))
+    return np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)])
 
 
 def _qmul(a, b):
@@ -198,7 +301,6 @@ def test_capsule_box_gradients():
     which = jnp.array([CAPSULE_BOX_CHOSEN[lb][0] == "c2" for lb in smooth + level] + [False], jnp.float64)
     qs = jnp.asarray(ref["qpos"][rows])
     k1, k2 = _pair_index(m, "c1", "b1")[0], _pair_index(m, "c2", "b1")[0]
-    z = jnp.zeros(m.nv)
 
     def distance(xi, q, c2):  # xi moves c1 (c2 = 0) or c2 (c2 = 1)
         for w, capsule in ((1.0 - c2, "c1"), (c2, "c2")):
@@ -206,7 +308,7 @@ def test_capsule_box_gradients():
             dq = jnp.concatenate([jnp.ones(1), 0.5 * w * xi[3:]])
             rot = _qmul(dq / jnp.linalg.norm(dq), q[i0 + 3 : i0 + 7])
             q = q.at[i0 : i0 + 3].add(w * xi[:3]).at[i0 + 3 : i0 + 7].set(rot)
-        d = C.pair_contacts(m, q, z).distance
+        d = C.pair_distances(m, q)
         return jnp.where(c2 == 0.0, d[k1], d[k2])
 
     grads = jax.jit(jax.vmap(jax.grad(distance, argnums=(0, 1)), (None, 0, 0)))
@@ -253,13 +355,14 @@ def test_analytic_penetrations_normals_and_witnesses():
         _q(c1=[0, 0, 1, *along_x], c2=[0.03, 0.02, 1.1, *along_y]),
         _q(c1=[0, 0, 1, *along_x], c2=[0.05, 0.1, 1, *along_x]),
     ]
-    pc, _ = _batched()(jnp.asarray(np.array(qs)))
+    pc, _, _ = _batched()(jnp.asarray(np.array(qs)))
     dist, nrm, pt = (np.asarray(a) for a in (pc.distance, pc.normal, pc.point))
     tol = dict(rtol=0, atol=1e-12)
 
     def check(sample, a, b, dist_ref, n_ref, p_ref):
         k, forward = _pair_index(m, a, b)
         assert forward
+        (k,) = _pair_rows(m, k)
         np.testing.assert_allclose(dist[sample, k], dist_ref, **tol)
         np.testing.assert_allclose(nrm[sample, k], n_ref, **tol)
         np.testing.assert_allclose(pt[sample, k], p_ref, **tol)
@@ -282,8 +385,8 @@ def test_analytic_penetrations_normals_and_witnesses():
     np.testing.assert_allclose(np.asarray(f), G * top, rtol=1e-10, atol=1e-12)
     # friction: the larger of the two geoms' (s2 has 0.6, every other geom 1)
     fr = np.asarray(m.geoms.friction[:, 0])
-    for k, (i, j) in enumerate(C.collision_pairs(m).pairs):
-        assert pc.mu[0, k] == max(fr[i], fr[j])
+    for row, (i, j) in enumerate(zip(pc.geom1, pc.geom2)):
+        assert pc.mu[0, row] == max(fr[i], fr[j])
 
 
 FILTER = """<mujoco><worldbody>
@@ -335,8 +438,9 @@ def test_finite_derivatives_at_degenerate_configurations():
     touching, coincident sphere centres, parallel capsule segments, a sphere centre exactly on a
     box face, edge and corner, the cylinder exactly upright on the ground (its rim direction
     undefined), and a capsule lying on a box face, its segment on a face, along an edge, and
-    through the box's centre along its x axis. Dyadic sizes make the touching and on-face cases
-    exact."""
+    through the box's centre along its x axis, and a box on the world box: centred on it with its
+    axes (coincident centres, parallel faces and edges), and lying on its top face with its axes.
+    Dyadic sizes make the touching and on-face cases exact."""
     m = _model()
     s12 = [m.geoms.names.index("s1"), m.geoms.names.index("s2")]
     m = eqx.tree_at(lambda m: m.geoms.size, m, m.geoms.size.at[s12, 0].set(jnp.array([0.125, 0.0625])))
@@ -346,6 +450,9 @@ def test_finite_derivatives_at_degenerate_configurations():
     x = [1.0, 0.0, 0.0, 0.0]
     along_x = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
     cyl_hl = sz[m.geoms.names.index("cyl"), 1]
+    iw = m.geoms.names.index("wbox")
+    Rw, cw, hw = np.asarray(m.geoms.R[iw]), np.asarray(m.geoms.pos[iw]), sz[iw]
+    qw = _quat_of(Rw)
     qs = np.array(
         [
             _q(s1=[0, 0, 1, *x], s2=[0.1875, 0, 1, *x]),  # touching: 0.125 + 0.0625
@@ -359,6 +466,8 @@ def test_finite_derivatives_at_degenerate_configurations():
             _q(b1=[0, 0, 0, *x], c1=[0.02, 0.05, hb[2], *along_x]),  # segment on a face
             _q(b1=[0, 0, 0, *x], c1=[0.02, hb[1], hb[2], *along_x]),  # segment along an edge
             _q(b1=[0, 0, 0, *x], c1=[0, 0, 0, *along_x]),  # segment through the centre
+            _q(b1=[*cw, *qw]),  # boxes centred on each other, parallel
+            _q(b1=[*(cw + Rw @ [0.0, 0.0, hw[2] + hb[2] - 1e-3]), *qw]),  # a box on the other's face
         ]
     )
     qd = np.random.default_rng(0).normal(0, 0.01, (len(qs), m.nv))  # slow: the damping does not clip
@@ -448,14 +557,13 @@ CAPSULE_ON_BOX = """<mujoco><worldbody>
 
 def test_capsule_falls_onto_box():
     """A 0.5 kg capsule (radius 0.03 m) dropped level onto a box on the world (top face z = 0.55,
-    yawed 20 degrees against the capsule) with Contact(collide_pairs=True) comes to rest on it at
-    the Hunt-Crossley depth (m g / k)^(1/p) of its one contact, at the middle of the segment, the
-    normal force equal to the weight, level; dropped tilted, the contact point jumps between the
-    two ends, and the capsule stays on the box, level to 1e-3 rad, finite (docs/contact.md: it
-    keeps rocking at the step's scale)."""
+    yawed 20 degrees against the capsule) with Contact(collide_pairs=True) comes to rest on it on
+    its two end contacts, each at the Hunt-Crossley depth (m g / 2 k)^(1/p), the interior contact
+    (B1) carrying nothing, the normal force equal to the weight, level; dropped tilted, it comes
+    to rest the same way: level and at that height, without rocking."""
     m = jaxdyn.load_mjcf(CAPSULE_ON_BOX, dtype=jnp.float64)
     ct = C.Contact(collide_pairs=True)
-    assert C.collision_pairs(m).pairs == ((1, 0),)
+    assert C.collision_pairs(m).pairs == ((1, 0),) and C.collision_pairs(m).rows == (3,)
     k, p, mass, r, top = 1e6, 1.5, 0.5, 0.03, 0.55
     tilt = [np.cos(0.1), 0.3 * np.sin(0.1) / np.sqrt(1.09), np.sin(0.1) / np.sqrt(1.09), 0.0]
     q0 = jnp.array([[0.0, 0.0, top + r + 1e-3, 1.0, 0.0, 0.0, 0.0], [0.02, 0.03, top + r + 0.03, *tilt]])
@@ -465,21 +573,24 @@ def test_capsule_falls_onto_box():
     def settle(q0):
         tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1500, 6)), 1e-3, contact=ct)
         pc = C.pair_contacts(m, tr.q[-1], tr.qd[-1])
-        return tr.q, C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance[0], pc.point[0], tr.nonfinite_step
+        return tr.q, tr.qd, C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance, pc.point, tr.nonfinite_step
 
-    q, f, dist, point, bad = (np.asarray(a) for a in settle(q0))
+    q, qd, f, dist, point, bad = (np.asarray(a) for a in settle(q0))
     assert np.all(bad == -1) and np.all(np.isfinite(q))
-    depth = (mass * G / k) ** (1 / p)
-    np.testing.assert_allclose(top + r - q[0, -1, 2], depth, rtol=1e-6)
-    np.testing.assert_allclose(-dist[0], depth, rtol=1e-6)
-    np.testing.assert_allclose(f[0], [0.0, 0.0, mass * G], rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(point[0], q[0, -1, :3] - [0, 0, r - depth / 2], rtol=0, atol=1e-9)
+    depth = (mass * G / (2 * k)) ** (1 / p)
+    for s in range(2):  # level, tilted
+        np.testing.assert_allclose(top + r - q[s, -1, 2], depth, rtol=1e-6)
+        np.testing.assert_allclose(dist[s], [-depth, -depth, 0.0], rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(f[s], [0.0, 0.0, mass * G], rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(np.abs(qd[s, -1]).max(), 0.0, atol=1e-6)
+        w, x, y, z = q[s, -1, 3:]
+        assert abs(2 * (x * z - w * y)) < 1e-6  # the world z of the capsule's axis, the body x
+    # the level drop keeps its pose; the ends' witnesses at +-0.1 along the axis, depth / 2 down
     np.testing.assert_allclose(q[0, -1, 3:], [1.0, 0.0, 0.0, 0.0], atol=1e-9)
-    # tilted: on the box (within 1e-4 of the rest height), its axis level to 1e-3 rad
-    w, x, y, z = q[1, -500:, 3:].T
-    axis_z = 2 * (x * z - w * y)  # the world z of the capsule's axis, the body x
-    assert np.abs(axis_z).max() < 1e-3
-    assert np.abs(q[1, -500:, 2] - (top + r - depth)).max() < 1e-4
+    for s_end, sign in ((0, -1.0), (1, 1.0)):
+        np.testing.assert_allclose(point[0, s_end], q[0, -1, :3] + [sign * 0.1, 0, -(r - depth / 2)], atol=1e-9)
+    # the tilted drop rests without rocking over the last 0.5 s
+    assert np.abs(q[1, -500:, 2] - (top + r - depth)).max() < 1e-5
 
 
 URDF = """<robot name="coll">

@@ -19,6 +19,10 @@ sphere-box distance (``mj_geomDistance`` of a sphere of the capsule's radius cen
 segment point against the box; the distance is convex along the segment: a grid of 201 points,
 then 100 golden-section steps around its best point), the capsule's signed distance by its
 definition as a swept sphere, deep penetrations included. NaN for the other pairs.
+
+For every pair MuJoCo reports, also ``geom_distance``: ``mj_geomDistance`` of its two geoms (the
+Euclidean distance between separated shapes; MuJoCo's box-box contacts report, within the
+margin, a separation along one axis instead). NaN where ``dist`` is.
 """
 
 from __future__ import annotations
@@ -183,6 +187,7 @@ def main():
     dist = np.full((len(qs), len(pairs)), np.nan)
     ncon = np.zeros((len(qs), len(pairs)), np.int64)
     segment = np.full((len(qs), len(pairs)), np.nan)
+    geom_distance = np.full((len(qs), len(pairs)), np.nan)
     capsule, box = mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_BOX
     for k, q in enumerate(qs):
         d.qpos[:] = q
@@ -192,6 +197,7 @@ def main():
             j = pairs.index(key)
             dist[k, j] = np.nanmin([dist[k, j], c.dist])
             ncon[k, j] += 1
+            geom_distance[k, j] = mujoco.mj_geomDistance(m, d, c.geom1, c.geom2, 10.0, None)
             g1, g2 = sorted((c.geom1, c.geom2), key=lambda g: m.geom_type[g])
             if (m.geom_type[g1], m.geom_type[g2]) == (capsule, box) and ncon[k, j] == 1:
                 axis = d.geom_xmat[g1].reshape(3, 3)[:, 2] * m.geom_size[g1, 1]
@@ -207,6 +213,7 @@ def main():
         dist=dist[:, keep],
         ncon=ncon[:, keep],
         segment=segment[:, keep],
+        geom_distance=geom_distance[:, keep],
         mujoco_version=np.array(mujoco.__version__),
     )
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
