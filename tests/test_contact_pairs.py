@@ -242,23 +242,38 @@ def test_box_falls_onto_box():
     """A 0.8 kg box dropped flat, and dropped tilted about two axes, onto a box on the world (top
     face z = 0.55) comes to rest on its 4 lower corners, each at the Hunt-Crossley depth
     (m g / 4 k)^(1/p) as on the ground, the edges' contacts (B1) carrying nothing, the normal
-    force equal to the weight, flat and still."""
+    force equal to the weight, flat and still. Thrown spinning onto it, it tumbles onto a side
+    face and rests there, and its mechanical energy (kinetic and gravitational) never exceeds its
+    start."""
     m = jaxdyn.load_mjcf(BOX_ON_BOX, dtype=jnp.float64)
     ct = C.Contact(collide_pairs=True)
     assert C.collision_pairs(m).pairs == ((0, 1),) and C.collision_pairs(m).rows == (40,)  # table, box
     k, p, mass, hz, top = 1e6, 1.5, 0.8, 0.04, 0.55
     tilt = np.array([np.cos(0.15), np.sin(0.15) * 0.6, np.sin(0.15) * 0.8, 0.0])
-    q0 = jnp.array([[0.0, 0.0, top + hz + 1e-3, 1.0, 0.0, 0.0, 0.0], [0.03, -0.02, top + hz + 0.04, *tilt]])
+    spin = np.array([np.cos(0.3), np.sin(0.3) * 0.6, np.sin(0.3) * 0.8, 0.0])
+    q0 = jnp.array(
+        [
+            [0.0, 0.0, top + hz + 1e-3, 1.0, 0.0, 0.0, 0.0],
+            [0.03, -0.02, top + hz + 0.04, *tilt],
+            [0.03, -0.02, 0.7, *spin],
+        ]
+    )
+    qd0 = jnp.zeros((3, 6)).at[2].set(jnp.array([6.0, -8.0, 3.0, 0.1, -0.05, 0.0]))  # [omega; v]
 
     @jax.jit
     @jax.vmap
-    def settle(q0):
-        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1500, 6)), 1e-3, contact=ct)
+    def settle(q0, qd0):
+        tr = sim.rollout(m, q0, qd0, jnp.zeros((1500, 6)), 1e-3, contact=ct)
         pc = C.pair_contacts(m, tr.q[-1], tr.qd[-1])
-        return tr.q, tr.qd, C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance, tr.nonfinite_step
+        energy = jax.vmap(lambda q, v: jaxdyn.kinetic_energy(m, q, v) + jaxdyn.potential_energy(m, q))(tr.q, tr.qd)
+        return tr.q, tr.qd, C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance, energy, tr.nonfinite_step
 
-    q, qd, f, dist, bad = (np.asarray(a) for a in settle(q0))
+    q, qd, f, dist, energy, bad = (np.asarray(a) for a in settle(q0, qd0))
     assert np.all(bad == -1) and np.all(np.isfinite(q))
+    assert np.all(energy <= energy[:, :1] * (1 + 1e-12))
+    # the thrown box tumbles onto a side face (half-size 0.06) and rests there
+    np.testing.assert_allclose(q[2, -1, 2], top + 0.06 - (mass * G / (4 * k)) ** (1 / p), rtol=1e-6)
+    assert np.abs(qd[2, -1]).max() < 1e-6
     depth = (mass * G / (4 * k)) ** (1 / p)
     for s in range(2):  # flat, tilted
         np.testing.assert_allclose(top + hz - q[s, -1, 2], depth, rtol=1e-6)
