@@ -180,12 +180,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a small run for a CPU (a few minutes)")
     ap.add_argument("--timesteps", type=int, default=None, help="override the number of environment steps")
+    ap.add_argument("--evals", type=int, default=None, help="override the number of evaluations")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     cfg = dict(QUICK if args.quick else FULL)
     if args.timesteps:
         cfg["num_timesteps"] = args.timesteps
+    if args.evals:
+        cfg["num_evals"] = args.evals
     os.makedirs(args.out, exist_ok=True)
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, jaxdyn {jaxdyn.__version__}; config {cfg}")
     env, policy, curve, times, wall = train(cfg, args.seed)

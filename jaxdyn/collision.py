@@ -211,18 +211,31 @@ def _segment_box_contacts(p, d, r, cb, Rb, h):
     d0, n0, w0 = _sphere_box(p, r, cb, Rb, h)
     d1, n1, w1 = _sphere_box(p + d, r, cb, Rb, h)
     ds, ns, ws = _capsule_box(p, d, r, cb, Rb, h)
-    di = ds - jnp.minimum(0.0, jnp.minimum(d0, d1))
+    di = _beyond_ends(ds, d0, d1)
     return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
 
 
+def _beyond_ends(ds, d0, d1):
+    """(B1): the segment's deepest distance ``ds`` counted beyond its ends' ``d0``, ``d1``."""
+    return ds - jnp.minimum(0.0, jnp.minimum(d0, d1))
+
+
 _CORNERS = np.array([(sx, sy, sz) for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)])
+
+
+def _corner_index(signs):
+    return int(4 * (signs[0] > 0) + 2 * (signs[1] > 0) + (signs[2] > 0))
+
+
+# the corners (rows of _CORNERS) at the start and the end of each edge of _box_edges
+_EDGE_CORNERS = np.array([[_corner_index(s), _corner_index(s + d)] for s, d in zip(_EDGE_START, _EDGE_DIRECTION)])
 
 
 def _box_box_contacts(c1, R1, h1, c2, R2, h2):
     """Box ``(c1, R1, h1)`` against box ``(c2, R2, h2)`` as 40 point contacts: the 8 corners of
     each box against the other (:func:`_sphere_box` with radius 0), and the 12 edges of each box
     against the other, each the interior contact (B1) of a segment of radius 0
-    (:func:`_segment_box_contacts`; its ends are the corners). A box lying on a face of the
+    (:func:`_segment_box_contacts`; its ends are corners, whose distances are reused). A box lying on a face of the
     other rests on its 4 corners (its edges' (B1) distances are 0), as on the ground; an edge
     across a face or across an edge of the other box acts at its deepest point. Returns signed
     distances ``(..., 40)``, unit normals from box 1 to box 2 ``(..., 40, 3)``, witnesses
@@ -240,11 +253,12 @@ def _box_box_contacts(c1, R1, h1, c2, R2, h2):
     # sign: _sphere_box's normal points from the box (b) to the point (of a), so from box 1 to
     # box 2 it is -n for the points of box 1 and +n for those of box 2
     for (ca, Ra, ha), (cb, Rb, hb), sign in (((c1, R1, h1), (c2, R2, h2), -1.0), ((c2, R2, h2), (c1, R1, h1), 1.0)):
-        dd, n, w = _sphere_box(x(ca) + mv(X(Ra), corners * x(ha)), zero, x(cb), X(Rb), x(hb))  # (..., 8)
-        corner_rows.append((dd, sign * n, w))
+        dc, n, w = _sphere_box(x(ca) + mv(X(Ra), corners * x(ha)), zero, x(cb), X(Rb), x(hb))  # (..., 8)
+        corner_rows.append((dc, sign * n, w))
         p, d = x(ca) + mv(X(Ra), e0 * x(ha)), mv(X(Ra), e1 * x(ha))  # the 12 edges
-        dd, n, w, seg = _segment_box_contacts(p, d, zero, x(cb), X(Rb), x(hb))
-        edge_rows.append((dd[..., 2], sign * n[..., 2, :], w[..., 2, :]))
+        seg, n, w = _capsule_box(p, d, zero, x(cb), X(Rb), x(hb))
+        di = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+        edge_rows.append((di, sign * n, w))
         apart.append(seg)
     rows = corner_rows + edge_rows
     dist = jnp.concatenate([r[0] for r in rows], -1)

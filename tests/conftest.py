@@ -52,6 +52,7 @@ SLOW = {
     "tests/test_examples.py::TestSysidPanda::test_identified_urdf_nearer_the_truth",
     "tests/test_examples.py::TestSysidRecorded::test_after_beats_before_and_the_excitation_design_helps",
     "tests/test_examples.py::TestTrainPendulum::test_return_improves",
+    "tests/test_examples.py::TestTrainQuadruped::test_trains_and_draws_the_walk",
     "tests/test_examples.py::TestTrajoptDoublePendulum::test_swing_up",
     "tests/test_examples.py::TestTrajoptPanda::test_reach_with_less_effort_than_the_baseline",
     "tests/test_examples.py::TestViewRobots::test_pictures_show_the_robots",

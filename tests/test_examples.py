@@ -7,6 +7,7 @@ persistent compilation cache where the environment configures one). Outputs go t
 them over the workers.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -14,6 +15,7 @@ import sys
 
 import jax
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -126,3 +128,18 @@ class TestSysidRecorded:
         assert after < 0.2 * before < 0.2 * nominal, (nominal, before, after)
         c0, c = numbers(rf"base regressor {NUM} \(random start\) -> {NUM}", out)
         assert c < c0
+
+
+class TestTrainQuadruped:
+    def test_trains_and_draws_the_walk(self, tmp_path):
+        """Brax's PPO on the Solo12 joystick task through jaxdyn.envs.adapters.to_brax, with
+        domain randomisation, end to end at the smallest size (one training epoch): finite
+        evaluation returns, the learning curve, the GIF of the walk with its contact forces, and
+        run.json. Learning itself needs the full run (docs/rl.md)."""
+        pytest.importorskip("brax.training.agents.ppo.train", reason="Brax not installed (extra 'rl')")
+        out = run_example("train_quadruped.py", tmp_path, "--timesteps", "2560", "--evals", "2")
+        written(tmp_path, "learning_curve.png", "walk.gif", "run.json")
+        run = json.loads((tmp_path / "run.json").read_text())
+        assert len(run["curve"]) >= 2 and all(np.isfinite(c["ret"]) for c in run["curve"])
+        assert run["walk"]["steps"] == 150 and np.isfinite(run["walk"]["ret"])
+        assert "non-finite" not in out
