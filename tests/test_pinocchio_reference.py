@@ -75,10 +75,11 @@ def ref(request):
     return r
 
 
-@pytest.mark.parametrize("robot, base", [("panda", "fixed"), ("talos", "floating")])
+@pytest.mark.parametrize("robot, base", [("double_pendulum", "fixed"), ("panda", "fixed"), ("talos", "floating")])
 def test_batched_public_api_matches_pinocchio(robot, base):
     """``jax.vmap`` of the public ``jaxdyn.rnea``/``crba``/``aba`` (the struct-of-arrays kernels:
-    unrolled for panda, scanned for talos) against Pinocchio, with and without external forces."""
+    unrolled for the double pendulum and panda, scanned for talos) against Pinocchio, with and
+    without external forces."""
     r = Ref(robot, base)
     K = r.K
     stack = lambda f: np.stack([f(k) for k in range(K)])
