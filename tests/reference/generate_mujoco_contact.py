@@ -8,6 +8,8 @@ Writes the models and the reference into ``tests/data/mujoco/contact/``:
 
 * ``box.xml``, ``capsule.xml``: a box (1 kg, 0.2 x 0.12 x 0.06 m) and a capsule (0.5 kg,
   radius 3 cm, half-length 10 cm) on a free joint, above a plane;
+* ``box_on_box.xml``: the same box above a box on the world (a table, 0.6 x 0.5 x 0.1 m, its
+  top face at z = 0.1, yawed 15 degrees): box-box contact;
 * ``solo12.xml``: the Solo-12 quadruped of ``jaxdyn/robots/solo12.urdf`` written as MJCF (the
   URDF's links, inertias and joints; the fixed ankle joint becomes a welded foot body) with a
   free base and a sphere of radius 2 cm on each foot, the only geoms that collide;
@@ -26,7 +28,8 @@ rolling friction, as jaxdyn), and jaxdyn's ``"implicit_euler"``.
 
 Scenarios:
 
-* ``box``, ``capsule``: dropped tilted from a few centimetres, 1.5 s;
+* ``box``, ``capsule``: dropped tilted from a few centimetres, 1.5 s; ``box_on_box``: the box
+  dropped tilted as ``box``, 8 cm above the table instead of the floor;
 * ``solo12``: base 1 cm above standing height, joints at the standing posture ``q_ref``; PD
   control ``tau = Kp (q_ref - q) - Kd qd`` on the 12 joints (``Kp = 5 N m/rad``,
   ``Kd = 0.1 N m s/rad``), computed from the state at the start of every step, 2 s.
@@ -62,6 +65,18 @@ BOX = """<mujoco model="box">
   <worldbody>
     <geom name="floor" type="plane" size="0 0 1"/>
     <body name="box" pos="0 0 0.2"><freejoint/><geom type="box" size="0.1 0.06 0.03" mass="1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+BOX_ON_BOX = """<mujoco model="box_on_box">
+  <!-- written by tests/reference/generate_mujoco_contact.py -->
+  {option}
+  <default><geom condim="3" friction="1 0 0" solimp="{solimp}" solref="{tc:.6f} 1"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+    <geom name="table" type="box" size="0.3 0.25 0.05" pos="0.02 -0.01 0.05" euler="0 0 15"/>
+    <body name="box" pos="0 0 0.3"><freejoint/><geom type="box" size="0.1 0.06 0.03" mass="1"/></body>
   </worldbody>
 </mujoco>
 """
@@ -238,6 +253,8 @@ def main():
     out = {"dt": np.array(DT), "kp": np.array(KP), "kd": np.array(KD), "q_stand": Q_STAND}
     box0 = np.array([0.0, 0.0, 0.08, *_quat_axis([1.0, 0.5, 0.0], 0.3)])
     res, _ = scenario("box", lambda tc: BOX.format(tc=tc, **opt), box0, 1.5, G / 4)
+    out.update(res)
+    res, _ = scenario("box_on_box", lambda tc: BOX_ON_BOX.format(tc=tc, **opt), box0 + [0, 0, 0.1, 0, 0, 0, 0], 1.5, G / 4)
     out.update(res)
     cap0 = np.array([0.0, 0.0, 0.08, *_quat_axis([0.2, 1.0, 0.0], 0.25)])
     res, _ = scenario("capsule", lambda tc: CAPSULE.format(tc=tc, **opt), cap0, 1.5, 0.5 * G / 2)
