@@ -254,7 +254,9 @@ def main():
     box0 = np.array([0.0, 0.0, 0.08, *_quat_axis([1.0, 0.5, 0.0], 0.3)])
     res, _ = scenario("box", lambda tc: BOX.format(tc=tc, **opt), box0, 1.5, G / 4)
     out.update(res)
-    res, _ = scenario("box_on_box", lambda tc: BOX_ON_BOX.format(tc=tc, **opt), box0 + [0, 0, 0.1, 0, 0, 0, 0], 1.5, G / 4)
+    res, _ = scenario(
+        "box_on_box", lambda tc: BOX_ON_BOX.format(tc=tc, **opt), box0 + [0, 0, 0.1, 0, 0, 0, 0], 1.5, G / 4
+    )
     out.update(res)
     cap0 = np.array([0.0, 0.0, 0.08, *_quat_axis([0.2, 1.0, 0.0], 0.25)])
     res, _ = scenario("capsule", lambda tc: CAPSULE.format(tc=tc, **opt), cap0, 1.5, 0.5 * G / 2)
