@@ -41,7 +41,7 @@ def data_dir():
 # - the model zoo (tests/helpers.ZOO) beyond two models that hold every joint type, chain and
 #   tree, fixed and floating base (QUICK_ZOO);
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
-#   test_derivatives) beyond a fixed-base chain and two floating-base robots (QUICK_PINOCCHIO).
+#   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
     "tests/test_aba_derivatives.py::test_float32_jacobian_close_to_float64",
     "tests/test_aba_derivatives.py::test_model_gradient_matches_the_sweeps_and_is_symmetric_in_inertia",
