@@ -38,8 +38,9 @@ def data_dir():
 # is most of every test's time, so a check is exhaustive by what it compiles:
 # - the listed tests, each over ~5 s on 2 cores with an empty compile cache (the durations of
 #   `pytest --durations=0`), where a cheaper test of the same property stays in the quick run;
-# - the model zoo (tests/helpers.ZOO) beyond two models that hold every joint type, chain and
-#   tree, fixed and floating base (QUICK_ZOO);
+# - the model zoo (tests/helpers.ZOO) beyond a floating-base tree that holds every joint type
+#   (QUICK_ZOO), the MJCF models beyond QUICK_MJCF, the published URDFs beyond QUICK_PUBLISHED,
+#   the precision checks beyond QUICK_PRECISION;
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
 #   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
@@ -98,6 +99,7 @@ SLOW = {
     "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[auto]",
     "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[scan]",
     "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[latency]",
+    "tests/test_batching.py::test_vmap_runs_the_batch_kernels_and_equals_the_algorithms[chain]",
     "tests/test_envs.py::test_auto_reset_and_truncation[acrobot]",
     "tests/test_contact_mujoco.py::test_dropped_body_settles_as_in_mujoco[box_on_box]",
     "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[panda-fixed]",
@@ -140,7 +142,24 @@ SLOW = {
     "tests/test_contact_mujoco.py::test_quadruped_end_of_step_penetration_at_coarse_steps[explicit]",
     "tests/test_contact_mujoco.py::test_quadruped_end_of_step_penetration_at_coarse_steps[implicit]",
 }
-QUICK_ZOO = {"chain_mixed", "tree_mixed_float"}
+QUICK_ZOO = {"tree_mixed_float"}
+# MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the
+# quick run; the others run in the slow set
+QUICK_MJCF = {
+    "chain",
+    "floating",
+    "frames",
+    "defaults",
+    "geoms",
+    "include_main",
+    "mesh_exact",
+    "orientations_seq",
+    "dm_control__humanoid",
+}
+QUICK_PUBLISHED = {"anymal_c", "romeo_small", "allegro_left_hand"}
+# test_precision: the products of these functions are inspected in the quick run, the others' in
+# the slow set
+QUICK_PRECISION = {"crba", "aba", "rnea", "innovations", "crba_batch", "aba_batch"}
 QUICK_PINOCCHIO = {"double_pendulum-fixed", "solo12-floating"}
 
 
@@ -157,6 +176,12 @@ def _slow(nodeid: str) -> bool:
     pinocchio_cases = ("tests/test_pinocchio_reference.py::", "tests/test_derivatives.py::test_against_pinocchio[")
     if nodeid.startswith(pinocchio_cases) and "-" in pid and "batched_public" not in nodeid:
         return pid not in QUICK_PINOCCHIO
+    if nodeid.startswith("tests/test_mjcf.py::") and os.path.isfile(os.path.join(DATA, "mjcf_reference", pid + ".npz")):
+        return pid not in QUICK_MJCF
+    if nodeid.startswith("tests/test_urdf_published.py::test_matches_pinocchio_as_written["):
+        return pid not in QUICK_PUBLISHED
+    if nodeid.startswith("tests/test_precision.py::test_no_default_precision_products["):
+        return pid not in QUICK_PRECISION
     return bool(set(pid.split("-")) & (set(ZOO) - QUICK_ZOO))
 
 
