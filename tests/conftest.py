@@ -101,6 +101,7 @@ SLOW = {
     "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[latency]",
     "tests/test_batching.py::test_vmap_runs_the_batch_kernels_and_equals_the_algorithms[chain]",
     "tests/test_envs.py::test_auto_reset_and_truncation[acrobot]",
+    "tests/test_trajopt.py::test_expected_decrease_is_first_order_exact",
     "tests/test_contact_mujoco.py::test_dropped_body_settles_as_in_mujoco[box_on_box]",
     "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[panda-fixed]",
     "tests/test_contact_pairs.py::test_box_falls_onto_box",
