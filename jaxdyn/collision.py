@@ -234,9 +234,10 @@ _EDGE_CORNERS = np.array([[_corner_index(s), _corner_index(s + d)] for s, d in z
 def _box_box_contacts(c1, R1, h1, c2, R2, h2):
     """Box ``(c1, R1, h1)`` against box ``(c2, R2, h2)`` as 40 point contacts: the 8 corners of
     each box against the other (:func:`_sphere_box` with radius 0), and the 12 edges of each box
-    against the other, each the interior contact (B1) of a segment of radius 0
-    (:func:`_segment_box_contacts`; its ends are corners, whose distances are reused). A box lying on a face of the
-    other rests on its 4 corners (its edges' (B1) distances are 0), as on the ground; an edge
+    against the other, each the interior contact (B1) of a segment of radius 0: the edge's
+    deepest point (:func:`_capsule_box`) counted beyond its two corners, whose distances are the
+    corner contacts' (:func:`_beyond_ends`). A box lying on a face of the other rests on its 4
+    corners (its edges' (B1) distances are 0), as on the ground; an edge
     across a face or across an edge of the other box acts at its deepest point. Returns signed
     distances ``(..., 40)``, unit normals from box 1 to box 2 ``(..., 40, 3)``, witnesses
     ``(..., 40, 3)`` (corners of box 1, of box 2, edges of box 1, of box 2) and the boxes'

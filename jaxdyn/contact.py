@@ -431,7 +431,7 @@ class PairContacts(eqx.Module):
     geom2: tuple[int, ...] = eqx.field(static=True)
     body1: tuple[int, ...] = eqx.field(static=True)
     body2: tuple[int, ...] = eqx.field(static=True)
-    pair: tuple[int, ...] = eqx.field(static=True, default=())
+    pair: tuple[int, ...] = eqx.field(static=True)
 
 
 class JointSpaceContacts(eqx.Module):
@@ -806,7 +806,7 @@ class CollisionPairs(NamedTuple):
     pairs: tuple[tuple[int, int], ...]
     kinds: tuple[tuple[tuple[int, int], tuple[int, ...], tuple[int, ...]], ...]
     unsupported: tuple[tuple[int, int], ...]
-    rows: tuple[int, ...] = ()
+    rows: tuple[int, ...]
 
     @property
     def row_pair(self) -> np.ndarray:
@@ -890,37 +890,37 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
     Rg, cg = _geom_poses(model, F)
     size = g.size
     out = []
+    one = lambda dd, n, p: (dd[:, None], n[:, None], p[:, None], dd)  # a kind of one contact per pair
     for (t1, t2), i1, i2 in table.kinds:
         i, j = np.asarray(i1, np.int64), np.asarray(i2, np.int64)
         r1 = size[i, 0]
         if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
-            dd, n, p = _spheres(cg[i], r1, cg[j], size[j, 0])
+            out.append(one(*_spheres(cg[i], r1, cg[j], size[j, 0])))
         elif (t1, t2) == (geometry.SPHERE, geometry.CAPSULE):
             p2, d2 = _segment_of(Rg[j], cg[j], size[j])
-            dd, n, p = _spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])
+            out.append(one(*_spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])))
         elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
             P, Q = _segments(*_segment_of(Rg[i], cg[i], size[i]), *_segment_of(Rg[j], cg[j], size[j]))
-            dd, n, p = _spheres(P, r1, Q, size[j, 0])
+            out.append(one(*_spheres(P, r1, Q, size[j, 0])))
         elif (t1, t2) == (geometry.SPHERE, geometry.BOX):  # the normal from the sphere to the box
             dd, n, p = _sphere_box(cg[i], r1, cg[j], Rg[j], size[j])
-            n = -n
+            out.append(one(dd, -n, p))
         elif (t1, t2) == (geometry.CAPSULE, geometry.BOX):  # the normal from the capsule to the box
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
-            rows = _segment_box_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
-            out.append((rows[0], -rows[1], rows[2], rows[3]))
-            continue
+            dd, n, p, phi = _segment_box_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
+            out.append((dd, -n, p, phi))
         else:  # box-box
             out.append(_box_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
-            continue
-        out.append((dd[:, None], n[:, None], p[:, None], dd))
     return out
 
 
 def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
-    """The signed distance between the two shapes of each pair of :func:`collision_pairs`
-    (negative: penetrating; the smallest over a pair's contacts where a pair has several, except
-    capsule-box, the capsule's distance as a swept sphere, and box-box, exact where the boxes are
-    apart and the deepest edge point's depth where they overlap: :func:`jaxdyn.collision`)."""
+    """``(p,)`` the signed distance between the two shapes of each pair of
+    :func:`collision_pairs` (negative: penetrating): for the kinds of one contact that contact's
+    distance; capsule-box, the capsule's distance as a swept sphere (the smallest sphere-box
+    distance over its segment); box-box, the smallest distance of an edge's deepest point in
+    the other box, exact where the boxes are apart (module docstring of
+    :mod:`jaxdyn.collision`)."""
     q = jnp.asarray(q, model.dtype)
     table = collision_pairs(model, exclude)
     F = _frames(model, q)

@@ -372,8 +372,9 @@ def _variational(model, q, qd, tau, dt, f_ext, options):
         return p0 + d1 + force(q, xi)
 
     # Quasi-Newton: dR/dxi = -(M + armature)(q_mid) + O(h), so each iteration is one O(N)
-    # mass-matrix solve (the innovations inverse, Rodriguez86) instead of a dense Jacobian of the residual; it contracts by
-    # O(h) per iteration and reaches round-off in a few iterations for stable step sizes.
+    # mass-matrix solve (the innovations inverse, Rodriguez86) instead of a dense Jacobian of the
+    # residual; it contracts by O(h) per iteration and reaches round-off in a few iterations for
+    # stable step sizes.
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
     xi = qd + dt * forward_dynamics(model, q, qd, tau, None, options)  # explicit predictor
     newton = lambda _, x: x + solve_mass_matrix(m, ip(q, 0.5 * dt * x), residual(x))

@@ -58,40 +58,31 @@ STRIDE = 10
 SOLIMP = "0.9 0.95 0.001 0.5 2"
 OPTION = f'<option timestep="{DT}" integrator="Euler" cone="elliptic"/>'
 
-BOX = """<mujoco model="box">
+# a body (or a table and a body) on a free joint above the floor, with the contact softness tc
+SCENE = """<mujoco model="{name}">
   <!-- written by tests/reference/generate_mujoco_contact.py -->
   {option}
   <default><geom condim="3" friction="1 0 0" solimp="{solimp}" solref="{tc:.6f} 1"/></default>
   <worldbody>
     <geom name="floor" type="plane" size="0 0 1"/>
-    <body name="box" pos="0 0 0.2"><freejoint/><geom type="box" size="0.1 0.06 0.03" mass="1"/></body>
+{bodies}
   </worldbody>
 </mujoco>
 """
+BOX_BODY = '<body name="box" pos="0 0 {z}"><freejoint/><geom type="box" size="0.1 0.06 0.03" mass="1"/></body>'
+TABLE = '<geom name="table" type="box" size="0.3 0.25 0.05" pos="0.02 -0.01 0.05" euler="0 0 15"/>'
+CAPSULE_BODY = """<body name="capsule" pos="0 0 0.2"><freejoint/>
+      <geom type="capsule" size="0.03 0.1" euler="0 90 0" mass="0.5"/></body>"""
+SCENES = {
+    "box": "    " + BOX_BODY.format(z=0.2),
+    "box_on_box": "    " + TABLE + "\n    " + BOX_BODY.format(z=0.3),
+    "capsule": "    " + CAPSULE_BODY,
+}
 
-BOX_ON_BOX = """<mujoco model="box_on_box">
-  <!-- written by tests/reference/generate_mujoco_contact.py -->
-  {option}
-  <default><geom condim="3" friction="1 0 0" solimp="{solimp}" solref="{tc:.6f} 1"/></default>
-  <worldbody>
-    <geom name="floor" type="plane" size="0 0 1"/>
-    <geom name="table" type="box" size="0.3 0.25 0.05" pos="0.02 -0.01 0.05" euler="0 0 15"/>
-    <body name="box" pos="0 0 0.3"><freejoint/><geom type="box" size="0.1 0.06 0.03" mass="1"/></body>
-  </worldbody>
-</mujoco>
-"""
 
-CAPSULE = """<mujoco model="capsule">
-  <!-- written by tests/reference/generate_mujoco_contact.py -->
-  {option}
-  <default><geom condim="3" friction="1 0 0" solimp="{solimp}" solref="{tc:.6f} 1"/></default>
-  <worldbody>
-    <geom name="floor" type="plane" size="0 0 1"/>
-    <body name="capsule" pos="0 0 0.2"><freejoint/>
-      <geom type="capsule" size="0.03 0.1" euler="0 90 0" mass="0.5"/></body>
-  </worldbody>
-</mujoco>
-"""
+def scene(name, tc, **opt):
+    """The MJCF of scenario ``name`` with the solref time constant ``tc``."""
+    return SCENE.format(name=name, bodies=SCENES[name], tc=tc, **opt)
 
 
 def _f(v):
@@ -252,14 +243,14 @@ def main():
     opt = dict(option=OPTION, solimp=SOLIMP)
     out = {"dt": np.array(DT), "kp": np.array(KP), "kd": np.array(KD), "q_stand": Q_STAND}
     box0 = np.array([0.0, 0.0, 0.08, *_quat_axis([1.0, 0.5, 0.0], 0.3)])
-    res, _ = scenario("box", lambda tc: BOX.format(tc=tc, **opt), box0, 1.5, G / 4)
+    res, _ = scenario("box", lambda tc: scene("box", tc, **opt), box0, 1.5, G / 4)
     out.update(res)
     res, _ = scenario(
-        "box_on_box", lambda tc: BOX_ON_BOX.format(tc=tc, **opt), box0 + [0, 0, 0.1, 0, 0, 0, 0], 1.5, G / 4
+        "box_on_box", lambda tc: scene("box_on_box", tc, **opt), box0 + [0, 0, 0.1, 0, 0, 0, 0], 1.5, G / 4
     )
     out.update(res)
     cap0 = np.array([0.0, 0.0, 0.08, *_quat_axis([0.2, 1.0, 0.0], 0.25)])
-    res, _ = scenario("capsule", lambda tc: CAPSULE.format(tc=tc, **opt), cap0, 1.5, 0.5 * G / 2)
+    res, _ = scenario("capsule", lambda tc: scene("capsule", tc, **opt), cap0, 1.5, 0.5 * G / 2)
     out.update(res)
     m = mujoco.MjModel.from_xml_string(solo12_mjcf(0.02))
     stand_height = 0.16 * 2 * np.cos(0.8) + FOOT_RADIUS
