@@ -33,6 +33,12 @@ from harness import _model, best_of_rounds
 import jaxdyn
 from jaxdyn import kernels
 
+# the one-sample algorithms, which have no batching rule: ``vmap`` of ``jaxdyn.aba`` would run the
+# batch kernel itself and the reference would not be independent
+from jaxdyn.algorithms.aba import aba as aba_one
+from jaxdyn.algorithms.crba import crba as crba_one
+from jaxdyn.algorithms.rnea import rnea as rnea_one
+
 
 def cases(m, algo, B, traversal):
     """(kernel, args, generic reference function) of one algorithm."""
@@ -43,10 +49,10 @@ def cases(m, algo, B, traversal):
         return (
             functools.partial(kernels.crba_batch, traversal=traversal),
             (m, q),
-            jax.vmap(jaxdyn.crba, in_axes=(None, 0)),
+            jax.vmap(crba_one, in_axes=(None, 0)),
         )
     kernel = {"aba": kernels.aba_batch, "rnea": kernels.rnea_batch}[algo]
-    generic = {"aba": jaxdyn.aba, "rnea": jaxdyn.rnea}[algo]
+    generic = {"aba": aba_one, "rnea": rnea_one}[algo]
     return (functools.partial(kernel, traversal=traversal), (m, q, qd, x), jax.vmap(generic, in_axes=(None, 0, 0, 0)))
 
 
