@@ -91,12 +91,11 @@ case "$PART" in
     bench 90 h100-talos-rnea-pallas --algos rnea_pallas --robots talos:fixed --batches 131072 --peers mjx --repeats 10
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
-  # The part7 steps take about 9.5 minutes each, so 30 minutes of GPU time hold three: in order
-  # of value part7a (talos ABA/RNEA), part7b (talos CRBA, solo12), part7d (talos launch
-  # parameters), then part7c (chains, panda) and part7e (arms' CRBA launch). part8 (about 6
-  # minutes: packed SoA scan outputs on talos) goes first, then part7a and part7b; part9 (about
-  # 4 minutes: aba_derivatives) after them.
-  # Afterwards: python benchmarks/targets.py <the new JSONs> <the 2026-11-23 ones> for the status.
+  # part8, part7a and part9 (panda) ran on 2026-11-27 (results/h100-2026-11-27.md: 4, 3.5 and
+  # 4 minutes on a warm H100). Still to run, in order of value: part7b (talos CRBA, solo12;
+  # at most 8 minutes), part7d (talos launch parameters), part7c (chains, panda), part7e (arms'
+  # CRBA launch), part9t (aba_derivatives on talos).
+  # Afterwards: python benchmarks/targets.py <the new JSONs> <the earlier ones> for the status.
   part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
            # the SoA scan and the peers on talos, with the generic path in the same process as the
@@ -162,6 +161,11 @@ case "$PART" in
     bash "$0" info | tee "$OUT/info.txt"
     bench 240 h100-derivatives --algos aba_jacobian,aba_jacobian_soa,aba_jacobian_pallas,aba_derivatives \
       --robots panda,talos:fixed --batches 131072 --peers frax --repeats 10
+    ;;
+  part9t)  # part9's talos rows (the 2026-11-27 run reached panda only)
+    bash "$0" info | tee "$OUT/info.txt"
+    bench 200 h100-derivatives-talos --algos aba_jacobian,aba_jacobian_soa,aba_derivatives \
+      --robots talos:fixed --batches 131072 --peers frax --repeats 10
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac

@@ -217,9 +217,10 @@ def _prepare(model: Model, fn: str, **args):
 # (:class:`jaxdyn.tree.Packed`): on a GPU backend, where each stacked scan output otherwise costs
 # its own kernel per link step. Deviceless H100 compile at batch 131,072, XLA
 # kernels per link step summed over the sweeps: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16
-# (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19; XLA's temporaries
-# unchanged or smaller (the ABA Jacobian's +12%). GPU speed not measured yet (benchmarks/pack_ab.py,
-# gpu_session.sh part8). Not on CPU, where (with fusion off) the stacking was one more copy of
+# (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19. On an H100, same
+# process at batch 131,072: ABA 1.26-1.37x, CRBA 1.01-1.18x, talos RNEA 1.05x, chain128 RNEA 0.64x
+# (benchmarks/results/h100-2026-11-27.md,
+# benchmarks/pack_ab.py). Not on CPU, where (with fusion off) the stacking was one more copy of
 # every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA 0.82-1.12x
 # (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run). The kernels'
 # private ``_pack`` argument forces it (tests; deviceless GPU compiles on a CPU-only host).
