@@ -4,8 +4,10 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
 
 * Ground: the half-space ``n . x <= h`` (:class:`Ground`: unit normal ``n``, any slope, and
   height ``h``; array leaves, so both are differentiable).
-* Ground contact points, per geom of ``model.geoms`` on a body (geoms on the world and geoms
-  with ``contype == conaffinity == 0`` are skipped): a sphere is its centre with radius ``r``, a
+* Ground contact points, per geom of ``model.geoms`` on a body that the ground collides with:
+  where the geoms hold planes (an MJCF floor), by MuJoCo's filter against them (bit masks,
+  ``Geoms.exclude``, explicit ``Geoms.pairs``); without planes, every geom with ``contype`` or
+  ``conaffinity`` nonzero. Geoms on the world are skipped. A sphere is its centre with radius ``r``, a
   capsule its two end-sphere centres (``+-`` half-length along the geom's z) with radius ``r``,
   a box its 8 corners with ``r = 0``, a cylinder (radius ``r``, half-length ``l``, axis ``a``)
   four points on each of its two rim circles with ``r = 0``: the deepest rim point
@@ -27,7 +29,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
   body and its parent body unless the parent is the world, never two bodies listed in
-  ``exclude``. For each pair: the signed distance ``phi`` between the two surfaces, the unit
+  ``exclude`` nor two geoms in ``model.geoms.exclude`` (MJCF ``<contact><exclude>``); and
+  always the explicit pairs ``model.geoms.pairs`` (MJCF ``<contact><pair>``). For each pair: the signed distance ``phi`` between the two surfaces, the unit
   normal ``n`` from the first geom to the second, and the witness point ``p`` midway between
   the two surfaces' closest points (MuJoCo's contact position). Sphere-sphere:
   ``phi = |c2 - c1| - r1 - r2``, ``n`` along the centre line; a capsule is the sphere swept
@@ -671,7 +674,23 @@ def _add_wrenches(out, F: _Frames, body, point, f):
 
 
 def _collidable(geoms: geometry.Geoms, i: int) -> bool:
-    return geoms.body[i] >= 0 and (geoms.contype[i] != 0 or geoms.conaffinity[i] != 0)
+    """Whether geom ``i`` collides with the ground (module docstring)."""
+    if geoms.body[i] < 0:
+        return False
+    planes = [p for p, t in enumerate(geoms.type) if t == geometry.PLANE]
+    if not planes:
+        return geoms.contype[i] != 0 or geoms.conaffinity[i] != 0
+    return any(_admitted(geoms, i, p) for p in planes)
+
+
+def _admitted(geoms: geometry.Geoms, i: int, j: int) -> bool:
+    """MuJoCo's filter on the geom data alone: an explicit pair, or bit masks that match and no
+    ``exclude`` (the body rules are :func:`_pair_table`'s)."""
+    key = (min(i, j), max(i, j))
+    if key in geoms.pairs:
+        return True
+    masks = geoms.contype[i] & geoms.conaffinity[j] or geoms.contype[j] & geoms.conaffinity[i]
+    return bool(masks) and key not in geoms.exclude
 
 
 def _point_table(geoms: geometry.Geoms):
@@ -815,20 +834,24 @@ class CollisionPairs(NamedTuple):
 
 
 @functools.lru_cache(maxsize=256)
-def _pair_table(types, bodies, contype, conaffinity, parents, exclude) -> CollisionPairs:
+def _pair_table(types, bodies, contype, conaffinity, parents, exclude, geom_exclude, explicit) -> CollisionPairs:
     found: dict[tuple[int, int], list[tuple[int, int]]] = {k: [] for k in _PAIR_KINDS}
     unsupported = []
+    geom_exclude, explicit = frozenset(geom_exclude), frozenset(explicit)
     for i in range(len(types)):
         for j in range(i + 1, len(types)):
             bi, bj = bodies[i], bodies[j]
-            if bi == bj or geometry.PLANE in (types[i], types[j]):
+            if geometry.PLANE in (types[i], types[j]):  # planes are the ground (Ground)
                 continue
-            if not (contype[i] & conaffinity[j] or contype[j] & conaffinity[i]):
-                continue
-            if bi >= 0 and bj >= 0 and (parents[bi] == bj or parents[bj] == bi):
-                continue
-            if (min(bi, bj), max(bi, bj)) in exclude:
-                continue
+            if (i, j) not in explicit:
+                if bi == bj or (i, j) in geom_exclude:
+                    continue
+                if not (contype[i] & conaffinity[j] or contype[j] & conaffinity[i]):
+                    continue
+                if bi >= 0 and bj >= 0 and (parents[bi] == bj or parents[bj] == bi):
+                    continue
+                if (min(bi, bj), max(bi, bj)) in exclude:
+                    continue
             a, b = (i, j) if types[i] <= types[j] else (j, i)
             kind = (types[a], types[b])
             if kind in found:
@@ -863,7 +886,8 @@ def _exclude_ids(model: Model, exclude) -> tuple[tuple[int, int], ...]:
 def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     """The geom pairs of ``model.geoms`` that collide with each other, by MuJoCo's filter
     (module docstring): bit masks, not on one body, not parent and child (unless the parent is
-    the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world). Computed
+    the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world) nor in
+    ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says. Computed
     in Python from the static geom data, once per model structure (cached)."""
     g = model.geoms
     return _pair_table(
@@ -873,6 +897,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
         tuple(g.conaffinity),
         tuple(model.parents),
         _exclude_ids(model, exclude),
+        g.exclude,
+        g.pairs,
     )
 
 

@@ -57,7 +57,13 @@ class Geoms(eqx.Module):
       body: the jaxdyn body the geom is fixed to, ``-1`` for the world;
       contype, conaffinity: collision bit masks (two geoms may collide when
         ``contype1 & conaffinity2 or contype2 & conaffinity1``);
-      names: geom names, ``""`` where the file gives none.
+      names: geom names, ``""`` where the file gives none;
+      exclude: geom index pairs ``(i, j)``, ``i < j``, that never collide with each other
+        (MJCF ``<contact><exclude body1 body2>``: every geom of the one MuJoCo body against every
+        geom of the other; after merging bodies welded together, two jaxdyn bodies' geoms may be
+        excluded only in part);
+      pairs: geom index pairs ``(i, j)``, ``i < j``, that collide whatever the filter says (bit
+        masks, same body, parent and child, ``exclude``): MJCF ``<contact><pair geom1 geom2>``.
     """
 
     size: Float[Array, "ng 3"]
@@ -69,6 +75,8 @@ class Geoms(eqx.Module):
     contype: tuple[int, ...] = eqx.field(static=True, default=())
     conaffinity: tuple[int, ...] = eqx.field(static=True, default=())
     names: tuple[str, ...] = eqx.field(static=True, default=())
+    exclude: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
+    pairs: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
 
     @property
     def ng(self) -> int:
@@ -76,7 +84,19 @@ class Geoms(eqx.Module):
 
 
 def make_geoms(
-    *, type, size, body, pos=None, R=None, friction=None, contype=1, conaffinity=1, names=(), dtype=None
+    *,
+    type,
+    size,
+    body,
+    pos=None,
+    R=None,
+    friction=None,
+    contype=1,
+    conaffinity=1,
+    names=(),
+    exclude=(),
+    pairs=(),
+    dtype=None,
 ) -> Geoms:
     """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
     float).
@@ -84,7 +104,8 @@ def make_geoms(
     ``type`` (codes, module docstring), ``size`` ``(ng, 3)`` and ``body`` (``-1``: the world) are
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
     ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1`` (a scalar applies to
-    every geom), ``names`` empty.
+    every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom index pairs, in
+    either order).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -106,6 +127,7 @@ def make_geoms(
     for what, seq in (("names", names), ("body", body), ("contype", contype), ("conaffinity", conaffinity)):
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
+    exclude, pairs = _index_pairs(exclude, ng, "exclude"), _index_pairs(pairs, ng, "pairs")
     return Geoms(
         size=f(size, (ng, 3)),
         pos=f(pos, (ng, 3)),
@@ -116,7 +138,22 @@ def make_geoms(
         contype=contype,
         conaffinity=conaffinity,
         names=names,
+        exclude=exclude,
+        pairs=pairs,
     )
+
+
+def _index_pairs(pairs, ng, what) -> tuple[tuple[int, int], ...]:
+    """Sorted, de-duplicated ``(i, j)`` with ``i < j`` from geom index pairs in either order."""
+    out = set()
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"make_geoms: {what} pair {tuple(pair)} is not two geom indices")
+        i, j = (int(v) for v in pair)
+        if not (0 <= i < ng and 0 <= j < ng) or i == j:
+            raise ValueError(f"make_geoms: {what} pair {tuple(pair)} is not two different geoms of 0..{ng - 1}")
+        out.add((min(i, j), max(i, j)))
+    return tuple(sorted(out))
 
 
 def empty_geoms(dtype=None) -> Geoms:

@@ -1,10 +1,11 @@
 """Shape pairs and cylinders in jaxdyn.contact: signed distances against MuJoCo's
 (tests/reference/generate_mujoco_pairs.py), analytic penetrations, normals and witnesses, the
-collision filter, finite derivatives at the degenerate configurations, momentum and energy in a
+collision filter (against MuJoCo's, tests/reference/generate_mujoco_filter.py), finite derivatives at the degenerate configurations, momentum and energy in a
 collision, cylinders resting on the ground, and URDF <collision> elements.
 """
 
 import functools
+import json
 import os
 import warnings
 
@@ -460,6 +461,58 @@ def test_pair_filter():
     assert named(t.unsupported) == set()
     with pytest.raises(ValueError, match="no body named 'nope'"):
         C.collision_pairs(m, exclude=[("a", "nope")])
+
+
+def test_filter_matches_mujoco():
+    """Every geom pair MuJoCo collides in contact_filter.xml (bit masks; geoms on one body; parent
+    and child, also through a body welded to its parent; <exclude> by MuJoCo body, also where
+    that body is merged into its parent in jaxdyn; explicit <pair>s that override the rest; a
+    floor plane with its own masks), against jaxdyn's pair table and ground contacts."""
+    path = os.path.join(HERE, "data", "mjcf", "contact_filter.xml")
+    with pytest.warns(UserWarning, match=r"not read .*friction of <pair geom1='a1'"):
+        m = jaxdyn.load_mjcf(path)
+    with open(os.path.join(HERE, "data", "mujoco", "contact", "filter.json")) as fh:
+        ref = {frozenset(p) for p in json.load(fh)["pairs"]}
+    names = m.geoms.names
+    t = C.collision_pairs(m)
+    pairs = {frozenset((names[i], names[j])) for i, j in t.pairs + t.unsupported}
+    assert pairs == {p for p in ref if "floor" not in p}
+    assert {names[i] for i, j in t.unsupported} | {names[j] for i, j in t.unsupported} >= {"c3"}
+    ground = {names[g] for g in range(m.geoms.ng) if C._collidable(m.geoms, g)}
+    assert ground == {n for p in ref if "floor" in p for n in p if n != "floor"}
+    # an excluded pair exerts no force where MuJoCo's filter would have admitted it: geoms af
+    # (body a_fixed, welded to a) and d3 (body d) overlap only when excluded
+    assert ("af" in names) and frozenset(("af", "d3")) not in pairs
+
+
+@pytest.mark.parametrize(
+    "contact, match",
+    [
+        ('<exclude body1="a" body2="nope"/>', "body2='nope' is not a body"),
+        ('<exclude body1="a"/>', "missing attribute body2"),
+        ('<pair geom1="a1" geom2="nope"/>', "geom2='nope' is not a geom"),
+        ('<pair geom1="a1" geom2="a1"/>', "the same geom 'a1'"),
+        ('<pairs geom1="a1" geom2="b1"/>', "unknown element <pairs> in <contact>"),
+    ],
+)
+def test_bad_contact_elements_are_named(contact, match):
+    xml = """<mujoco><worldbody>
+    <body name="a"><joint type="hinge"/><geom name="a1" type="sphere" size="0.1" mass="1"/>
+      <body name="b"><joint type="hinge"/><geom name="b1" type="sphere" size="0.1" mass="1"/></body>
+    </body></worldbody><contact>%s</contact></mujoco>"""
+    with pytest.raises(jaxdyn.LoadError, match=match):
+        jaxdyn.load_mjcf(xml % contact)
+
+
+def test_explicit_geom_lists_in_code():
+    """make_geoms' exclude and pairs: index pairs in either order, checked."""
+    kw = dict(type=[geometry.SPHERE] * 3, size=np.full((3, 3), 0.1), body=[0, 1, 2])
+    g = geometry.make_geoms(**kw, exclude=[(2, 0), (0, 2)], pairs=[(1, 0)])
+    assert g.exclude == ((0, 2),) and g.pairs == ((0, 1),)
+    with pytest.raises(ValueError, match=r"exclude pair \(0, 3\) is not two different geoms"):
+        geometry.make_geoms(**kw, exclude=[(0, 3)])
+    with pytest.raises(ValueError, match=r"pairs pair \(1, 1\)"):
+        geometry.make_geoms(**kw, pairs=[(1, 1)])
 
 
 def test_finite_derivatives_at_degenerate_configurations():

@@ -88,8 +88,14 @@ frame); frame ``scale``; actuators with tendon, site, body or slider-crank trans
 free joint; missing include files, unknown default classes, duplicate names, unknown elements
 in the body tree, and numbers that do not parse, are not finite or come in the wrong count
 (the message names element and attribute). Elements that do not affect the dynamics
-(``visual``, ``asset``, ``sensor``, ``keyframe``, ``contact``, ``statistic``, ``custom``,
+(``visual``, ``asset``, ``sensor``, ``keyframe``, ``statistic``, ``custom``,
 ``size``, cameras, lights) are ignored.
+
+``<contact>``: ``<exclude body1 body2>`` becomes ``model.geoms.exclude`` (the geoms of the two
+MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1
+geom2>`` ``model.geoms.pairs`` (:mod:`jaxdyn.contact` collides them as MuJoCo does, with its own
+force law); a pair's own ``friction``, ``solref``, ``solimp``, ``margin``, ``gap`` and ``condim``
+are warned about and not read.
 
 Free-joint velocities
 ---------------------
@@ -675,12 +681,15 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             site_frames.append((f"site:{sn}" if sn in bnames else sn, ob, Ro @ R, Ro @ p + po))
     frames += site_frames
     g = dict(type=[], size=[], body=[], pos=[], R=[], friction=[], contype=[], conaffinity=[], names=[])
+    g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
+    skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
     for i, b in enumerate(bodies):
         ob, Ro, po = owner[i]
         for elem, a, pose in b.geoms:
             gw = f"geom {_desc(elem)} in body '{b.name}'"
             gtype = a.get("type", "sphere")
             if gtype in ("hfield", "sdf"):
+                skipped_geoms.add(a.get("name"))
                 continue
             if gtype in ("mesh", "plane"):
                 R, p = _compose(pose, _pose(a, ctx, gw))
@@ -703,6 +712,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
             g["names"].append(a.get("name", ""))
+            g_mjbody.append(i)
+    exclude, pairs = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
     for k in range(len(g["type"])):
         _finite(
             f"geom '{g['names'][k] or k}': size, pose or friction",
@@ -724,6 +735,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         contype=np.array(g["contype"], np.int64),
         conaffinity=np.array(g["conaffinity"], np.int64),
         names=tuple(g["names"]),
+        exclude=exclude,
+        pairs=pairs,
         dtype=dtype,
     )
 
@@ -773,6 +786,61 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     )
     check_finite_model(model, MJCFError)
     return model
+
+
+PAIR_PARAMETERS = ("friction", "solref", "solreffriction", "solimp", "margin", "gap", "condim")
+
+
+def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
+    """``<contact>``: ``<exclude body1 body2>`` as geom index pairs (every geom of the one
+    MuJoCo body against every geom of the other) and ``<pair geom1 geom2>`` as explicit geom
+    pairs; the pairs' own contact parameters are not read (warned)."""
+    body_ids = {b.name: i for i, b in enumerate(bodies) if b.name}
+    geom_ids = {n: k for k, n in enumerate(g_names) if n}
+    exclude, pairs, own = [], [], []
+    for c in root.findall("contact"):
+        for e in c:
+            if not isinstance(e.tag, str):
+                continue
+            keys = ("body1", "body2") if e.tag == "exclude" else ("geom1", "geom2")
+            what = f"<{e.tag} " + " ".join(f"{k}='{e.get(k)}'" for k in keys if e.get(k) is not None) + ">"
+            if e.tag == "exclude":
+                ids = []
+                for key in ("body1", "body2"):
+                    name = e.get(key)
+                    if name is None:
+                        raise MJCFError(f"{what}: missing attribute {key}")
+                    if name not in body_ids:
+                        raise MJCFError(f"{what}: {key}='{name}' is not a body of the model")
+                    ids.append(body_ids[name])
+                g1 = [k for k, b in enumerate(g_mjbody) if b == ids[0]]
+                g2 = [k for k, b in enumerate(g_mjbody) if b == ids[1]]
+                exclude += [(i, j) for i in g1 for j in g2 if i != j]
+            elif e.tag == "pair":
+                a = ctx.attrs(e, "main")
+                names = []
+                for key in ("geom1", "geom2"):
+                    name = a.get(key)
+                    if name is None:
+                        raise MJCFError(f"{what}: missing attribute {key}")
+                    if name not in geom_ids and name not in skipped:
+                        raise MJCFError(f"{what}: {key}='{name}' is not a geom of the model")
+                    names.append(name)
+                if any(n in skipped for n in names):
+                    ctx.warnings.append(f"{what}: a height field or SDF is not collided by jaxdyn (pair ignored)")
+                    continue
+                if names[0] == names[1]:
+                    raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
+                pairs.append((geom_ids[names[0]], geom_ids[names[1]]))
+                own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
+            else:
+                raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
+    if own:
+        ctx.warnings.append(
+            "contact parameters of explicit pairs are not read (each pair uses its geoms' friction and "
+            "the contact law of jaxdyn.contact.ContactParams): " + ", ".join(own)
+        )
+    return exclude, pairs
 
 
 def _finite(what, *xs):

@@ -1,0 +1,44 @@
+"""MuJoCo reference for the collision filter of jaxdyn.contact (tests/test_contact_pairs.py).
+MuJoCo is not a jaxdyn dependency.
+
+    pip install mujoco          # 4.x
+    python tests/reference/generate_mujoco_filter.py
+
+For ``tests/data/mjcf/contact_filter.xml`` (bit masks, geoms on one body, parent and child
+through a welded body, ``<exclude>``, explicit ``<pair>``s, a floor plane): every geom pair
+MuJoCo collides, read off ``mjData.contact`` after ``mj_forward`` with the contact margin
+overridden to 100 m (``<flag override>``, ``opt.o_margin``), so that every pair its filter
+admits reports a contact whatever the distance. Written as the sorted list of geom name pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import mujoco
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+XML = os.path.join(HERE, "..", "data", "mjcf", "contact_filter.xml")
+OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "filter.json")
+
+
+def main():
+    m = mujoco.MjModel.from_xml_path(XML)
+    m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_OVERRIDE
+    m.opt.o_margin = 100.0
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+
+    def name(g):
+        return mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g)
+
+    pairs = sorted({tuple(sorted((name(c.geom1), name(c.geom2)))) for c in d.contact[: d.ncon]})
+    with open(OUT, "w") as fh:
+        json.dump({"mujoco": mujoco.__version__, "pairs": pairs}, fh, indent=1)
+        fh.write("\n")
+    print(f"wrote {OUT}: {len(pairs)} pairs")
+
+
+if __name__ == "__main__":
+    main()
