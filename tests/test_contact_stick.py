@@ -3,12 +3,14 @@ a slope below the friction angle stays put at the bristles' static deflection (w
 regularised law creeps), slides above it at ``g (sin - mu cos)``, at 1, 2 and 5 ms; the energy
 (mechanical + Hunt-Crossley + bristle) never grows, in continuous time and step by step; the
 elongation relaxes out of contact; finite derivatives at zero velocity, penetration and
-elongation, and gradients through a rollout against central differences; shape pairs; float32.
+elongation, and gradients through a rollout against central differences; shape pairs; float32;
+a quadruped under PD control that comes to rest on a slope where the regularised law creeps.
 
 Integrator: the default ``"implicit_euler"`` (the only one that carries the contact state).
 """
 
 import functools
+import os
 
 import equinox as eqx
 import jax
@@ -323,3 +325,74 @@ def test_step_and_rollout_carry_the_state_only_for_spring_friction():
             sim.rollout(model, q0, z, jnp.zeros((2, 6)), 1e-3, integrator=integrator, contact=ct)
     with pytest.raises(ValueError, match="friction"):
         C.Contact(friction="stribeck")
+
+
+def _turn_about_y(theta, q):
+    """A free-base configuration turned by ``theta`` about the world y axis through the origin
+    (position and orientation), joints unchanged: on the ground turned the same way, the robot
+    touches it exactly as before."""
+    c, s = np.cos(theta), np.sin(theta)
+    Ry = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+    w0, x0, y0, z0 = np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0
+    w1, x1, y1, z1 = q[3:7]
+    quat = [
+        w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+        w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+        w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
+        w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
+    ]
+    return np.concatenate([Ry @ q[:3], quat, q[7:]])
+
+
+def test_quadruped_stands_still_on_a_slope():
+    """Solo-12 (tests/data/mujoco/contact/solo12.xml) under the PD of the MuJoCo comparison
+    (kp = 5, kd = 0.1), on a 10 degree slope (tan = 0.18 < mu = 1), dropped from 1 cm, 4 s at
+    1 ms. With the bristles the robot comes to rest: over the last half second its base moves
+    downhill by 9 um (the weakly damped legs still settling; 0.54 mm over the second before),
+    and each foot's friction force stays well inside its cone. The regularised law keeps
+    creeping downhill at a steady 3 mm/s (its ``eps r / sqrt(1 - r^2)`` with ``r = tan``,
+    docs/contact.md): 1.5 mm over the same half second."""
+    here = os.path.join(os.path.dirname(__file__), "data", "mujoco", "contact")
+    ref = np.load(os.path.join(here, "reference.npz"))
+    model = jaxdyn.load_mjcf(os.path.join(here, "solo12.xml"))
+    theta = np.radians(10.0)
+    n, t = _slope(theta)
+    q0 = jnp.asarray(_turn_about_y(theta, np.asarray(ref["solo12_qpos0"])))
+    kp, kd, q_ref = float(ref["kp"]), float(ref["kd"]), jnp.asarray(ref["q_stand"])
+    steps = 4000
+
+    def pd(q, qd, time):
+        return jnp.concatenate([jnp.zeros(6), kp * (q_ref - q[7:]) - kd * qd[6:]])
+
+    @jax.jit
+    def run(ct):
+        tr = sim.rollout(model, q0, jnp.zeros(model.nv), pd, 1e-3, steps=steps, contact=ct)
+        cp = C.contact_points(model, tr.q[-1], tr.qd[-1], ct.ground)
+        if not ct.stateful:
+            return tr.q[:, :3] @ jnp.asarray(t), cp.depth, None, None, tr.nonfinite_step
+        u = tr.contact_state.ground[-1]
+        f = C.contact_forces(cp, ct.ground, ct.params, elongation=u, dt=1e-3)
+        return tr.q[:, :3] @ jnp.asarray(t), cp.depth, u, f, tr.nonfinite_step
+
+    ground = C.Ground(normal=n, height=0.0)
+    spring = C.Contact(ground, friction="spring")
+    x, depth, u, f, bad = (np.asarray(a) for a in run(spring))
+    xr, *_, bad_r = (np.asarray(a) for a in run(C.Contact(ground)))
+    assert int(bad) == -1 and int(bad_r) == -1
+    last = steps - 500
+    assert abs(x[-1] - x[last]) < 3e-5, x[-1] - x[last]  # 9 um measured
+    assert abs(x[-1] - x[last]) < 0.2 * abs(x[last] - x[last - 1000])  # coming to rest
+    assert xr[-1] - xr[last] > 1e-3  # 1.5 mm measured: steady creep
+    assert abs((xr[-1] - xr[last]) - (xr[last] - xr[last - 500])) < 0.1 * (xr[-1] - xr[last])
+    touching = depth > 0
+    assert touching.sum() == 4
+    elongation = np.linalg.norm(u, axis=-1)
+    assert np.all(elongation[~touching] == 0) and np.all(elongation[touching] > 0)
+    # each foot's friction force well inside its cone (mu = 1); together the forces hold the
+    # weight: net tangential / net normal = tan(theta), the net tangential force downhill
+    fn = f[touching] @ n
+    ft = f[touching] - np.outer(fn, n)
+    assert np.all(np.linalg.norm(ft, axis=-1) < 0.5 * fn)
+    net = ft.sum(0)
+    np.testing.assert_allclose(net @ -t / fn.sum(), np.tan(theta), rtol=1e-3)
+    np.testing.assert_allclose(f[touching].sum(0) @ n, float(ref["solo12_weight"]) * np.cos(theta), rtol=1e-3)
