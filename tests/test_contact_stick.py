@@ -347,9 +347,10 @@ def _turn_about_y(theta, q):
 def test_quadruped_stands_still_on_a_slope():
     """Solo-12 (tests/data/mujoco/contact/solo12.xml) under the PD of the MuJoCo comparison
     (kp = 5, kd = 0.1), on a 10 degree slope (tan = 0.18 < mu = 1), dropped from 1 cm, 4 s at
-    1 ms. With the bristles the robot comes to rest: over the last half second its base moves
-    downhill by 9 um (the weakly damped legs still settling; 0.54 mm over the second before),
-    and each foot's friction force stays well inside its cone. The regularised law keeps
+    1 ms. With the bristles the robot comes to rest: its base slides 16 mm downhill in the
+    first 1.5 s (the legs' PD compliance under the landing), springs back 0.23 mm over the
+    second to 3.5 s and 9 um over the last half second, and each foot's friction force stays
+    well inside its cone. The regularised law keeps
     creeping downhill at a steady 3 mm/s (its ``eps r / sqrt(1 - r^2)`` with ``r = tan``,
     docs/contact.md): 1.5 mm over the same half second."""
     here = os.path.join(os.path.dirname(__file__), "data", "mujoco", "contact")
