@@ -129,6 +129,50 @@ def test_stands_with_zero_action_and_contact_carries_the_weight():
     assert np.all(np.asarray(r[0]) >= 0) and np.all(np.asarray(r[0]) <= 1.5 * env.dt + 1e-12)
 
 
+def test_spring_friction_holds_the_feet_where_the_regularised_law_splays_them():
+    """``Contact(friction="spring")`` in the environment: the state carries the bristles (relaxed
+    at reset and at an automatic reset). Standing with zero action for 2 s, the feet hold: they
+    move 0.11 mm in the first 0.2 s (the bristles' deflection under the legs' outward push) and
+    0.15 um over the second second, all four equally; under the regularised law they creep
+    outward 19 mm and the base sags 1 cm (2 mm with the bristles)."""
+    env0 = QuadrupedJoystick(reset_velocity=0.0)
+    envs_by_law = {
+        law: QuadrupedJoystick(
+            reset_velocity=0.0, contact=C.Contact(params=env0.contact.params, collide_pairs=False, friction=law)
+        )
+        for law in ("spring", "regularised")
+    }
+    out = {}
+    for law, env in envs_by_law.items():
+        s0 = env.reset(jax.random.PRNGKey(0))
+        flipped = _flipped(env, s0)
+
+        def body(s, a, env=env):
+            s2, _, _, d, _ = jax.vmap(env.step)(s, a)
+            feet = jax.vmap(lambda q: C.contact_points(env.model, q, jnp.zeros(18), env.contact.ground).centre)(s2.q)
+            return s2, (s2.q[:, 2], feet, d, s2.contact_state)
+
+        run = jax.jit(lambda s: jax.lax.scan(body, s, jnp.zeros((100, 2, 12)))[1])
+        out[law] = (s0, run(_stack(s0, flipped)))
+    s0, (z, feet, d, cs) = out["spring"]
+    assert s0.contact_state.ground.shape == (4, 3) and not np.asarray(s0.contact_state.ground).any()
+    assert not np.asarray(d[:, 0]).any() and bool(d[0, 1])  # the flipped robot resets at once
+    assert not np.asarray(cs.ground[0, 1]).any()  # relaxed by the automatic reset
+    feet = np.asarray(feet[:, 0, :, :2])
+    moved = np.linalg.norm(feet[-1] - feet[10], axis=-1)
+    assert np.all(moved < 2e-4) and np.ptp(moved) < 1e-6
+    assert np.abs(feet[-1] - feet[49]).max() < 1e-6  # 0.15 um measured
+    u = np.linalg.norm(np.asarray(cs.ground[-1, 0]), axis=-1)
+    assert np.all(u > 0) and np.ptp(u) < 1e-3 * u.max()  # 0.2 mm each, to 6e-5
+    sag = float(z[10, 0] - z[-1, 0])  # 1.8 mm: the legs' PD compliance settling
+    assert abs(sag) < 3e-3
+    _, (zr, feet_r, dr, cs_r) = out["regularised"]
+    assert cs_r is None and not np.asarray(dr[:, 0]).any()
+    feet_r = np.asarray(feet_r[:, 0, :, :2])
+    assert np.all(np.linalg.norm(feet_r[-1] - feet_r[49], axis=-1) > 5e-3)
+    assert float(zr[10, 0] - zr[-1, 0]) > 3 * sag
+
+
 def test_heavier_robot_moves_differently():
     p = _probe()
     st = p["out"][0]

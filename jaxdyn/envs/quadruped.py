@@ -31,7 +31,9 @@ with ``s`` the motor strength (1 nominal; randomised by :func:`randomize`). The 
 ``-s kd qd`` is added to the model's joint damping, so the default ``"implicit_euler"``
 integrator treats it implicitly in velocity (as MuJoCo's implicit integrators treat actuator
 damping); the torque limit bounds the position term. The contact force is implicit in velocity
-in the same step (:func:`jaxdyn.sim.step`).
+in the same step (:func:`jaxdyn.sim.step`). With ``contact=Contact(friction="spring", ...)``
+(stick-capable friction) the bristles' elongation is part of the state
+(:attr:`QuadrupedState.contact_state`).
 
 Observation (``45`` numbers for 12 joints), in the base frame: angular velocity (3), projected
 gravity ``R^T [0, 0, -1]`` (3), command ``[vx, vy, yaw rate]`` (3), ``q - q_default`` of the
@@ -82,7 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import geometry, sim, spatial
-from ..contact import Contact, ContactParams
+from ..contact import Contact, ContactParams, ContactState
 from ..io.urdf import load_urdf
 from ..model import Model
 from .core import Env, EnvState, _finite, _raw_key
@@ -135,9 +137,12 @@ def attach_foot_spheres(model: Model, feet, radius: float, friction: float = 1.0
 
 class QuadrupedState(EnvState):
     """:class:`~jaxdyn.envs.EnvState` plus the previous action (observed, and penalised by
-    ``action_rate``). ``goal`` holds the command ``[vx, vy, yaw rate]``."""
+    ``action_rate``) and the contact's state (the bristles of ``Contact(friction="spring")``,
+    :class:`jaxdyn.contact.ContactState`, relaxed at every reset; ``None`` for a contact without
+    state). ``goal`` holds the command ``[vx, vy, yaw rate]``."""
 
     last_action: jax.Array
+    contact_state: ContactState | None = None
 
 
 class QuadrupedParams(eqx.Module):
@@ -325,7 +330,9 @@ class QuadrupedJoystick(Env):
     def reset(self, key) -> QuadrupedState:
         s = super().reset(key)
         return QuadrupedState(
-            **{f: getattr(s, f) for f in s.__dataclass_fields__}, last_action=jnp.zeros(12, s.q.dtype)
+            **{f: getattr(s, f) for f in s.__dataclass_fields__},
+            last_action=jnp.zeros(12, s.q.dtype),
+            contact_state=self.contact.init_state(self.model),
         )
 
     def base_rotation(self, q) -> jax.Array:
@@ -384,14 +391,21 @@ class QuadrupedJoystick(Env):
         zero = jnp.zeros(self.model.nv, self.model.dtype)
 
         def sub(_, x):
-            q, qd, _ = x
+            q, qd, _, cs = x
             s = self.motor_strength
             tau = zero.at[act].set(s * jnp.clip(self.kp * (target - q[7:]), -self.torque_max, self.torque_max))
-            q1, qd1 = sim.step(model, q, qd, tau, h, self.integrator, None, self.options, self.contact)
-            return q1, qd1, tau.at[act].add(-s * self.kd * qd[6:])
+            out = sim.step(model, q, qd, tau, h, self.integrator, None, self.options, self.contact, cs)
+            cs1 = out[2] if self.contact.stateful else cs
+            return out[0], out[1], tau.at[act].add(-s * self.kd * qd[6:]), cs1
 
+        cs0 = state.contact_state
+        if self.contact.stateful and cs0 is None:
+            raise ValueError(
+                "QuadrupedJoystick: the contact has state (friction='spring') but the state has none; "
+                "start from this environment's reset"
+            )
         # a loop, not an unrolled Python for: one copy of the dynamics in the compiled program
-        q, qd, tau = jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd, zero))
+        q, qd, tau, cs = jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd, zero, cs0))
         steps = state.steps + 1
         bad = jnp.where((state.nonfinite_step < 0) & ~_finite(q, qd), steps, state.nonfinite_step)
         nxt = eqx.tree_at(
@@ -399,6 +413,8 @@ class QuadrupedJoystick(Env):
             state,
             (q, qd, state.t + 1, steps, bad, a),
         )
+        if self.contact.stateful:
+            nxt = eqx.tree_at(lambda s: s.contact_state, nxt, cs)
         terms = self.reward_terms(state, a, tau[act], nxt)
         r = jnp.asarray(self.total_reward(terms), self.model.dtype)
         nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
