@@ -118,6 +118,7 @@ SLOW = {
     "tests/test_contact_stick.py::test_finite_derivatives_at_the_special_points_and_no_force_out_of_contact",
     "tests/test_contact_stick.py::test_gradient_through_a_sticking_rollout_matches_central_differences",
     "tests/test_contact_stick.py::test_quadruped_stands_still_on_a_slope",
+    "tests/test_quadruped_env.py::test_spring_friction_holds_the_feet_where_the_regularised_law_splays_them",
     "tests/test_bench.py::test_harness_writes_results",
     "tests/test_sysid_recorded.py::test_heldout_rigid_body_torques_below_half_the_noise",
     "tests/test_transforms.py::test_float32_matches_float64[tree_mixed_float]",
