@@ -211,6 +211,29 @@ def _head(out):
     return np.concatenate(leaves, axis=1)
 
 
+def reference_head(model, family_name, B):
+    """The first CHECK_SAMPLES outputs of the one-sample algorithm of ``jaxdyn.algorithms`` (no
+    batching rule, so not the batch kernel that ``vmap(jaxdyn.aba)`` reaches) under ``vmap``, on
+    the inputs every row of ``(model, B)`` gets (:func:`_inputs`): the independent reference of
+    the "rel. err" column. None for the algorithms without one here."""
+    import jax
+
+    from jaxdyn.algorithms.aba import aba
+    from jaxdyn.algorithms.crba import crba
+    from jaxdyn.algorithms.rnea import rnea
+
+    q, qd, x = (a[:CHECK_SAMPLES] for a in _inputs(model, B))
+    if family_name in ("aba", "rnea"):
+        f = aba if family_name == "aba" else rnea
+        return _head(jax.jit(jax.vmap(f, in_axes=(None, 0, 0, 0)))(model, q, qd, x))
+    if family_name == "crba":
+        return _head(jax.jit(jax.vmap(crba, in_axes=(None, 0)))(model, q))
+    if family_name == "aba_jacobian":
+        jac = jax.jacfwd(aba, argnums=(1, 2, 3))
+        return _head(jax.jit(jax.vmap(jac, in_axes=(None, 0, 0, 0)))(model, q, qd, x))
+    return None
+
+
 def rel_err(a, ref):
     """||a - ref|| / ||ref|| (Frobenius, over the checked samples), or None if shapes differ."""
     import numpy as np
@@ -524,9 +547,9 @@ def _run(args) -> int:
                         continue
                     head = r.pop("_head")
                     hkey = (robot, palgo, dt, B)
-                    if algo == palgo:  # the generic path: the reference the fused kernels are checked against
-                        heads[hkey] = head
-                    err = None if algo == palgo else rel_err(head, heads.get(hkey))
+                    if hkey not in heads:  # the one-sample algorithm, vmapped: every row's reference
+                        heads[hkey] = reference_head(model, palgo, B)
+                    err = rel_err(head, heads[hkey])
                     pkey = (robot, palgo, dt, B)  # aba and aba_soa share the peers' timings (one compile each)
                     if pkey not in peer_cache:
                         peer_cache[pkey] = (
@@ -600,7 +623,7 @@ def write_markdown(path, env, rows, failed=()):
         fh.write(
             "Ratios: jaxdyn samples/s over the peer's (> 1: jaxdyn faster); Pinocchio is one call at a time "
             "from Python (aba_jacobian: computeABADerivatives; innovations: crba + cholesky.decompose; minv: "
-            "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype (fused kernels only, and aba_derivatives against aba_jacobian where the shapes agree: fixed base); XLA program MB: what XLA's buffer "
+            "computeMinverse). peak MB: the device's peak memory in use while the case ran, inputs included (GPU; n/a where the case stayed under an earlier case's peak, which the runtime cannot reset: run it alone to read it); rel. err vs generic: ||out - out_generic|| / ||out_generic|| over the first 512 samples, same inputs and dtype, out_generic from jax.vmap of the one-sample algorithm of jaxdyn.algorithms (no batching rule; for aba_jacobian its jacfwd; aba_derivatives where the shapes agree: fixed base); XLA program MB: what XLA's buffer "
             "assignment gives the compiled program (arguments, outputs, temporaries).\n\n"
         )
         fh.write(

@@ -17,8 +17,9 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   (``w = 0``, a cylinder upright on either disk, every rim point equally deep) ``u`` is the
   geom's x axis. The depth of every point is continuous; the points themselves move
   continuously except through that upright pose, where each disk's square of points turns about
-  the axis with equal depths (elastic force and moment unchanged). Other shapes (plane,
-  ellipsoid, mesh) are not collided with the ground. For a point ``c`` of radius ``r`` the
+  the axis with equal depths (elastic force and moment unchanged). A mesh geom: the vertices of
+  its convex hull (``Geoms.vertices``, what MuJoCo collides of a mesh) with ``r = 0``. Planes
+  and ellipsoids are not collided with the ground. For a point ``c`` of radius ``r`` the
   signed distance of the shape to the ground is ``phi = n . c - h - r`` and the penetration
   ``d = max(0, -phi)``; the force acts at the witness point on the ground surface,
   ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
@@ -723,8 +724,14 @@ def _cylinders(geoms: geometry.Geoms):
     return np.array([g for g, t in enumerate(geoms.type) if t == geometry.CYLINDER and _collidable(geoms, g)], np.int64)
 
 
+def _mesh_rows(geoms: geometry.Geoms):
+    """The rows of ``geoms.vertices`` whose mesh geom collides with the ground."""
+    keep = {g for g in set(geoms.vertex_geom) if _collidable(geoms, g)}
+    return np.array([k for k, g in enumerate(geoms.vertex_geom) if g in keep], np.int64)
+
+
 def _n_ground_points(geoms: geometry.Geoms) -> int:
-    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms))
+    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms)) + len(_mesh_rows(geoms))
 
 
 def _has_ground_points(geoms: geometry.Geoms) -> bool:
@@ -747,7 +754,8 @@ def _cylinder_rims(Rg, cg, size, n):
 
 def contact_points(model: Model, q, qd, ground: Ground | None = None) -> ContactPoints:
     """Candidate ground contact points, penetrations, witness points and velocities (module
-    docstring): the sphere, capsule and box points in geom order, then the cylinders' points."""
+    docstring): the sphere, capsule and box points in geom order, then the cylinders' points,
+    then the mesh geoms' convex-hull vertices."""
     q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
     return _contact_points(model, _frames(model, q, qd), Ground() if ground is None else ground)
 
@@ -768,6 +776,12 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
         centre.append(_cylinder_rims(Rg[ci], cg[ci], g.size[ci], n).reshape(-1, 3))
         radius.append(jnp.zeros(8 * len(ci), dt))
         geom.append(np.repeat(ci, 8))
+    vi = _mesh_rows(g)
+    if len(vi):  # mesh geoms: the vertices of their convex hulls, radius 0
+        mi = np.asarray(g.vertex_geom, np.int64)[vi]
+        centre.append(cg[mi] + mv(Rg[mi], g.vertices[vi]))
+        radius.append(jnp.zeros(len(vi), dt))
+        geom.append(mi)
     centre, radius = jnp.concatenate(centre), jnp.concatenate(radius)
     geom = np.concatenate(geom)
     body = np.asarray(g.body, np.int64)[geom]

@@ -48,7 +48,9 @@ class Geoms(eqx.Module):
       size ``(ng, 3)``: shape sizes;
       pos ``(ng, 3)``, R ``(ng, 3, 3)``: the geom frame in its body's frame (world frame for
         body -1);
-      friction ``(ng, 3)``: sliding, torsional, rolling coefficients.
+      friction ``(ng, 3)``: sliding, torsional, rolling coefficients;
+      vertices ``(nvert, 3)``: the convex-hull vertices of the mesh geoms, each in its geom's
+        frame (what MuJoCo collides of a mesh), one row per vertex, the geom in ``vertex_geom``.
 
     Static (tuples of ints / strings, one entry per geom): the integer data is static rather
     than integer array leaves because ``jax.grad`` refuses integer inputs, and a model must stay
@@ -63,13 +65,15 @@ class Geoms(eqx.Module):
         geom of the other; after merging bodies welded together, two jaxdyn bodies' geoms may be
         excluded only in part);
       pairs: geom index pairs ``(i, j)``, ``i < j``, that collide whatever the filter says (bit
-        masks, same body, parent and child, ``exclude``): MJCF ``<contact><pair geom1 geom2>``.
+        masks, same body, parent and child, ``exclude``): MJCF ``<contact><pair geom1 geom2>``;
+      vertex_geom: the geom of each row of ``vertices`` (a mesh geom).
     """
 
     size: Float[Array, "ng 3"]
     pos: Float[Array, "ng 3"]
     R: Float[Array, "ng 3 3"]
     friction: Float[Array, "ng 3"]
+    vertices: Float[Array, "nvert 3"]
     type: tuple[int, ...] = eqx.field(static=True, default=())
     body: tuple[int, ...] = eqx.field(static=True, default=())
     contype: tuple[int, ...] = eqx.field(static=True, default=())
@@ -77,6 +81,7 @@ class Geoms(eqx.Module):
     names: tuple[str, ...] = eqx.field(static=True, default=())
     exclude: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
     pairs: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
+    vertex_geom: tuple[int, ...] = eqx.field(static=True, default=())
 
     @property
     def ng(self) -> int:
@@ -96,6 +101,8 @@ def make_geoms(
     names=(),
     exclude=(),
     pairs=(),
+    vertices=None,
+    vertex_geom=(),
     dtype=None,
 ) -> Geoms:
     """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
@@ -105,7 +112,8 @@ def make_geoms(
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
     ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1`` (a scalar applies to
     every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom index pairs, in
-    either order).
+    either order), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom of each
+    in ``vertex_geom``; give a mesh geom its convex hull's vertices).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -128,11 +136,19 @@ def make_geoms(
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
     exclude, pairs = _index_pairs(exclude, ng, "exclude"), _index_pairs(pairs, ng, "pairs")
+    vertices = np.zeros((0, 3)) if vertices is None else np.asarray(vertices, np.float64).reshape(-1, 3)
+    vertex_geom = ints(vertex_geom)
+    if len(vertex_geom) != len(vertices):
+        raise ValueError(f"make_geoms: {len(vertex_geom)} entries in vertex_geom for {len(vertices)} vertices")
+    for g in sorted(set(vertex_geom)):
+        if not 0 <= g < ng or type[g] != MESH:
+            raise ValueError(f"make_geoms: vertex_geom names geom {g}, which is not a mesh geom of 0..{ng - 1}")
     return Geoms(
         size=f(size, (ng, 3)),
         pos=f(pos, (ng, 3)),
         R=f(R, (ng, 3, 3)),
         friction=f(friction, (ng, 3)),
+        vertices=f(vertices, (len(vertex_geom), 3)),
         type=type,
         body=body,
         contype=contype,
@@ -140,6 +156,7 @@ def make_geoms(
         names=names,
         exclude=exclude,
         pairs=pairs,
+        vertex_geom=vertex_geom,
     )
 
 
@@ -166,4 +183,5 @@ def empty_geoms(dtype=None) -> Geoms:
         pos=jnp.zeros((0, 3), dtype),
         R=jnp.zeros((0, 3, 3), dtype),
         friction=jnp.zeros((0, 3), dtype),
+        vertices=jnp.zeros((0, 3), dtype),
     )

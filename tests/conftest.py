@@ -103,6 +103,7 @@ SLOW = {
     "tests/test_envs.py::test_auto_reset_and_truncation[acrobot]",
     "tests/test_trajopt.py::test_expected_decrease_is_first_order_exact",
     "tests/test_contact_mujoco.py::test_dropped_body_settles_as_in_mujoco[box_on_box]",
+    "tests/test_contact_mujoco.py::test_dropped_body_settles_as_in_mujoco[mesh]",
     "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[panda-fixed]",
     "tests/test_contact_pairs.py::test_box_falls_onto_box",
     "tests/test_contact_pairs.py::test_capsule_falls_onto_box",

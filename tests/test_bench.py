@@ -34,6 +34,8 @@ def test_harness_writes_results(tmp_path, capsys):
     for r in res["rows"]:
         assert r["samples_per_s"] > 0 and r["compile_s"] > 0 and r["ratio_vs_best_peer"] is None
         assert r["program_bytes"] > 0  # XLA buffer assignment, reported on CPU too
+        # every row checked against vmap of the one-sample algorithm (jaxdyn.algorithms)
+        assert r["rel_err_vs_generic"] < 1e-5, r  # float32
     out = capsys.readouterr().out
     assert "rnea_soa" in out and "samples/s" in out
 

@@ -53,7 +53,7 @@ def _tilt(quat):
 def _flat(name, quat):
     """How far from lying flat: the box's z axis from the vertical, the capsule's axis (the
     body x axis: ``euler="0 90 0"``) from the horizontal (radians)."""
-    if name in ("box", "box_on_box"):
+    if name in ("box", "box_on_box", "mesh"):
         return _tilt(quat)
     w, x, y, z = quat
     return abs(np.arcsin(np.clip(2 * (x * z - w * y), -1, 1)))
@@ -74,12 +74,13 @@ def _model(name):
     return model, C.Contact(C.Ground.from_model(model), C.ContactParams())
 
 
-@pytest.mark.parametrize("name", ["box", "capsule", "box_on_box"])
+@pytest.mark.parametrize("name", ["box", "capsule", "box_on_box", "mesh"])
 def test_dropped_body_settles_as_in_mujoco(ref, name):
     """Dropped tilted from 8 cm onto the ground, and the box onto a box on the world (box-box
-    contact), 1.5 s: resting height (penetration 0.182 mm in both), flat, total normal force =
-    weight, normal force settled (1 %) at a similar time; where it comes to rest (friction during
-    the tumble) loosely."""
+    contact), 1.5 s: resting height (penetration 0.182 mm in both; 0.139 mm for the mesh, a
+    hexagonal prism collided as its convex hull: six vertices in jaxdyn, four contacts in
+    MuJoCo), flat, total normal force = weight, normal force settled (1 %) at a similar time;
+    where it comes to rest (friction during the tumble) loosely."""
     model, ct = _model(name)
     mj = {k[len(name) + 1 :]: v for k, v in ref.items() if k.startswith(name + "_")}
     steps = len(mj["normal_force"]) - 1
@@ -96,17 +97,24 @@ def test_dropped_body_settles_as_in_mujoco(ref, name):
     qm = mj["qpos_final"]
     # at rest: the weight, exactly in both laws
     np.testing.assert_allclose(f[-1], [0, 0, weight], rtol=1e-6, atol=1e-9)
-    assert abs(mj["normal_force"][-1] / weight - 1) < 1e-6
+    assert abs(mj["normal_force"][-1] / weight - 1) < 1e-5  # MuJoCo's mesh: 3e-6 (still settling)
     assert abs(f[-1, 2] / mj["normal_force"][-1] - 1) < 1e-3
     # resting height: equal penetration at this load by the choice of MuJoCo's solref
     pen = float(mj["hunt_crossley_penetration"])
-    assert abs(q[-1, 2] - qm[2]) < 1e-2 * pen, (q[-1, 2], qm[2])
-    assert _flat(name, q[-1, 3:7]) < 1e-6 and _flat(name, qm[3:7]) < 1e-6
+    assert _flat(name, q[-1, 3:7]) < 1e-6
+    if name == "mesh":  # MuJoCo keeps 4 of the 6 base vertices as contacts and rests tilted
+        assert _flat(name, qm[3:7]) < 3e-4  # 1.4e-4 rad: its base's height varies by 11 um
+        depth = C.contact_points(model, jnp.asarray(q[-1]), jnp.zeros(6), ct.ground).depth
+        assert abs(float(jnp.max(depth)) - float(mj["penetration"])) < 1e-2 * pen
+        assert abs(q[-1, 2] - qm[2]) < 0.1 * pen, (q[-1, 2], qm[2])
+    else:
+        assert abs(q[-1, 2] - qm[2]) < 1e-2 * pen, (q[-1, 2], qm[2])
+        assert _flat(name, qm[3:7]) < 1e-6
     # the transient: settling of the normal force, where the body ended up
     t_jd, t_mj = _settle_time(f[:, 2] / weight, 1e-2), float(mj["settle_time_force"])
     assert abs(t_jd - t_mj) < 0.1, (t_jd, t_mj)
     assert np.linalg.norm(q[-1, :2] - qm[:2]) < 1e-2
-    assert abs(_yaw(q[-1, 3:7]) - _yaw(qm[3:7])) < 3e-2
+    assert abs(_yaw(q[-1, 3:7]) - _yaw(qm[3:7])) < (5e-2 if name == "mesh" else 3e-2)  # mesh: 0.037
     # the stored trajectory (every 10 ms): the same fall until the first touch
     touch = int(np.argmax(f[:, 2] > 0))  # the first step with a contact force
     assert touch > 50

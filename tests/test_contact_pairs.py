@@ -515,6 +515,59 @@ def test_explicit_geom_lists_in_code():
         geometry.make_geoms(**kw, pairs=[(1, 1)])
 
 
+BOX_BODY = """<mujoco>ASSET<worldbody><body name="b" pos="0 0 1"><freejoint/>
+<inertial pos="0 0 0" mass="1" diaginertia="0.014166666666666666 0.004166666666666667 0.016666666666666666"/>
+GEOM</body></worldbody></mujoco>"""
+
+
+def test_mesh_collides_as_its_convex_hull():
+    """A mesh geom touches the ground with its convex hull's vertices: a cuboid mesh whose
+    vertices include an inner point, a point on a face and a repeated corner falls, spinning, and
+    lands exactly as the box geom of the same size (same inertia), 0.4 s at 1 ms."""
+    box = jaxdyn.load_mjcf(BOX_BODY.replace("ASSET", "").replace("GEOM", '<geom type="box" size="0.1 0.2 0.05"/>'))
+    corners = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    vert = corners + [(0, 0, 0.5), (0, 1, 0), corners[3]]
+    asset = (
+        '<asset><mesh name="cube" scale="0.1 0.2 0.05" vertex="'
+        + " ".join(f"{x} {y} {z}" for x, y, z in vert)
+        + '"/></asset>'
+    )
+    mesh = jaxdyn.load_mjcf(BOX_BODY.replace("ASSET", asset).replace("GEOM", '<geom type="mesh" mesh="cube"/>'))
+    np.testing.assert_array_equal(np.asarray(mesh.geoms.vertices), np.array(corners) * [0.1, 0.2, 0.05])
+    assert mesh.geoms.vertex_geom == (0,) * 8 and box.geoms.vertices.shape == (0, 3)
+    q0 = jnp.array([0.0, 0.0, 0.12, *np.array([np.cos(0.2), np.sin(0.2), 0.3 * np.sin(0.2), 0.0]) / 1.0])
+    q0 = q0.at[3:7].set(q0[3:7] / jnp.linalg.norm(q0[3:7]))
+    qd0 = jnp.array([0.0, 0.0, 3.0, 0.2, 0.0, -0.5])
+
+    def run(model):
+        return sim.rollout(model, q0, qd0, jnp.zeros((400, 6)), 1e-3, contact=C.Contact()).q
+
+    qb, qm = jax.jit(run)(box), jax.jit(run)(mesh)
+    # it lands on its largest face, at the Hunt-Crossley depth of four corners
+    assert abs(float(qb[-1, 2]) - (0.05 - (G / 4 / 1e6) ** (2 / 3))) < 1e-6
+    np.testing.assert_allclose(np.asarray(qm), np.asarray(qb), rtol=0, atol=1e-12)
+    cb = C.contact_points(box, qb[-1], jnp.zeros(6))
+    cm = C.contact_points(mesh, qm[-1], jnp.zeros(6))
+    order = lambda c: np.asarray(c.centre)[np.lexsort(np.asarray(c.centre).T)]  # noqa: E731
+    np.testing.assert_allclose(order(cm), order(cb), atol=1e-15)
+
+
+def test_unreadable_collision_mesh_is_warned_about():
+    """A mesh jaxdyn cannot read (here an OBJ file) loads with a warning naming the geom; the
+    geom then does not collide."""
+    xml = BOX_BODY.replace("ASSET", '<asset><mesh name="m" file="shape.obj"/></asset>').replace(
+        "GEOM", '<geom name="g" type="mesh" mesh="m"/>'
+    )
+    with pytest.warns(UserWarning, match=r"geom name='g'.*only binary STL.*does not collide"):
+        m = jaxdyn.load_mjcf(xml)
+    assert m.geoms.type == (geometry.MESH,) and m.geoms.vertices.shape == (0, 3)
+    kw = dict(type=[geometry.SPHERE, geometry.MESH], size=np.zeros((2, 3)), body=[0, 0])
+    with pytest.raises(ValueError, match="vertex_geom names geom 0, which is not a mesh geom"):
+        geometry.make_geoms(**kw, vertices=np.zeros((1, 3)), vertex_geom=[0])
+    with pytest.raises(ValueError, match="2 entries in vertex_geom for 1 vertices"):
+        geometry.make_geoms(**kw, vertices=np.zeros((1, 3)), vertex_geom=[1, 1])
+
+
 def test_finite_derivatives_at_degenerate_configurations():
     """jax.grad of the contact wrenches w.r.t. the model, q and qd is finite: spheres exactly
     touching, coincident sphere centres, parallel capsule segments, a sphere centre exactly on a

@@ -52,7 +52,9 @@ Supported
 * ``<option gravity>`` and ``<flag gravity="disable">`` -> ``model.gravity``.
 * Geoms are stored in ``model.geoms`` (:class:`~jaxdyn.geometry.Geoms`, in jaxdyn body
   frames; height fields are skipped; a mesh keeps the frame written in the file, where MuJoCo
-  moves it to the mesh's centroid). Every MuJoCo body is a named frame
+  moves it to the mesh's centroid, and its convex hull's vertices go to ``Geoms.vertices`` for
+  ground contact: binary STL files and inline ``vertex`` data are read, other meshes load with a
+  warning and do not collide). Every MuJoCo body is a named frame
   (``model.frame_names``; the world is ``"world"``), and so is every named site (posed by
   ``pos`` / orientation or ``fromto``; called ``"site:NAME"`` where a body has the same name).
 
@@ -131,7 +133,16 @@ from ..geometry import TYPE_CODES, make_geoms
 from ..model import Model, Topology, make_model
 from .errors import check_finite_model
 from .inertia import InertiaPolicy, check_policy, combine
-from .mjcf_inertia import _body_inertia, _bounds, _geom_shape, geom_volume_inertia, mesh_volume_inertia, read_stl
+from .mjcf_inertia import (
+    _body_inertia,
+    _bounds,
+    _geom_shape,
+    geom_volume_inertia,
+    hull_vertices,
+    mesh_points,
+    mesh_volume_inertia,
+    read_stl,
+)
 from .mjcf_parse import (
     ACTUATORS,
     I3,
@@ -682,6 +693,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     frames += site_frames
     g = dict(type=[], size=[], body=[], pos=[], R=[], friction=[], contype=[], conaffinity=[], names=[])
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
+    g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
     skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
     for i, b in enumerate(bodies):
         ob, Ro, po = owner[i]
@@ -713,6 +725,10 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
             g["names"].append(a.get("name", ""))
             g_mjbody.append(i)
+            if gtype == "mesh":
+                hull = _mesh_hull(ctx, a, gw)
+                g_vert.append(hull)
+                g_vgeom += [len(g["type"]) - 1] * len(hull)
     exclude, pairs = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
     for k in range(len(g["type"])):
         _finite(
@@ -737,6 +753,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         names=tuple(g["names"]),
         exclude=exclude,
         pairs=pairs,
+        vertices=np.concatenate(g_vert),
+        vertex_geom=g_vgeom,
         dtype=dtype,
     )
 
@@ -786,6 +804,20 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     )
     check_finite_model(model, MJCFError)
     return model
+
+
+def _mesh_hull(ctx, a, gw):
+    """The convex-hull vertices of a mesh geom's mesh in the geom frame, or none (warned) where
+    jaxdyn cannot read the mesh: the geom then does not collide."""
+    mesh = ctx.meshes.get(a.get("mesh"))
+    try:
+        if mesh is None:
+            raise MJCFError(f"the mesh '{a.get('mesh')}' it names is not defined in <asset>")
+        vert, _ = mesh_points(mesh[1], ctx, f"<mesh name='{mesh[1].get('_name')}'>")
+    except MJCFError as e:
+        ctx.warnings.append(f"{gw}: {e}; the geom does not collide")
+        return np.zeros((0, 3))
+    return hull_vertices(vert)
 
 
 PAIR_PARAMETERS = ("friction", "solref", "solreffriction", "solimp", "margin", "gap", "condim")

@@ -128,6 +128,40 @@ def mesh_volume_inertia(tris):
     return vol, com, np.trace(C) * np.eye(3) - C
 
 
+def mesh_points(a, ctx, mw):
+    """``(vertices (n, 3), triangles (m, 3, 3) or None)`` of a mesh asset's attributes ``a`` in
+    the mesh frame, scaled (a mirroring scale turns the faces back outward): a binary STL file
+    (through ``<compiler meshdir>``), or inline ``vertex`` (+ ``face``). MJCFError otherwise."""
+    tris = None
+    if "file" in a:
+        if not a["file"].lower().endswith(".stl"):
+            raise MJCFError(f"{mw}: only binary STL mesh files are read, got '{a['file']}'")
+        path = a["file"] if os.path.isabs(a["file"]) else os.path.join(ctx.main_dir, ctx.meshdir, a["file"])
+        if not os.path.isfile(path):
+            raise MJCFError(f"{mw}: mesh file '{path}' not found")
+        tris = read_stl(path, mw)
+        vert = np.unique(tris.reshape(-1, 3), axis=0)
+    elif "vertex" in a:
+        if len(a["vertex"].split()) % 3:
+            raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
+        # MuJoCo keeps mesh vertices in single precision, as an STL file holds them
+        vert = _numbers(a["vertex"], 10**9, f"{mw} vertex", at_least=3).reshape(-1, 3)
+        vert = vert.astype(np.float32).astype(np.float64)
+        if "face" in a:
+            face = _numbers(a["face"], 10**9, f"{mw} face", ints=True, at_least=3)
+            if len(face) % 3 or face.min() < 0 or face.max() >= len(vert):
+                raise MJCFError(f"{mw} face: expected vertex index triples within 0..{len(vert) - 1}")
+            tris = vert[face.reshape(-1, 3)]
+    else:
+        raise MJCFError(f"{mw}: no mesh data (a file or inline vertex data)")
+    scale = _numbers(a.get("scale", "1 1 1"), 3, f"{mw} scale")
+    if tris is not None:
+        tris = tris * scale
+        if np.prod(scale) < 0:  # a mirror turns the faces inside out
+            tris = tris[:, ::-1]
+    return vert * scale, tris
+
+
 def _mesh_mass_properties(mesh, ctx, gw, bw):
     """(volume, centroid, I / mass) of a mesh asset in the geom frame, or MJCFError."""
     if mesh is None:
@@ -141,32 +175,9 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
             "(MuJoCo's default is 'legacy'; 'convex' uses the convex hull) jaxdyn does not reproduce; add an "
             f"<inertial> to {bw}, or give the mesh inertia='exact' (closed, outward-oriented meshes)"
         )
-    if "file" in a:
-        if not a["file"].lower().endswith(".stl"):
-            raise MJCFError(f"{mw}: only binary STL mesh files are read, got '{a['file']}'")
-        path = a["file"] if os.path.isabs(a["file"]) else os.path.join(ctx.main_dir, ctx.meshdir, a["file"])
-        if not os.path.isfile(path):
-            raise MJCFError(f"{mw}: mesh file '{path}' not found")
-        tris = read_stl(path, mw)
-    elif "vertex" in a and "face" in a:
-        vert = (
-            _numbers(a["vertex"], 10**9, f"{mw} vertex", at_least=3).reshape(-1, 3)
-            if len(a["vertex"].split()) % 3 == 0
-            else None
-        )
-        if vert is None:
-            raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
-        face = _numbers(a["face"], 10**9, f"{mw} face", ints=True, at_least=3)
-        if len(face) % 3 or face.min() < 0 or face.max() >= len(vert):
-            raise MJCFError(f"{mw} face: expected vertex index triples within 0..{len(vert) - 1}")
-        # MuJoCo keeps mesh vertices in single precision, as an STL file holds them
-        tris = vert.astype(np.float32).astype(np.float64)[face.reshape(-1, 3)]
-    else:
+    if "file" not in a and not ("vertex" in a and "face" in a):
         raise MJCFError(f"{mw}: inertia='exact' needs a file or vertex and face data")
-    scale = _numbers(a.get("scale", "1 1 1"), 3, f"{mw} scale")
-    tris = tris * scale
-    if np.prod(scale) < 0:  # a mirror turns the faces inside out
-        tris = tris[:, ::-1]
+    _, tris = mesh_points(a, ctx, mw)
     vol, com, iu = mesh_volume_inertia(tris)
     if com is None:
         raise MJCFError(
@@ -174,6 +185,18 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
             "closed mesh with outward-facing triangles"
         )
     return vol, com, iu
+
+
+def hull_vertices(vert):
+    """The vertices of the convex hull of ``vert`` ``(n, 3)`` (MuJoCo collides a mesh as its
+    convex hull); all distinct vertices where they span no volume."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    vert = np.unique(vert, axis=0)
+    try:
+        return vert[np.sort(ConvexHull(vert).vertices)]
+    except (QhullError, ValueError):  # flat or fewer than 4 points
+        return vert
 
 
 def _geom_mass(a, vol, gw):

@@ -10,6 +10,8 @@ Writes the models and the reference into ``tests/data/mujoco/contact/``:
   radius 3 cm, half-length 10 cm) on a free joint, above a plane;
 * ``box_on_box.xml``: the same box above a box on the world (a table, 0.6 x 0.5 x 0.1 m, its
   top face at z = 0.1, yawed 15 degrees): box-box contact;
+* ``mesh.xml``: a hexagonal prism (1 kg, circumradius 8 cm, 6 cm high) given as a mesh of its
+  vertices and two inner points, above a plane: mesh-plane contact (the convex hull);
 * ``solo12.xml``: the Solo-12 quadruped of ``jaxdyn/robots/solo12.urdf`` written as MJCF (the
   URDF's links, inertias and joints; the fixed ankle joint becomes a welded foot body) with a
   free base and a sphere of radius 2 cm on each foot, the only geoms that collide;
@@ -28,8 +30,8 @@ rolling friction, as jaxdyn), and jaxdyn's ``"implicit_euler"``.
 
 Scenarios:
 
-* ``box``, ``capsule``: dropped tilted from a few centimetres, 1.5 s; ``box_on_box``: the box
-  dropped tilted as ``box``, 8 cm above the table instead of the floor;
+* ``box``, ``capsule``, ``mesh``: dropped tilted from a few centimetres, 1.5 s;
+  ``box_on_box``: the box dropped tilted as ``box``, 8 cm above the table instead of the floor;
 * ``solo12``: base 1 cm above standing height, joints at the standing posture ``q_ref``; PD
   control ``tau = Kp (q_ref - q) - Kd qd`` on the 12 joints (``Kp = 5 N m/rad``,
   ``Kd = 0.1 N m s/rad``), computed from the state at the start of every step, 2 s.
@@ -61,7 +63,7 @@ OPTION = f'<option timestep="{DT}" integrator="Euler" cone="elliptic"/>'
 # a body (or a table and a body) on a free joint above the floor, with the contact softness tc
 SCENE = """<mujoco model="{name}">
   <!-- written by tests/reference/generate_mujoco_contact.py -->
-  {option}
+  {option}{assets}
   <default><geom condim="3" friction="1 0 0" solimp="{solimp}" solref="{tc:.6f} 1"/></default>
   <worldbody>
     <geom name="floor" type="plane" size="0 0 1"/>
@@ -73,16 +75,32 @@ BOX_BODY = '<body name="box" pos="0 0 {z}"><freejoint/><geom type="box" size="0.
 TABLE = '<geom name="table" type="box" size="0.3 0.25 0.05" pos="0.02 -0.01 0.05" euler="0 0 15"/>'
 CAPSULE_BODY = """<body name="capsule" pos="0 0 0.2"><freejoint/>
       <geom type="capsule" size="0.03 0.1" euler="0 90 0" mass="0.5"/></body>"""
+# a hexagonal prism (circumradius 8 cm, height 6 cm) as a mesh of its 12 vertices, with two
+# vertices inside it (MuJoCo and jaxdyn collide the convex hull); the inertia of the solid prism
+HEX_R, HEX_H = 0.08, 0.03
+HEX = [(HEX_R * np.cos(a), HEX_R * np.sin(a), z) for z in (-HEX_H, HEX_H) for a in np.arange(6) * np.pi / 3]
+HEX_ASSET = (
+    '\n  <asset><mesh name="hexprism" vertex="'
+    + " ".join(f"{x:.10g} {y:.10g} {z:.10g}" for x, y, z in HEX + [(0.01, 0, 0), (0, 0.02, 0.01)])
+    + '"/></asset>'
+)
+MESH_BODY = """<body name="mesh" pos="0 0 0.2"><freejoint/>
+      <inertial pos="0 0 0" mass="1" diaginertia="{ixx:.10g} {ixx:.10g} {izz:.10g}"/>
+      <geom type="mesh" mesh="hexprism"/></body>""".format(
+    ixx=5 * HEX_R**2 / 24 + (2 * HEX_H) ** 2 / 12, izz=5 * HEX_R**2 / 12
+)
 SCENES = {
     "box": "    " + BOX_BODY.format(z=0.2),
     "box_on_box": "    " + TABLE + "\n    " + BOX_BODY.format(z=0.3),
     "capsule": "    " + CAPSULE_BODY,
+    "mesh": "    " + MESH_BODY,
 }
+ASSETS = {"mesh": HEX_ASSET}
 
 
 def scene(name, tc, **opt):
     """The MJCF of scenario ``name`` with the solref time constant ``tc``."""
-    return SCENE.format(name=name, bodies=SCENES[name], tc=tc, **opt)
+    return SCENE.format(name=name, bodies=SCENES[name], assets=ASSETS.get(name, ""), tc=tc, **opt)
 
 
 def _f(v):
@@ -251,6 +269,9 @@ def main():
     out.update(res)
     cap0 = np.array([0.0, 0.0, 0.08, *_quat_axis([0.2, 1.0, 0.0], 0.25)])
     res, _ = scenario("capsule", lambda tc: scene("capsule", tc, **opt), cap0, 1.5, 0.5 * G / 2)
+    out.update(res)
+    mesh0 = np.array([0.0, 0.0, 0.1, *_quat_axis([1.0, 0.4, 0.0], 0.35)])
+    res, _ = scenario("mesh", lambda tc: scene("mesh", tc, **opt), mesh0, 1.5, G / 6)
     out.update(res)
     m = mujoco.MjModel.from_xml_string(solo12_mjcf(0.02))
     stand_height = 0.16 * 2 * np.cos(0.8) + FOOT_RADIUS
