@@ -147,34 +147,59 @@ def main(argv=None):
     rows = []
     for n in args.n_envs:
         c, r = bench_jaxdyn(env, n, args.steps, args.repeats)
-        row = dict(n=n, jaxdyn_compile=c, jaxdyn_rate=r)
+        row = dict(n=n, jaxdyn_compile=c, jaxdyn_rate=r, jaxdyn_peak=_peak_mb())
         if have_mjx:
             mc, mr, mjv = bench_mjx(env, n, args.steps, args.repeats)
-            row.update(mjx_compile=mc, mjx_rate=mr, mujoco=mjv)
+            row.update(mjx_compile=mc, mjx_rate=mr, mujoco=mjv, mjx_peak=_peak_mb())
         rows.append(row)
         print(row, flush=True)
+        text = _table(rows, env, args, have_mjx)
+        if args.out:  # after every row: a run cut short keeps what it measured
+            with open(args.out, "w") as fh:
+                fh.write(text)
+    print(text)
+    return rows
+
+
+def _peak_mb():
+    """The device's peak memory in use so far in MB (a high-water mark; GPU), or None."""
+    try:
+        peak = (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
+    except Exception:  # noqa: BLE001 - backends without memory stats
+        return None
+    return None if peak is None else peak / 2**20
+
+
+def _table(rows, env, args, have_mjx):
+    dev = jax.devices()[0]
+    where = (
+        f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+        if dev.platform == "cpu"
+        else f"{dev.platform.upper()} ({dev.device_kind})"
+    )
     lines = [
         f"# Solo12 joystick environment: steps per second ({datetime.date.today()})",
         "",
-        f"Device: CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores); jax {jax.__version__}, "
+        f"Device: {where}; jax {jax.__version__}, "
         f"jaxdyn {jaxdyn.__version__}" + (f", mujoco/mjx {rows[0]['mujoco']}" if have_mjx else "") + ".",
         f"`python benchmarks/envs_quadruped.py --steps {args.steps} --repeats {args.repeats}`: "
-        f"dt = {env.dt} s, {env.substeps} substeps of {env.dt / env.substeps * 1e3:g} ms, float32.",
+        f"dt = {env.dt} s, {env.substeps} substeps of {env.dt / env.substeps * 1e3:g} ms, float32. "
+        "peak MB: the device's memory high-water mark after the row (GPU; it only grows).",
         "",
-        "| envs | jaxdyn steps/s | jaxdyn compile [s] |"
-        + (" MJX steps/s | MJX compile [s] | jaxdyn / MJX |" if have_mjx else ""),
-        "|---:|---:|---:|" + ("---:|---:|---:|" if have_mjx else ""),
+        "| envs | jaxdyn steps/s | jaxdyn compile [s] | peak MB |"
+        + (" MJX steps/s | MJX compile [s] | peak MB | jaxdyn / MJX |" if have_mjx else ""),
+        "|---:|---:|---:|---:|" + ("---:|---:|---:|---:|" if have_mjx else ""),
     ]
+    mb = lambda x: "n/a" if x is None else f"{x:,.0f}"  # noqa: E731
     for r in rows:
-        line = f"| {r['n']} | {r['jaxdyn_rate']:,.0f} | {r['jaxdyn_compile']:.1f} |"
+        line = f"| {r['n']} | {r['jaxdyn_rate']:,.0f} | {r['jaxdyn_compile']:.1f} | {mb(r['jaxdyn_peak'])} |"
         if have_mjx:
-            line += f" {r['mjx_rate']:,.0f} | {r['mjx_compile']:.1f} | {r['jaxdyn_rate'] / r['mjx_rate']:.2f} |"
+            line += (
+                f" {r['mjx_rate']:,.0f} | {r['mjx_compile']:.1f} | {mb(r['mjx_peak'])} |"
+                f" {r['jaxdyn_rate'] / r['mjx_rate']:.2f} |"
+            )
         lines.append(line)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -92,9 +92,10 @@ case "$PART" in
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
   # part8, part7a and part9 (panda) ran on 2026-11-27 (results/h100-2026-11-27.md: 4, 3.5 and
-  # 4 minutes on a warm H100). Still to run, in order of value: part7b (talos CRBA, solo12;
-  # at most 8 minutes), part7d (talos launch parameters), part7c (chains, panda), part7e (arms'
-  # CRBA launch), part9t (aba_derivatives on talos).
+  # 4 minutes on a warm H100). Still to run, in order of value: part10 (the quadruped
+  # environment against MJX, at most 7 minutes) and part11 (PPO on it, 8 minutes), part7b (talos
+  # CRBA, solo12; at most 8 minutes), part7d (talos launch parameters), part7c (chains, panda),
+  # part7e (arms' CRBA launch), part9t (aba_derivatives on talos).
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the earlier ones> for the status.
   part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
@@ -161,6 +162,24 @@ case "$PART" in
     bash "$0" info | tee "$OUT/info.txt"
     bench 240 h100-derivatives --algos aba_jacobian,aba_jacobian_soa,aba_jacobian_pallas,aba_derivatives \
       --robots panda,talos:fixed --batches 131072 --peers frax --repeats 10
+    ;;
+  part10)  # not yet run on a GPU: the quadruped environment's steps/s against MJX on the same robot,
+           # contact geometry, control and time step (benchmarks/envs_quadruped.py), 1 to 16384
+           # environments, compile time and peak memory; sizes part11
+    bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) envs_quadruped"
+    timeout 420 $PY benchmarks/envs_quadruped.py --n-envs 1 64 1024 4096 16384 --steps 20 --repeats 3 \
+      --out "$W/envs-quadruped.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-envs.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    ;;
+  part11)  # not yet run on a GPU: PPO (brax.training) on the quadruped, the learning curve and a GIF
+           # (examples/train_quadruped.py); TIMESTEPS from part10's rate. Also needs in .whl/:
+           # brax==0.14.2 jaxopt ml-collections (pure Python; the machine has flax, optax, orbax)
+    bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) train_quadruped ${TIMESTEPS:=20000000} steps"
+    timeout 480 $PY examples/train_quadruped.py --timesteps "$TIMESTEPS" --out "$W/train" 2>&1 \
+      | grep --line-buffered -v "^WARNING" | tee "$W/log-train.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     ;;
   part9t)  # part9's talos rows (the 2026-11-27 run reached panda only)
     bash "$0" info | tee "$OUT/info.txt"
