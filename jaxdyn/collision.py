@@ -215,6 +215,35 @@ def _segment_box_contacts(p, d, r, cb, Rb, h):
     return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
 
 
+def _segment_segment_contacts(p1, d1, r1, p2, d2, r2):
+    """Capsule (segment ``p1 + s d1``, radius ``r1``) against capsule (``p2 + t d2``, ``r2``) as
+    three contacts: at the two ends of the stretch of the first segment that the second runs
+    alongside (the second segment's ends projected on the first and clamped to it,
+    ``s_lo <= s_hi``), the first capsule's sphere there against the second capsule
+    (:func:`_spheres` with the second segment's point closest to it); and the closest points of
+    the two segments (:func:`_segments`), counted beyond those two by (B1). Parallel capsules
+    lying on each other rest on the two ends of their overlap; crossing ones (``s_lo = s_hi``,
+    both contacts at the crossing) on the crossing; the interior contact acts where the segments
+    come closer between ``s_lo`` and ``s_hi``, or outside them. Every distance is continuous in
+    the poses. Returns the signed distances ``(..., 3)``, normals from the first capsule to the
+    second ``(..., 3, 3)`` and witnesses ``(..., 3, 3)`` in the order ``s_lo``, ``s_hi``,
+    interior, and the capsules' signed distance ``(...)``."""
+    a = _dot(d1, d1)
+    ok = a > jnp.finfo(a.dtype).tiny
+    a = jnp.where(ok, a, 1.0)
+    s0 = jnp.where(ok, _dot(p2 - p1, d1) / a, 0.0)
+    s1 = jnp.where(ok, _dot(p2 + d2 - p1, d1) / a, 0.0)
+    out = []
+    for s in (jnp.clip(jnp.minimum(s0, s1), 0.0, 1.0), jnp.clip(jnp.maximum(s0, s1), 0.0, 1.0)):
+        c = p1 + s[..., None] * d1
+        out.append(_spheres(c, r1, _segment_point(p2, d2, c), r2))
+    P, Q = _segments(p1, d1, p2, d2)
+    ds, ns, ws = _spheres(P, r1, Q, r2)
+    (dl, nl, wl), (dh, nh, wh) = out
+    di = _beyond_ends(ds, dl, dh)
+    return jnp.stack([dl, dh, di], -1), jnp.stack([nl, nh, ns], -2), jnp.stack([wl, wh, ws], -2), ds
+
+
 def _beyond_ends(ds, d0, d1):
     """(B1): the segment's deepest distance ``ds`` counted beyond its ends' ``d0``, ``d1``."""
     return ds - jnp.minimum(0.0, jnp.minimum(d0, d1))

@@ -44,7 +44,13 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   points to the 12 edges, the crossings of two face planes' distances; for a minimum along an
   interval, a segment parallel to a face, the interval's midpoint), so ``phi`` is the smallest
   sphere-box distance over the segment, also where the segment reaches into the box
-  (:func:`pair_distances`). A capsule-box pair acts through three contacts, sphere-box at its
+  (:func:`pair_distances`). A capsule-capsule pair acts through three contacts: at the two ends
+  of the stretch of the first segment that the second runs alongside (the second's ends
+  projected on the first, clamped), the first capsule's sphere there against the second
+  capsule, and the closest points counted by (B1) beyond those two
+  (:func:`jaxdyn.collision._segment_segment_contacts`), so a capsule lying along another rests
+  on the two ends of their overlap, and crossing capsules on the crossing. A capsule-box pair
+  acts through three contacts, sphere-box at its
   two ends and at that deepest point, the last counted beyond the deeper end's penetration
   (``phi_i = phi - min(0, phi_end0, phi_end1)``, (B1) of
   :func:`jaxdyn.collision._segment_box_contacts`), so a capsule lying on a face rests on its
@@ -149,7 +155,7 @@ from .collision import (
     _segment_box_contacts,
     _segment_of,
     _segment_point,
-    _segments,
+    _segment_segment_contacts,
     _sphere_box,
     _spheres,
     _unit,
@@ -819,7 +825,11 @@ _PAIR_KINDS = (
 # contacts per pair (rows of PairContacts), by kind: capsule-box its two ends and its interior
 # (collision._segment_box_contacts), box-box 8 + 8 corners and 12 + 12 edges
 # (collision._box_box_contacts); one for the others
-_PAIR_ROWS = {(geometry.CAPSULE, geometry.BOX): 3, (geometry.BOX, geometry.BOX): 40}
+_PAIR_ROWS = {
+    (geometry.CAPSULE, geometry.CAPSULE): 3,
+    (geometry.CAPSULE, geometry.BOX): 3,
+    (geometry.BOX, geometry.BOX): 40,
+}
 
 
 class CollisionPairs(NamedTuple):
@@ -833,7 +843,8 @@ class CollisionPairs(NamedTuple):
     unsupported: pairs the filter admits but whose shape combination is not collided (anything
       with a cylinder, ellipsoid or mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
-      the order of ``pairs``): 3 for capsule-box, 40 for box-box, 1 for the others.
+      the order of ``pairs``): 3 for capsule-capsule and capsule-box, 40 for box-box, 1 for
+      the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -940,8 +951,8 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
             p2, d2 = _segment_of(Rg[j], cg[j], size[j])
             out.append(one(*_spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])))
         elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
-            P, Q = _segments(*_segment_of(Rg[i], cg[i], size[i]), *_segment_of(Rg[j], cg[j], size[j]))
-            out.append(one(*_spheres(P, r1, Q, size[j, 0])))
+            segs = (*_segment_of(Rg[i], cg[i], size[i]), r1, *_segment_of(Rg[j], cg[j], size[j]), size[j, 0])
+            out.append(_segment_segment_contacts(*segs))
         elif (t1, t2) == (geometry.SPHERE, geometry.BOX):  # the normal from the sphere to the box
             dd, n, p = _sphere_box(cg[i], r1, cg[j], Rg[j], size[j])
             out.append(one(dd, -n, p))

@@ -95,8 +95,13 @@ def test_distances_match_mujoco(dtype, tol):
         ok = np.isfinite(r)
         assert ok.sum() >= 40 and (r[ok] < 0).sum() >= 1, (names[i], names[j])
         np.testing.assert_allclose(np.asarray(pd)[ok, k], r[ok], rtol=0, atol=tol)
-        (row,) = _pair_rows(m, k)  # one contact: its row carries the pair's distance
-        np.testing.assert_allclose(np.asarray(pc.distance)[ok, row], r[ok], rtol=0, atol=tol)
+        rows = _pair_rows(m, k)
+        dist = np.asarray(pc.distance)[ok][:, rows]
+        if len(rows) == 1:  # one contact: its row carries the pair's distance
+            np.testing.assert_allclose(dist[:, 0], r[ok], rtol=0, atol=tol)
+        else:  # capsule-capsule: the stretch's two ends, then the closest points counted by (B1)
+            assert np.all(dist[:, :2] >= r[ok][:, None] - tol)
+            np.testing.assert_allclose(dist[:, 2], r[ok] - np.minimum(0, dist[:, :2].min(1)), rtol=0, atol=tol)
         compared += ok.sum()
     assert len(table.pairs) == 15 and compared > 400
     # the cylinder against the floor: its deepest rim point
@@ -367,7 +372,7 @@ def test_capsule_box_gradients():
 def test_analytic_penetrations_normals_and_witnesses():
     """Penetration, normal (first geom to second) and witness point (midway between the
     surfaces) of spheres, a sphere on the tilted world box, a sphere inside a box, crossing and
-    parallel capsules; friction the larger of the two geoms'."""
+    parallel capsules (three contacts each); friction the larger of the two geoms'."""
     m = _model()
     x = [1.0, 0.0, 0.0, 0.0]
     along_x = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
@@ -389,10 +394,10 @@ def test_analytic_penetrations_normals_and_witnesses():
     dist, nrm, pt = (np.asarray(a) for a in (pc.distance, pc.normal, pc.point))
     tol = dict(rtol=0, atol=1e-12)
 
-    def check(sample, a, b, dist_ref, n_ref, p_ref):
+    def check(sample, a, b, dist_ref, n_ref, p_ref, contact=0):
         k, forward = _pair_index(m, a, b)
         assert forward
-        (k,) = _pair_rows(m, k)
+        k = _pair_rows(m, k)[contact]
         np.testing.assert_allclose(dist[sample, k], dist_ref, **tol)
         np.testing.assert_allclose(nrm[sample, k], n_ref, **tol)
         np.testing.assert_allclose(pt[sample, k], p_ref, **tol)
@@ -405,10 +410,18 @@ def test_analytic_penetrations_normals_and_witnesses():
     check(1, "s1", "wbox", -d_rest, -top, on_wbox - (0.1 - d_rest / 2) * top)
     # sphere centre inside box b1 (half-sizes 0.1, 0.15, 0.08), nearest face +y at 0.05
     check(2, "s2", "b1", -0.05 - 0.07, [0, -1, 0], [0.02, 0.5 * (0.15 + 0.1 - 0.07), 1])
-    # crossing capsules (radii 0.05, 0.08): segments 0.1 apart at x = 0.03
-    check(3, "c1", "c2", 0.1 - 0.13, [0, 0, 1], [0.03, 0, 1 + 0.5 * (0.1 + 0.05 - 0.08)])
-    # parallel capsules, overlap x in [-0.05, 0.15]: witness at the overlap's middle
-    check(4, "c1", "c2", 0.1 - 0.13, [0, 1, 0], [0.05, 0.5 * (0.1 + 0.05 - 0.08), 1])
+    # crossing capsules (radii 0.05, 0.08): segments 0.1 apart at x = 0.03; the two ends of the
+    # stretch of c1 alongside c2 are both the crossing, and the closest points add nothing (B1)
+    w = [0.03, 0, 1 + 0.5 * (0.1 + 0.05 - 0.08)]
+    check(3, "c1", "c2", 0.1 - 0.13, [0, 0, 1], w, contact=0)
+    check(3, "c1", "c2", 0.1 - 0.13, [0, 0, 1], w, contact=1)
+    check(3, "c1", "c2", 0.0, [0, 0, 1], w, contact=2)
+    # parallel capsules, overlap x in [-0.05, 0.15]: contacts at the overlap's two ends, the
+    # closest points (the overlap's middle) counted beyond them: 0
+    y = 0.5 * (0.1 + 0.05 - 0.08)
+    check(4, "c1", "c2", 0.1 - 0.13, [0, 1, 0], [-0.05, y, 1], contact=0)
+    check(4, "c1", "c2", 0.1 - 0.13, [0, 1, 0], [0.15, y, 1], contact=1)
+    check(4, "c1", "c2", 0.0, [0, 1, 0], [0.05, y, 1], contact=2)
     # the force on the sphere resting on the box carries its weight along the face normal
     ct = C.Contact(collide_ground=False)
     f = eqx.filter_jit(C.total_force)(m, qs[1], np.zeros(m.nv), ct)
@@ -729,6 +742,44 @@ def test_capsule_falls_onto_box():
         np.testing.assert_allclose(point[0, s_end], q[0, -1, :3] + [sign * 0.1, 0, -(r - depth / 2)], atol=1e-9)
     # the tilted drop rests without rocking over the last 0.5 s
     assert np.abs(q[1, -500:, 2] - (top + r - depth)).max() < 1e-5
+
+
+CAPSULE_IN_CRADLE = """<mujoco><worldbody>
+<geom name="log1" type="capsule" size="0.04 0.3" pos="0 0.06 0.5" euler="0 90 0"/>
+<geom name="log2" type="capsule" size="0.04 0.3" pos="0.02 -0.06 0.5" euler="0 90 0"/>
+<body name="cap"><freejoint/><geom name="cap" type="capsule" size="0.03 0.1" euler="0 90 0" mass="0.5"/></body>
+</worldbody></mujoco>"""
+
+
+def test_capsule_rests_level_in_a_cradle_of_capsules():
+    """A 0.5 kg capsule dropped level, and tilted 0.2 rad, into the groove between two parallel
+    capsules on the world comes to rest level on the four ends of the stretches where it lies
+    alongside them (capsule-capsule: three contacts per pair, the closest points counted by (B1)
+    carrying nothing), still, the contact force equal to the weight; without rocking."""
+    m = jaxdyn.load_mjcf(CAPSULE_IN_CRADLE, dtype=jnp.float64)
+    ct = C.Contact(collide_pairs=True, collide_ground=False)
+    assert C.collision_pairs(m).rows == (3, 3)
+    tilt = [np.cos(0.1), 0.0, np.sin(0.1), 0.0]
+    q0 = jnp.array([[0.01, 0.0, 0.58, 1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.6, *tilt]])
+
+    @jax.jit
+    @jax.vmap
+    def settle(q0):
+        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1500, 6)), 1e-3, contact=ct)
+        pc = C.pair_contacts(m, tr.q[-1], tr.qd[-1])
+        return tr.q, tr.qd, C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance, tr.nonfinite_step
+
+    q, qd, f, dist, bad = (np.asarray(a) for a in settle(q0))
+    assert np.all(bad == -1) and np.all(np.isfinite(q))
+    for s in range(2):  # level, tilted
+        np.testing.assert_allclose(f[s], [0.0, 0.0, 0.5 * G], rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(np.abs(qd[s, -1]).max(), 0.0, atol=1e-6)
+        w, x, y, z = q[s, -1, 3:]
+        assert abs(2 * (x * z - w * y)) < 1e-6  # the capsule's axis (its body x) level
+        ends, interior = dist[s][[0, 1, 3, 4]], dist[s][[2, 5]]
+        assert np.all(ends < 0) and np.ptp(ends) < 1e-9 and np.all(np.abs(interior) < 1e-12)
+        assert np.abs(q[s, -500:, 2] - q[s, -1, 2]).max() < 1e-6  # no rocking over the last 0.5 s
+    np.testing.assert_allclose(q[0, -1, 2], q[1, -1, 2], atol=1e-9)
 
 
 URDF = """<robot name="coll">
