@@ -124,6 +124,90 @@ def _sphere_box(c, r, cb, Rb, h):
     return sd - r, n, point
 
 
+def _cylinder_sdf(l, size):
+    """Signed distance of points ``l`` (in the cylinder's frame) to the cylinder of radius
+    ``size[0]`` and half-length ``size[1]`` along z, and the outward unit normal of the nearest
+    surface point. With ``d_r = |l_xy| - r`` and ``d_z = |l_z| - h``: outside,
+    ``|(max(d_r, 0) u, max(d_z, 0) s)|`` along that vector (``u`` the radial direction, ``s``
+    the sign of ``l_z``); inside, ``max(d_r, d_z)`` along the nearer face's normal. On the axis
+    ``u`` is the frame's x axis."""
+    r, h = size[..., 0], size[..., 1]
+    sq = l[..., 0] ** 2 + l[..., 1] ** 2
+    ok = sq > jnp.finfo(l.dtype).tiny
+    rho = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
+    zero = jnp.zeros_like(rho)
+    u = jnp.stack(
+        [
+            jnp.where(ok, l[..., 0] / jnp.where(ok, rho, 1.0), 1.0),
+            jnp.where(ok, l[..., 1] / jnp.where(ok, rho, 1.0), 0.0),
+            zero,
+        ],
+        -1,
+    )
+    sz = jnp.where(l[..., 2] >= 0, 1.0, -1.0).astype(l.dtype)
+    ez = jnp.stack([zero, zero, sz], -1)
+    dr, dz = rho - r, jnp.abs(l[..., 2]) - h
+    a, b = jnp.maximum(dr, 0.0), jnp.maximum(dz, 0.0)
+    out_sq = a * a + b * b
+    outside = out_sq > jnp.finfo(l.dtype).tiny
+    d_out = jnp.sqrt(jnp.where(outside, out_sq, 1.0))
+    n_out = (a[..., None] * u + b[..., None] * ez) / d_out[..., None]
+    radial = dr >= dz
+    n_in = jnp.where(radial[..., None], u, ez)
+    dist = jnp.where(outside, d_out, jnp.maximum(dr, dz))
+    return dist, jnp.where(outside[..., None], n_out, n_in)
+
+
+def _sphere_cylinder(c, r, cc, Rc, size):
+    """Sphere ``(c, r)`` against the cylinder ``(cc, Rc, size)``: signed distance, unit normal
+    from the cylinder to the sphere, and witness midway between the surfaces
+    (:func:`_cylinder_sdf`; exact, also for a centre inside)."""
+    sd, n_loc = _cylinder_sdf(mtv(Rc, c - cc), size)
+    n = mv(Rc, n_loc)
+    surface = c - sd[..., None] * n  # the cylinder's surface point nearest to the centre
+    point = 0.5 * (surface + c - r[..., None] * n)
+    return sd - r, n, point
+
+
+GOLDEN_STEPS = 64  # golden-section steps: the bracket shrinks by 0.618^64 = 4e-14
+
+
+def _segment_cylinder(p, d, r, cc, Rc, size):
+    """Capsule (segment ``p + t d``, radius ``r``) against the cylinder: :func:`_sphere_cylinder`
+    at the point of the segment deepest in the cylinder. The cylinder's signed distance along
+    the segment is convex (a convex body's), so a golden-section search finds its minimiser
+    ``t*`` (:data:`GOLDEN_STEPS` steps, on values without derivatives); the distance at ``t*``
+    then has the derivative of the minimum (the envelope theorem: at an interior minimum
+    ``d phi / d t = 0``, at an end ``t*`` is fixed)."""
+    a0, u0 = (jax.lax.stop_gradient(x) for x in (mtv(Rc, p - cc), mtv(Rc, d)))
+    size0 = jax.lax.stop_gradient(size)
+    f = lambda t: _cylinder_sdf(a0 + t[..., None] * u0, size0)[0]  # noqa: E731
+    g = (5.0**0.5 - 1.0) / 2.0  # a Python float: weakly typed, keeps float32 float32
+    lo, hi = jnp.zeros(a0.shape[:-1], p.dtype), jnp.ones(a0.shape[:-1], p.dtype)
+
+    def step(_, bracket):
+        lo, hi = bracket
+        x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+        left = f(x1) <= f(x2)
+        return jnp.where(left, lo, x1), jnp.where(left, x2, hi)
+
+    lo, hi = jax.lax.fori_loop(0, GOLDEN_STEPS, step, (lo, hi))
+    t = jax.lax.stop_gradient(0.5 * (lo + hi))
+    return _sphere_cylinder(p + t[..., None] * d, r, cc, Rc, size)
+
+
+def _segment_cylinder_contacts(p, d, r, cc, Rc, size):
+    """Capsule against cylinder as three contacts, as :func:`_segment_box_contacts`: the two end
+    spheres and the segment's deepest point, counted beyond the ends by (B1). Returns the signed
+    distances ``(..., 3)``, normals from the cylinder to the capsule ``(..., 3, 3)``, witnesses
+    ``(..., 3, 3)`` and the capsule's signed distance ``(...)``."""
+    d0, n0, w0 = _sphere_cylinder(p, r, cc, Rc, size)
+    d1, n1, w1 = _sphere_cylinder(p + d, r, cc, Rc, size)
+    ds, ns, ws = _segment_cylinder(p, d, r, cc, Rc, size)
+    di = _beyond_ends(ds, d0, d1)
+    return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
+
+
 def _box_edges():
     """The 12 edges of the box of half-sizes ``h`` in its own coordinates, as ``start * h`` and
     ``direction * h``: along axis ``j`` from the corner with ``-h_j``, length ``2 h_j``."""

@@ -25,7 +25,9 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
   velocity ``v`` of the body's material point there.
 * Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
-  sphere-box, capsule-box and box-box, between geoms of different bodies (geoms on the world body
+  sphere-box, capsule-box, box-box, sphere-cylinder and capsule-cylinder (the cylinder's exact
+  signed distance; a capsule's deepest point by golden-section search on it, convex, with the
+  three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`), between geoms of different bodies (geoms on the world body
   included), selected once per model by MuJoCo's rules (Todorov12; MuJoCo's documentation,
   "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -153,10 +155,12 @@ from .collision import (
     _box_box_contacts,
     _dot,
     _segment_box_contacts,
+    _segment_cylinder_contacts,
     _segment_of,
     _segment_point,
     _segment_segment_contacts,
     _sphere_box,
+    _sphere_cylinder,
     _spheres,
     _unit,
 )
@@ -821,11 +825,14 @@ _PAIR_KINDS = (
     (geometry.SPHERE, geometry.BOX),
     (geometry.CAPSULE, geometry.BOX),
     (geometry.BOX, geometry.BOX),
+    (geometry.SPHERE, geometry.CYLINDER),
+    (geometry.CAPSULE, geometry.CYLINDER),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-box its two ends and its interior
 # (collision._segment_box_contacts), box-box 8 + 8 corners and 12 + 12 edges
 # (collision._box_box_contacts); one for the others
 _PAIR_ROWS = {
+    (geometry.CAPSULE, geometry.CYLINDER): 3,
     (geometry.CAPSULE, geometry.CAPSULE): 3,
     (geometry.CAPSULE, geometry.BOX): 3,
     (geometry.BOX, geometry.BOX): 40,
@@ -836,15 +843,16 @@ class CollisionPairs(NamedTuple):
     """The geom pairs of a model that collide (:func:`collision_pairs`).
 
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
-      sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box; within a pair the geom
+      sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
+      capsule-cylinder; within a pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
-    unsupported: pairs the filter admits but whose shape combination is not collided (anything
-      with a cylinder, ellipsoid or mesh).
+    unsupported: pairs the filter admits but whose shape combination is not collided
+      (cylinder-box, cylinder-cylinder, anything with an ellipsoid or a mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
-      the order of ``pairs``): 3 for capsule-capsule and capsule-box, 40 for box-box, 1 for
-      the others.
+      the order of ``pairs``): 3 for capsule-capsule, capsule-box and capsule-cylinder, 40 for
+      box-box, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -960,8 +968,15 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
             dd, n, p, phi = _segment_box_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
             out.append((dd, -n, p, phi))
-        else:  # box-box
+        elif (t1, t2) == (geometry.BOX, geometry.BOX):
             out.append(_box_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
+        elif (t1, t2) == (geometry.SPHERE, geometry.CYLINDER):  # the normal from the sphere to the cylinder
+            dd, n, p = _sphere_cylinder(cg[i], r1, cg[j], Rg[j], size[j])
+            out.append(one(dd, -n, p))
+        else:  # capsule-cylinder, the normal from the capsule to the cylinder
+            p1, d1 = _segment_of(Rg[i], cg[i], size[i])
+            dd, n, p, phi = _segment_cylinder_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
+            out.append((dd, -n, p, phi))
     return out
 
 

@@ -528,6 +528,105 @@ def test_explicit_geom_lists_in_code():
         geometry.make_geoms(**kw, pairs=[(1, 1)])
 
 
+def _cylinder_reference():
+    """The stored MuJoCo cylinder poses (tests/reference/generate_mujoco_cylinder.py) as the
+    inputs of the collision functions: the cylinder at the origin."""
+    r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder.npz"))
+
+    def rot(q):
+        w, x, y, z = q
+        return np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ]
+        )
+
+    n = len(r["cylinder_quat"])
+    cyl = (
+        np.zeros((n, 3)),
+        np.array([rot(q) for q in r["cylinder_quat"]]),
+        np.tile([*r["cylinder_size"], 0.0], (n, 1)),
+    )
+    axis = np.array([rot(q)[:, 2] for q in r["capsule_quat"]]) * r["capsule_size"][1]
+    sphere = (r["sphere_pos"], np.full(n, float(r["sphere_radius"])))
+    capsule = (r["capsule_pos"] - axis, 2 * axis, np.full(n, float(r["capsule_size"][0])))
+    return r, cyl, sphere, capsule
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 2e-7)])
+def test_cylinder_pairs_match_mujoco(dtype, tol):
+    """Sphere-cylinder: the signed distance at 64 poses (18 penetrating: the centre inside, on the
+    axis, near a rim) against MuJoCo's mj_geomDistance (GJK / EPA at tolerance 1e-12);
+    capsule-cylinder: the capsule's signed distance (its segment's deepest point, a golden-section
+    search) against the smallest MuJoCo sphere-cylinder distance along the segment, and against
+    mj_geomDistance where they are apart; unit normals, the witness midway between the surfaces
+    for a sphere."""
+    from jaxdyn import collision as K
+
+    r, cyl, (c, rs), (p, d, rc) = _cylinder_reference()
+    a = lambda *xs: [jnp.asarray(x, dtype) for x in xs]  # noqa: E731
+    cc, Rc, size = a(*cyl)
+    dist, n, w = (np.asarray(x) for x in jax.jit(K._sphere_cylinder)(*a(c, rs), cc, Rc, size))
+    np.testing.assert_allclose(dist, r["sphere_dist"], rtol=0, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(n, axis=-1), 1.0, atol=10 * tol)
+    # the witness: half the penetration behind the sphere's surface point along the normal
+    np.testing.assert_allclose(w, c - (rs + 0.5 * dist)[:, None] * n, atol=10 * tol)
+    _, _, _, ds = jax.jit(K._segment_cylinder_contacts)(*a(p, d, rc), cc, Rc, size)
+    ds = np.asarray(ds)
+    np.testing.assert_allclose(ds, r["capsule_segment"], rtol=0, atol=tol)
+    apart = r["capsule_dist"] > 0
+    assert apart.sum() > 20 and (~apart).sum() > 10
+    np.testing.assert_allclose(ds[apart], r["capsule_dist"][apart], rtol=0, atol=max(tol, 2e-12))
+
+
+CYLINDER_POST = """<mujoco><worldbody>
+<geom name="post" type="cylinder" size="0.1 0.25" pos="0 0 0.25"/>
+<body name="b"><freejoint/>GEOM</body>
+</worldbody></mujoco>"""
+
+
+def test_sphere_and_capsule_rest_on_a_cylinder():
+    """A 1 kg sphere dropped onto the top disk of an upright cylinder on the world rests at
+    (m g / k)^(1/p); a 0.5 kg capsule dropped tilted onto it comes to rest level on its two
+    ends at (m g / 2 k)^(1/p), the interior contact (B1) carrying nothing; still; derivatives
+    finite with the sphere's centre on the cylinder's axis and the capsule along it."""
+    k, p = 1e6, 1.5
+    ct = C.Contact(collide_ground=False)
+    tilt = [np.cos(0.1), 0.0, np.sin(0.1), 0.0]
+    cases = {
+        "sphere": ('<geom type="sphere" size="0.04" mass="1"/>', [0.02, 0.01, 0.55, 1.0, 0, 0, 0], 1),
+        "capsule": ('<geom type="capsule" size="0.02 0.06" euler="0 90 0" mass="0.5"/>', [0.01, -0.02, 0.55, *tilt], 3),
+    }
+    for name, (geom, q0, rows) in cases.items():
+        m = jaxdyn.load_mjcf(CYLINDER_POST.replace("GEOM", geom), dtype=jnp.float64)
+        assert C.collision_pairs(m).rows == (rows,) and C.collision_pairs(m).unsupported == ()
+
+        @jax.jit
+        def settle(q0, m=m):
+            tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1500, 6)), 1e-3, contact=ct)
+            return tr.q[-1], tr.qd[-1], C.pair_contacts(m, tr.q[-1], tr.qd[-1]).distance, tr.nonfinite_step
+
+        q, qd, dist, bad = (np.asarray(x) for x in settle(jnp.asarray(q0)))
+        assert int(bad) == -1 and np.abs(qd).max() < 1e-6, name
+        if name == "sphere":
+            depth = (G / k) ** (1 / p)
+            np.testing.assert_allclose(0.54 - q[2], depth, rtol=1e-6)
+            np.testing.assert_allclose(dist, [-depth], rtol=1e-6)
+            special = jnp.array([0.0, 0.0, 0.3, 1.0, 0, 0, 0])  # the centre on the axis, inside
+        else:
+            depth = (0.5 * G / (2 * k)) ** (1 / p)
+            np.testing.assert_allclose(0.52 - q[2], depth, rtol=1e-6)
+            np.testing.assert_allclose(dist, [-depth, -depth, 0.0], rtol=1e-6, atol=1e-12)
+            w, x, y, z = q[3:]
+            assert abs(2 * (x * z - w * y)) < 1e-6  # the axis (the body x) level
+            special = jnp.array([0.0, 0.0, 0.3, np.cos(np.pi / 4), 0.0, -np.sin(np.pi / 4), 0.0])  # on the axis
+        gm, gq = jax.jit(jax.grad(lambda m, q: jnp.sum(C.pair_distances(m, q)), argnums=(0, 1)))(m, special)
+        assert np.all(np.isfinite(np.asarray(gq))), name
+        assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(gm)), name
+
+
 BOX_BODY = """<mujoco>ASSET<worldbody><body name="b" pos="0 0 1"><freejoint/>
 <inertial pos="0 0 0" mass="1" diaginertia="0.014166666666666666 0.004166666666666667 0.016666666666666666"/>
 GEOM</body></worldbody></mujoco>"""
