@@ -18,8 +18,9 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   geom's x axis. The depth of every point is continuous; the points themselves move
   continuously except through that upright pose, where each disk's square of points turns about
   the axis with equal depths (elastic force and moment unchanged). A mesh geom: the vertices of
-  its convex hull (``Geoms.vertices``, what MuJoCo collides of a mesh) with ``r = 0``. Planes
-  and ellipsoids are not collided with the ground. For a point ``c`` of radius ``r`` the
+  its convex hull (``Geoms.vertices``, what MuJoCo collides of a mesh) with ``r = 0``. An
+  ellipsoid (semi-axes ``A``): its point lowest along ``n``, ``c - R A^2 m / sqrt(m^T A^2 m)``
+  with ``m = R^T n``, with ``r = 0`` (exact). Planes are not collided with the ground. For a point ``c`` of radius ``r`` the
   signed distance of the shape to the ground is ``phi = n . c - h - r`` and the penetration
   ``d = max(0, -phi)``; the force acts at the witness point on the ground surface,
   ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
@@ -740,8 +741,23 @@ def _mesh_rows(geoms: geometry.Geoms):
     return np.array([k for k, g in enumerate(geoms.vertex_geom) if g in keep], np.int64)
 
 
+def _ellipsoids(geoms: geometry.Geoms):
+    return np.array(
+        [g for g, t in enumerate(geoms.type) if t == geometry.ELLIPSOID and _collidable(geoms, g)], np.int64
+    )
+
+
 def _n_ground_points(geoms: geometry.Geoms) -> int:
-    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms)) + len(_mesh_rows(geoms))
+    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms)) + len(_mesh_rows(geoms)) + len(_ellipsoids(geoms))
+
+
+def _ellipsoid_support(Rg, cg, size, n):
+    """The point of each ellipsoid (semi-axes ``size`` along its frame's axes) lowest along the
+    ground normal ``n``: ``c - R A^2 m / sqrt(m^T A^2 m)`` with ``m = R^T n`` and ``A`` the
+    semi-axes (the support point in direction ``-n``; a sphere's ``c - r n``): ``(m, 3)``."""
+    m = mtv(Rg, jnp.broadcast_to(n, cg.shape))
+    a2m = size * size * m
+    return cg - mv(Rg, a2m) / jnp.sqrt(_dot(m, a2m))[..., None]
 
 
 def _has_ground_points(geoms: geometry.Geoms) -> bool:
@@ -765,7 +781,7 @@ def _cylinder_rims(Rg, cg, size, n):
 def contact_points(model: Model, q, qd, ground: Ground | None = None) -> ContactPoints:
     """Candidate ground contact points, penetrations, witness points and velocities (module
     docstring): the sphere, capsule and box points in geom order, then the cylinders' points,
-    then the mesh geoms' convex-hull vertices."""
+    the ellipsoids' lowest points, then the mesh geoms' convex-hull vertices."""
     q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
     return _contact_points(model, _frames(model, q, qd), Ground() if ground is None else ground)
 
@@ -786,6 +802,11 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
         centre.append(_cylinder_rims(Rg[ci], cg[ci], g.size[ci], n).reshape(-1, 3))
         radius.append(jnp.zeros(8 * len(ci), dt))
         geom.append(np.repeat(ci, 8))
+    ei = _ellipsoids(g)
+    if len(ei):  # ellipsoids: the point lowest along the normal, radius 0
+        centre.append(_ellipsoid_support(Rg[ei], cg[ei], g.size[ei], n))
+        radius.append(jnp.zeros(len(ei), dt))
+        geom.append(ei)
     vi = _mesh_rows(g)
     if len(vi):  # mesh geoms: the vertices of their convex hulls, radius 0
         mi = np.asarray(g.vertex_geom, np.int64)[vi]

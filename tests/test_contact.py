@@ -37,7 +37,7 @@ MIXED = """<mujoco><worldbody><geom type="plane" size="0 0 1"/>
 <geom type="sphere" size="0.1" mass="1"/>
 <geom type="capsule" size="0.05 0.2" pos="0.3 0 0" mass="0.5"/>
 <geom type="box" size="0.1 0.1 0.1" pos="-0.3 0 0" mass="0.5"/>
-<geom type="ellipsoid" size="0.1 0.2 0.3" pos="0 0.5 0" mass="0.1"/>
+<geom type="ellipsoid" size="0.1 0.2 0.3" pos="0 0.5 0.2" mass="0.1"/>
 <geom type="sphere" size="0.1" pos="0 -0.5 0" contype="0" conaffinity="0" mass="0.1"/>
 </body></worldbody></mujoco>"""
 
@@ -149,13 +149,14 @@ def test_force_continuous_with_finite_derivatives_at_the_kinks():
     law's parameters, the ground and the geometry: at zero penetration, zero velocity (zero
     tangential velocity), and with coincident contact points (a capsule of zero length)."""
     model = jaxdyn.load_mjcf(MIXED)
-    # the contype = conaffinity = 0 sphere and the ellipsoid have no points; the world plane none
+    # the contype = conaffinity = 0 sphere has no points, the ellipsoid its lowest; the world
+    # plane none
     cp = C.contact_points(model, jnp.array([0, 0, 1.0, 1, 0, 0, 0]), jnp.zeros(6))
-    assert cp.geom == (1,) + (2, 2) + (3,) * 8
+    assert cp.geom == (1,) + (2, 2) + (3,) * 8 + (4,)
     # coincident points: the capsule's two end spheres at the same place
     model = eqx.tree_at(lambda m: m.geoms.size, model, model.geoms.size.at[2, 1].set(0.0))
     ct = C.Contact()
-    z0 = 0.1  # the sphere and the capsule (radius 0.05 at z = 0.05) ...
+    z0 = 0.1  # the sphere, the box and the ellipsoid touch; the capsule (radius 0.05 at z = 0.05) ...
     wrench = jax.jit(
         lambda model, ct, q, qd: C.contact_wrenches(model, q, qd, ct.ground, ct.params).sum(0)
     )  # one jit for all evaluations below

@@ -529,9 +529,9 @@ def test_explicit_geom_lists_in_code():
 
 
 def _cylinder_reference():
-    """The stored MuJoCo cylinder poses (tests/reference/generate_mujoco_cylinder.py) as the
+    """The stored MuJoCo cylinder poses (tests/reference/generate_mujoco_convex.py) as the
     inputs of the collision functions: the cylinder at the origin."""
-    r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder.npz"))
+    r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "convex.npz"))
 
     def rot(q):
         w, x, y, z = q
@@ -579,6 +579,63 @@ def test_cylinder_pairs_match_mujoco(dtype, tol):
     apart = r["capsule_dist"] > 0
     assert apart.sum() > 20 and (~apart).sum() > 10
     np.testing.assert_allclose(ds[apart], r["capsule_dist"][apart], rtol=0, atol=max(tol, 2e-12))
+
+
+ELLIPSOID = """<mujoco><worldbody><body name="e"><freejoint/>
+<geom type="ellipsoid" size="0.12 0.07 0.04" mass="1"/></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 2e-7)])
+def test_ellipsoid_ground_distance_matches_mujoco(dtype, tol):
+    """An ellipsoid touches the ground at its point lowest along the normal: its signed distance
+    at 40 poses (28 penetrating, some with the centre below the plane) against MuJoCo's
+    mj_geomDistance of the ellipsoid and a plane; the contact point on the ellipsoid's surface."""
+    r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "convex.npz"))
+    m = jaxdyn.load_mjcf(ELLIPSOID, dtype=dtype)
+    q = jnp.asarray(np.hstack([r["ellipsoid_pos"], r["ellipsoid_quat"]]), dtype)
+    cp = jax.jit(jax.vmap(lambda q: C.contact_points(m, q, jnp.zeros(6, dtype))))(q)
+    assert cp.centre.shape == (40, 1, 3) and cp.geom == (0,)
+    phi = np.asarray(cp.centre[:, 0, 2] - cp.radius[:, 0])
+    np.testing.assert_allclose(phi, r["ellipsoid_dist"], rtol=0, atol=tol)
+    assert (r["ellipsoid_dist"] < 0).sum() > 20
+    # the point is on the surface: (R^T (x - c))_i / a_i has unit length
+    R = jax.vmap(lambda quat: jaxdyn.spatial.quat_to_rotation(quat))(q[:, 3:])
+    local = np.einsum("kji,kj->ki", np.asarray(R), np.asarray(cp.centre[:, 0] - q[:, :3]))
+    np.testing.assert_allclose(np.linalg.norm(local / r["ellipsoid_size"], axis=1), 1.0, atol=10 * tol)
+
+
+def test_ellipsoid_rests_and_never_gains_energy():
+    """A 1 kg ellipsoid (semi-axes 0.12, 0.07, 0.04 m) set down on its flattest side rests at
+    the depth (m g / k)^(1/p) below its shortest semi-axis, the ground force equal to the
+    weight; dropped tilted from 15 cm it bounces and rolls, its energy (kinetic, gravitational,
+    Hunt-Crossley) never above the start, 3 s at 1 ms."""
+    m = jaxdyn.load_mjcf(ELLIPSOID)
+    ct = C.Contact()
+    k, p = 1e6, 1.5
+    th = 0.4
+    q0 = jnp.array(
+        [
+            [0.0, 0.0, 0.0401, 1.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.15, np.cos(th / 2), 0.6 * np.sin(th / 2), 0.8 * np.sin(th / 2), 0.0],
+        ]
+    )
+
+    def energy(q, qd):
+        cp = C.contact_points(m, q, jnp.zeros(6), ct.ground)
+        return sim.energy(m, q, qd) + jnp.sum(k * cp.depth ** (p + 1) / (p + 1))
+
+    @jax.jit
+    @jax.vmap
+    def run(q0):
+        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((3000, 6)), 1e-3, contact=ct)
+        return tr.q, jax.vmap(energy)(tr.q, tr.qd), C.total_force(m, tr.q[-1], tr.qd[-1], ct), tr.nonfinite_step
+
+    q, e, f, bad = (np.asarray(x) for x in run(q0))
+    assert np.all(bad == -1)
+    np.testing.assert_allclose(q[0, -1, 2], 0.04 - (G / k) ** (1 / p), rtol=1e-7)
+    np.testing.assert_allclose(f[0], [0.0, 0.0, G], rtol=1e-6, atol=1e-9)
+    assert e[1].max() <= e[1, 0] and e[1, -1] < 0.8 * e[1, 0]
+    assert q[1, :, 2].min() < 0.1  # it landed
 
 
 CYLINDER_POST = """<mujoco><worldbody>

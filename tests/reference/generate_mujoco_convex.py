@@ -1,14 +1,15 @@
-"""MuJoCo reference for the sphere-cylinder and capsule-cylinder pairs of jaxdyn.contact
-(tests/test_contact_pairs.py). MuJoCo is not a jaxdyn dependency.
+"""MuJoCo reference for the sphere-cylinder and capsule-cylinder pairs and the ellipsoid's ground
+contact of jaxdyn.contact (tests/test_contact_pairs.py). MuJoCo is not a jaxdyn dependency.
 
     pip install mujoco          # 4.x
-    python tests/reference/generate_mujoco_cylinder.py
+    python tests/reference/generate_mujoco_convex.py
 
 A cylinder (radius 0.1 m, half-length 0.15 m) at random orientations, and a sphere (radius
 0.05 m) and a capsule (radius 0.04 m, half-length 0.1 m) at random poses around it, 60 of each,
 a third of them penetrating, plus chosen poses: the sphere centre on the axis inside, near a rim,
 beside the side, above a disk; the capsule along the side, standing on a disk, across a disk,
-through the cylinder. Stored (``tests/data/mujoco/contact/cylinder.npz``):
+through the cylinder; an ellipsoid (semi-axes 0.12, 0.07, 0.04 m) at 40 random poses above and
+into a plane. Stored (``tests/data/mujoco/contact/convex.npz``):
 
 * ``sphere_dist``: ``mj_geomDistance`` of the sphere and the cylinder (GJK for shapes apart, EPA
   for overlapping ones: the minimum translation, with ``ccd_tolerance`` 1e-12 and 10,000
@@ -19,6 +20,7 @@ through the cylinder. Stored (``tests/data/mujoco/contact/cylinder.npz``):
   as a swept sphere, deep penetrations included;
 * ``capsule_dist``: ``mj_geomDistance`` of the capsule and the cylinder (equal to the segment
   value for shapes apart);
+* ``ellipsoid_dist``: ``mj_geomDistance`` of the plane ``z = 0`` and the ellipsoid;
 * the poses (positions, quaternions ``w, x, y, z``) and sizes.
 """
 
@@ -30,14 +32,17 @@ import mujoco
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "cylinder.npz")
+OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "convex.npz")
 CYL, SPHERE, CAPSULE = (0.1, 0.15), 0.05, (0.04, 0.1)
+ELLIPSOID = (0.12, 0.07, 0.04)
 
 PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><worldbody>
 <body mocap="true"><geom name="cyl" type="cylinder" size="{CYL[0]} {CYL[1]}"/></body>
 <body mocap="true"><geom name="sphere" type="sphere" size="{SPHERE}"/></body>
 <body mocap="true"><geom name="capsule" type="capsule" size="{CAPSULE[0]} {CAPSULE[1]}"/></body>
 <body mocap="true"><geom name="probe" type="sphere" size="{CAPSULE[0]}"/></body>
+<geom name="plane" type="plane" size="0 0 1" pos="0 0 -20"/>
+<body mocap="true"><geom name="ellipsoid" type="ellipsoid" size="{ELLIPSOID[0]} {ELLIPSOID[1]} {ELLIPSOID[2]}"/></body>
 </worldbody></mujoco>"""
 
 
@@ -62,8 +67,9 @@ class Probe:
         self.d.mocap_pos[body] = pos
         self.d.mocap_quat[body] = quat
 
-    def distance(self, g1, g2):
+    def distance(self, name1, name2):
         mujoco.mj_kinematics(self.m, self.d)
+        g1, g2 = (mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_GEOM, n) for n in (name1, name2))
         return mujoco.mj_geomDistance(self.m, self.d, g1, g2, 10.0, None)
 
     def capsule_segment(self, cpos, cquat):
@@ -73,7 +79,7 @@ class Probe:
 
         def f(t):
             self.place(3, cpos + (2 * t - 1) * axis)
-            return self.distance(0, 3)
+            return self.distance("cyl", "probe")
 
         ts = np.linspace(0.0, 1.0, 201)
         vals = [f(t) for t in ts]
@@ -112,12 +118,24 @@ def main():
         p.place(1, sph_pos[k])
         p.place(2, p.far)
         p.place(3, p.far + 8)
-        sphere_dist.append(p.distance(0, 1))
+        sphere_dist.append(p.distance("cyl", "sphere"))
         p.place(1, p.far + 3)
         p.place(2, cap_pos[k], cap_quat[k])
-        capsule_dist.append(p.distance(0, 2))
+        capsule_dist.append(p.distance("cyl", "capsule"))
         capsule_segment.append(p.capsule_segment(cap_pos[k], cap_quat[k]))
+    # the ellipsoid against the plane z = -20 (the plane geom), shifted: heights around 0.12
+    ell_pos = np.column_stack([rng.uniform(-0.5, 0.5, (40, 2)), rng.uniform(-0.1, 0.15, 40)])
+    ell_quat = np.array([_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(40)])
+    ellipsoid_dist = []
+    p.place(0, p.far + 20)
+    for k in range(40):
+        p.place(4, ell_pos[k] - [0.0, 0.0, 20.0], ell_quat[k])
+        ellipsoid_dist.append(p.distance("plane", "ellipsoid"))
     out = dict(
+        ellipsoid_size=np.array(ELLIPSOID),
+        ellipsoid_pos=ell_pos,
+        ellipsoid_quat=ell_quat,
+        ellipsoid_dist=np.array(ellipsoid_dist),
         cylinder_size=np.array(CYL),
         cylinder_quat=cyl_quat,
         sphere_radius=np.array(SPHERE),
@@ -132,7 +150,11 @@ def main():
     )
     np.savez_compressed(OUT, **out)
     sd, cs = out["sphere_dist"], out["capsule_segment"]
-    print(f"wrote {OUT}: sphere {len(sd)} poses ({(sd < 0).sum()} penetrating), capsule {(cs < 0).sum()} penetrating")
+    ed = out["ellipsoid_dist"]
+    print(
+        f"wrote {OUT}: sphere {len(sd)} poses ({(sd < 0).sum()} penetrating), capsule {(cs < 0).sum()} "
+        f"penetrating, ellipsoid {(ed < 0).sum()} of {len(ed)} penetrating"
+    )
 
 
 if __name__ == "__main__":
