@@ -533,23 +533,16 @@ def _cylinder_reference():
     inputs of the collision functions: the cylinder at the origin."""
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "convex.npz"))
 
-    def rot(q):
-        w, x, y, z = q
-        return np.array(
-            [
-                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-            ]
-        )
+    def rot(quats):
+        return np.asarray(jaxdyn.spatial.quat_to_rotation(jnp.asarray(quats, jnp.float64)))
 
     n = len(r["cylinder_quat"])
     cyl = (
         np.zeros((n, 3)),
-        np.array([rot(q) for q in r["cylinder_quat"]]),
+        rot(r["cylinder_quat"]),
         np.tile([*r["cylinder_size"], 0.0], (n, 1)),
     )
-    axis = np.array([rot(q)[:, 2] for q in r["capsule_quat"]]) * r["capsule_size"][1]
+    axis = rot(r["capsule_quat"])[:, :, 2] * r["capsule_size"][1]
     sphere = (r["sphere_pos"], np.full(n, float(r["sphere_radius"])))
     capsule = (r["capsule_pos"] - axis, 2 * axis, np.full(n, float(r["capsule_size"][0])))
     return r, cyl, sphere, capsule

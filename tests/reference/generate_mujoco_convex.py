@@ -30,6 +30,7 @@ import os
 
 import mujoco
 import numpy as np
+from generate_mujoco_pairs import _quat_axis_angle as _quat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "convex.npz")
@@ -44,11 +45,6 @@ PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><world
 <geom name="plane" type="plane" size="0 0 1" pos="0 0 -20"/>
 <body mocap="true"><geom name="ellipsoid" type="ellipsoid" size="{ELLIPSOID[0]} {ELLIPSOID[1]} {ELLIPSOID[2]}"/></body>
 </worldbody></mujoco>"""
-
-
-def _quat(axis, angle):
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
 
 
 def _rot(q):
