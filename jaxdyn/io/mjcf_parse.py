@@ -32,7 +32,6 @@ ACTUATORS = (
     "dcmotor",
     "plugin",
 )
-IGNORED_TOP = ("visual", "statistic", "custom", "asset", "sensor", "keyframe", "size")
 REFUSED_BODY = ("composite", "flexcomp", "replicate", "attach", "skin", "plugin")
 MIN_MASS = 1e-15
 
