@@ -184,14 +184,19 @@ def _segment_cylinder(p, d, r, cc, Rc, size):
     f = lambda t: _cylinder_sdf(a0 + t[..., None] * u0, size0)[0]  # noqa: E731
     g = (5.0**0.5 - 1.0) / 2.0  # a Python float: weakly typed, keeps float32 float32
     lo, hi = jnp.zeros(a0.shape[:-1], p.dtype), jnp.ones(a0.shape[:-1], p.dtype)
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
 
-    def step(_, bracket):
-        lo, hi = bracket
-        x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
-        left = f(x1) <= f(x2)
-        return jnp.where(left, lo, x1), jnp.where(left, x2, hi)
+    def step(_, s):  # the bracket [lo, hi] with its two inner points; one new evaluation a step
+        lo, hi, x1, x2, f1, f2 = s
+        left = f1 <= f2  # the minimum lies in [lo, x2]: x1 becomes the upper inner point
+        lo, hi = jnp.where(left, lo, x1), jnp.where(left, x2, hi)
+        new = jnp.where(left, hi - g * (hi - lo), lo + g * (hi - lo))
+        fn = f(new)
+        x1, x2 = jnp.where(left, new, x2), jnp.where(left, x1, new)
+        f1, f2 = jnp.where(left, fn, f2), jnp.where(left, f1, fn)
+        return lo, hi, x1, x2, f1, f2
 
-    lo, hi = jax.lax.fori_loop(0, GOLDEN_STEPS, step, (lo, hi))
+    lo, hi, *_ = jax.lax.fori_loop(0, GOLDEN_STEPS, step, (lo, hi, x1, x2, f(x1), f(x2)))
     t = jax.lax.stop_gradient(0.5 * (lo + hi))
     return _sphere_cylinder(p + t[..., None] * d, r, cc, Rc, size)
 

@@ -7,8 +7,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
 * Ground contact points, per geom of ``model.geoms`` on a body that the ground collides with:
   where the geoms hold planes (an MJCF floor), by MuJoCo's filter against them (bit masks,
   ``Geoms.exclude``, explicit ``Geoms.pairs``); without planes, every geom with ``contype`` or
-  ``conaffinity`` nonzero. Geoms on the world are skipped. A sphere is its centre with radius ``r``, a
-  capsule its two end-sphere centres (``+-`` half-length along the geom's z) with radius ``r``,
+  ``conaffinity`` nonzero. Geoms on the world are skipped. A sphere is its centre with radius
+  ``r``, a capsule its two end-sphere centres (``+-`` half-length along the geom's z) with radius ``r``,
   a box its 8 corners with ``r = 0``, a cylinder (radius ``r``, half-length ``l``, axis ``a``)
   four points on each of its two rim circles with ``r = 0``: the deepest rim point
   ``c_k + r u`` with ``u = w / |w|``, ``w = (n . a) a - n`` (``c_k = c +- l a`` the disk centres:
@@ -20,23 +20,25 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   the axis with equal depths (elastic force and moment unchanged). A mesh geom: the vertices of
   its convex hull (``Geoms.vertices``, what MuJoCo collides of a mesh) with ``r = 0``. An
   ellipsoid (semi-axes ``A``): its point lowest along ``n``, ``c - R A^2 m / sqrt(m^T A^2 m)``
-  with ``m = R^T n``, with ``r = 0`` (exact). Planes are not collided with the ground. For a point ``c`` of radius ``r`` the
-  signed distance of the shape to the ground is ``phi = n . c - h - r`` and the penetration
+  with ``m = R^T n``, with ``r = 0`` (exact). Planes are not collided with the ground. For a
+  point ``c`` of radius ``r`` the signed distance of the shape to the ground is
+  ``phi = n . c - h - r`` and the penetration
   ``d = max(0, -phi)``; the force acts at the witness point on the ground surface,
   ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
   velocity ``v`` of the body's material point there.
 * Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
   sphere-box, capsule-box, box-box, sphere-cylinder and capsule-cylinder (the cylinder's exact
   signed distance; a capsule's deepest point by golden-section search on it, convex, with the
-  three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`), between geoms of different bodies (geoms on the world body
-  included), selected once per model by MuJoCo's rules (Todorov12; MuJoCo's documentation,
-  "Collision detection"):
+  three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`), between
+  geoms of different bodies (geoms on the world body included), selected once per model by
+  MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
   body and its parent body unless the parent is the world, never two bodies listed in
   ``exclude`` nor two geoms in ``model.geoms.exclude`` (MJCF ``<contact><exclude>``); and
-  always the explicit pairs ``model.geoms.pairs`` (MJCF ``<contact><pair>``). For each pair: the signed distance ``phi`` between the two surfaces, the unit
-  normal ``n`` from the first geom to the second, and the witness point ``p`` midway between
-  the two surfaces' closest points (MuJoCo's contact position). Sphere-sphere:
+  always the explicit pairs ``model.geoms.pairs`` (MJCF ``<contact><pair>``). For each pair:
+  the signed distance ``phi`` between the two surfaces, the unit normal ``n`` from the first
+  geom to the second, and the witness point ``p`` midway between the two surfaces' closest
+  points (MuJoCo's contact position). Sphere-sphere:
   ``phi = |c2 - c1| - r1 - r2``, ``n`` along the centre line; a capsule is the sphere swept
   along its segment, so sphere-capsule and capsule-capsule are sphere-sphere between the
   closest points of the segments (Ericson05 5.1.2, 5.1.9; for parallel segments the midpoint of
@@ -696,13 +698,19 @@ def _collidable(geoms: geometry.Geoms, i: int) -> bool:
 
 
 def _admitted(geoms: geometry.Geoms, i: int, j: int) -> bool:
-    """MuJoCo's filter on the geom data alone: an explicit pair, or bit masks that match and no
-    ``exclude`` (the body rules are :func:`_pair_table`'s)."""
+    """MuJoCo's filter on the geom data of geoms ``i`` and ``j`` (:func:`_geom_rules`)."""
+    return _geom_rules(i, j, geoms.contype, geoms.conaffinity, geoms.exclude, geoms.pairs)
+
+
+def _geom_rules(i, j, contype, conaffinity, geom_exclude, explicit) -> bool:
+    """MuJoCo's filter on two geoms' own data: an explicit pair, or bit masks that match either
+    way and no geom ``exclude`` (the body rules are :func:`_pair_table`'s; an explicit pair
+    overrides them too)."""
     key = (min(i, j), max(i, j))
-    if key in geoms.pairs:
+    if key in explicit:
         return True
-    masks = geoms.contype[i] & geoms.conaffinity[j] or geoms.contype[j] & geoms.conaffinity[i]
-    return bool(masks) and key not in geoms.exclude
+    masks = contype[i] & conaffinity[j] or contype[j] & conaffinity[i]
+    return bool(masks) and key not in geom_exclude
 
 
 def _point_table(geoms: geometry.Geoms):
@@ -849,8 +857,9 @@ _PAIR_KINDS = (
     (geometry.SPHERE, geometry.CYLINDER),
     (geometry.CAPSULE, geometry.CYLINDER),
 )
-# contacts per pair (rows of PairContacts), by kind: capsule-box its two ends and its interior
-# (collision._segment_box_contacts), box-box 8 + 8 corners and 12 + 12 edges
+# contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
+# capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
+# _segment_box_contacts, _segment_cylinder_contacts), box-box 8 + 8 corners and 12 + 12 edges
 # (collision._box_box_contacts); one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.CYLINDER): 3,
@@ -897,14 +906,11 @@ def _pair_table(types, bodies, contype, conaffinity, parents, exclude, geom_excl
             bi, bj = bodies[i], bodies[j]
             if geometry.PLANE in (types[i], types[j]):  # planes are the ground (Ground)
                 continue
-            if (i, j) not in explicit:
-                if bi == bj or (i, j) in geom_exclude:
-                    continue
-                if not (contype[i] & conaffinity[j] or contype[j] & conaffinity[i]):
-                    continue
-                if bi >= 0 and bj >= 0 and (parents[bi] == bj or parents[bj] == bi):
-                    continue
-                if (min(bi, bj), max(bi, bj)) in exclude:
+            if not _geom_rules(i, j, contype, conaffinity, geom_exclude, explicit):
+                continue
+            if (i, j) not in explicit:  # the body rules
+                parent_child = bi >= 0 and bj >= 0 and (parents[bi] == bj or parents[bj] == bi)
+                if bi == bj or parent_child or (min(bi, bj), max(bi, bj)) in exclude:
                     continue
             a, b = (i, j) if types[i] <= types[j] else (j, i)
             kind = (types[a], types[b])
@@ -941,8 +947,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     """The geom pairs of ``model.geoms`` that collide with each other, by MuJoCo's filter
     (module docstring): bit masks, not on one body, not parent and child (unless the parent is
     the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world) nor in
-    ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says. Computed
-    in Python from the static geom data, once per model structure (cached)."""
+    ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
+    Computed in Python from the static geom data, once per model structure (cached)."""
     g = model.geoms
     return _pair_table(
         tuple(g.type),
@@ -1004,10 +1010,11 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
 def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
     """``(p,)`` the signed distance between the two shapes of each pair of
     :func:`collision_pairs` (negative: penetrating): for the kinds of one contact that contact's
-    distance; capsule-box, the capsule's distance as a swept sphere (the smallest sphere-box
-    distance over its segment); box-box, the smallest distance of an edge's deepest point in
-    the other box, exact where the boxes are apart (module docstring of
-    :mod:`jaxdyn.collision`)."""
+    distance; capsule-capsule, the distance of the segments' closest points less the radii;
+    capsule-box and capsule-cylinder, the capsule's distance as a swept sphere (the smallest
+    sphere-box or sphere-cylinder distance over its segment); box-box, the smallest distance of
+    an edge's deepest point in the other box, exact where the boxes are apart (module docstring
+    of :mod:`jaxdyn.collision`)."""
     q = jnp.asarray(q, model.dtype)
     table = collision_pairs(model, exclude)
     F = _frames(model, q)

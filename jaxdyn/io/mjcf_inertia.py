@@ -140,7 +140,7 @@ def mesh_points(a, ctx, mw):
         if not os.path.isfile(path):
             raise MJCFError(f"{mw}: mesh file '{path}' not found")
         tris = read_stl(path, mw)
-        vert = np.unique(tris.reshape(-1, 3), axis=0)
+        vert = tris.reshape(-1, 3)  # each vertex as often as triangles share it
     elif "vertex" in a:
         if len(a["vertex"].split()) % 3:
             raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
