@@ -102,6 +102,17 @@ def test_packed_scan_outputs_match_generic(tree, monkeypatch):
     np.testing.assert_allclose(M, _ref_crba(tree, q), rtol=1e-11, atol=1e-11)
 
 
+def test_packing_default_per_backend_and_algorithm(monkeypatch):
+    """Packed scan outputs by default for the ABA and CRBA on a GPU backend only; never for the
+    RNEA (measured slower packed on a long chain); ``_pack`` overrides."""
+    from jaxdyn.kernels import soa
+
+    assert not any(soa._pack_outputs(None, a) for a in ("aba", "rnea", "crba"))  # this CPU
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert [soa._pack_outputs(None, a) for a in ("aba", "rnea", "crba")] == [True, False, True]
+    assert soa._pack_outputs(True, "rnea") and not soa._pack_outputs(False, "aba")
+
+
 def test_chunked_batches_equal_whole(tree):
     """``chunk``: the batch in pieces (lax.map, the last one padded) gives the same numbers."""
     q, qd, tau, fe = _state(tree, 5)
@@ -173,15 +184,46 @@ def test_grad_wrt_q_and_mass_matches_generic(traversal):
     np.testing.assert_allclose(sym(gm[0].inertia), sym(rm[0].inertia), rtol=1e-8, atol=1e-8)
 
 
+@pytest.fixture(scope="module")
+def sph_tree():
+    """Floating base over a random tree with revolute, prismatic and spherical joints, with
+    armature: the scanned kernels give every link three dof slots."""
+    m = builders.random_tree(4, ("revolute", "prismatic", "spherical"), floating_base=True, seed=8, dtype=jnp.float64)
+    assert {"revolute", "prismatic", "spherical", "free"} <= set(m.joint_types)
+    return m.replace(armature=jnp.linspace(0.05, 0.4, m.nv))
+
+
+@pytest.mark.parametrize("traversal", ["unroll", "scan"])
+def test_spherical_joints_match_generic_float64(sph_tree, traversal):
+    """ABA, RNEA (rnea(aba(tau)) == tau) and CRBA with spherical joints: the 3x3 ``D`` of the
+    spherical links, and in the scanned form the padded dof slots of the 1-dof links."""
+    q, M = _check_aba_rnea(sph_tree, traversal, seed=3)
+    np.testing.assert_allclose(M, _ref_crba(sph_tree, q), rtol=1e-11, atol=1e-11)
+
+
+def test_spherical_joints_float32_and_jacobian():
+    """float32 (scanned, against float64) and the Jacobian kernel (forward mode through both SoA
+    kernels) against vmap(jacfwd(aba)), on a chain with a spherical joint in the middle."""
+    m = builders.chain(3, ("revolute", "spherical", "prismatic"), seed=2, dtype=jnp.float64)
+    q, qd, tau, _ = _state(m, 3, seed=4)
+    f = functools.partial(kernels.aba_jacobian_batch, traversal="scan")
+    J = jax.jit(f, compiler_options=kernels.COMPILER_OPTIONS)(m, q, qd, tau)
+    for a, b in zip(J, _ref_jac(m, q, qd, tau)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
+    m32, x32 = m.astype(jnp.float32), [x.astype(jnp.float32) for x in (q, qd, tau)]
+    out = jax.jit(functools.partial(kernels.aba_batch, traversal="scan"))(m32, *x32)
+    ref = _ref_aba(m, q, qd, tau, None)
+    assert out.dtype == jnp.float32
+    assert np.max(np.abs(np.asarray(out, np.float64) - ref)) < 1e-4 * np.max(np.abs(ref))
+
+
 def test_bad_input():
-    sph = builders.chain(3, ("revolute", "spherical", "revolute"), seed=0, dtype=jnp.float64)
-    q, qd, tau, _ = _state(sph, 2)
-    with pytest.raises(ValueError, match="joint1.*spherical.*jaxdyn.aba"):
-        kernels.aba_batch(sph, q, qd, tau)
-    with pytest.raises(ValueError, match="spherical.*jaxdyn.rnea"):
-        kernels.rnea_batch(sph, q, qd, tau)
-    with pytest.raises(ValueError, match="spherical.*jaxdyn.crba"):
-        kernels.crba_batch(sph, q)
+    from jaxdyn.kernels import pallas
+
+    sph = builders.chain(2, ("revolute", "spherical"), seed=0, dtype=jnp.float64)
+    for traversal in ("unroll", "scan"):  # the fused kernels take 1-dof joints and a free root
+        with pytest.raises(ValueError, match="joint1.*spherical.*fused kernels.*jaxdyn.aba with jax.vmap"):
+            pallas.aba_pallas(sph, traversal=traversal)
     m = builders.chain(2, "revolute", seed=0, dtype=jnp.float64)
     q, qd, tau, fe = _state(m, 3)
     with pytest.raises(ValueError, match="'q' has shape"):

@@ -50,8 +50,13 @@ Equations are those of :mod:`jaxdyn.algorithms` (Rodriguez86; Featherstone08, ta
 
 A free-floating root (``joint_types[0] == "free"``, ``q = [x, y, z, qw, qx, qy, qz]``,
 body-frame velocity ``[omega; v]``, as :func:`jaxdyn.aba`) has ``S = 1_6``: its ABA step solves
-``D qdd = e - P a'`` with an unrolled ``L D L^T`` factorisation of the 6x6 ``D``.
-Spherical joints are not supported here (use :func:`jaxdyn.aba` and friends with ``jax.vmap``).
+``D qdd = e - P a'`` with an unrolled ``L D L^T`` factorisation of the 6x6 ``D``. A spherical
+joint (``q`` a unit quaternion ``[w, x, y, z]``, velocity the angular velocity in the child frame,
+as :func:`jaxdyn.joints.link_poses`) is the same steps with ``R = R0 R(q)`` and the three
+columns ``S = [1_3; 0]``: its ``D`` is 3x3, solved the same way. In the scanned traversals every
+link of a model with a spherical joint then has three dof slots (a 1-dof link's two extra
+columns of ``S`` are zeros, their ``D`` entries 1, their ``qdd`` 0), as in the one-sample
+algorithms' layout.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ from .soa_algebra import (
     _ZERO3,
     SoAAlgebra,
     _add,
+    _cols,
     _computed_once,
     _dot,
     _force_to_parent,
@@ -92,11 +98,13 @@ from .soa_algebra import (
 
 
 def _check_joints(model: Model, fn: str):
+    """For the fused kernels (:mod:`jaxdyn.kernels.pallas`, :mod:`~jaxdyn.kernels.pallas_scan`),
+    which take 1-dof joints and a free root only."""
     for j, t in enumerate(model.joint_types):
         if t == "spherical":
             raise ValueError(
-                f"{fn}: joint '{model.joint_names[j]}' is spherical, which the SoA kernels do not "
-                f"support; use jaxdyn.{fn.replace('_batch', '')} with jax.vmap for this model"
+                f"{fn}: joint '{model.joint_names[j]}' is spherical, which the fused kernels do not "
+                f"support; use jaxdyn.{fn.replace('_pallas', '')} with jax.vmap for this model"
             )
 
 
@@ -171,6 +179,32 @@ def _joint_S(t, bn):
     return joints.one_dof_subspace(bn["sa"], bn.get("sl"), t)
 
 
+# a spherical joint's S = [1_3; 0] (Python literals: its structural zeros cost nothing)
+_SPHERICAL_S = [(tuple(float(k == j) for j in range(3)), _ZERO3) for k in range(3)]
+
+
+@_kept
+def _spherical_X(bn, quat):
+    """Placement of body ``i`` in its parent for a spherical joint: ``(R0 R(quat), p0)``, with
+    ``R0 = A0 + A1`` (J1) at ``q = 0``) and ``R(quat)`` :func:`jaxdyn.spatial.quaternion_matrix`
+    (as :func:`jaxdyn.joints.link_poses`)."""
+    R0 = tuple(_add(a, b) for a, b in zip(bn["A0"], bn["A1"]))
+    return _mm(R0, spatial.quaternion_matrix(*quat)), tuple(bn["p0"])
+
+
+def _slots(xT, vs, S):
+    """A joint's entries of an ``(nv, ...)`` per-dof value starting at ``vs``: one scalar for a
+    1-dof joint, a list for a multi-dof one (``S`` a list; the free root is handled apart)."""
+    return [xT[vs + k] for k in range(len(S))] if isinstance(S, list) else xT[vs]
+
+
+def _set_slots(out, vs, S, x):
+    if isinstance(S, list):
+        out[vs : vs + len(S)] = x
+    else:
+        out[vs] = x
+
+
 @_kept
 def _free_X(qr):
     """Pose of a free root from ``[x, y, z, qw, qx, qy, qz]`` (:func:`jaxdyn.joints.free_pose`)."""
@@ -181,7 +215,6 @@ def _free_X(qr):
 
 
 def _prepare(model: Model, fn: str, **args):
-    _check_joints(model, fn)
     sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
     batch, single, out = None, None, {}
     for name, x in args.items():
@@ -214,18 +247,20 @@ def _prepare(model: Model, fn: str, **args):
 
 
 # Whether the scanned traversals stack each link step's outputs into one array
-# (:class:`jaxdyn.tree.Packed`): on a GPU backend, where each stacked scan output otherwise costs
-# its own kernel per link step. Deviceless H100 compile at batch 131,072, XLA
-# kernels per link step summed over the sweeps: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 -> 16
-# (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19. On an H100, same
-# process at batch 131,072: ABA 1.26-1.37x, CRBA 1.01-1.18x, talos RNEA 1.05x, chain128 RNEA 0.64x
-# (benchmarks/results/h100-2026-11-27.md,
-# benchmarks/pack_ab.py). Not on CPU, where (with fusion off) the stacking was one more copy of
-# every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA 0.82-1.12x
-# (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run). The kernels'
-# private ``_pack`` argument forces it (tests; deviceless GPU compiles on a CPU-only host).
-def _pack_outputs(pack=None):
-    return jax.default_backend() != "cpu" if pack is None else bool(pack)
+# (:class:`jaxdyn.tree.Packed`): for the ABA and the CRBA on a GPU backend, where each stacked scan
+# output otherwise costs its own kernel per link step. Deviceless H100 compile at batch 131,072,
+# XLA kernels per link step summed over the sweeps: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 ->
+# 16 (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19. On an H100, same
+# process at batch 131,072 (benchmarks/results/h100-2026-11-27.md, benchmarks/pack_ab.py): ABA
+# 1.26-1.37x, CRBA 1.01-1.18x; the RNEA (one force per link step) 1.05x on talos but 0.64x on
+# chain128, so the RNEA is never packed. Not on CPU, where (with fusion off) the stacking was one
+# more copy of every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA
+# 0.82-1.12x (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run). The
+# kernels' private ``_pack`` argument forces it (tests; deviceless GPU compiles on a CPU-only host).
+def _pack_outputs(pack=None, algo=None):
+    if pack is not None:
+        return bool(pack)
+    return algo != "rnea" and jax.default_backend() != "cpu"
 
 
 def _rows(x, B, dtype):
@@ -301,6 +336,8 @@ def _kinematics_unroll(model, nums, qT):
         qs = int(lay.q_start[i])
         if t == "free":
             bodies.append((bn, _free_X(tuple(qT[qs + k] for k in range(7))), None))
+        elif t == "spherical":
+            bodies.append((bn, _spherical_X(bn, tuple(qT[qs + k] for k in range(4))), _SPHERICAL_S))
         else:
             bodies.append((bn, _joint_X(t, bn, qT[qs]), _joint_S(t, bn)))
     return bodies
@@ -330,7 +367,7 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
             V[i], Cb[i] = (tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])), (_ZERO3, _ZERO3)
         else:
             pa = parents[i]
-            V[i], Cb[i] = _velocity(R, p, S, qdT[vs], None if pa < 0 else V[pa])
+            V[i], Cb[i] = _velocity(R, p, S, _slots(qdT, vs, S), None if pa < 0 else V[pa])
         Z[i] = _bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
         P[i] = SoAAlgebra.art_of((bn["m"], bn["h"], bn["Ib"]))
     # 2. inward Riccati sweep (the filter)
@@ -342,7 +379,9 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         vs = int(lay.v_start[i])
         pa = parents[i]
         P[i], Z[i] = _keep((P[i], Z[i]))  # the sums over the children, read by many terms
-        U[i], Dinv[i], E[i], Pa, za = _riccati(P[i], Z[i], S, arm[vs], tauT[vs], Cb[i], to_parent=pa >= 0)
+        U[i], Dinv[i], E[i], Pa, za = _riccati(
+            P[i], Z[i], S, _slots(arm, vs, S), _slots(tauT, vs, S), Cb[i], to_parent=pa >= 0
+        )
         if pa < 0:
             continue
         (An, Bn, Cn), (fn, ff) = aba_steps.to_parent(SoAAlgebra, (R, p), Pa, za)
@@ -362,7 +401,8 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
             qdd[vs : vs + 6] = x
             continue
         pa = parents[i]
-        Acc[i], qdd[vs] = _smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
+        Acc[i], x = _smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
+        _set_slots(qdd, vs, S, x)
     return qdd
 
 
@@ -378,10 +418,12 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     # outward, then inward: the link steps of jaxdyn.algorithms.rnea (a free root: S = 1_6)
     for i in range(nb):
         bn, X, S = kin[i]
-        k = 1 if S is not None else 6
         vs = int(lay.v_start[i])
         pa = parents[i]
-        qd, qdd = (qdT[vs], qddT[vs]) if k == 1 else (tuple(qdT[vs : vs + 6]), tuple(qddT[vs : vs + 6]))
+        if S is None:
+            qd, qdd = tuple(qdT[vs : vs + 6]), tuple(qddT[vs : vs + 6])
+        else:
+            qd, qdd = _slots(qdT, vs, S), _slots(qddT, vs, S)
         parent = (_MOTION, world) if pa < 0 else (V[pa], Acc[pa])
         (V[i], Acc[i]), F[i] = _keep(
             rnea_steps.forward_step(
@@ -397,7 +439,8 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
                 SoAAlgebra, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], _keep(F[i])
             )
             continue
-        fp, tau[vs] = rnea_steps.backward_step(SoAAlgebra, X, S, arm[vs], qddT[vs], _keep(F[i]))
+        fp, x = rnea_steps.backward_step(SoAAlgebra, X, S, _slots(arm, vs, S), _slots(qddT, vs, S), _keep(F[i]))
+        _set_slots(tau, vs, S, x)
         pa = parents[i]
         if pa >= 0:
             F[pa] = SoAAlgebra.add(F[pa], fp)
@@ -427,7 +470,8 @@ def _crba_unroll(model, nums, qT):
     unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
 
     def subspace(i):
-        return [kin[i][2]] if kin[i][2] is not None else unit
+        S = kin[i][2]
+        return unit if S is None else S if isinstance(S, list) else [S]
 
     M = [[0.0] * nv for _ in range(nv)]
     for i in range(nb):
@@ -455,20 +499,44 @@ def _crba_unroll(model, nums, qT):
 def _link_numbers(model, nums):
     """Per scanned link (leading axis n, in ``layout.link_bodies`` order): the joint numbers of
     (J1) (:func:`jaxdyn.joints.one_dof_numbers`; without prismatic joints ``d`` and the linear
-    half of ``S`` are left out, structural zeros), the inertia and the armature."""
+    half of ``S`` are left out, structural zeros), the inertia and the armature. With a
+    spherical joint in the model (three dof slots per link): ``S3``, the three columns of each
+    link's ``S`` (:func:`jaxdyn.joints.link_subspaces`), ``(n, 3, 6)``, and the armature of the
+    empty slots 1."""
     lay = model.layout
     idx = np.asarray(lay.link_bodies)
     x = {k: v[idx] for k, v in nums.items()}
-    x["arm"] = jnp.concatenate([model.armature.astype(model.dtype), jnp.zeros((1,), model.dtype)])[lay.link_v[:, 0]]
+    arm = jnp.concatenate([model.armature.astype(model.dtype), jnp.zeros((1,), model.dtype)])
+    if lay.k == 1:
+        x["arm"] = arm[lay.link_v[:, 0]]
+        return x
+    x["arm"] = jnp.where(jnp.asarray(lay.dof_mask), arm[lay.link_v], 1.0)
+    x["S3"] = jnp.swapaxes(joints.link_subspaces(lay, model.axis.astype(model.dtype)[idx]), -1, -2)
+    for k in ("sa", "sl"):  # in S3
+        x.pop(k, None)
     return x
 
 
 @_kept
 def _link_X_S(x, q):
-    """Placement and motion subspace, (J1), of a scanned link from :func:`_link_numbers`."""
-    d, sl = (_split(x["d"]), _split(x["sl"])) if "d" in x else (None, None)
-    X = joints.one_dof_motion(_split(x["A0"]), _split(x["A1"]), _split(x["A2"]), _split(x["p0"]), d, q, "either")
-    return X, joints.one_dof_subspace(_split(x["sa"]), sl, "either")
+    """Placement and motion subspace, (J1), of a scanned link from :func:`_link_numbers`; with
+    three dof slots (:func:`_tree_inputs`: ``q = [angle, w, x, y, z]``, the angle 0 on a
+    spherical link and the quaternion ``[1, 0, 0, 0]`` on the others) ``R = R(J1)(angle)
+    R(quat)`` and ``S`` the list of the three columns."""
+    d = _split(x["d"]) if "d" in x else None
+    angle = q[0] if "S3" in x else q
+    R, p = joints.one_dof_motion(_split(x["A0"]), _split(x["A1"]), _split(x["A2"]), _split(x["p0"]), d, angle, "either")
+    if "S3" in x:
+        S3 = x["S3"]
+        cols = [(tuple(S3[c, r] for r in range(3)), tuple(S3[c, 3 + r] for r in range(3))) for c in range(3)]
+        return (_mm(R, spatial.quaternion_matrix(*[q[k] for k in range(1, 5)])), p), cols
+    sl = _split(x["sl"]) if "sl" in x else None
+    return (R, p), joints.one_dof_subspace(_split(x["sa"]), sl, "either")
+
+
+def _link_slots(x, name):
+    """A scanned link's per-dof value ``name``: a scalar, or the list of its three slots."""
+    return list(_split(x[name])) if "S3" in x else x[name]
 
 
 def _inertia_x(x):
@@ -482,7 +550,18 @@ def _tree_inputs(model, nums, feT, **per_dof):
     lay = model.layout
     lx = _link_numbers(model, nums)
     for k, a in per_dof.items():
-        lx[k] = a[lay.link_q[:, 0] if k == "q" else lay.link_v[:, 0]]
+        if lay.k == 1:
+            lx[k] = a[lay.link_q[:, 0] if k == "q" else lay.link_v[:, 0]]
+            continue
+        a = jnp.concatenate([a, jnp.zeros_like(a[:1])])  # the padding slot reads a zero
+        if k != "q":
+            lx[k] = a[lay.link_v]  # (n, 3, B)
+            continue
+        sph = jnp.asarray(lay.is_sph)[:, None]
+        q4 = a[lay.link_q]  # (n, 4, B)
+        unit = jnp.asarray([1.0, 0.0, 0.0, 0.0], a.dtype)[:, None]
+        quat = jnp.where(sph[:, :, None], q4, unit)
+        lx[k] = jnp.concatenate([jnp.where(sph, 0.0, q4[:, 0])[:, None], quat], 1)  # (n, 5, B)
     if feT is not None:
         lx["fe"] = feT[np.asarray(lay.link_bodies)]
     rx = None
@@ -503,6 +582,8 @@ def _assemble(model, link_rows, root_rows):
     if lay.floating:
         parts.append(jnp.stack(list(root_rows)))
     if len(lay.link_bodies):
+        if isinstance(link_rows, list):  # three dof slots per link: (n, B) each -> (3 n, B)
+            link_rows = jnp.stack(link_rows, 1).reshape((-1,) + link_rows[0].shape[1:])
         parts.append(link_rows)
     return jnp.concatenate(parts)[jnp.asarray(lay.v_gather)]
 
@@ -568,7 +649,7 @@ def _aligned_S(x):
     """``(Sa, Sl)`` of a link stored by :func:`_aba_kin_step` (a revolute-only model stores
     ``Sa`` only: its ``Sl`` stays a literal zero)."""
     S = x["S"]
-    return S if len(S) == 2 else (S[0], _ZERO3)
+    return S if isinstance(S, list) or len(S) == 2 else (S[0], _ZERO3)
 
 
 @_kept_step
@@ -584,15 +665,17 @@ def _aba_kin_step(parent, x):
         w, v = _split(x["qd"][0:3]), _split(x["qd"][3:6])
         return (_I3, w, v), _bias_force(m, h, Ib, w, v, _fe_x(x))
     Rp, wp, vp = parent
-    (RJ, pJ), (sa, sl) = _link_X_S(x, x["q"])
+    (RJ, pJ), S_J = _link_X_S(x, x["q"])
     R, d = _mm(Rp, RJ), _mv(Rp, pJ)
-    Sa, Sl = _mv(R, sa), _mv(R, sl)
-    (w, v), c = aba_steps.velocity_step(SoAAlgebra, (_I3, d), (Sa, Sl), x["qd"], (wp, vp))
+    Sw = [(_mv(R, sa), _mv(R, sl)) for sa, sl in _cols(S_J)]
+    S = Sw if isinstance(S_J, list) else Sw[0]
+    (w, v), c = aba_steps.velocity_step(SoAAlgebra, (_I3, d), S, _link_slots(x, "qd"), (wp, vp))
     hR, IbR = _mv(R, h), _rot_sym(R, Ib)
     fe = _fe_x(x)
     if fe is not None:
         fe = _mv(R, fe[0:3]) + _mv(R, fe[3:6])
-    S = (Sa, Sl) if "d" in x else (Sa,)
+    if not isinstance(S, list) and "d" not in x:  # revolute only: the linear half is zero
+        S = (S[0],)
     return (R, w, v), (d, S, c, (hR, IbR), _bias_force(m, hR, IbR, w, v, fe))
 
 
@@ -607,7 +690,7 @@ def _aba_aligned_filter_step(acc, x):
     Z = tuple(_v_add(a, b) for a, b in zip(x["pA"], acc[1]))
     if "root" in x:
         return None, (P, Z)
-    U, di, e, Pa, za = _riccati(P, Z, _aligned_S(x), x["arm"], x["tau"], x["c"])
+    U, di, e, Pa, za = _riccati(P, Z, _aligned_S(x), _link_slots(x, "arm"), _link_slots(x, "tau"), x["c"])
     return aba_steps.to_parent(SoAAlgebra, (_I3, x["d"]), Pa, za), (U, di, e)
 
 
@@ -631,7 +714,7 @@ def _aba_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, tau=tauT)
     zo = _no_fold((jnp.zeros((B,), dt), jnp.ones((B,), dt)))  # the world: R = 1, v = 0
     world = (tuple(zo[int(a)] for a in _I3), (zo[0],) * 3, (zo[0],) * 3)
-    pack = _pack_outputs(pack)
+    pack = _pack_outputs(pack, "aba")
     _, kin, root_pA = tree.scatter(lay, _aba_kin_step, lx, world, rx, pack=pack)
     if kin is not None:
         lx["kin"] = kin
@@ -656,7 +739,7 @@ def _rnea_fwd_step(world, parent, x):
         qd, qdd = _split(x["qd"]), _split(x["qdd"])
     else:
         X, S = _link_X_S(x, x["q"])
-        qd, qdd = x["qd"], x["qdd"]
+        qd, qdd = _link_slots(x, "qd"), _link_slots(x, "qdd")
     return rnea_steps.forward_step(SoAAlgebra, X, S, qd, qdd, I, _wrench(_fe_x(x)), parent)
 
 
@@ -670,7 +753,7 @@ def _rnea_back_step(acc, x):
         _, tau = rnea_steps.backward_step(SoAAlgebra, X, None, _split(x["arm"]), _split(x["qdd"]), f)
         return None, tau
     X, S = _link_X_S(x, x["q"])
-    return rnea_steps.backward_step(SoAAlgebra, X, S, x["arm"], x["qdd"], f)
+    return rnea_steps.backward_step(SoAAlgebra, X, S, _link_slots(x, "arm"), _link_slots(x, "qdd"), f)
 
 
 def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
@@ -684,7 +767,7 @@ def _rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
         lx,
         (_soa_zeros(_MOTION, B, dt), world),
         rx,
-        pack=_pack_outputs(pack),
+        pack=_pack_outputs(pack, "rnea"),
     )
     if rx is not None:
         rx["f"] = f_root
@@ -766,7 +849,7 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
     Featherstone/Rodriguez recursion of the module docstring written on ``(B,)`` scalars.
 
     Args:
-      model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
+      model: a :class:`jaxdyn.Model` (any joint types).
       q ``(B, nq)``, qd ``(B, nv)``, tau ``(B, nv)``; a single sample ``(nq,)``/``(nv,)`` also works.
       f_ext: optional ``(B, nb, 6)`` body wrenches ``[moment; force]`` in body coordinates.
       traversal: ``"unroll"`` (a Python loop over links: fastest, compile time grows with the
@@ -839,10 +922,16 @@ def _crba_tree(model, lay, nums, qT, pack=None):
     ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
     pose_step = functools.partial(_crba_pose_step, ident)
     _, link_out, root_I = tree.scatter(
-        lay, pose_step, lx, ident if lay.traversal == "unroll" else _no_fold(ident), rx, pack=_pack_outputs(pack)
+        lay,
+        pose_step,
+        lx,
+        ident if lay.traversal == "unroll" else _no_fold(ident),
+        rx,
+        pack=_pack_outputs(pack, "crba"),
     )
     link_out = tree.unpack(link_out)
     stack = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (B,)) for a in t])  # noqa: E731
+    stack_n = lambda t: jnp.stack([jnp.broadcast_to(jnp.asarray(a, dt), (len(idx), B)) for a in t], 1)  # noqa: E731
     nb = model.nb
     # body masses do not depend on q: one (nb,) vector broadcast over the batch (an (nb, B)
     # buffer updated with constants would be constant-folded into a literal of the batch's size)
@@ -856,11 +945,12 @@ def _crba_tree(model, lay, nums, qT, pack=None):
         S_parts.append(jnp.broadcast_to(jnp.eye(6, dtype=dt)[:, :, None], (6, 6, B)))
         body_of += [0] * 6
     if len(idx):
-        (saw, slw), (m, h, Ib) = link_out
+        Sw, (m, h, Ib) = link_out
         mass = mass.at[idx].set(m)
         Iw = [None, Iw[1].at[idx].set(jnp.stack(h, 1)), Iw[2].at[idx].set(jnp.stack(Ib, 1))]
-        S_parts.append(jnp.concatenate([jnp.stack(saw, 1), jnp.stack(slw, 1)], 1))
-        body_of += list(idx)
+        cols = [jnp.concatenate([stack_n(sa), stack_n(sl)], 1) for sa, sl in _cols(Sw)]  # (n, 6, B) each
+        S_parts.append(jnp.stack(cols, 1).reshape((-1, 6, B)))  # link j's column c at j k + c
+        body_of += list(np.repeat(idx, len(cols)))
     Iw[0] = jnp.broadcast_to(mass[:, None], (nb, B))
     # one (nb, 10, B) array through the subtree sum: one read and one update per link step instead
     # of one per part (deviceless H100, talos at 131k: 9 -> 4 XLA kernels per step; CPU unchanged)
@@ -896,7 +986,7 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _
     through :mod:`jaxdyn.tree` (``"auto"``/``"unroll"`` unroll it with static parents).
 
     Args:
-      model: a :class:`jaxdyn.Model` without spherical joints (a free root is fine).
+      model: a :class:`jaxdyn.Model` (any joint types).
       q: ``(B, nq)`` (or one ``(nq,)`` sample).
       traversal, chunk, _pack: as :func:`aba_batch`.
 

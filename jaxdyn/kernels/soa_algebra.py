@@ -294,16 +294,26 @@ _ZERO3 = (0.0, 0.0, 0.0)
 
 
 def _is_art(x):
-    """An articulated inertia ``(A, B, C)`` (a motion or force is a pair)."""
-    return len(x) == 3
+    """An articulated inertia ``(A, B, C)`` (a motion or force is a pair, a multi-dof joint's
+    ``S`` a list)."""
+    return isinstance(x, tuple) and len(x) == 3
+
+
+def _cols(S):
+    """The columns of a joint's ``S``: the motions of a multi-dof joint's list, or the one motion
+    of a 1-dof joint."""
+    return S if isinstance(S, list) else [S]
 
 
 class SoAAlgebra:
     """The struct-of-arrays algebra of the link steps of :mod:`jaxdyn.algorithms` (same names as
     :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is ``(angular, linear)``, two
     3-tuples of scalars; ``X = (R, p)`` (9 + 3 scalars); ``I = (m, h, Ibar)`` (1 + 3 + 6); a
-    1-dof joint's ``S = (s_angular, s_linear)`` with a scalar joint-space value, and ``S = None``
-    the free root's ``1_6`` with joint-space values 6-sequences. A scalar is a ``(B,)`` array, a
+    1-dof joint's ``S = (s_angular, s_linear)`` with a scalar joint-space value, a k-dof joint's
+    ``S`` a list of k such motions (the spherical joint's ``[1_3; 0]``) with joint-space values
+    lists of k scalars (``U = P S`` and the gain ``G`` lists of motions, ``D`` a k x k list of rows
+    solved by an unrolled ``L D L^T``), and ``S = None`` the free root's ``1_6`` with joint-space
+    values 6-sequences. A scalar is a ``(B,)`` array, a
     0-d model number or a Python float (structural zeros skipped). The composite operations
     compute their outputs once (:func:`_keep`)."""
 
@@ -342,12 +352,16 @@ class SoAAlgebra:
     def smul(S, x):
         if S is None:
             return tuple(x[0:3]), tuple(x[3:6])
+        if isinstance(S, list):  # sum_k S_k x_k
+            return SoAAlgebra.add(*[SoAAlgebra.smul(Sk, xk) for Sk, xk in zip(S, x)])
         return _v_scale(x, S[0]), _v_scale(x, S[1])
 
     @staticmethod
     def stmul(S, f):
         if S is None:
             return list(f[0]) + list(f[1])
+        if isinstance(S, list):
+            return [SoAAlgebra.stmul(Sk, f) for Sk in S]
         if _is_art(S):  # the free root's U = P 1_6: U^T f = P f (P symmetric)
             return SoAAlgebra.stmul(None, SoAAlgebra.art_apply(S, f))
         return _add(_dot(S[0], f[0]), _dot(S[1], f[1]))
@@ -375,7 +389,9 @@ class SoAAlgebra:
 
     @staticmethod
     def subspace_to_parent(X, S):
-        """A 1-dof joint's ``S`` (a motion) from B to A: ``[R w; R v + p x R w]``."""
+        """A joint's ``S`` (a motion, or a list of them) from B to A: ``[R w; R v + p x R w]``."""
+        if isinstance(S, list):
+            return [SoAAlgebra.subspace_to_parent(X, Sk) for Sk in S]
         (R, p), (sa, sl) = X, S
         saw = _mv(R, sa)
         return saw, _v_add(_mv(R, sl), _cross(p, saw))
@@ -396,16 +412,25 @@ class SoAAlgebra:
 
     @staticmethod
     def art_times_S(P, S):
-        return P if S is None else SoAAlgebra.art_apply(P, S)
+        if S is None:
+            return P
+        if isinstance(S, list):  # computed once: read by D, the gain and P+
+            return _keep([SoAAlgebra.art_apply(P, Sk) for Sk in S])
+        return SoAAlgebra.art_apply(P, S)
 
     @staticmethod
     def art_sub_outer(P, G, U):
-        """``P - G U^T`` for a 1-dof joint (``G``, ``U`` motions), on the 21 entries."""
-        (A, B, C), (Ga, Gl), (Ua, Ul) = P, G, U
+        """``P - G U^T = P - sum_k G_k U_k^T`` (``G``, ``U`` motions, or lists of them for a
+        k-dof joint), on the 21 entries."""
+        (A, B, C), GU = P, list(zip(_cols(G), _cols(U)))
+
+        def outer(half_g, half_u, r, c):
+            return _add(*[_mul(g[half_g][r], u[half_u][c]) for g, u in GU])
+
         return (
-            tuple(_sub(A[k], _mul(Ga[r], Ua[c])) for k, (r, c) in enumerate(_UPPER)),
-            tuple(_sub(B[3 * r + c], _mul(Ga[r], Ul[c])) for r in range(3) for c in range(3)),
-            tuple(_sub(C[k], _mul(Gl[r], Ul[c])) for k, (r, c) in enumerate(_UPPER)),
+            tuple(_sub(A[k], outer(0, 0, r, c)) for k, (r, c) in enumerate(_UPPER)),
+            tuple(_sub(B[3 * r + c], outer(0, 1, r, c)) for r in range(3) for c in range(3)),
+            tuple(_sub(C[k], outer(1, 1, r, c)) for k, (r, c) in enumerate(_UPPER)),
         )
 
     @staticmethod
@@ -413,16 +438,26 @@ class SoAAlgebra:
         if S is None:  # the free root: D = P + diag(armature), rows of scalars
             Pm = _art_matrix(*U)
             return [[_add(Pm[r][c], armature[r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
+        if isinstance(S, list):  # a k-dof joint: D = S^T U + diag(armature), rows of scalars
+            rows = [SoAAlgebra.stmul(S, Uc) for Uc in U]  # rows[c][r] = S_r^T U_c (symmetric)
+            return [
+                [_add(rows[c][r], armature[r]) if r == c else rows[c][r] for c in range(len(S))] for r in range(len(S))
+            ]
         return _add(SoAAlgebra.stmul(S, U), armature)
 
     @staticmethod
     def joint_factor(D):
-        return _ldl_factor(D) if isinstance(D, list) else 1.0 / D
+        return _keep(_ldl_factor(D)) if isinstance(D, list) else 1.0 / D
 
     @staticmethod
     def joint_solve(F, r):
-        return _ldl_apply(F, r) if isinstance(r, list) else _mul(F, r)
+        return _keep(_ldl_apply(F, r)) if isinstance(r, list) else _mul(F, r)
 
     @staticmethod
     def gain(U, Dinv):
+        if isinstance(U, list):  # G = U D^-1: each of the six rows of U solved with D (symmetric)
+            rows = [_ldl_apply(Dinv, [Uk[h][r] for Uk in U]) for h in range(2) for r in range(3)]
+            return _keep(
+                [(tuple(rows[r][k] for r in range(3)), tuple(rows[3 + r][k] for r in range(3))) for k in range(len(U))]
+            )
         return _v_scale(Dinv, U[0]), _v_scale(Dinv, U[1])
