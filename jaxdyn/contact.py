@@ -65,14 +65,17 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   of one kind are evaluated together in one batched expression (geom indices gathered from a
   static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
   the two bodies' material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
-  ``mu = max(mu_1, mu_2)`` (MuJoCo's default combination).
+  ``mu = max(mu_1, mu_2)`` (MuJoCo's default combination), or an explicit pair's own friction
+  (``Geoms.pair_friction``, MJCF ``<pair friction>``).
 * Normal force, HuntCrossley75 in the form of MarhefkaOrin99 (``f = lambda x^n xdot + k x^n``
   with ``lambda = c_d k``; docs/contact.md):
   ``f_n = max(0, k d^p (1 + c_d v_pen))`` with ``v_pen = -n . v`` the penetration rate. The
   damping scales with ``d^p``, so the force is zero at first touch (no jump at impact), and the
   ``max`` keeps it from pulling the bodies together during separation (MarhefkaOrin99).
 * Friction, regularised Coulomb: ``f_t = -mu f_n v_t / sqrt(|v_t|^2 + eps^2)`` with
-  ``v_t = v - (n . v) n`` and ``mu`` the geom's sliding friction ``friction[0]``; this is the
+  ``v_t = v - (n . v) n`` and ``mu`` the larger of the geom's sliding friction ``friction[0]``
+  and the ground's (``Ground.friction``: its plane geom's, from ``Ground.from_model``), or the
+  friction of an explicit pair of the geom and the ground's plane; this is the
   Coulomb law ``|f_t| <= mu f_n`` opposing sliding, smoothed over the velocity
   scale ``eps`` so it is smooth and finite at ``v_t = 0``. Static friction is thereby replaced
   by a steep viscous law: a body held by friction creeps at ``|v_t| = eps r / sqrt(1 - r^2)``
@@ -202,20 +205,29 @@ __all__ = [
 
 class Ground(eqx.Module):
     """The half-space ``normal . x <= height`` (world frame). ``normal`` is normalised when
-    used. Default: the plane ``z = 0``, ground below."""
+    used. Default: the plane ``z = 0``, ground below.
+
+    friction: the ground's own sliding friction; a geom touches it with the larger of the two
+      (MuJoCo's combination), so the default 0 leaves each geom's own.
+    geom (static): the plane geom of ``model.geoms`` this ground stands for (``-1``: none); a
+      geom in an explicit pair with it (MJCF ``<pair>``) touches it with the pair's friction.
+    """
 
     normal: Float[Array, " 3"] = eqx.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]), converter=_array)
     height: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=_array)
+    friction: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=_array)
+    geom: int = eqx.field(static=True, default=-1)
 
     @staticmethod
     def from_model(model: Model) -> Ground:
         """The first plane geom on the world body of ``model.geoms`` (MJCF ``<geom type="plane">``):
-        normal its z axis, height ``normal . pos``; the default ground if there is none."""
+        normal its z axis, height ``normal . pos``, its sliding friction; the default ground if
+        there is none."""
         g = model.geoms
         for i, (t, b) in enumerate(zip(g.type, g.body)):
             if t == geometry.PLANE and b < 0:
                 n = g.R[i][:, 2]
-                return Ground(normal=n, height=jnp.dot(n, g.pos[i]))
+                return Ground(normal=n, height=jnp.dot(n, g.pos[i]), friction=g.friction[i, 0], geom=i)
         return Ground()
 
 
@@ -410,7 +422,8 @@ class ContactPoints(eqx.Module):
     position of the point (sphere centre, capsule end, box corner, cylinder rim point); radius
     ``(m,)``; depth ``(m,)`` penetration ``d >= 0``; point ``(m, 3)`` witness on the ground
     surface; velocity ``(m, 3)`` world velocity of the body's material point at ``point``; mu
-    ``(m,)``.
+    ``(m,)`` the sliding friction: the larger of the geom's and the ground's, or that of an
+    explicit pair of the geom and the ground's plane.
     """
 
     centre: Float[Array, "m 3"]
@@ -435,7 +448,7 @@ class PairContacts(eqx.Module):
     ``(m,)`` ``max(0, -distance)``; normal ``(m, 3)`` unit, from geom1 towards geom2; point
     ``(m, 3)`` witness, midway between the surfaces' closest points; velocity ``(m, 3)``
     ``v_2(p) - v_1(p)``, the relative world velocity of the two bodies' material points at the
-    witness; mu ``(m,)`` the larger sliding friction of the two geoms.
+    witness; mu ``(m,)`` the larger sliding friction of the two geoms, or the explicit pair's own.
     """
 
     distance: Float[Array, " m"]
@@ -828,9 +841,21 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     depth = jnp.maximum(-phi, 0.0)
     point = centre - (radius - depth)[:, None] * n
     vel = _point_velocity(F, body, point)
-    return ContactPoints(
-        centre, radius, depth, point, vel, g.friction[geom, 0], tuple(map(int, body)), tuple(map(int, geom))
+    mu = _with_pair_friction(
+        g, geom, np.full(len(geom), ground.geom), jnp.maximum(g.friction[geom, 0], ground.friction)
     )
+    return ContactPoints(centre, radius, depth, point, vel, mu, tuple(map(int, body)), tuple(map(int, geom)))
+
+
+def _with_pair_friction(g: geometry.Geoms, g1, g2, mu):
+    """``mu`` with the entries whose geoms ``(g1, g2)`` form an explicit pair replaced by the
+    pair's own friction (``geoms.pair_friction``; MuJoCo takes an explicit pair's contact
+    parameters from the pair, not from its geoms)."""
+    index = {p: k for k, p in enumerate(g.pairs)}
+    k = np.array([index.get((min(a, b), max(a, b)), -1) for a, b in zip(g1, g2)], np.int64)
+    if not np.any(k >= 0):
+        return mu
+    return jnp.where(k >= 0, g.pair_friction[np.maximum(k, 0)].astype(mu.dtype), mu)
 
 
 def contact_forces(
@@ -1038,7 +1063,7 @@ def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
     g2 = np.array([table.pairs[k][1] for k in row], np.int64)
     b1, b2 = np.asarray(g.body, np.int64)[g1], np.asarray(g.body, np.int64)[g2]
     vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
-    mu = jnp.maximum(g.friction[g1, 0], g.friction[g2, 0])
+    mu = _with_pair_friction(g, g1, g2, jnp.maximum(g.friction[g1, 0], g.friction[g2, 0]))
     ints = lambda x: tuple(map(int, x))
     return PairContacts(
         dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2), ints(row)

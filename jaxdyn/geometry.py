@@ -50,7 +50,9 @@ class Geoms(eqx.Module):
         body -1);
       friction ``(ng, 3)``: sliding, torsional, rolling coefficients;
       vertices ``(nvert, 3)``: the convex-hull vertices of the mesh geoms, each in its geom's
-        frame (what MuJoCo collides of a mesh), one row per vertex, the geom in ``vertex_geom``.
+        frame (what MuJoCo collides of a mesh), one row per vertex, the geom in ``vertex_geom``;
+      pair_friction ``(len(pairs),)``: the sliding friction of each explicit pair, which its
+        contacts use instead of the geoms' (MJCF ``<pair friction>``; MuJoCo's default 1).
 
     Static (tuples of ints / strings, one entry per geom): the integer data is static rather
     than integer array leaves because ``jax.grad`` refuses integer inputs, and a model must stay
@@ -74,6 +76,7 @@ class Geoms(eqx.Module):
     R: Float[Array, "ng 3 3"]
     friction: Float[Array, "ng 3"]
     vertices: Float[Array, "nvert 3"]
+    pair_friction: Float[Array, " npair"]
     type: tuple[int, ...] = eqx.field(static=True, default=())
     body: tuple[int, ...] = eqx.field(static=True, default=())
     contype: tuple[int, ...] = eqx.field(static=True, default=())
@@ -101,6 +104,7 @@ def make_geoms(
     names=(),
     exclude=(),
     pairs=(),
+    pair_friction=None,
     vertices=None,
     vertex_geom=(),
     dtype=None,
@@ -112,7 +116,7 @@ def make_geoms(
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
     ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1`` (a scalar applies to
     every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom index pairs, in
-    either order), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom of each
+    either order; ``pair_friction``, one sliding friction per entry of ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom of each
     in ``vertex_geom``; give a mesh geom its convex hull's vertices).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
@@ -135,7 +139,8 @@ def make_geoms(
     for what, seq in (("names", names), ("body", body), ("contype", contype), ("conaffinity", conaffinity)):
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
-    exclude, pairs = _index_pairs(exclude, ng, "exclude"), _index_pairs(pairs, ng, "pairs")
+    exclude = _index_pairs(exclude, ng, "exclude")
+    pairs, pair_friction = _pair_friction(pairs, pair_friction, ng)
     vertices = np.zeros((0, 3)) if vertices is None else np.asarray(vertices, np.float64).reshape(-1, 3)
     vertex_geom = ints(vertex_geom)
     if len(vertex_geom) != len(vertices):
@@ -149,6 +154,7 @@ def make_geoms(
         R=f(R, (ng, 3, 3)),
         friction=f(friction, (ng, 3)),
         vertices=f(vertices, (len(vertex_geom), 3)),
+        pair_friction=f(pair_friction, (len(pairs),)),
         type=type,
         body=body,
         contype=contype,
@@ -158,6 +164,23 @@ def make_geoms(
         pairs=pairs,
         vertex_geom=vertex_geom,
     )
+
+
+def _pair_friction(pairs, friction, ng):
+    """The explicit pairs (:func:`_index_pairs`) and their sliding friction in that order, from
+    ``friction`` given per entry of ``pairs`` (None: 1 each); a pair given twice must have one
+    friction."""
+    pairs = [tuple(p) for p in pairs]
+    friction = np.ones(len(pairs)) if friction is None else np.asarray(friction, np.float64).reshape(-1)
+    if len(friction) != len(pairs):
+        raise ValueError(f"make_geoms: {len(friction)} entries in pair_friction for {len(pairs)} pairs")
+    keys = _index_pairs(pairs, ng, "pairs")
+    mu: dict = {}
+    for (i, j), f in zip(pairs, friction):
+        key = (min(int(i), int(j)), max(int(i), int(j)))
+        if mu.setdefault(key, float(f)) != float(f):
+            raise ValueError(f"make_geoms: pair {key} is given twice with different pair_friction")
+    return keys, [mu[k] for k in keys]
 
 
 def _index_pairs(pairs, ng, what) -> tuple[tuple[int, int], ...]:
@@ -184,4 +207,5 @@ def empty_geoms(dtype=None) -> Geoms:
         R=jnp.zeros((0, 3, 3), dtype),
         friction=jnp.zeros((0, 3), dtype),
         vertices=jnp.zeros((0, 3), dtype),
+        pair_friction=jnp.zeros((0,), dtype),
     )

@@ -482,10 +482,11 @@ def test_filter_matches_mujoco():
     that body is merged into its parent in jaxdyn; explicit <pair>s that override the rest; a
     floor plane with its own masks), against jaxdyn's pair table and ground contacts."""
     path = os.path.join(HERE, "data", "mjcf", "contact_filter.xml")
-    with pytest.warns(UserWarning, match=r"not read .*friction of <pair geom1='a1'"):
+    with pytest.warns(UserWarning, match=r"not read .*condim of <pair geom1='a1'"):
         m = jaxdyn.load_mjcf(path)
     with open(os.path.join(HERE, "data", "mujoco", "contact", "filter.json")) as fh:
-        ref = {frozenset(p) for p in json.load(fh)["pairs"]}
+        stored = json.load(fh)
+    ref = {frozenset(p) for p in stored["pairs"]}
     names = m.geoms.names
     t = C.collision_pairs(m)
     pairs = {frozenset((names[i], names[j])) for i, j in t.pairs + t.unsupported}
@@ -496,6 +497,19 @@ def test_filter_matches_mujoco():
     # an excluded pair exerts no force where MuJoCo's filter would have admitted it: geoms af
     # (body a_fixed, welded to a) and d3 (body d) overlap only when excluded
     assert ("af" in names) and frozenset(("af", "d3")) not in pairs
+    # each contact's sliding friction as MuJoCo's: the larger of the two geoms' (the floor's too),
+    # or an explicit pair's own (0.3, 0.7, and MuJoCo's default 1 where the pair gives none)
+    q, qd = jnp.zeros(m.nq), jnp.zeros(m.nv)
+    got = {}
+    cp = C.contact_points(m, q, qd, C.Ground.from_model(m))
+    for g, mu in zip(cp.geom, np.asarray(cp.mu)):
+        got.setdefault("|".join(sorted((names[g], "floor"))), set()).add(round(float(mu), 6))
+    pc = C.pair_contacts(m, q, qd)
+    for g1, g2, mu in zip(pc.geom1, pc.geom2, np.asarray(pc.mu)):
+        got.setdefault("|".join(sorted((names[g1], names[g2]))), set()).add(round(float(mu), 6))
+    assert {"a1|b1", "d2|floor", "d1|w", "a1|floor", "a1|d3"} <= set(stored["friction"])
+    for key, mu in stored["friction"].items():
+        assert got[key] == {round(mu, 6)}, key
 
 
 @pytest.mark.parametrize(
@@ -526,6 +540,14 @@ def test_explicit_geom_lists_in_code():
         geometry.make_geoms(**kw, exclude=[(0, 3)])
     with pytest.raises(ValueError, match=r"pairs pair \(1, 1\)"):
         geometry.make_geoms(**kw, pairs=[(1, 1)])
+    # pair_friction: one per entry of pairs, reordered with them; 1 by default
+    g = geometry.make_geoms(**kw, pairs=[(2, 1), (1, 0), (0, 1)], pair_friction=[0.8, 0.3, 0.3])
+    assert g.pairs == ((0, 1), (1, 2)) and np.allclose(g.pair_friction, [0.3, 0.8])
+    assert np.allclose(geometry.make_geoms(**kw, pairs=[(1, 0)]).pair_friction, [1.0])
+    with pytest.raises(ValueError, match="1 entries in pair_friction for 2 pairs"):
+        geometry.make_geoms(**kw, pairs=[(1, 0), (2, 1)], pair_friction=[0.5])
+    with pytest.raises(ValueError, match=r"pair \(0, 1\) is given twice with different pair_friction"):
+        geometry.make_geoms(**kw, pairs=[(1, 0), (0, 1)], pair_friction=[0.5, 0.6])
 
 
 def _cylinder_reference():

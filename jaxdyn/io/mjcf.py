@@ -96,8 +96,10 @@ in the body tree, and numbers that do not parse, are not finite or come in the w
 ``<contact>``: ``<exclude body1 body2>`` becomes ``model.geoms.exclude`` (the geoms of the two
 MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1
 geom2>`` ``model.geoms.pairs`` (:mod:`jaxdyn.contact` collides them as MuJoCo does, with its own
-force law); a pair's own ``friction``, ``solref``, ``solimp``, ``margin``, ``gap`` and ``condim``
-are warned about and not read.
+force law) with its sliding friction (the first of ``friction``, default 1) in
+``model.geoms.pair_friction``; a pair's own ``solref``, ``solimp``, ``margin``, ``gap`` and
+``condim`` are warned about and not read. A geom touching a plane uses the larger of the two
+sliding frictions (with ``jaxdyn.contact.Ground.from_model``), as MuJoCo.
 
 Free-joint velocities
 ---------------------
@@ -729,7 +731,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                 hull = _mesh_hull(ctx, a, gw)
                 g_vert.append(hull)
                 g_vgeom += [len(g["type"]) - 1] * len(hull)
-    exclude, pairs = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
+    exclude, pairs, pair_friction = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
     for k in range(len(g["type"])):
         _finite(
             f"geom '{g['names'][k] or k}': size, pose or friction",
@@ -753,6 +755,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         names=tuple(g["names"]),
         exclude=exclude,
         pairs=pairs,
+        pair_friction=pair_friction,
         vertices=np.concatenate(g_vert),
         vertex_geom=g_vgeom,
         dtype=dtype,
@@ -820,16 +823,19 @@ def _mesh_hull(ctx, a, gw):
     return hull_vertices(vert)
 
 
-PAIR_PARAMETERS = ("friction", "solref", "solreffriction", "solimp", "margin", "gap", "condim")
+# an explicit pair's contact parameters that jaxdyn's force law has no counterpart for (its
+# sliding friction, the first of ``friction``, is read)
+PAIR_PARAMETERS = ("solref", "solreffriction", "solimp", "margin", "gap", "condim")
 
 
 def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
     """``<contact>``: ``<exclude body1 body2>`` as geom index pairs (every geom of the one
-    MuJoCo body against every geom of the other) and ``<pair geom1 geom2>`` as explicit geom
-    pairs; the pairs' own contact parameters are not read (warned)."""
+    MuJoCo body against every geom of the other), ``<pair geom1 geom2>`` as explicit geom pairs
+    and their sliding friction (the first of ``friction``, default 1 as MuJoCo's); the pairs'
+    other contact parameters are not read (warned). Returns ``(exclude, pairs, friction)``."""
     body_ids = {b.name: i for i, b in enumerate(bodies) if b.name}
     geom_ids = {n: k for k, n in enumerate(g_names) if n}
-    exclude, pairs, own = [], [], []
+    exclude, pairs, own, friction = [], [], [], []
     for c in root.findall("contact"):
         for e in c:
             if not isinstance(e.tag, str):
@@ -864,15 +870,16 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                 if names[0] == names[1]:
                     raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
                 pairs.append((geom_ids[names[0]], geom_ids[names[1]]))
+                friction.append(float(_numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)[0]))
                 own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
     if own:
         ctx.warnings.append(
-            "contact parameters of explicit pairs are not read (each pair uses its geoms' friction and "
+            "contact parameters of explicit pairs are not read (each pair uses its sliding friction and "
             "the contact law of jaxdyn.contact.ContactParams): " + ", ".join(own)
         )
-    return exclude, pairs
+    return exclude, pairs, friction
 
 
 def _finite(what, *xs):

@@ -8,7 +8,9 @@ For ``tests/data/mjcf/contact_filter.xml`` (bit masks, geoms on one body, parent
 through a welded body, ``<exclude>``, explicit ``<pair>``s, a floor plane): every geom pair
 MuJoCo collides, read off ``mjData.contact`` after ``mj_forward`` with the contact margin
 overridden to 100 m (``<flag override>``, ``opt.o_margin``), so that every pair its filter
-admits reports a contact whatever the distance. Written as the sorted list of geom name pairs.
+admits reports a contact whatever the distance. Written as the sorted list of geom name pairs,
+with each pair's sliding friction (``mjData.contact.friction[0]``: MuJoCo's combination of the
+geoms' frictions, or an explicit pair's own).
 """
 
 from __future__ import annotations
@@ -34,8 +36,23 @@ def main():
         return mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g)
 
     pairs = sorted({tuple(sorted((name(c.geom1), name(c.geom2)))) for c in d.contact[: d.ncon]})
+    # the override replaces the contacts' friction too: the frictions come from a second pass with
+    # every geom's and pair's own margin at 100 m instead
+    m = mujoco.MjModel.from_xml_path(XML)
+    m.geom_margin[:] = 100.0
+    m.pair_margin[:] = 100.0
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    friction = {}
+    for c in d.contact[: d.ncon]:
+        key = "|".join(sorted((name(c.geom1), name(c.geom2))))
+        friction.setdefault(key, float(c.friction[0]))
+    missing = set(pairs) ^ {tuple(k.split("|")) for k in friction}
+    print("pairs without a contact in the second pass or extra:", sorted(missing))
     with open(OUT, "w") as fh:
-        json.dump({"mujoco": mujoco.__version__, "pairs": pairs}, fh, indent=1)
+        json.dump(
+            {"mujoco": mujoco.__version__, "pairs": pairs, "friction": dict(sorted(friction.items()))}, fh, indent=1
+        )
         fh.write("\n")
     print(f"wrote {OUT}: {len(pairs)} pairs")
 
