@@ -842,7 +842,7 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     point = centre - (radius - depth)[:, None] * n
     vel = _point_velocity(F, body, point)
     mu = _with_pair_friction(
-        g, geom, np.full(len(geom), ground.geom), jnp.maximum(g.friction[geom, 0], ground.friction)
+        g, geom, np.full(len(geom), ground.geom), jnp.maximum(g.friction[geom, 0], jnp.asarray(ground.friction, dt))
     )
     return ContactPoints(centre, radius, depth, point, vel, mu, tuple(map(int, body)), tuple(map(int, geom)))
 

@@ -69,6 +69,8 @@ SLOW = {
     "tests/test_kernels.py::test_aba_rnea_match_generic_float64[unroll]",
     "tests/test_kernels.py::test_crba_matches_generic_float64[unroll]",
     "tests/test_kernels.py::test_float32_and_single_sample[unroll]",
+    "tests/test_kernels.py::test_spherical_joints_match_generic_float64[unroll]",
+    "tests/test_kernels.py::test_spherical_joints_float32_and_jacobian",
     "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[scan]",
     "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[unroll]",
     "tests/test_kernels.py::test_packed_scan_outputs_match_generic[scan]",
