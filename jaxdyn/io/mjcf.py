@@ -83,8 +83,9 @@ model: ``<tendon>`` and ``<equality>`` with content (closed loops, couplings), `
 body in the file (jaxdyn's free joint is body 0 and the dof order stays MuJoCo's), a free joint
 below another moving body or with other joints in its body, a ball joint followed by a hinge or
 ball in the same body (MuJoCo refuses it too); a geom that would give a body its inertia but is
-a height field, an SDF, a mesh whose inertia is not ``"exact"`` (MuJoCo's default ``legacy``
-and the ``convex`` hull are not reproduced; nor is ``shell``), a mesh that encloses no volume,
+a height field, an SDF, a mesh with ``inertia="shell"``, or with MuJoCo's default ``legacy``
+when it is not convex (``exact`` and ``convex`` are computed, and ``legacy`` of a convex closed
+mesh, which equals ``exact``; a mesh without faces is its convex hull), a mesh that encloses no volume,
 or asks for ``shellinertia`` or mesh fitting (add an ``<inertial>``, the message says so); ``<freejoint align="true">`` / ``<compiler alignfree="true">`` (moves the body
 frame); frame ``scale``; actuators with tendon, site, body or slider-crank transmission, or on a
 free joint; missing include files, unknown default classes, duplicate names, unknown elements

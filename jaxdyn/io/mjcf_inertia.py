@@ -169,22 +169,55 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
     _, a = mesh
     mw = f"<mesh name='{a.get('_name')}'>"
     kind = a.get("inertia", "legacy")
-    if kind != "exact":
+    if kind not in ("exact", "convex", "legacy"):
         raise MJCFError(
-            f"{gw}: the geom would define the inertia of {bw} from {mw}, whose inertia='{kind}' "
-            "(MuJoCo's default is 'legacy'; 'convex' uses the convex hull) jaxdyn does not reproduce; add an "
-            f"<inertial> to {bw}, or give the mesh inertia='exact' (closed, outward-oriented meshes)"
+            f"{gw}: the geom would define the inertia of {bw} from {mw}, whose inertia='{kind}' jaxdyn "
+            f"does not reproduce; add an <inertial> to {bw}, or give the mesh inertia='exact' or 'convex'"
         )
-    if "file" not in a and not ("vertex" in a and "face" in a):
+    if kind == "exact" and "file" not in a and not ("vertex" in a and "face" in a):
         raise MJCFError(f"{mw}: inertia='exact' needs a file or vertex and face data")
-    _, tris = mesh_points(a, ctx, mw)
+    vert, tris = mesh_points(a, ctx, mw)
+    if kind == "convex" or tris is None:  # MuJoCo makes a mesh without faces its convex hull
+        hull = hull_triangles(vert)
+        if hull is None:
+            raise MJCFError(f"{mw}: the mesh's vertices span no volume (a convex hull needs 4 points off a plane)")
+        return mesh_volume_inertia(hull)
     vol, com, iu = mesh_volume_inertia(tris)
+    if kind == "legacy":
+        # MuJoCo's 'legacy' sums the tetrahedra of the faces and a centre with their volumes'
+        # absolute values: the exact inertia when the mesh is convex, closed and outward-facing
+        # (every tetrahedron positive), which is what jaxdyn computes and checks here
+        hull = hull_triangles(vert)
+        hvol = mesh_volume_inertia(hull)[0] if hull is not None else 0.0
+        if com is None or abs(vol - hvol) > 1e-6 * hvol:
+            raise MJCFError(
+                f"{gw}: the geom would define the inertia of {bw} from {mw}, whose inertia='legacy' "
+                "(MuJoCo's default) jaxdyn reproduces for convex, closed meshes only, and this mesh's "
+                f"volume {vol:.6g} differs from its convex hull's {hvol:.6g}; add an <inertial> to {bw}, "
+                "or give the mesh inertia='exact' (closed, outward-oriented meshes) or 'convex'"
+            )
     if com is None:
         raise MJCFError(
             f"{mw}: the mesh encloses no positive volume ({vol:.3g}); inertia='exact' needs a "
             "closed mesh with outward-facing triangles"
         )
     return vol, com, iu
+
+
+def hull_triangles(vert):
+    """The convex hull of ``vert`` ``(n, 3)`` as outward-facing triangles ``(m, 3, 3)``, or None
+    where the points span no volume."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        hull = ConvexHull(np.unique(vert, axis=0))
+    except (QhullError, ValueError):
+        return None
+    tri = hull.points[hull.simplices]
+    outward = hull.equations[:, :3]
+    flip = np.einsum("ij,ij->i", np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), outward) < 0
+    tri[flip] = tri[flip][:, ::-1]
+    return tri
 
 
 def hull_vertices(vert):
