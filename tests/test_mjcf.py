@@ -189,9 +189,18 @@ def test_parameters_match_mujoco(name):
     """Joint names and order, limits, armature, damping, friction loss, effort limits, gravity."""
     m, r, _ = case(name)
     names = [str(n) or f"joint{j}" for j, n in enumerate(r["joint_names"])]
-    assert list(m.joint_names) == names
     mj_types = {0: "free", 1: "spherical", 2: "prismatic", 3: "revolute"}
-    assert list(m.joint_types) == [mj_types[int(t)] for t in r["joint_types"]]
+    # a free joint other than the first joint is three world-axis slides and a ball in jaxdyn
+    want_names, want_types = [], []
+    for j, (n, t) in enumerate(zip(names, r["joint_types"])):
+        if int(t) == 0 and j > 0:
+            want_names += [f"{n}/x", f"{n}/y", f"{n}/z", n]
+            want_types += ["prismatic"] * 3 + ["spherical"]
+        else:
+            want_names.append(n)
+            want_types.append(mj_types[int(t)])
+    assert list(m.joint_names) == want_names
+    assert list(m.joint_types) == want_types
     np.testing.assert_allclose(m.armature, r["dof_armature"], rtol=1e-12)
     np.testing.assert_allclose(m.damping, r["dof_damping"], rtol=1e-12)
     np.testing.assert_allclose(m.friction, r["dof_frictionloss"], rtol=1e-12)
@@ -327,6 +336,24 @@ def body(content, extra="", top=""):
 
 J = '<joint name="j" axis="0 1 0"/><geom name="g" size="0.1"/>'
 
+
+def test_several_free_bodies_load_as_mujoco_free_joints():
+    """The first moving body, if free, is the free root; any other free body is MuJoCo's free
+    joint (three world-axis slides and a ball, MuJoCo's qpos and qvel); dynamics against MuJoCo:
+    the free_bodies model of test_dynamics_match_mujoco."""
+    two = jaxdyn.load_mjcf(
+        body(
+            '<freejoint name="f1"/><geom size="0.1"/>', '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'
+        )
+    )
+    assert two.joint_types == ("free", "prismatic", "prismatic", "prismatic", "spherical")
+    assert two.joint_names == ("f1", "f2/x", "f2/y", "f2/z", "f2") and (two.nq, two.nv) == (14, 12)
+    after = jaxdyn.load_mjcf(body(J, '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'))
+    assert after.joint_types == ("revolute", "prismatic", "prismatic", "prismatic", "spherical")
+    assert np.allclose(np.asarray(after.axis[1:4]), np.eye(3)) and after.body_names[-1] == "c"
+    assert list(after.parents) == [-1, -1, 1, 2, 3]
+
+
 ERROR_CASES = [
     (
         "tendon",
@@ -339,18 +366,6 @@ ERROR_CASES = [
         "equality",
         body(J).replace("</mujoco>", '<equality><weld name="w1" body1="b"/></equality></mujoco>'),
         "<equality> with content (<weld name='w1'>",
-    ),
-    (
-        "two_free",
-        body(
-            '<freejoint name="f1"/><geom size="0.1"/>', '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'
-        ),
-        "joint 'f2' in body 'c'",
-    ),
-    (
-        "free_after_fixed",
-        body(J, '<body name="c"><freejoint name="f2"/><geom size="0.1"/></body>'),
-        "moving body 'b' comes before it",
     ),
     (
         "free_below",

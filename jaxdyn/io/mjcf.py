@@ -20,6 +20,12 @@ Supported
   joints before it): jaxdyn gets one body per joint, the ones before the last massless; the
   last carries the inertia. Joint ``ref`` (hinge, slide) is folded into the joint placement, so
   jaxdyn's ``q`` equals MuJoCo's ``qpos`` (``q = ref`` is the pose written in the file).
+* Free bodies: the first moving body, if free, is jaxdyn's free root (body 0, the ``free``
+  joint, velocities in its conventions below). Every other free body (objects next to a robot,
+  several robots) is MuJoCo's free joint itself: three slides along the world axes and a ball,
+  jaxdyn joints ``<name>/x``, ``<name>/y``, ``<name>/z`` and ``<name>`` on massless bodies
+  before the body, with ``q = qpos = [p; quat]`` and ``qd = qvel = [v_world; omega_body]``
+  exactly as MuJoCo's (no conversion; its armature acts as MuJoCo's).
 * Bodies without joints are welded to their parent: their inertia is added to the parent's
   jaxdyn body, and bodies welded to the world (and mocap bodies) are static.
 * Orientations ``quat`` (normalised), ``euler`` with ``<compiler eulerseq>`` (lower case:
@@ -79,8 +85,7 @@ part in body axes, MuJoCo ``armature * qacc`` with it in world axes: the mass ma
 Refused (:class:`MJCFError`, naming the element), because the result would not be MuJoCo's
 model: ``<tendon>`` and ``<equality>`` with content (closed loops, couplings), ``<deformable>``,
 ``<composite>``, ``<flexcomp>``, ``<replicate>``, ``<attach>``, ``<skin>``, ``<plugin>``,
-``<extension>`` with content; more than one free body, a free body that is not the first moving
-body in the file (jaxdyn's free joint is body 0 and the dof order stays MuJoCo's), a free joint
+``<extension>`` with content; a free joint
 below another moving body or with other joints in its body, a ball joint followed by a hinge or
 ball in the same body (MuJoCo refuses it too); a geom that would give a body its inertia but is
 a height field, an SDF, a mesh with ``inertia="shell"``, or with MuJoCo's default ``legacy``
@@ -511,14 +516,18 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                     raise MJCFError(f"{jw}: a free joint must be the only joint of its body")
                 if pb != -1:
                     raise MJCFError(f"{jw}: a free joint is only allowed in a body attached to the world")
-                if jb["parent"]:
-                    first = "another free body" if "free" in jb["type"] else f"moving body '{jb['bname'][0]}'"
-                    raise MJCFError(
-                        f"{jw}: jaxdyn allows one free-floating body, and it must be the first moving body "
-                        f"in the file (it is jaxdyn's body 0 and the dof order stays MuJoCo's), but {first} "
-                        "comes before it; put the free body first, or (several free bodies) load them separately"
-                    )
-                pb = new_body(-1, "free", jn, b.name, np.eye(3), np.zeros(3), np.zeros(3))
+                if not jb["parent"]:  # the first moving body: jaxdyn's free root, body 0
+                    pb = new_body(-1, "free", jn, b.name, np.eye(3), np.zeros(3), np.zeros(3))
+                else:
+                    # any other free body: MuJoCo's free joint itself, three slides along the world
+                    # axes and a ball (qpos [p; quat], qvel [v_world; omega_body], as MuJoCo's)
+                    for k_ax, axis_name in enumerate("xyz"):
+                        bn = f"{b.name}/{jn}/{axis_name}"
+                        while bn in bnames:
+                            bn += "_"
+                        bnames.add(bn)
+                        pb = new_body(pb, "prismatic", f"{jn}/{axis_name}", bn, np.eye(3), np.zeros(3), np.eye(3)[k_ax])
+                    pb = new_body(pb, "spherical", jn, b.name, np.eye(3), np.zeros(3), np.zeros(3))
                 C = I3
                 n_dof, ax = 6, np.zeros(3)
             else:
@@ -565,7 +574,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                 dof["sref"] += [0.0] * {"free": 7, "ball": 4}[kind]
                 if np.any(st != 0):
                     stiff.append(jn)
-            if kind == "free" and arm != 0:
+            if kind == "free" and arm != 0 and jb["type"][pb] == "free":
                 ctx.warnings.append(
                     f"joint '{jn}': armature on a free joint enters jaxdyn on body-frame velocities, MuJoCo's on "
                     "the world-frame linear velocity: the mass matrices agree, the bias forces differ by "
