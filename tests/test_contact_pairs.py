@@ -531,6 +531,17 @@ def test_bad_contact_elements_are_named(contact, match):
         jaxdyn.load_mjcf(xml % contact)
 
 
+def test_repeated_pair_collides_once_with_the_first_friction():
+    xml = """<mujoco><worldbody>
+    <body name="a"><joint type="hinge"/><geom name="a1" type="sphere" size="0.1" mass="1"/>
+      <body name="b"><joint type="hinge"/><geom name="b1" type="sphere" size="0.1" mass="1"/></body>
+    </body></worldbody><contact><pair geom1="a1" geom2="b1" friction="0.3"/>
+    <pair geom1="b1" geom2="a1" friction="0.8"/></contact></mujoco>"""
+    with pytest.warns(UserWarning, match="given twice; jaxdyn collides it once"):
+        m = jaxdyn.load_mjcf(xml)
+    assert m.geoms.pairs == ((0, 1),) and np.allclose(m.geoms.pair_friction, [0.3])
+
+
 def test_explicit_geom_lists_in_code():
     """make_geoms' exclude and pairs: index pairs in either order, checked."""
     kw = dict(type=[geometry.SPHERE] * 3, size=np.full((3, 3), 0.1), body=[0, 1, 2])

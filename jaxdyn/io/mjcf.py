@@ -522,11 +522,14 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
                     # any other free body: MuJoCo's free joint itself, three slides along the world
                     # axes and a ball (qpos [p; quat], qvel [v_world; omega_body], as MuJoCo's)
                     for k_ax, axis_name in enumerate("xyz"):
-                        bn = f"{b.name}/{jn}/{axis_name}"
+                        bn, sn = f"{b.name}/{jn}/{axis_name}", f"{jn}/{axis_name}"
                         while bn in bnames:
                             bn += "_"
+                        while sn in jnames:
+                            sn += "_"
                         bnames.add(bn)
-                        pb = new_body(pb, "prismatic", f"{jn}/{axis_name}", bn, np.eye(3), np.zeros(3), np.eye(3)[k_ax])
+                        jnames.add(sn)
+                        pb = new_body(pb, "prismatic", sn, bn, np.eye(3), np.zeros(3), np.eye(3)[k_ax])
                     pb = new_body(pb, "spherical", jn, b.name, np.eye(3), np.zeros(3), np.zeros(3))
                 C = I3
                 n_dof, ax = 6, np.zeros(3)
@@ -879,8 +882,15 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                     continue
                 if names[0] == names[1]:
                     raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
-                pairs.append((geom_ids[names[0]], geom_ids[names[1]]))
-                friction.append(float(_numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)[0]))
+                key = (geom_ids[names[0]], geom_ids[names[1]])
+                mu = float(_numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)[0])
+                if key in pairs or key[::-1] in pairs:
+                    ctx.warnings.append(
+                        f"{what}: the pair is given twice; jaxdyn collides it once, with the first one's friction"
+                    )
+                    continue
+                pairs.append(key)
+                friction.append(mu)
                 own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
