@@ -270,6 +270,12 @@ def time_pinocchio(robot_name, algo, repeats=2000):
     }.get(algo)
     if call is None:
         return None
+    return time_call(call, repeats)
+
+
+def time_call(call, repeats=2000):
+    """Seconds per call of ``call()`` (a peer's one-sample function): the median of 5 rounds of
+    ``repeats`` calls, after 100 warm-up calls."""
     for _ in range(100):
         call()
     ts = []
@@ -279,6 +285,34 @@ def time_pinocchio(robot_name, algo, repeats=2000):
             call()
         ts.append((time.perf_counter() - t) / repeats)
     return sorted(ts)[2]
+
+
+def env_info():
+    """``date, jaxdyn, jax, device, cpu, cpu_count`` of this run."""
+    import jax
+
+    import jaxdyn
+
+    dev = jax.devices()[0]
+    return {
+        "date": datetime.date.today().isoformat(),
+        "jaxdyn": jaxdyn.__version__,
+        "jax": jax.__version__,
+        "device": f"{dev.platform}:{dev.device_kind}",
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def emit(lines, out=None, **extra):
+    """Print a results table (``lines``) under the run's :func:`env_info` and ``extra`` as one
+    ``key: value`` line, and write it to the markdown file ``out`` if given."""
+    head = ", ".join(f"{k}: {v}" for k, v in {**env_info(), **extra}.items())
+    text = head + "\n\n" + "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        with open(out, "w") as fh:
+            fh.write(text)
 
 
 _CHAIN_URDFS = {}
@@ -477,17 +511,8 @@ def _run(args) -> int:
     import jax
     import jax.numpy as jnp
 
-    import jaxdyn
-
     dev = jax.devices()[0]
-    env = {
-        "date": datetime.date.today().isoformat(),
-        "jaxdyn": jaxdyn.__version__,
-        "jax": jax.__version__,
-        "device": f"{dev.platform}:{dev.device_kind}",
-        "cpu": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-    }
+    env = env_info()
     for mod, attr in (("pinocchio", "__version__"), ("frax", None), ("mujoco", "__version__")):
         try:
             import contextlib

@@ -14,9 +14,7 @@ Usage: ``python benchmarks/rule_ab.py --robots panda,solo12,talos:floating,bench
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,7 +33,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import jax
-    from harness import _inputs, _model, best_of_rounds
+    from harness import _inputs, _model, best_of_rounds, emit
 
     import jaxdyn
     from jaxdyn import algorithms, batching, kernels
@@ -65,18 +63,8 @@ def main(argv=None) -> int:
                 k, v = args.batch / best["kernel"], args.batch / best["vmap"]
                 lines.append(f"| {name} | {model.nv} | {algo} | {k:.3g} | {v:.3g} | {k / v:.2f} | {picks} |")
                 print(lines[-1], flush=True)
-    dev = jax.devices()[0]
-    head = (
-        f"date: {datetime.date.today().isoformat()}, jaxdyn: {jaxdyn.__version__}, jax: {jax.__version__}, "
-        f"device: {dev.platform}:{dev.device_kind}, cpu: {platform.processor() or platform.machine()}, "
-        f"cpu_count: {os.cpu_count()}, dtype: {args.dtype}, batch: {args.batch}, "
-        f"best of {args.rounds} alternating rounds of {args.repeats} calls"
-    )
-    text = head + "\n\n" + "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    timing = f"best of {args.rounds} alternating rounds of {args.repeats} calls"
+    emit(lines, args.out, dtype=args.dtype, batch=args.batch, timing=timing)
     return 0
 
 

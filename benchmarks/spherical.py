@@ -20,9 +20,7 @@ Usage: ``python benchmarks/spherical.py [--batch 4096] [--dtype float32] [--out 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 
 import numpy as np
@@ -76,7 +74,7 @@ def main(argv=None) -> int:
 
     import jax
     import pinocchio as pin
-    from harness import _inputs, best_of_rounds
+    from harness import _inputs, best_of_rounds, emit, time_call
 
     import jaxdyn
     from jaxdyn import algorithms, kernels
@@ -128,7 +126,7 @@ def main(argv=None) -> int:
             model, pm, np.asarray(q[0], np.float64), np.asarray(qd[0], np.float64), np.asarray(x[0], np.float64)
         )
         pin_args = (pm, pd, pq) if algo == "crba" else (pm, pd, pq, pv, px)
-        pin_s = _time_call(lambda: pin_fn(*pin_args))
+        pin_s = time_call(lambda: pin_fn(*pin_args))
         rows.append(
             {"algo": algo, "pin_sps": 1.0 / pin_s, "err": errs[algo]}
             | {f"{k}_sps": args.batch / v for k, v in best.items()}
@@ -136,14 +134,7 @@ def main(argv=None) -> int:
         )
         print(rows[-1], flush=True)
 
-    dev = jax.devices()[0]
-    head = (
-        f"date: {datetime.date.today().isoformat()}, jaxdyn: {jaxdyn.__version__}, jax: {jax.__version__}, "
-        f"pinocchio: {pin.__version__}, device: {dev.platform}:{dev.device_kind}, "
-        f"cpu: {platform.processor() or platform.machine()}, cpu_count: {os.cpu_count()}, "
-        f"model: ragdoll_ball (nq {model.nq}, nv {model.nv}, 9 ball joints), dtype: {args.dtype}, "
-        f"batch: {args.batch}"
-    )
+    info = dict(pinocchio=pin.__version__, model=f"ragdoll_ball (nq {model.nq}, nv {model.nv}, 9 ball joints)")
     names = {
         "public": "jit(vmap(jaxdyn.algo))",
         "one_sample": "vmap(one-sample)",
@@ -166,27 +157,8 @@ def main(argv=None) -> int:
         "|---|---|---|",
     ]
     table += [f"| {r['algo']} | {r['pin_sps']:.3g} | {r['err']:.1e} |" for r in rows]
-    text = head + "\n\n" + "\n".join(table) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    emit(table, args.out, **info, dtype=args.dtype, batch=args.batch)
     return 0
-
-
-def _time_call(call, repeats=2000):
-    """Seconds per call: the median of 5 rounds of ``repeats`` calls, after 100 warm-up calls."""
-    import time
-
-    for _ in range(100):
-        call()
-    ts = []
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(repeats):
-            call()
-        ts.append((time.perf_counter() - t) / repeats)
-    return sorted(ts)[2]
 
 
 if __name__ == "__main__":
