@@ -12,6 +12,10 @@ The picture is the kinematic skeleton (see :func:`skeleton`):
   (end effectors, tool points, feet), so the last link of a chain is visible;
 * for a body with no children and no leaf frame, a dashed stub to its centre of mass.
 
+A free body other than a floating base (an MJCF free joint after the first moving body: three
+massless world-axis slides and a ball, :mod:`jaxdyn.io.mjcf`) is drawn as a floating base: no
+segment and no marker for its slides, a free-joint marker at the body.
+
 Joints are markers coloured by type. All positions come from :func:`jaxdyn.forward_kinematics`
 and :func:`jaxdyn.frame_placements`; for an animation the positions of every frame of the
 trajectory are computed by one jitted, vmapped call.
@@ -76,6 +80,27 @@ def _on_segment(x, c, tol):
     return -1e-9 <= t <= 1 + tol / np.sqrt(cc) and np.linalg.norm(x - t * c) <= tol
 
 
+def _free_parts(model: Model) -> tuple[set, set]:
+    """``(slides, bodies)``: the bodies of the three massless world-axis slides of each free joint
+    that is not the floating base (identity placements, the first on the world) and the free
+    bodies after them (a ball joint)."""
+    parents, types = model.parents, model.joint_types
+    mass = np.asarray(model.mass, np.float64)
+    pl_p = np.asarray(model.placement_p, np.float64)
+    pl_R = np.asarray(model.placement_R, np.float64)
+    slides, bodies = set(), set()
+    for b in range(model.nb):
+        chain, p = [], parents[b]
+        while p >= 0 and len(chain) < 3 and types[p] == "prismatic":
+            chain.append(p)
+            p = parents[p]
+        plain = all(mass[c] == 0 and np.allclose(pl_p[c], 0) and np.allclose(pl_R[c], np.eye(3)) for c in chain)
+        if types[b] == "spherical" and len(chain) == 3 and p == -1 and plain:
+            slides.update(chain)
+            bodies.add(b)
+    return slides, bodies
+
+
 def _structure(model: Model) -> _Structure:
     """The skeleton's points and segments for ``model`` (reads the model's placement and frame
     offsets eagerly, so the model must hold concrete arrays)."""
@@ -91,11 +116,14 @@ def _structure(model: Model) -> _Structure:
     tol = 1e-6 * scale
     children = [[c for c in range(nb) if parents[c] == b] for b in range(nb)]
     frame_bodies = model.topology.frame_bodies
-    world = any(p < 0 and t != "free" for p, t in zip(parents, model.joint_types))
+    slides, free_bodies = _free_parts(model)
+    world = any(p < 0 and t != "free" and b not in slides for b, (p, t) in enumerate(zip(parents, model.joint_types)))
 
     segs, kinds = [], []
     W = nb
     for b in range(nb):
+        if b in slides or b in free_bodies:
+            continue
         if parents[b] >= 0:
             segs.append((parents[b], b))
             kinds.append("link")
@@ -414,9 +442,10 @@ class _Scene:
         ax.add_collection3d(self.links)
 
         self.joint_artists = []
-        types = model.joint_types
+        slides, free_bodies = _free_parts(model)
+        types = ["free" if b in free_bodies else t for b, t in enumerate(model.joint_types)]
         for t in JOINT_COLORS:
-            idx = np.array([b for b in range(model.nb) if types[b] == t], np.int64)
+            idx = np.array([b for b in range(model.nb) if types[b] == t and b not in slides], np.int64)
             if len(idx) == 0:
                 continue
             size = 9 if t == "free" else 6

@@ -1,6 +1,8 @@
 """The viewer: skeleton points equal the kinematics, PNG/GIF files are written and non-blank,
 bad input is refused. One jitted program per (model, trajectory length)."""
 
+import os
+
 import jax
 import jax.numpy as jnp
 import matplotlib
@@ -165,3 +167,19 @@ def test_bad_input(panda, tmp_path):
         fig = viewer._new_figure((3, 3), 50)
         viewer.draw(panda, q, ax=fig.add_subplot(111))
     assert not (tmp_path / "x.gif").exists() and not (tmp_path / "x.jpg").exists()
+
+
+def test_free_bodies_are_drawn_without_their_slides(tmp_path):
+    """An MJCF free body after the first moving one (three world-axis slides and a ball): no
+    segment reaches its slides' bodies, the body itself hangs from nothing; the arm is drawn."""
+    m = jaxdyn.load_mjcf(os.path.join(os.path.dirname(__file__), "data", "mjcf", "free_bodies.xml"))
+    slides, bodies = viewer._free_parts(m)
+    names = m.body_names
+    assert {names[b] for b in bodies} == {"box", "rod"} and len(slides) == 6
+    _, segs = viewer.skeleton(m, jaxdyn.neutral(m))
+    ends = set(segs.reshape(-1).tolist())
+    assert not (ends & slides)
+    assert [names[int(b)] for a, b in segs if int(a) in bodies] == ["flap"]  # the rod holds its flap
+    assert {names.index("link1"), names.index("link2"), names.index("flap")} <= ends
+    viewer.draw(m, jaxdyn.neutral(m), path=str(tmp_path / "free.png"))
+    assert (tmp_path / "free.png").stat().st_size > 1000
