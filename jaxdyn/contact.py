@@ -65,7 +65,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   of one kind are evaluated together in one batched expression (geom indices gathered from a
   static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
   the two bodies' material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
-  ``mu = max(mu_1, mu_2)`` (MuJoCo's default combination), or an explicit pair's own friction
+  ``mu = max(mu_1, mu_2)`` (MuJoCo's combination; the higher-``priority`` geom's where the
+  geoms' ``Geoms.priority`` differ), or an explicit pair's own friction
   (``Geoms.pair_friction``, MJCF ``<pair friction>``).
 * Normal force, HuntCrossley75 in the form of MarhefkaOrin99 (``f = lambda x^n xdot + k x^n``
   with ``lambda = c_d k``; docs/contact.md):
@@ -73,7 +74,7 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   damping scales with ``d^p``, so the force is zero at first touch (no jump at impact), and the
   ``max`` keeps it from pulling the bodies together during separation (MarhefkaOrin99).
 * Friction, regularised Coulomb: ``f_t = -mu f_n v_t / sqrt(|v_t|^2 + eps^2)`` with
-  ``v_t = v - (n . v) n`` and ``mu`` the larger of the geom's sliding friction ``friction[0]``
+  ``v_t = v - (n . v) n`` and ``mu`` the larger (or the higher-priority one) of the geom's sliding friction ``friction[0]``
   and the ground's (``Ground.friction``: its plane geom's, from ``Ground.from_model``), or the
   friction of an explicit pair of the geom and the ground's plane; this is the
   Coulomb law ``|f_t| <= mu f_n`` opposing sliding, smoothed over the velocity
@@ -841,10 +842,22 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     depth = jnp.maximum(-phi, 0.0)
     point = centre - (radius - depth)[:, None] * n
     vel = _point_velocity(F, body, point)
-    mu = _with_pair_friction(
-        g, geom, np.full(len(geom), ground.geom), jnp.maximum(g.friction[geom, 0], jnp.asarray(ground.friction, dt))
-    )
+    mu = _combined_friction(g, geom, ground.geom, g.friction[geom, 0], jnp.asarray(ground.friction, dt))
+    mu = _with_pair_friction(g, geom, np.full(len(geom), ground.geom), mu)
     return ContactPoints(centre, radius, depth, point, vel, mu, tuple(map(int, body)), tuple(map(int, geom)))
+
+
+def _combined_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
+    """The friction of contacts between geoms ``g1`` and ``g2`` (static index arrays; ``-1``: the
+    ground without a plane geom, priority 0) with frictions ``mu1`` and ``mu2``: the geom of higher
+    ``priority``'s, else the larger (MuJoCo's combination)."""
+    g2 = np.broadcast_to(np.asarray(g2, np.int64), np.shape(g1))
+    prio = np.zeros(g.ng + 1, np.int64)  # the last entry (index -1): priority 0
+    prio[: len(g.priority)] = g.priority
+    p1, p2 = prio[np.asarray(g1, np.int64)], prio[g2]
+    if not np.any(p1 != p2):
+        return jnp.maximum(mu1, mu2)
+    return jnp.where(p1 > p2, mu1, jnp.where(p1 < p2, mu2, jnp.maximum(mu1, mu2)))
 
 
 def _with_pair_friction(g: geometry.Geoms, g1, g2, mu):
@@ -1063,7 +1076,7 @@ def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
     g2 = np.array([table.pairs[k][1] for k in row], np.int64)
     b1, b2 = np.asarray(g.body, np.int64)[g1], np.asarray(g.body, np.int64)[g2]
     vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
-    mu = _with_pair_friction(g, g1, g2, jnp.maximum(g.friction[g1, 0], g.friction[g2, 0]))
+    mu = _with_pair_friction(g, g1, g2, _combined_friction(g, g1, g2, g.friction[g1, 0], g.friction[g2, 0]))
     ints = lambda x: tuple(map(int, x))
     return PairContacts(
         dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2), ints(row)

@@ -61,6 +61,8 @@ class Geoms(eqx.Module):
       body: the jaxdyn body the geom is fixed to, ``-1`` for the world;
       contype, conaffinity: collision bit masks (two geoms may collide when
         ``contype1 & conaffinity2 or contype2 & conaffinity1``);
+      priority: MuJoCo's geom ``priority``: a contact takes the friction of the geom with the
+        higher priority, the larger of the two where they are equal;
       names: geom names, ``""`` where the file gives none;
       exclude: geom index pairs ``(i, j)``, ``i < j``, that never collide with each other
         (MJCF ``<contact><exclude body1 body2>``: every geom of the one MuJoCo body against every
@@ -81,6 +83,7 @@ class Geoms(eqx.Module):
     body: tuple[int, ...] = eqx.field(static=True, default=())
     contype: tuple[int, ...] = eqx.field(static=True, default=())
     conaffinity: tuple[int, ...] = eqx.field(static=True, default=())
+    priority: tuple[int, ...] = eqx.field(static=True, default=())
     names: tuple[str, ...] = eqx.field(static=True, default=())
     exclude: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
     pairs: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
@@ -101,6 +104,7 @@ def make_geoms(
     friction=None,
     contype=1,
     conaffinity=1,
+    priority=0,
     names=(),
     exclude=(),
     pairs=(),
@@ -114,7 +118,7 @@ def make_geoms(
 
     ``type`` (codes, module docstring), ``size`` ``(ng, 3)`` and ``body`` (``-1``: the world) are
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
-    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1`` (a scalar applies to
+    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0`` (a scalar applies to
     every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom index pairs, in
     either order; ``pair_friction``, one sliding friction per entry of ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom of each
     in ``vertex_geom``; give a mesh geom its convex hull's vertices).
@@ -136,7 +140,14 @@ def make_geoms(
     friction = np.broadcast_to([1.0, 0.005, 0.0001], (ng, 3)) if friction is None else friction
     every = lambda x: np.broadcast_to(np.asarray(x, np.int64), (ng,)) if np.ndim(x) == 0 else x
     body, contype, conaffinity = ints(body), ints(every(contype)), ints(every(conaffinity))
-    for what, seq in (("names", names), ("body", body), ("contype", contype), ("conaffinity", conaffinity)):
+    priority = ints(every(priority))
+    for what, seq in (
+        ("names", names),
+        ("body", body),
+        ("contype", contype),
+        ("conaffinity", conaffinity),
+        ("priority", priority),
+    ):
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
     exclude = _index_pairs(exclude, ng, "exclude")
@@ -159,6 +170,7 @@ def make_geoms(
         body=body,
         contype=contype,
         conaffinity=conaffinity,
+        priority=priority,
         names=names,
         exclude=exclude,
         pairs=pairs,

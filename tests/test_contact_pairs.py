@@ -497,8 +497,8 @@ def test_filter_matches_mujoco():
     # an excluded pair exerts no force where MuJoCo's filter would have admitted it: geoms af
     # (body a_fixed, welded to a) and d3 (body d) overlap only when excluded
     assert ("af" in names) and frozenset(("af", "d3")) not in pairs
-    # each contact's sliding friction as MuJoCo's: the larger of the two geoms' (the floor's too),
-    # or an explicit pair's own (0.3, 0.7, and MuJoCo's default 1 where the pair gives none)
+    # each contact's sliding friction as MuJoCo's: the higher-priority geom's, else the larger of
+    # the two geoms' (the floor's too), or an explicit pair's own (0.3, 0.7, and MuJoCo's default 1 where the pair gives none)
     q, qd = jnp.zeros(m.nq), jnp.zeros(m.nv)
     got = {}
     cp = C.contact_points(m, q, qd, C.Ground.from_model(m))
@@ -507,7 +507,8 @@ def test_filter_matches_mujoco():
     pc = C.pair_contacts(m, q, qd)
     for g1, g2, mu in zip(pc.geom1, pc.geom2, np.asarray(pc.mu)):
         got.setdefault("|".join(sorted((names[g1], names[g2]))), set()).add(round(float(mu), 6))
-    assert {"a1|b1", "d2|floor", "d1|w", "a1|floor", "a1|d3"} <= set(stored["friction"])
+    # (d3 has priority 1: its 0.2 wins against every geom and the floor)
+    assert {"a1|b1", "d2|floor", "d1|w", "a1|floor", "a1|d3", "b1|d3", "d3|floor"} <= set(stored["friction"])
     for key, mu in stored["friction"].items():
         assert got[key] == {round(mu, 6)}, key
 

@@ -706,7 +706,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         for sn, R, p in b.sites:
             site_frames.append((f"site:{sn}" if sn in bnames else sn, ob, Ro @ R, Ro @ p + po))
     frames += site_frames
-    g = dict(type=[], size=[], body=[], pos=[], R=[], friction=[], contype=[], conaffinity=[], names=[])
+    g = dict(type=[], size=[], body=[], pos=[], R=[], friction=[], contype=[], conaffinity=[], priority=[], names=[])
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
     g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
     skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
@@ -738,6 +738,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["friction"].append(fr)
             g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
+            g["priority"].append(int(_numbers(a.get("priority", "0"), 1, f"{gw} priority", ints=True)[0]))
             g["names"].append(a.get("name", ""))
             g_mjbody.append(i)
             if gtype == "mesh":
@@ -765,6 +766,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         friction=np.array(g["friction"]).reshape(ng, 3),
         contype=np.array(g["contype"], np.int64),
         conaffinity=np.array(g["conaffinity"], np.int64),
+        priority=np.array(g["priority"], np.int64),
         names=tuple(g["names"]),
         exclude=exclude,
         pairs=pairs,
