@@ -74,9 +74,9 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   damping scales with ``d^p``, so the force is zero at first touch (no jump at impact), and the
   ``max`` keeps it from pulling the bodies together during separation (MarhefkaOrin99).
 * Friction, regularised Coulomb: ``f_t = -mu f_n v_t / sqrt(|v_t|^2 + eps^2)`` with
-  ``v_t = v - (n . v) n`` and ``mu`` the larger (or the higher-priority one) of the geom's sliding friction ``friction[0]``
-  and the ground's (``Ground.friction``: its plane geom's, from ``Ground.from_model``), or the
-  friction of an explicit pair of the geom and the ground's plane; this is the
+  ``v_t = v - (n . v) n`` and ``mu`` combined as for pairs from the geom's sliding friction
+  ``friction[0]`` and the ground's (``Ground.friction``: its plane geom's, from
+  ``Ground.from_model``); this is the
   Coulomb law ``|f_t| <= mu f_n`` opposing sliding, smoothed over the velocity
   scale ``eps`` so it is smooth and finite at ``v_t = 0``. Static friction is thereby replaced
   by a steep viscous law: a body held by friction creeps at ``|v_t| = eps r / sqrt(1 - r^2)``
@@ -423,8 +423,9 @@ class ContactPoints(eqx.Module):
     position of the point (sphere centre, capsule end, box corner, cylinder rim point); radius
     ``(m,)``; depth ``(m,)`` penetration ``d >= 0``; point ``(m, 3)`` witness on the ground
     surface; velocity ``(m, 3)`` world velocity of the body's material point at ``point``; mu
-    ``(m,)`` the sliding friction: the larger of the geom's and the ground's, or that of an
-    explicit pair of the geom and the ground's plane.
+    ``(m,)`` the sliding friction: the larger of the geom's and the ground's (the higher-priority
+    one's where the priorities differ), or that of an explicit pair of the geom and the ground's
+    plane.
     """
 
     centre: Float[Array, "m 3"]
@@ -449,7 +450,8 @@ class PairContacts(eqx.Module):
     ``(m,)`` ``max(0, -distance)``; normal ``(m, 3)`` unit, from geom1 towards geom2; point
     ``(m, 3)`` witness, midway between the surfaces' closest points; velocity ``(m, 3)``
     ``v_2(p) - v_1(p)``, the relative world velocity of the two bodies' material points at the
-    witness; mu ``(m,)`` the larger sliding friction of the two geoms, or the explicit pair's own.
+    witness; mu ``(m,)`` the larger sliding friction of the two geoms (the higher-priority geom's
+    where the priorities differ), or the explicit pair's own.
     """
 
     distance: Float[Array, " m"]
@@ -842,33 +844,28 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     depth = jnp.maximum(-phi, 0.0)
     point = centre - (radius - depth)[:, None] * n
     vel = _point_velocity(F, body, point)
-    mu = _combined_friction(g, geom, ground.geom, g.friction[geom, 0], jnp.asarray(ground.friction, dt))
-    mu = _with_pair_friction(g, geom, np.full(len(geom), ground.geom), mu)
+    mu = _contact_friction(
+        g, geom, np.full(len(geom), ground.geom), g.friction[geom, 0], jnp.asarray(ground.friction, dt)
+    )
     return ContactPoints(centre, radius, depth, point, vel, mu, tuple(map(int, body)), tuple(map(int, geom)))
 
 
-def _combined_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
-    """The friction of contacts between geoms ``g1`` and ``g2`` (static index arrays; ``-1``: the
-    ground without a plane geom, priority 0) with frictions ``mu1`` and ``mu2``: the geom of higher
-    ``priority``'s, else the larger (MuJoCo's combination)."""
-    g2 = np.broadcast_to(np.asarray(g2, np.int64), np.shape(g1))
+def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
+    """MuJoCo's sliding friction ``(m,)`` of contacts between geoms ``g1`` and ``g2`` (static
+    ``(m,)`` index arrays; ``-1``: a ground without a plane geom, priority 0) whose own frictions
+    are ``mu1`` and ``mu2``: an explicit pair's own (``geoms.pair_friction``), else the geom of
+    higher ``priority``'s, else the larger."""
     prio = np.zeros(g.ng + 1, np.int64)  # the last entry (index -1): priority 0
     prio[: len(g.priority)] = g.priority
-    p1, p2 = prio[np.asarray(g1, np.int64)], prio[g2]
-    if not np.any(p1 != p2):
-        return jnp.maximum(mu1, mu2)
-    return jnp.where(p1 > p2, mu1, jnp.where(p1 < p2, mu2, jnp.maximum(mu1, mu2)))
-
-
-def _with_pair_friction(g: geometry.Geoms, g1, g2, mu):
-    """``mu`` with the entries whose geoms ``(g1, g2)`` form an explicit pair replaced by the
-    pair's own friction (``geoms.pair_friction``; MuJoCo takes an explicit pair's contact
-    parameters from the pair, not from its geoms)."""
+    p1, p2 = prio[np.asarray(g1, np.int64)], prio[np.asarray(g2, np.int64)]
+    mu = jnp.maximum(mu1, mu2)
+    if np.any(p1 != p2):
+        mu = jnp.where(p1 > p2, mu1, jnp.where(p1 < p2, mu2, mu))
     index = {p: k for k, p in enumerate(g.pairs)}
     k = np.array([index.get((min(a, b), max(a, b)), -1) for a, b in zip(g1, g2)], np.int64)
-    if not np.any(k >= 0):
-        return mu
-    return jnp.where(k >= 0, g.pair_friction[np.maximum(k, 0)].astype(mu.dtype), mu)
+    if np.any(k >= 0):
+        mu = jnp.where(k >= 0, g.pair_friction[np.maximum(k, 0)].astype(mu.dtype), mu)
+    return mu
 
 
 def contact_forces(
@@ -1076,7 +1073,7 @@ def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
     g2 = np.array([table.pairs[k][1] for k in row], np.int64)
     b1, b2 = np.asarray(g.body, np.int64)[g1], np.asarray(g.body, np.int64)[g2]
     vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
-    mu = _with_pair_friction(g, g1, g2, _combined_friction(g, g1, g2, g.friction[g1, 0], g.friction[g2, 0]))
+    mu = _contact_friction(g, g1, g2, g.friction[g1, 0], g.friction[g2, 0])
     ints = lambda x: tuple(map(int, x))
     return PairContacts(
         dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2), ints(row)

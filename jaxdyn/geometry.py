@@ -118,10 +118,11 @@ def make_geoms(
 
     ``type`` (codes, module docstring), ``size`` ``(ng, 3)`` and ``body`` (``-1``: the world) are
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
-    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0`` (a scalar applies to
-    every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom index pairs, in
-    either order; ``pair_friction``, one sliding friction per entry of ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom of each
-    in ``vertex_geom``; give a mesh geom its convex hull's vertices).
+    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0`` (a
+    scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
+    index pairs, in either order; ``pair_friction``, one sliding friction per entry of
+    ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom
+    of each in ``vertex_geom``; give a mesh geom its convex hull's vertices).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 

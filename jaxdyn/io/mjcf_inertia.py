@@ -204,14 +204,22 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
     return vol, com, iu
 
 
-def hull_triangles(vert):
-    """The convex hull of ``vert`` ``(n, 3)`` as outward-facing triangles ``(m, 3, 3)``, or None
-    where the points span no volume."""
+def _convex_hull(vert):
+    """scipy's ``ConvexHull`` of the distinct points of ``vert`` ``(n, 3)``, or None where they
+    span no volume (flat, or fewer than 4 points)."""
     from scipy.spatial import ConvexHull, QhullError
 
     try:
-        hull = ConvexHull(np.unique(vert, axis=0))
+        return ConvexHull(np.unique(vert, axis=0))
     except (QhullError, ValueError):
+        return None
+
+
+def hull_triangles(vert):
+    """The convex hull of ``vert`` ``(n, 3)`` as outward-facing triangles ``(m, 3, 3)``, or None
+    where the points span no volume."""
+    hull = _convex_hull(vert)
+    if hull is None:
         return None
     tri = hull.points[hull.simplices]
     outward = hull.equations[:, :3]
@@ -223,13 +231,10 @@ def hull_triangles(vert):
 def hull_vertices(vert):
     """The vertices of the convex hull of ``vert`` ``(n, 3)`` (MuJoCo collides a mesh as its
     convex hull); all distinct vertices where they span no volume."""
-    from scipy.spatial import ConvexHull, QhullError
-
-    vert = np.unique(vert, axis=0)
-    try:
-        return vert[np.sort(ConvexHull(vert).vertices)]
-    except (QhullError, ValueError):  # flat or fewer than 4 points
-        return vert
+    hull = _convex_hull(vert)
+    if hull is None:
+        return np.unique(vert, axis=0)
+    return hull.points[np.sort(hull.vertices)]
 
 
 def _geom_mass(a, vol, gw):

@@ -199,6 +199,8 @@ def _slots(xT, vs, S):
 
 
 def _set_slots(out, vs, S, x):
+    """Write a joint's value ``x`` (from a link step) into the per-dof list ``out`` at ``vs``: the
+    inverse of :func:`_slots`."""
     if isinstance(S, list):
         out[vs : vs + len(S)] = x
     else:
