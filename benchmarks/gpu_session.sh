@@ -163,23 +163,24 @@ case "$PART" in
     bench 240 h100-derivatives --algos aba_jacobian,aba_jacobian_soa,aba_jacobian_pallas,aba_derivatives \
       --robots panda,talos:fixed --batches 131072 --peers frax --repeats 10
     ;;
-  part10)  # not yet run on a GPU: the quadruped environment's steps/s against MJX on the same robot,
-           # contact geometry, control and time step (benchmarks/envs_quadruped.py), 1 to 16384
-           # environments, compile time and peak memory; sizes part11
+  part10)  # the quadruped environment's steps/s against MJX on the same robot, contact geometry,
+           # control and time step (benchmarks/envs_quadruped.py), compile time and peak memory;
+           # NENVS (default 1 64 1024 4096 16384) and SECS (default 420) size it
     bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) envs_quadruped"
-    timeout 420 $PY benchmarks/envs_quadruped.py --n-envs 1 64 1024 4096 16384 --steps 20 --repeats 3 \
-      --out "$W/envs-quadruped.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-envs.txt"
+    timeout "${SECS:-420}" $PY benchmarks/envs_quadruped.py --n-envs ${NENVS:-1 64 1024 4096 16384} --steps 20 \
+      --repeats 3 --out "$W/envs-quadruped.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-envs.txt"
     tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     ;;
-  part11)  # not yet run on a GPU: PPO (brax.training) on the quadruped, the learning curve and a GIF
-           # (examples/train_quadruped.py); TIMESTEPS from part10's rate. Also needs in .whl/:
-           # brax==0.14.2 jaxopt ml-collections (pure Python; the machine has flax, optax, orbax)
+  part11)  # PPO (brax.training) on the quadruped for MINUTES of wall time (default 6; stops at the
+           # first evaluation after it), the policy saved at every evaluation in $OUT/train (not packed:
+           # it comes back even when the call is cut short); the curve and the GIF
+           # are drawn afterwards on any machine (examples/train_quadruped.py --render DIR). Also
+           # needs in .whl/: brax==0.14.2 jaxopt ml-collections (the machine has flax, optax, orbax)
     bash "$0" info | tee "$OUT/info.txt"
-    echo "=== $(date +%T) train_quadruped ${TIMESTEPS:=20000000} steps"
-    timeout 480 $PY examples/train_quadruped.py --timesteps "$TIMESTEPS" --out "$W/train" 2>&1 \
-      | grep --line-buffered -v "^WARNING" | tee "$W/log-train.txt"
-    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    echo "=== $(date +%T) train_quadruped: ${TIMESTEPS:=300000000} steps at most, ${MINUTES:=6} minutes"
+    timeout $((MINUTES * 60 + 150)) $PY examples/train_quadruped.py --timesteps "$TIMESTEPS" --evals "${EVALS:-60}" \
+      --minutes "$MINUTES" --no-render --out "$OUT/train" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$OUT/log-train.txt"
     ;;
   part9t)  # part9's talos rows (the 2026-11-27 run reached panda only)
     bash "$0" info | tee "$OUT/info.txt"

@@ -11,11 +11,16 @@ checks the pipeline end to end on a CPU in a few minutes.
 Writes ``examples/output/quadruped/`` ``learning_curve.png`` (evaluation return against
 environment steps), ``walk.gif`` (the trained policy, drawn by :func:`jaxdyn.viewer.animate`
 with the base trail and the feet's contact points and forces), and ``run.json`` (settings,
-wall times, returns). Needs the ``rl`` extra
-(``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
+wall times, returns) and ``params.pkl`` (the policy at the latest evaluation, saved at every
+evaluation). ``--minutes`` stops the training at the first evaluation after that wall time;
+``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
+``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
+``rl`` extra (``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
 
     python examples/train_quadruped.py --quick     # 154 k steps, about 6 CPU-minutes
     python examples/train_quadruped.py             # 50 M steps: a GPU run
+    python examples/train_quadruped.py --timesteps 100000000 --minutes 5 --no-render
+    python examples/train_quadruped.py --render examples/output/quadruped
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import dataclasses
 import functools
 import json
 import os
+import pickle
 import time
 
 import equinox as eqx
@@ -90,7 +96,32 @@ def make_env():
     return eqx.tree_at(lambda e: e.contact, env, dataclasses.replace(env.contact, collide_pairs=False))
 
 
-def train(cfg, seed):
+class _WallBudget(Exception):
+    """Raised by the progress callback at the first evaluation after ``--minutes``."""
+
+
+def make_networks(env, cfg):
+    """The PPO networks of ``train`` (Brax's factory, observations normalised), rebuilt for
+    ``--render`` from the saved hidden sizes."""
+    networks = require("brax.training.agents.ppo.networks", "rl", "examples/train_quadruped.py")
+    normalize = require("brax.training.acme.running_statistics", "rl", "examples/train_quadruped.py").normalize
+    brax_env = to_brax(env)
+    hidden = tuple(cfg["hidden"])
+    ppo_net = networks.make_ppo_networks(
+        brax_env.observation_size,
+        brax_env.action_size,
+        preprocess_observations_fn=normalize,
+        policy_hidden_layer_sizes=hidden,
+        value_hidden_layer_sizes=hidden,
+    )
+    return networks.make_inference_fn(ppo_net)
+
+
+def train(cfg, seed, out, minutes=None):
+    """Brax PPO on the task. Saves the policy to ``out/params.pkl`` at every evaluation; with
+    ``minutes``, stops at the first evaluation after that wall time (the saved policy is then
+    the latest evaluated one). Returns the environment, the curve, the evaluation wall times,
+    the total wall time and whether the budget stopped the run."""
     _brax_on_new_jax()
     ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
     networks = require("brax.training.agents.ppo.networks", "rl", "examples/train_quadruped.py")
@@ -98,44 +129,56 @@ def train(cfg, seed):
     curve, times = [], []
     t0 = time.perf_counter()
 
+    def save_params(step, make_policy, params):
+        with open(os.path.join(out, "params.pkl"), "wb") as f:
+            pickle.dump(dict(step=int(step), params=jax.device_get(params)), f)
+
     def progress(step, metrics):
         bad = [k for k, v in metrics.items() if not np.all(np.isfinite(np.asarray(v)))]
         if bad:
             print(f"  non-finite metrics at step {int(step)}: {bad}", flush=True)
         curve.append((int(step), float(metrics["eval/episode_reward"]), float(metrics["eval/episode_reward_std"])))
         times.append(time.perf_counter() - t0)
+        _update_run(out, curve=[dict(steps=s, ret=r, std=sd, wall_s=t) for (s, r, sd), t in zip(curve, times)])
         print(
             f"  {int(step):>10,d} steps  return {curve[-1][1]:8.3f} +- {curve[-1][2]:.3f}  ({times[-1]:.0f} s)",
             flush=True,
         )
+        if minutes is not None and times[-1] > 60.0 * minutes and step > 0:
+            raise _WallBudget
 
     factory = functools.partial(
         networks.make_ppo_networks, policy_hidden_layer_sizes=cfg["hidden"], value_hidden_layer_sizes=cfg["hidden"]
     )
-    make_policy, params, _ = ppo.train(
-        environment=to_brax(env),
-        num_timesteps=cfg["num_timesteps"],
-        num_envs=cfg["num_envs"],
-        batch_size=cfg["batch_size"],
-        num_minibatches=cfg["num_minibatches"],
-        unroll_length=cfg["unroll_length"],
-        num_updates_per_batch=cfg["num_updates_per_batch"],
-        num_evals=cfg["num_evals"],
-        num_eval_envs=cfg["num_eval_envs"],
-        episode_length=cfg["episode_length"],
-        learning_rate=3e-4,
-        entropy_cost=1e-2,
-        discounting=0.97,
-        clipping_epsilon=0.2,
-        max_grad_norm=1.0,
-        normalize_observations=True,
-        reward_scaling=1.0,
-        network_factory=factory,
-        randomization_fn=brax_randomization(),
-        progress_fn=progress,
-        seed=seed,
-    )
-    return env, make_policy(params, deterministic=True), curve, times, time.perf_counter() - t0
+    stopped = False
+    try:
+        ppo.train(
+            environment=to_brax(env),
+            num_timesteps=cfg["num_timesteps"],
+            num_envs=cfg["num_envs"],
+            batch_size=cfg["batch_size"],
+            num_minibatches=cfg["num_minibatches"],
+            unroll_length=cfg["unroll_length"],
+            num_updates_per_batch=cfg["num_updates_per_batch"],
+            num_evals=cfg["num_evals"],
+            num_eval_envs=cfg["num_eval_envs"],
+            episode_length=cfg["episode_length"],
+            learning_rate=3e-4,
+            entropy_cost=1e-2,
+            discounting=0.97,
+            clipping_epsilon=0.2,
+            max_grad_norm=1.0,
+            normalize_observations=True,
+            reward_scaling=1.0,
+            network_factory=factory,
+            randomization_fn=brax_randomization(),
+            progress_fn=progress,
+            policy_params_fn=save_params,
+            seed=seed,
+        )
+    except _WallBudget:
+        stopped = True
+    return env, curve, times, time.perf_counter() - t0, stopped
 
 
 def walk(env, policy, steps, seed):
@@ -176,32 +219,38 @@ def plot_curve(curve, path, title):
     fig.savefig(path)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a small run for a CPU (a few minutes)")
-    ap.add_argument("--timesteps", type=int, default=None, help="override the number of environment steps")
-    ap.add_argument("--evals", type=int, default=None, help="override the number of evaluations")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=OUT)
-    args = ap.parse_args()
-    cfg = dict(QUICK if args.quick else FULL)
-    if args.timesteps:
-        cfg["num_timesteps"] = args.timesteps
-    if args.evals:
-        cfg["num_evals"] = args.evals
-    os.makedirs(args.out, exist_ok=True)
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, jaxdyn {jaxdyn.__version__}; config {cfg}")
-    env, policy, curve, times, wall = train(cfg, args.seed)
-    print(f"trained in {wall:.0f} s; return {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
-    label = "quick run" if args.quick else "full run"
-    plot_curve(curve, os.path.join(args.out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({label})")
-    command, (qs, qds, rs, ds) = walk(env, policy, 150, args.seed)
-    qs = np.asarray(qs)
+def _update_run(out, **fields):
+    """Merge ``fields`` into ``out/run.json`` (written at every evaluation, so a run cut short
+    keeps its curve)."""
+    path = os.path.join(out, "run.json")
+    run = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            run = json.load(f)
+    run.update(fields)
+    with open(path, "w") as f:
+        json.dump(run, f, indent=1)
+    return run
+
+
+def render(out, seed):
+    """The learning curve and the walk of the policy saved in ``out`` (``run.json``,
+    ``params.pkl``); adds the walk's return to ``run.json``."""
+    with open(os.path.join(out, "run.json")) as f:
+        run = json.load(f)
+    with open(os.path.join(out, "params.pkl"), "rb") as f:
+        saved = pickle.load(f)
+    _brax_on_new_jax()
+    env = make_env()
+    policy = make_networks(env, run["config"])(saved["params"], deterministic=True)
+    curve = [(c["steps"], c["ret"], c["std"]) for c in run["curve"]]
+    plot_curve(curve, os.path.join(out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({run['label']})")
+    command, (qs, qds, rs, ds) = walk(env, policy, 150, seed)
     c = np.asarray(command)
     viewer.animate(
         env.model,
-        qs,
-        os.path.join(args.out, "walk.gif"),
+        np.asarray(qs),
+        os.path.join(out, "walk.gif"),
         fps=25,
         stride=2,
         trail="base_link",
@@ -212,18 +261,54 @@ def main():
         contact=env.contact,
         qds=np.asarray(qds),
     )
-    run = dict(
+    w = dict(
+        policy_steps=saved["step"],
+        steps=len(rs),
+        ret=float(np.sum(rs)),
+        terminated=bool(np.any(ds)),
+        command=c.tolist(),
+    )
+    _update_run(out, walk=w)
+    print(f"walk: return {w['ret']:.3f} over {len(rs)} steps (policy after {saved['step']:,d} steps); wrote {out}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a small run for a CPU (a few minutes)")
+    ap.add_argument("--timesteps", type=int, default=None, help="override the number of environment steps")
+    ap.add_argument("--evals", type=int, default=None, help="override the number of evaluations")
+    ap.add_argument("--minutes", type=float, default=None, help="stop at the first evaluation after this wall time")
+    ap.add_argument("--no-render", action="store_true", help="train and save, without the curve and the GIF")
+    ap.add_argument("--render", metavar="DIR", default=None, help="only draw the curve and the walk of a saved run")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=OUT)
+    args = ap.parse_args()
+    if args.render:
+        render(args.render, args.seed)
+        return
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.timesteps:
+        cfg["num_timesteps"] = args.timesteps
+    if args.evals:
+        cfg["num_evals"] = args.evals
+    os.makedirs(args.out, exist_ok=True)
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, jaxdyn {jaxdyn.__version__}; config {cfg}")
+    if os.path.exists(os.path.join(args.out, "run.json")):
+        os.remove(os.path.join(args.out, "run.json"))
+    _update_run(
+        args.out,
         config={k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
+        label="quick run" if args.quick else "full run",
         seed=args.seed,
         device=jax.devices()[0].device_kind,
         jax=jax.__version__,
-        wall_s=wall,
-        curve=[dict(steps=s, ret=r, std=sd, wall_s=t) for (s, r, sd), t in zip(curve, times)],
-        walk=dict(steps=len(rs), ret=float(np.sum(rs)), terminated=bool(np.any(ds)), command=c.tolist()),
     )
-    with open(os.path.join(args.out, "run.json"), "w") as f:
-        json.dump(run, f, indent=1)
-    print(f"walk: return {run['walk']['ret']:.3f} over {len(rs)} steps; wrote {args.out}")
+    _, curve, _, wall, stopped = train(cfg, args.seed, args.out, args.minutes)
+    budget = " (stopped by --minutes)" if stopped else ""
+    print(f"trained in {wall:.0f} s{budget}; return {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
+    _update_run(args.out, wall_s=wall, stopped_by_wall_budget=stopped)
+    if not args.no_render:
+        render(args.out, args.seed)
 
 
 if __name__ == "__main__":

@@ -133,13 +133,21 @@ class TestSysidRecorded:
 class TestTrainQuadruped:
     def test_trains_and_draws_the_walk(self, tmp_path):
         """Brax's PPO on the Solo12 joystick task through jaxdyn.envs.adapters.to_brax, with
-        domain randomisation, end to end at the smallest size (one training epoch): finite
-        evaluation returns, the learning curve, the GIF of the walk with its contact forces, and
-        run.json. Learning itself needs the full run (docs/rl.md)."""
+        domain randomisation, end to end at the smallest size: finite evaluation returns, a wall
+        budget (--minutes) that stops the run at its first evaluation with the policy saved, then
+        the learning curve, the GIF of the walk with its contact forces, and run.json drawn from
+        the saved run (--render). Learning itself needs the full run (docs/rl.md)."""
         pytest.importorskip("brax.training.agents.ppo.train", reason="Brax not installed (extra 'rl')")
-        out = run_example("train_quadruped.py", tmp_path, "--timesteps", "2560", "--evals", "2")
+        out = run_example(
+            "train_quadruped.py", tmp_path, "--timesteps", "3840", "--evals", "3", "--minutes", "0", "--no-render"
+        )
+        run = json.loads((tmp_path / "run.json").read_text())
+        assert run["stopped_by_wall_budget"] and [c["steps"] for c in run["curve"]][0] == 0
+        assert len(run["curve"]) == 2 and all(np.isfinite(c["ret"]) for c in run["curve"])
+        assert not (tmp_path / "walk.gif").exists() and (tmp_path / "params.pkl").is_file()
+        out += run_example("train_quadruped.py", tmp_path, "--render", str(tmp_path))
         written(tmp_path, "learning_curve.png", "walk.gif", "run.json")
         run = json.loads((tmp_path / "run.json").read_text())
-        assert len(run["curve"]) >= 2 and all(np.isfinite(c["ret"]) for c in run["curve"])
         assert run["walk"]["steps"] == 150 and np.isfinite(run["walk"]["ret"])
+        assert run["walk"]["policy_steps"] == run["curve"][-1]["steps"] > 0
         assert "non-finite" not in out
