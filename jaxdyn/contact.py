@@ -156,6 +156,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from . import geometry
+from .algorithms.common import full_precision
 from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_motions_world, forward_kinematics
 from .algorithms.rnea import rnea_full
 from .collision import (
@@ -331,16 +332,19 @@ class Contact(eqx.Module):
         p = sum(collision_pairs(model, self.exclude).rows) if self.collide_pairs else 0
         return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
 
+    @full_precision
     def wrenches(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, "nb 6"]:
         """Body wrenches (:func:`contact_wrenches`). ``state``, ``dt``: for ``friction="spring"``,
         the elongation (``None``: relaxed) and the ``h`` of (S2) (``0``: continuous time);
         ignored by the regularised law."""
         return _evaluate(model, q, qd, self.ground, self.params, self._state(model, state), dt, **self._which())[0]
 
+    @full_precision
     def generalized_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, " nv"]:
         """The joint-space contact force ``sum J^T f`` (see :func:`generalized_forces`)."""
         return _joint_space(model, q, self.wrenches(model, q, qd, state, dt))
 
+    @full_precision
     def velocity_derivative(
         self, model: Model, q, qd, state: ContactState | None = None, dt=0.0
     ) -> Float[Array, "nv nv"]:
@@ -349,6 +353,7 @@ class Contact(eqx.Module):
         ``"implicit_euler"`` step, with the step's ``dt`` for ``friction="spring"``."""
         return self.joint_space(model, q, state, dt).velocity_derivative(jnp.asarray(qd, model.dtype))
 
+    @full_precision
     def joint_space(
         self, model: Model, q, state: ContactState | None = None, dt=0.0, lookahead=None
     ) -> JointSpaceContacts:
@@ -358,12 +363,14 @@ class Contact(eqx.Module):
         ``h`` of (J3) there (None: the penetrations of ``q``)."""
         return _joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead)
 
+    @full_precision
     def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
         """``du/dt`` of (S4) at ``(q, qd, u)`` (``friction="spring"`` only)."""
         self._require_state("state_rate")
         state = self._state(model, state)
         return _evaluate(model, q, qd, self.ground, self.params, state, dt, **self._which())[1]
 
+    @full_precision
     def update_state(self, model: Model, q, qd, state: ContactState | None, dt) -> ContactState:
         """The elongation after a step of ``dt``, (S5): ``u_t + dt du/dt`` with the rate (S4)
         evaluated at ``(q, qd)``, ``qd`` the step's end velocity (``friction="spring"`` only)."""
@@ -379,6 +386,7 @@ class Contact(eqx.Module):
         kt = self.params.tangential_stiffness
         return 0.5 * kt * (jnp.sum(state.ground * state.ground) + jnp.sum(state.pairs * state.pairs))
 
+    @full_precision
     def point_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> PointForces:
         """Where each contact force acts and how large it is, in world coordinates
         (:class:`PointForces`), e.g. to draw them (:func:`jaxdyn.viewer.animate`) or to log
@@ -513,16 +521,19 @@ class JointSpaceContacts(eqx.Module):
             return self.depth
         return jnp.maximum(-(self.distance + self.lookahead * _dot(self.normal, vel)), 0.0)
 
+    @full_precision
     def point_forces(self, v) -> Float[Array, "m 3"]:
         """World force ``f_c`` of every contact at the joint velocity ``v``."""
         vel = _mv_rows(self.G, v)
         d = self._depth(vel)
         return _force_law(d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt)[0]
 
+    @full_precision
     def forces(self, v) -> Float[Array, " nv"]:
         """``tau_c(v)``, (J1)."""
         return _mtv_rows(self.G, self.point_forces(v))
 
+    @full_precision
     def velocity_derivative(self, v) -> Float[Array, "nv nv"]:
         """``D(v)``, (J2)."""
         dtype = self.G.dtype
@@ -802,6 +813,7 @@ def _cylinder_rims(Rg, cg, size, n):
     return (ends[..., :, None, :] + rim[..., None, :, :]).reshape(cg.shape[:-1] + (8, 3))
 
 
+@full_precision
 def contact_points(model: Model, q, qd, ground: Ground | None = None) -> ContactPoints:
     """Candidate ground contact points, penetrations, witness points and velocities (module
     docstring): the sphere, capsule and box points in geom order, then the cylinders' points,
@@ -868,6 +880,7 @@ def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
     return mu
 
 
+@full_precision
 def contact_forces(
     cp: ContactPoints, ground: Ground, params: ContactParams, dtype=None, elongation=None, dt=0.0
 ) -> Float[Array, "m 3"]:

@@ -98,6 +98,7 @@ from jaxtyping import Array, Float
 
 from . import batching, configuration, spatial
 from .algorithms.aba import aba
+from .algorithms.common import full_precision
 from .algorithms.crba import crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.innovations import solve_mass_matrix
@@ -226,6 +227,7 @@ def applied_torques(model: Model, tau, options: SimOptions = SimOptions()):
     return tau
 
 
+@full_precision
 def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> Float[Array, " nv"]:
     """Joint damping, smoothed Coulomb friction, joint springs and soft joint-limit torques
     (module docstring)."""
@@ -251,6 +253,7 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
     return out
 
 
+@full_precision
 def forward_dynamics(
     model: Model,
     q,
@@ -494,6 +497,7 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     return a, qd_lin
 
 
+@full_precision
 def step(
     model: Model,
     q,
@@ -537,6 +541,7 @@ def step(
     return configuration.integrate(model, q, qd, dt), qd1
 
 
+@full_precision
 def rollout(
     model: Model,
     q0,

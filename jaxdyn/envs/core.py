@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import sim
+from ..algorithms.common import full_precision
 from ..model import Model
 
 
@@ -195,6 +196,7 @@ class Env(eqx.Module):
 
     # -- API ------------------------------------------------------------------------------------
 
+    @full_precision
     def reset(self, key) -> EnvState:
         """A fresh episode drawn with ``key``."""
         key, sub = jax.random.split(_raw_key(key))
@@ -262,6 +264,7 @@ class Env(eqx.Module):
         term = jnp.asarray(self.terminated(nxt), bool)
         return nxt, r, term, {"tau": tau}
 
+    @full_precision
     def step(self, state: EnvState, action):
         """One control step with automatic reset (module docstring).
 
