@@ -221,6 +221,31 @@ def test_float32_environment():
     assert obs.dtype == r.dtype == s2.q.dtype == jnp.float32 and np.isfinite(float(r))
 
 
+def test_a_diverged_step_ends_the_episode_with_a_finite_reward():
+    """A step that leaves the state non-finite (here a NaN torque) ends its episode with reward
+    0 and a fresh, finite observation, in Env.step and through the Brax adapter (a NaN reward
+    would make every PPO parameter NaN); nonfinite_step keeps the record and transition itself
+    returns the step as computed."""
+    env = envs.make("pendulum", dtype=jnp.float32)
+    s = env.reset(jax.random.PRNGKey(0))
+    nan = jnp.full(1, jnp.nan, jnp.float32)
+    raw, r_raw, term_raw, _ = jax.jit(lambda s, a: env.transition(s, a))(s, nan)
+    assert not np.isfinite(float(r_raw)) and not bool(term_raw)  # the pendulum never terminates itself
+    s2, obs, r, d, info = jax.jit(lambda s, a: env.step(s, a))(s, nan)
+    assert bool(d) and bool(info["terminated"]) and float(r) == 0.0
+    assert np.all(np.isfinite(obs)) and np.all(np.isfinite(s2.q)) and int(s2.t) == 0
+    assert int(s2.nonfinite_step) == 1 and np.isfinite(float(info["episode_return"]))
+    s3, _, r3, d3, _ = jax.jit(lambda s, a: env.step(s, a))(s, jnp.ones(1, jnp.float32))
+    assert not bool(d3) and np.isfinite(float(r3)) and int(s3.nonfinite_step) == -1
+    pytest.importorskip("brax.envs.base", reason="Brax not installed (extra 'rl')")
+    from jaxdyn.envs import adapters
+
+    b = adapters.to_brax(env)
+    bs = b.reset(jax.random.PRNGKey(0))
+    bs2 = jax.jit(b.step)(bs, nan)
+    assert float(bs2.done) == 1.0 and float(bs2.reward) == 0.0
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="unknown environment 'nope'"):
         envs.make("nope")

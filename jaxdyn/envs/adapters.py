@@ -127,7 +127,7 @@ def _brax_class():
 
         def step(self, state, action):
             env = self._bound()
-            nxt, reward, term, info = env.transition(state.pipeline_state, action)
+            nxt, reward, term, info = env.guarded_transition(state.pipeline_state, action)
             # keep what Brax's wrappers added to the metrics; update the reward terms
             terms = {k: jnp.asarray(v, reward.dtype) for k, v in info.get("reward_terms", {}).items()}
             metrics = {**state.metrics, **terms}
@@ -159,7 +159,7 @@ def to_brax(env: Env):
     """``env`` as a ``brax.envs.base.Env`` (needs ``brax``: extra ``rl``).
 
     ``reset(rng)`` returns a ``brax.envs.base.State`` whose ``pipeline_state`` is the
-    :class:`~jaxdyn.envs.EnvState`; ``step`` is :meth:`~jaxdyn.envs.Env.transition` (no
+    :class:`~jaxdyn.envs.EnvState`; ``step`` is :meth:`~jaxdyn.envs.Env.guarded_transition` (no
     automatic reset and no step limit: Brax's ``EpisodeWrapper`` and ``AutoResetWrapper``, applied
     by ``brax.training``, add them), with ``done`` the termination as a float and ``metrics`` the
     environment's reward terms when it reports them (``info["reward_terms"]``).

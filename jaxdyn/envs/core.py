@@ -31,9 +31,12 @@ branch would run both sides anyway), so a step costs one :meth:`Env.reset` more 
 Non-finite states are recorded, not raised (no host callback in a jitted loop): every
 :class:`EnvState` counts its control steps since :meth:`Env.reset` in ``steps`` (kept across
 automatic resets) and holds in ``nonfinite_step`` the value of ``steps`` right after the first
-step whose ``q`` or ``qd`` was not finite (``-1`` while none was). A diverged environment is
-not stopped: it runs on (non-finite) until its episode ends and the automatic reset replaces
-the state, but ``nonfinite_step`` keeps the record. After a batched run,
+step whose ``q`` or ``qd`` was not finite (``-1`` while none was). A step that leaves the state
+or the reward non-finite ends its episode (:meth:`Env.guarded_transition`, used by
+:meth:`Env.step` and the Brax adapter): ``terminated`` is set and the reward (and every reward
+term in ``info``) is 0, so no NaN reaches a learner (one non-finite reward turns every PPO
+parameter into NaN), and the automatic reset replaces the state; ``nonfinite_step`` keeps the
+record. :meth:`Env.transition` itself returns the step as computed. After a batched run,
 :func:`jaxdyn.sim.first_nonfinite` ``(states)`` gives ``(env index, step)`` of the earliest
 failure, or ``None``.
 """
@@ -265,13 +268,27 @@ class Env(eqx.Module):
         return nxt, r, term, {"tau": tau}
 
     @full_precision
+    def guarded_transition(self, state: EnvState, action):
+        """:meth:`transition` with a step that left ``q``, ``qd`` or the reward non-finite ended
+        (module docstring): ``terminated``, reward 0, reward terms 0, and the episode return
+        left at its value before the step."""
+        nxt, r, term, info = self.transition(state, action)
+        ok = _finite(nxt.q, nxt.qd) & jnp.isfinite(r)
+        r = jnp.where(ok, r, jnp.zeros_like(r))
+        if "reward_terms" in info:
+            terms = {k: jnp.where(ok, v, jnp.zeros_like(v)) for k, v in info["reward_terms"].items()}
+            info = dict(info, reward_terms=terms)
+        nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
+        return nxt, r, term | ~ok, info
+
+    @full_precision
     def step(self, state: EnvState, action):
         """One control step with automatic reset (module docstring).
 
         Returns ``(state, obs, reward, done, info)``: ``done = terminated | truncated`` for the
         ending step, ``state``/``obs`` of a fresh episode when ``done``.
         """
-        nxt, r, term, info = self.transition(state, action)
+        nxt, r, term, info = self.guarded_transition(state, action)
         trunc = (nxt.t >= self.max_steps) & ~term
         done = term | trunc
         final_obs = self.observation(nxt)
