@@ -8,6 +8,7 @@ Reference data: tests/reference/generate_mujoco_implicit.py (MuJoCo is not neede
 
 import functools
 import glob
+import inspect
 import os
 
 import jax
@@ -172,7 +173,8 @@ def test_aba_with_damping_in_armature_is_the_implicit_solve():
         b = jax.jit(lambda q, v, t, mm=mm, o=o: sim.step(mm, q, v, t, h, "semi_implicit_euler", options=o))(q, qd, tau)
         np.testing.assert_array_equal(a[0], b[0])
         np.testing.assert_array_equal(a[1], b[1])
-    assert sim.step.__defaults__[0] == "implicit_euler" and sim.rollout.__defaults__[1] == "implicit_euler"
+    default = lambda f: inspect.signature(f).parameters["integrator"].default  # noqa: E731
+    assert default(sim.step) == "implicit_euler" and default(sim.rollout) == "implicit_euler"
 
 
 def test_gradients_through_a_short_rollout():
@@ -294,8 +296,8 @@ def test_trajectory_nonfinite_step_and_compatibility():
 def test_env_state_records_first_nonfinite_step_across_resets():
     """EnvState.steps counts control steps since reset (not zeroed by the automatic reset);
     nonfinite_step keeps the first one that left the state non-finite; first_nonfinite reads a
-    batch. The pendulum's state is poisoned with NaN in env 1 before step 1 (its episode of 3
-    steps then resets to a finite state)."""
+    batch. The pendulum's state is poisoned with NaN in env 1 before step 1: that step ends its
+    episode (Env.guarded_transition) and returns a fresh, finite state."""
     import equinox as eqx
 
     from jaxdyn import envs
@@ -317,7 +319,7 @@ def test_env_state_records_first_nonfinite_step_across_resets():
     np.testing.assert_array_equal(steps[:, 0], np.arange(1, 8))
     np.testing.assert_array_equal(bad[:, 1], 1)  # recorded at step 1, kept after the resets
     np.testing.assert_array_equal(bad[:, [0, 2]], -1)
-    assert not finite[:2, 1].any() and done[2, 1] and finite[2:, 1].all()  # step 3 ends the episode: fresh state
+    assert done[0, 1] and finite[:, 1].all() and not done[1:3, 1].any()  # step 1 ends the episode
     assert sim.first_nonfinite(s) == (1, 1)
 
 
