@@ -44,6 +44,11 @@ def data_dir():
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
 #   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
+    # the contact step's products: sim.step stays in the quick run
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[forward_dynamics_contact]",
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[contact_point_forces]",
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[contact_joint_space]",
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[quadruped_env_step]",
     "tests/test_aba_derivatives.py::test_float32_jacobian_close_to_float64",
     "tests/test_aba_derivatives.py::test_model_gradient_matches_the_sweeps_and_is_symmetric_in_inertia",
     "tests/test_aba_derivatives.py::test_state_derivatives_match_the_sweeps",
