@@ -190,6 +190,10 @@ def test_flipped_robot_terminates_and_resets():
     low = _row(p["s0"], 0)
     low = _with(low, q=low.q.at[2].set(0.5 * env.min_height))
     assert bool(env.terminated(low))
+    fast = _row(p["s0"], 0)  # a runaway joint (docs/rl.md), and one just inside the bound
+    assert bool(env.terminated(_with(fast, qd=fast.qd.at[10].set(1.01 * env.max_joint_speed))))
+    assert not bool(env.terminated(_with(fast, qd=fast.qd.at[10].set(-0.99 * env.max_joint_speed))))
+    assert bool(env.terminated(_with(fast, qd=fast.qd.at[10].set(-1.01 * env.max_joint_speed))))
     assert bool(d[3, 0]) and bool(info["terminated"][3, 0]) and not bool(info["truncated"][3, 0])
     assert int(st.t[3, 0]) == 0  # a fresh episode follows
     assert np.asarray(env.base_rotation(st.q[3, 0]))[2, 2] > 0.99
@@ -328,6 +332,8 @@ def test_bad_arguments_are_named():
         QuadrupedJoystick(reward_weights={"speed": 1.0})
     with pytest.raises(ValueError, match="kd"):
         QuadrupedJoystick(options=jaxdyn_sim_options(damping=False))
+    with pytest.raises(ValueError, match="max_joint_speed must be a positive number"):
+        QuadrupedJoystick(max_joint_speed=0.0)
     with pytest.raises(TypeError, match="env must be"):
         adapters.GymnaxEnv("solo12")
     assert isinstance(envs.make("solo12_joystick"), QuadrupedJoystick)
