@@ -44,6 +44,11 @@ def data_dir():
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
 #   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
+    # exhaustive checks with a cheaper counterpart in the quick run (test_batching's spherical
+    # case, test_contact_pairs' pair tables, the transforms' per-function tests)
+    "tests/test_kernels.py::test_spherical_joints_match_generic_float64[scan]",
+    "tests/test_contact_pairs.py::test_filter_matches_mujoco",
+    "tests/test_transforms.py::test_vmap_over_states_equals_loop",
     # the contact step's products: sim.step stays in the quick run
     "tests/test_precision.py::test_no_default_precision_products_with_contact[forward_dynamics_contact]",
     "tests/test_precision.py::test_no_default_precision_products_with_contact[contact_point_forces]",
