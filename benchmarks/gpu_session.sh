@@ -92,10 +92,13 @@ case "$PART" in
     bench 50 h100-solo12-crba-pallas --algos crba_pallas --robots solo12 --batches 131072 --peers mjx --repeats 10
     ;;
   # part8, part7a and part9 (panda) ran on 2026-11-27 (results/h100-2026-11-27.md: 4, 3.5 and
-  # 4 minutes on a warm H100). Still to run, in order of value: part10 (the quadruped
-  # environment against MJX, at most 7 minutes) and part11 (PPO on it, 8 minutes), part7b (talos
-  # CRBA, solo12; at most 8 minutes), part7d (talos launch parameters), part7c (chains, panda),
-  # part7e (arms' CRBA launch), part9t (aba_derivatives on talos).
+  # 4 minutes on a warm H100); part10 at 1, 1024 and 16384 environments and part11 (6 and 3
+  # minutes, NaN from the first epoch) on an H200 the same day
+  # (results/gpu-2026-11-27-h200-envs-quadruped.md, docs/rl.md). Still to run, in order of value:
+  # part11 again after the guards against runaway steps (MINUTES as the budget allows), part10's
+  # 64 and 4096 rows, part7b (talos CRBA, solo12; at most 8 minutes), part7d (talos launch
+  # parameters), part7c (chains, panda), part7e (arms' CRBA launch), part9t (aba_derivatives on
+  # talos).
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the earlier ones> for the status.
   part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
