@@ -100,19 +100,24 @@ class _WallBudget(Exception):
     """Raised by the progress callback at the first evaluation after ``--minutes``."""
 
 
+def network_factory(cfg):
+    """Brax's PPO network factory with the hidden sizes of ``cfg`` (policy and value alike):
+    the one definition that training and ``--render`` share."""
+    networks = require("brax.training.agents.ppo.networks", "rl", "examples/train_quadruped.py")
+    hidden = tuple(cfg["hidden"])
+    return functools.partial(
+        networks.make_ppo_networks, policy_hidden_layer_sizes=hidden, value_hidden_layer_sizes=hidden
+    )
+
+
 def make_networks(env, cfg):
-    """The PPO networks of ``train`` (Brax's factory, observations normalised), rebuilt for
-    ``--render`` from the saved hidden sizes."""
+    """The policy maker of ``train``'s networks (observations normalised, as ``ppo.train``
+    builds them), rebuilt for ``--render`` from the saved configuration."""
     networks = require("brax.training.agents.ppo.networks", "rl", "examples/train_quadruped.py")
     normalize = require("brax.training.acme.running_statistics", "rl", "examples/train_quadruped.py").normalize
     brax_env = to_brax(env)
-    hidden = tuple(cfg["hidden"])
-    ppo_net = networks.make_ppo_networks(
-        brax_env.observation_size,
-        brax_env.action_size,
-        preprocess_observations_fn=normalize,
-        policy_hidden_layer_sizes=hidden,
-        value_hidden_layer_sizes=hidden,
+    ppo_net = network_factory(cfg)(
+        brax_env.observation_size, brax_env.action_size, preprocess_observations_fn=normalize
     )
     return networks.make_inference_fn(ppo_net)
 
@@ -124,7 +129,6 @@ def train(cfg, seed, out, minutes=None):
     the total wall time and whether the budget stopped the run."""
     _brax_on_new_jax()
     ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
-    networks = require("brax.training.agents.ppo.networks", "rl", "examples/train_quadruped.py")
     env = make_env()
     curve, times = [], []
     t0 = time.perf_counter()
@@ -147,9 +151,6 @@ def train(cfg, seed, out, minutes=None):
         if minutes is not None and times[-1] > 60.0 * minutes and step > 0:
             raise _WallBudget
 
-    factory = functools.partial(
-        networks.make_ppo_networks, policy_hidden_layer_sizes=cfg["hidden"], value_hidden_layer_sizes=cfg["hidden"]
-    )
     stopped = False
     try:
         ppo.train(
@@ -170,7 +171,7 @@ def train(cfg, seed, out, minutes=None):
             max_grad_norm=1.0,
             normalize_observations=True,
             reward_scaling=1.0,
-            network_factory=factory,
+            network_factory=network_factory(cfg),
             randomization_fn=brax_randomization(),
             progress_fn=progress,
             policy_params_fn=save_params,
