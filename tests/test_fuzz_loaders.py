@@ -169,3 +169,15 @@ def test_fuzz_mjcf(path, ops):
             os.remove(tmp)
     else:
         _run(jaxdyn.load_mjcf, text)
+
+
+def test_angles_near_the_largest_double_load_finite():
+    """A hinge ``ref`` or body ``euler`` of 1e308 degrees is a defined angle (MuJoCo loads it):
+    the degree-to-radian conversion must not overflow to inf (found by test_fuzz_mjcf)."""
+    xml = """<mujoco><worldbody>
+      <body name="b" euler="0 1e308 0"><joint name="j" type="hinge" axis="0 1 0" ref="-1e308"/>
+        <geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = jaxdyn.load_mjcf(xml)
+    _check_model(model)

@@ -124,7 +124,8 @@ class _Ctx:
         self.warnings = []
 
     def angle(self, x):
-        return x * math.pi / 180 if self.degree else x
+        # pi / 180 first: x * pi overflows for |x| near the largest double, x * (pi / 180) does not
+        return x * (math.pi / 180) if self.degree else x
 
     def orientation(self, attrs, what):
         """Rotation matrix of an element's orientation attributes (identity if none)."""
