@@ -89,9 +89,8 @@ def _brax_on_new_jax():
 
 
 def make_env():
-    """The Solo12 joystick task with the feet colliding with the ground only: with contacts
-    between foot spheres, saturated actions make the physics step diverge, and one non-finite
-    reward turns every PPO parameter into NaN (docs/rl.md)."""
+    """The Solo12 joystick task with the feet colliding with the ground only: the feet of a
+    gait do not touch each other, and the foot pairs cost a collision table per physics step."""
     env = QuadrupedJoystick()
     return eqx.tree_at(lambda e: e.contact, env, dataclasses.replace(env.contact, collide_pairs=False))
 

@@ -138,8 +138,8 @@ faces, coincident centres), as it does for rigid shapes.
 carries ``(ground, params)`` and the choice of contacts into
 :func:`jaxdyn.sim.forward_dynamics`, :func:`jaxdyn.sim.step` and :func:`jaxdyn.sim.rollout`
 (argument ``contact``; added to ``f_ext``). In the default ``"implicit_euler"`` step the
-contact force is implicit in velocity (backward Euler in velocity: the linearised step and
-Newton iterations, :func:`jaxdyn.sim.step`) and explicit in position; in the other integrators
+contact force is implicit in velocity (backward Euler in velocity, solved by Newton steps on
+convex subproblems, :func:`jaxdyn.sim.step`) and explicit in position; in the other integrators
 it is explicit (evaluated at the state of each step or stage). ``friction="spring"`` carries its :class:`ContactState` through
 ``sim.step``/``sim.rollout`` (argument ``contact_state``; ``"implicit_euler"`` only).
 """
@@ -249,7 +249,7 @@ class ContactParams(eqx.Module):
       In ``"implicit_euler"`` the contact force is implicit in velocity (backward Euler, see
       :func:`jaxdyn.sim.step`), so the steep friction slope ``mu f_n / eps`` of the regularised
       zone is stable even under impact loads. Outside that zone the friction is saturated and, in
-      the linearised step (``SimOptions(contact_iterations=0)``), effectively explicit: a slip smaller than about ``(m / m_eff) h mu g / 2`` then flips sign
+      a single linearised step, effectively explicit: a slip smaller than about ``(m / m_eff) h mu g / 2`` then flips sign
       every step (a bounded period-2 cycle; ``m / m_eff = 1 + m |r x t|^2 / I`` is 3.5 for a
       rolling solid sphere), unless ``eps`` covers it. Hence ``eps ~ 2 h mu g`` (0.02 m/s for
       ``mu = 1`` at ``h = 1 ms``): a rolling sphere then rolls without chatter. Bodies held by
@@ -503,6 +503,22 @@ class JointSpaceContacts(eqx.Module):
     so the contact's position stiffness enters ``D`` (a term ``-h (d f_c / d d_c) n_c^T``,
     BaraffWitkin98 (6)'s ``h^2 df/dx``) and a point that would cross the surface within the step
     pushes back in that step. ``h = 0``: the penetration of the configuration.
+
+    With the friction bound ``mu_c f_n`` replaced by ``mu_c fbar_c``, a fixed non-negative
+    ``fbar_c`` (``friction_normal=``), the force is the negative gradient of a convex function
+    of the contact velocity,
+
+        f_c(v_c) = -d psi_c / d v_c,   psi_c = -int_0^{v_n} f_n(s) ds + mu_c fbar_c phi_t(v_t),   (J4)
+
+    since ``f_n`` does not increase with the normal velocity ``v_n = n_c . v_c`` (the
+    Hunt-Crossley factor ``1 - c_d v_n`` and, with the lookahead, the end-of-step penetration
+    both fall as the point leaves the surface) and the friction is the gradient of a convex
+    function of the tangential velocity ``v_t``: ``phi_t = sqrt(|v_t|^2 + eps^2)`` for the
+    regularised law, and for the bristle the Huber function of ``w = k_t u_t + b v_t`` with
+    threshold ``mu_c fbar_c``, divided by ``b`` ((S3): its gradient is the projection onto the
+    disk). So ``D`` of (J4) is symmetric negative semi-definite. The ``"implicit_euler"`` step
+    solves its velocity equation as a sequence of these convex problems
+    (:func:`jaxdyn.sim.step`); at its fixed point ``fbar_c = f_n(v)`` the force is (J1)'s.
     """
 
     depth: Float[Array, " m"]
@@ -522,32 +538,91 @@ class JointSpaceContacts(eqx.Module):
         return jnp.maximum(-(self.distance + self.lookahead * _dot(self.normal, vel)), 0.0)
 
     @full_precision
-    def point_forces(self, v) -> Float[Array, "m 3"]:
-        """World force ``f_c`` of every contact at the joint velocity ``v``."""
+    def normal_forces(self, v) -> Float[Array, " m"]:
+        """The normal force ``f_n`` of every contact at the joint velocity ``v``."""
+        vel = _mv_rows(self.G, v)
+        return _normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype)
+
+    def elastic_normal_forces(self) -> Float[Array, " m"]:
+        """The normal force ``k d^p`` of every contact at rest (no normal velocity), with the
+        penetration of the configuration."""
+        return _normal_force(self.depth, self.normal, jnp.zeros_like(self.normal), self.params, self.G.dtype)
+
+    @full_precision
+    def point_forces(self, v, friction_normal=None) -> Float[Array, "m 3"]:
+        """World force ``f_c`` of every contact at the joint velocity ``v``; with
+        ``friction_normal`` ``(m,)``, the friction bounded by ``mu`` times it instead of the
+        normal force at ``v`` ((J4))."""
         vel = _mv_rows(self.G, v)
         d = self._depth(vel)
-        return _force_law(d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt)[0]
+        return _force_law(
+            d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt, friction_normal
+        )[0]
 
     @full_precision
-    def forces(self, v) -> Float[Array, " nv"]:
-        """``tau_c(v)``, (J1)."""
-        return _mtv_rows(self.G, self.point_forces(v))
+    def forces(self, v, friction_normal=None) -> Float[Array, " nv"]:
+        """``tau_c(v)``, (J1); ``friction_normal`` as for :meth:`point_forces`."""
+        return _mtv_rows(self.G, self.point_forces(v, friction_normal))
 
     @full_precision
-    def velocity_derivative(self, v) -> Float[Array, "nv nv"]:
-        """``D(v)``, (J2)."""
+    def velocity_derivative(self, v, friction_normal=None) -> Float[Array, "nv nv"]:
+        """``D(v)``, (J2); with ``friction_normal``, the derivative of (J4)'s force, in which
+        the friction bound is held fixed (symmetric and negative semi-definite)."""
         dtype = self.G.dtype
 
         h = self.lookahead
+        fixed = friction_normal is not None
 
-        def law(d, phi, n, vel, mu, u):
+        def law(d, phi, n, vel, mu, u, fb):
             if h is not None:
                 d = jnp.maximum(-(phi + h * _dot(n, vel)), 0.0)
-            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt)[0]
+            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None)[0]
 
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
-        K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation)
+        fb = friction_normal if fixed else jnp.zeros_like(self.depth)
+        K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation, fb)
+        KG = jnp.einsum("mij,mjn->min", K, self.G)
+        return jnp.einsum("mik,min->kn", self.G, KG)
+
+    @full_precision
+    def newton_matrix(self, v, friction_normal) -> Float[Array, "nv nv"]:
+        """A symmetric negative semi-definite ``D_bar`` with ``D_bar <= D`` of (J4) (so
+        ``M - h D_bar`` majorises the convex problem's Hessian): the normal part of (J2) exact,
+        ``f_n'(v_n) n n^T`` per contact, and the friction's tangential derivative replaced by the
+        isotropic ``-c (I - n n^T)``, the slope of the friction's magnitude over the tangential
+        speed: ``c = mu fbar / sqrt(|v_t|^2 + eps^2)`` (regularised), ``c = b min(1, mu fbar /
+        |w|)`` (bristle, ``w = k_t u_t + b v_t``). This is the secant (iteratively reweighted)
+        curvature of ``phi_t`` of (J4), which bounds ``phi_t`` from above by a quadratic: a
+        Newton step with it decreases the friction's part of the convex function without a line
+        search, where the exact curvature ``mu fbar eps^2 / r^3`` along a fast slip would send
+        the step far past the stick region (Weiszfeld's step for a sum of norms)."""
+        dtype = self.G.dtype
+        h = self.lookahead
+        p = self.params
+
+        def normal(d, phi, n, vn):
+            if h is not None:
+                d = jnp.maximum(-(phi + h * vn), 0.0)
+            return _normal_force(d, n, vn * n, p, dtype)
+
+        phi = self.depth if self.distance is None else self.distance
+        vel = _mv_rows(self.G, v)
+        vn = _dot(vel, self.normal)
+        slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
+        vt = vel - vn[:, None] * self.normal
+        limit = self.mu * friction_normal
+        if self.elongation is None:
+            eps = jnp.asarray(p.friction_velocity, dtype)
+            c = limit / jnp.sqrt(_dot(vt, vt) + eps * eps)
+        else:
+            kt, bt = (jnp.asarray(x, dtype) for x in (p.tangential_stiffness, p.tangential_damping))
+            b = bt + self.dt * kt
+            w = kt * _tangential(self.elongation, self.normal) + b * vt
+            size = jnp.sqrt(_dot(w, w))
+            c = b * jnp.where(size > limit, limit / jnp.where(size > limit, size, 1.0), 1.0)
+        nn = self.normal[:, :, None] * self.normal[:, None, :]
+        K = slope[:, None, None] * nn - c[:, None, None] * (jnp.eye(3, dtype=dtype) - nn)
         KG = jnp.einsum("mij,mjn->min", K, self.G)
         return jnp.einsum("mik,min->kn", self.G, KG)
 
@@ -680,25 +755,32 @@ def _cone(fs, limit):
     return s[..., None] * fs
 
 
-def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype, u=None, dt=0.0):
+def _normal_force(depth, normal, velocity, params: ContactParams, dtype):
+    """The Hunt-Crossley normal force ``max(0, k d^p (1 - c_d v_n))`` (module docstring)."""
+    k, p, cd = (jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping))
+    return jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * _dot(velocity, normal)), 0.0)  # v_pen = -v_n
+
+
+def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype, u=None, dt=0.0, friction_normal=None):
     """Hunt-Crossley normal force plus friction (module docstring) for penetrations ``depth``,
     unit normals and velocities ``v`` (the force pushes along ``+n``; ``v`` is the velocity of
     the pushed body relative to the other). ``u is None``: regularised Coulomb friction; else
-    the bristle law (S1)-(S4) with elongations ``u`` and step ``dt``. Returns the force, and
-    for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
-    k, p, cd, eps = (
-        jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping, params.friction_velocity)
-    )
+    the bristle law (S1)-(S4) with elongations ``u`` and step ``dt``. ``friction_normal``: the
+    normal force that bounds the friction (``mu f_n``), if not this velocity's own (the
+    ``"implicit_euler"`` step's convex subproblem, (J4) of :class:`JointSpaceContacts`).
+    Returns the force, and for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
+    eps = jnp.asarray(params.friction_velocity, dtype)
     vn = _dot(velocity, normal)
-    fn = jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * vn), 0.0)  # v_pen = -vn
+    fn = _normal_force(depth, normal, velocity, params, dtype)
+    fb = fn if friction_normal is None else friction_normal
     vt = velocity - vn[..., None] * normal
     if u is None:
-        ft = -(mu * fn / jnp.sqrt(_dot(vt, vt) + eps * eps))[..., None] * vt
+        ft = -(mu * fb / jnp.sqrt(_dot(vt, vt) + eps * eps))[..., None] * vt
         return fn[..., None] * normal + ft, None, None
     kt, bt = (jnp.asarray(x, dtype) for x in (params.tangential_stiffness, params.tangential_damping))
     b = bt + jnp.asarray(dt, dtype) * kt
     ut = _tangential(u, normal)
-    ft = _cone(-kt * ut - b * vt, mu * fn)
+    ft = _cone(-kt * ut - b * vt, mu * fb)
     return fn[..., None] * normal + ft, -(ft + kt * ut) / b, ut
 
 

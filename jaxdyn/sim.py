@@ -124,8 +124,9 @@ class SimOptions:
     limit_damping: float = 10.0  # [N m s / rad] soft joint-limit damper (only beyond the limit)
     gravity: bool = True
     newton_iterations: int = 6  # "variational" only: quasi-Newton iterations per step
-    # "implicit_euler" with contact: semi-smooth Newton steps after the linearised contact step
-    contact_iterations: int = 2
+    # "implicit_euler" with contact: Newton steps on the contact's velocity equation after the
+    # first (each on a convex subproblem with a line search; jaxdyn.sim._implicit_contact)
+    contact_iterations: int = 1
     # "implicit_euler" with contact: "explicit", the penetration at the start of the step, or
     # "implicit", the penetration at the end of the step (the gap moved by the end velocity,
     # jaxdyn.contact.JointSpaceContacts (J3)): stable at coarser steps and shallower at impacts,
@@ -429,7 +430,11 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     return q1, qd1, state1
 
 
-_LINE_SEARCH = (1.0, 0.5, 0.25, 0.125)  # Newton step fractions tried, the best one kept
+# Newton step fractions at which the slope of the convex subproblem is evaluated (from 0):
+# the minimum along the step is bracketed between two of them and found by linear interpolation
+_LINE_SEARCH = (0.0, 1.0 / 64, 1.0 / 16, 1.0 / 4, 1.0 / 2, 1.0, 2.0, 4.0)
+_REFINE = 3  # regula falsi steps on the bracket
+_POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
 
 
 def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, stateful, options):
@@ -443,57 +448,93 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     the law's 3x3 velocity derivatives, no RNEA) and ``qd_lin = qd`` (fixed base; the
     floating-base frame term below). With ``friction="spring"`` the bristle's elastic force is
     taken at the end-of-step elongation ``u + h v_t`` (docs/contact.md (S2)), so its stiffness
-    enters ``D``. The first iterate is the linearised step about ``qd`` (one Newton step of
-    backward Euler, BaraffWitkin98 (6) without the position term): ``(M_d - h D) a = M_d qdd +
-    tau_c(qd) + h D (qd_lin - qd)``, ``D = d tau_c / d qd``. ``options.contact_iterations``
-    semi-smooth Newton steps with the exact force and its derivative at the iterate follow,
-    ``(M_d - h D(v(a))) da = -R(a)``, each keeping the best of the step fractions
-    ``_LINE_SEARCH`` by ``R^T M_d^-1 R`` if it improves on the current iterate: the linearisation
-    alone ends on the far side of the no-pull clip of the normal force after a deep step
-    (docs/contact.md, "Time steps"). Returns ``(a, qd_lin)``."""
+    enters ``D``.
+
+    Solved by ``1 + options.contact_iterations`` Newton steps from ``a = 0`` (the start
+    velocity), each on a convex problem: with the friction bound ``mu f_n`` frozen at the
+    iterate's normal forces ``fbar`` (:class:`jaxdyn.contact.JointSpaceContacts` (J4)),
+    ``R_fbar(a)`` is the gradient of the strictly convex
+
+        L(a) = h/2 (a - qdd)^T M_d (a - qdd) + sum_c psi_c(G_c v(a)),
+
+    and ``M_d - h D_fbar`` (``D_fbar`` symmetric negative semi-definite) its Hessian over ``h``.
+    The Newton step ``da = -(M_d - h D_fbar)^-1 R_fbar(a)`` is then a descent direction, and the
+    slope of ``L`` along it, ``s(t) = R_fbar(a + t da) . da``, increases with ``t``: the step
+    length is the zero of ``s`` found by linear interpolation between the first two of the
+    fractions ``_LINE_SEARCH`` that bracket it (the full step when ``s(1) <= 0``). ``fbar`` is
+    renewed at every iterate, so a fixed point solves ``R(a) = 0`` with the exact force. The
+    first step equals the linearised backward-Euler step about ``qd`` (BaraffWitkin98 (6)
+    without the position term) when the full step is taken. The line search keeps every iterate
+    inside the convex problem's sublevel set: no iterate can gain the kinetic energy that a
+    root-finding step on the non-smooth ``R`` can (docs/contact.md, "Integration"). Returns
+    ``(a, qd_lin)``."""
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead)
     Md = crba(md, q)
-    D0 = js.velocity_derivative(qd)
     other = Md @ qdd
     qd_lin = qd
-    rhs = other + js.forces(qd)
     if model.floating_base:
         # the step changes the base velocity, in body axes at the start pose, by
-        # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): linearise about that
-        # change, (M_d - h D) qdd = M_d qdd_explicit + h D [0; omega x v_b]
-        frame = spatial.cross(qd[0:3], qd[3:6])
-        rhs = rhs + dt * D0[:, 3:6] @ frame
-        qd_lin = qd_lin.at[3:6].add(dt * frame)
-    a = jnp.linalg.solve(Md - dt * D0, rhs)
-    if options.contact_iterations == 0:
-        return a, qd_lin
-    L = jax.scipy.linalg.cho_factor(Md)
-    alphas = jnp.asarray(_LINE_SEARCH, qd.dtype)
+        # h (qdd + [0; omega x v_b]) (the linear part moves in world axes): the end velocity
+        # is qd_lin + h a with qd_lin = qd + h [0; omega x v_b]
+        qd_lin = qd_lin.at[3:6].add(dt * spatial.cross(qd[0:3], qd[3:6]))
+    fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
-    def residual(a):
+    def residual(a, fbar):
+        return Md @ a - other - js.forces(qd_lin + dt * a, fbar)
+
+    elastic = js.elastic_normal_forces()
+
+    def slope(a, da, fbar, t):
+        return residual(a + t * da, fbar) @ da
+
+    def newton(i, a):
+        v = qd_lin + dt * a
+        # the first step bounds the friction by the elastic force k d^p, not by the normal force
+        # at the start velocity (an impact's, with the damping, can be 1e4 times the weight);
+        # the following steps by the iterate's
+        fbar = jnp.where(i > 0, js.normal_forces(v), elastic)
+        da = -jnp.linalg.solve(Md - dt * js.newton_matrix(v, fbar), residual(a, fbar))
+        s = jax.vmap(lambda t: slope(a, da, fbar, t))(fractions)  # increasing in t
+        up = s > 0
+        k = jnp.maximum(jnp.argmax(up), 1)  # the first fraction with a positive slope
+        bracket = (fractions[k - 1], fractions[k], s[k - 1], s[k])
+
+        def secant(lo, hi, s_lo, s_hi):
+            gap = s_hi - s_lo
+            return lo + (hi - lo) * (-s_lo) / jnp.where(gap > 0, gap, 1.0)
+
+        def refine(_, b):  # regula falsi on the bracket
+            lo, hi, s_lo, s_hi = b
+            t = secant(lo, hi, s_lo, s_hi)
+            st = slope(a, da, fbar, t)
+            pos = st > 0
+            return (jnp.where(pos, lo, t), jnp.where(pos, t, hi), jnp.where(pos, s_lo, st), jnp.where(pos, st, s_hi))
+
+        t = secant(*jax.lax.fori_loop(0, _REFINE, refine, bracket))
+        t = jnp.where(jnp.any(up), t, fractions[-1])
+        t = jnp.where(s[0] < 0, t, 0.0)  # a root already (or a non-descent step: stay)
+        return a + t * da
+
+    a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qdd))
+    L = jax.scipy.linalg.cho_factor(Md)
+
+    def exact(a):
         return Md @ a - other - js.forces(qd_lin + dt * a)
 
     def merit(R):
         return R @ jax.scipy.linalg.cho_solve(L, R)
 
-    def newton(_, carry):
+    def polish(_, carry):
         a, R, m = carry
-        D = js.velocity_derivative(qd_lin + dt * a)
-        da = -jnp.linalg.solve(Md - dt * D, R)
-        cand = a + alphas[:, None] * da
-        Rc = jax.vmap(residual)(cand)
-        mc = jax.vmap(merit)(Rc)
-        k = jnp.argmin(mc)
-        better = mc[k] < m
-        return (
-            jnp.where(better, cand[k], a),
-            jnp.where(better, Rc[k], R),
-            jnp.where(better, mc[k], m),
-        )
+        cand = a - jnp.linalg.solve(Md - dt * js.velocity_derivative(qd_lin + dt * a), R)
+        Rc = exact(cand)
+        mc = merit(Rc)
+        better = mc < m
+        return jnp.where(better, cand, a), jnp.where(better, Rc, R), jnp.where(better, mc, m)
 
-    R0 = residual(a)
-    a, _, _ = jax.lax.fori_loop(0, options.contact_iterations, newton, (a, R0, merit(R0)))
+    R = exact(a)
+    a = jax.lax.fori_loop(0, _POLISH, polish, (a, R, merit(R)))[0]
     return a, qd_lin
 
 

@@ -11,6 +11,9 @@ the batch against single steps; everything else is traced (``eval_shape``) or ti
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -343,3 +346,30 @@ def jaxdyn_sim_options(**kw):
     from jaxdyn import sim
 
     return sim.SimOptions(**kw)
+
+
+def test_recorded_impacts_stay_within_the_motors_range(data_dir):
+    """Five control steps recorded under saturated random actions on randomised robots
+    (benchmarks/saturated_actions.py, float32, feet against the ground): a foot swinging into
+    the ground at up to 7 m/s ends a substep up to 2 cm deep, 10^3-10^5 times the weight of
+    elastic and damping force on a 30 g lower leg. Solving the contact's velocity equation by
+    semi-smooth Newton steps on ``R`` stalled away from its root there and left joint speeds of
+    203-1476 rad/s after one control step, from 9-18 rad/s before. The step's convex iteration
+    (jaxdyn.sim._implicit_contact) ends each within what the motors reach (27 rad/s against
+    their damping)."""
+    rec = np.load(os.path.join(data_dir, "quadruped", "runaway_states.npz"))
+    env = QuadrupedJoystick(dtype=jnp.float32)
+    env = eqx.tree_at(lambda e: e.contact, env, dataclasses.replace(env.contact, collide_pairs=False))
+    params = randomize(env, jax.random.PRNGKey(1), 128)
+    rows = jnp.asarray(rec["env"])
+    params = jax.tree_util.tree_map(lambda x: x[rows], params)
+    # the same robots as recorded (the draw of randomize is part of the case)
+    np.testing.assert_allclose(np.asarray(jnp.sum(params.model.mass, axis=1)), rec["mass"], rtol=1e-6)
+    n = len(rows)
+    states = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(0), n))
+    states = _with(states, q=jnp.asarray(rec["q"]), qd=jnp.asarray(rec["qd"]))
+    step = jax.jit(jax.vmap(lambda p, s, a: env.with_params(p).transition(s, a)[0]))
+    nxt = step(params, states, jnp.asarray(rec["action"]))
+    speed = np.abs(np.asarray(nxt.qd[:, 6:])).max(axis=1)
+    assert np.all(rec["speed_old"] > 200) and np.all(rec["speed_before"] < 20)
+    assert np.all(np.isfinite(np.asarray(nxt.q))) and np.all(speed < 40), speed
