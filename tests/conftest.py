@@ -49,7 +49,20 @@ SLOW = {
     "tests/test_kernels.py::test_spherical_joints_match_generic_float64[scan]",
     "tests/test_contact_pairs.py::test_filter_matches_mujoco",
     "tests/test_transforms.py::test_vmap_over_states_equals_loop",
-    # the contact step's products: sim.step stays in the quick run
+    # a parameter of a test whose other parameters stay in the quick run (the other
+    # environments' automatic reset, the other first-order integrator, the float64 distances)
+    "tests/test_envs.py::test_auto_reset_and_truncation[panda_reach]",
+    "tests/test_sim.py::test_convergence_order_double_pendulum[euler-1]",
+    "tests/test_contact_pairs.py::test_distances_match_mujoco[float32-2e-06]",
+    "tests/test_contact_pairs.py::test_capsule_box_matches_mujoco[float32-2e-06]",
+    # checks whose subject has a quick test elsewhere: the kernels on URDF models (test_kernels),
+    # the reach task's shapes and reset (test_envs), the recorded identification's other models;
+    # and the last of the contact step's product walks
+    "tests/test_mjcf.py::test_kernels_and_rollout_on_mjcf_model",
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[sim_step_contact]",
+    "tests/test_envs.py::test_panda_targets_reachable_and_reward",
+    "tests/test_sysid_recorded.py::test_friction_models",
+    # the contact step's products (the algorithms' products are walked in the quick run)
     "tests/test_precision.py::test_no_default_precision_products_with_contact[forward_dynamics_contact]",
     "tests/test_precision.py::test_no_default_precision_products_with_contact[contact_point_forces]",
     "tests/test_precision.py::test_no_default_precision_products_with_contact[contact_joint_space]",
@@ -183,8 +196,6 @@ QUICK_MJCF = {
     "geoms",
     "include_main",
     "mesh_exact",
-    "orientations_seq",
-    "dm_control__humanoid",
 }
 QUICK_PUBLISHED = {"anymal_c", "romeo_small", "allegro_left_hand"}
 # test_precision: the products of these functions are inspected in the quick run, the others' in

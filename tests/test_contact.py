@@ -258,6 +258,50 @@ def test_contact_composes_with_f_ext_and_integrators():
         raise AssertionError("variational with contact must raise")
 
 
+def test_convex_subproblem_derivative_and_its_majorant():
+    """(J4) of :class:`~jaxdyn.contact.JointSpaceContacts`, the step's convex subproblem, on
+    Solo-12 with its feet 1.5 mm in the ground, random velocities, both friction laws (the regularised one with and
+    without the step's lookahead): with the friction bound frozen at ``fbar`` the force's
+    derivative ``velocity_derivative(v, fbar)`` equals forward mode, is symmetric and negative
+    semi-definite (the force is minus the gradient of a convex function); ``newton_matrix`` is
+    symmetric with ``newton_matrix <= velocity_derivative`` (it majorises the Hessian);
+    ``fbar = f_n(v)`` gives back the law's own force; ``elastic_normal_forces`` is ``k d^p``."""
+    here = os.path.join(os.path.dirname(__file__), "data")
+    model = jaxdyn.load_mjcf(os.path.join(here, "mujoco", "contact", "solo12.xml"))
+    ref = np.load(os.path.join(here, "mujoco", "contact", "reference.npz"))
+    q = jnp.asarray(ref["solo12_qpos0"]).at[2].add(-0.0115)
+    rng = np.random.default_rng(3)
+    h = 5e-3
+    for friction in ("regularised", "spring"):
+        ct = C.Contact(C.Ground.from_model(model), friction=friction)
+        s0 = ct.init_state(model)
+        state = None if s0 is None else jax.tree_util.tree_map(lambda u: 1e-3 * rng.normal(size=u.shape), s0)
+
+        @jax.jit
+        def parts(v, fbar, lookahead):
+            js = ct.joint_space(model, q, state, h, lookahead)
+            D = js.velocity_derivative(v, fbar)
+            fwd = jax.jacfwd(lambda w: js.forces(w, fbar))(v)
+            own = js.forces(v, js.normal_forces(v)) - js.forces(v)
+            return D, fwd, js.newton_matrix(v, fbar), own, js.elastic_normal_forces(), js.depth
+
+        m = ct.joint_space(model, q, state, h).depth.shape[0]
+        for lookahead in (None,) if friction == "spring" else (None, h):
+            for _ in range(2):
+                v = jnp.asarray(rng.normal(0, 0.3, model.nv))
+                fbar = jnp.asarray(rng.uniform(0.0, 20.0, m))
+                D, fwd, Db, own, fe, d = (np.asarray(x) for x in parts(v, fbar, lookahead))
+                scale = np.abs(D).max()
+                assert scale > 1.0  # the contacts are active
+                np.testing.assert_allclose(D, fwd, atol=1e-10 * scale)
+                np.testing.assert_allclose(D, D.T, atol=1e-10 * scale)
+                assert np.linalg.eigvalsh(D).max() < 1e-9 * scale
+                np.testing.assert_allclose(Db, Db.T, atol=1e-10 * scale)
+                assert np.linalg.eigvalsh(D - Db).min() > -1e-9 * scale
+                assert np.abs(own).max() == 0.0
+                np.testing.assert_allclose(fe, 1e6 * d**1.5, rtol=1e-12)
+
+
 @pytest.mark.parametrize("friction", ["regularised", "spring"])
 @pytest.mark.parametrize("which", ["solo12", "pairs"])
 def test_closed_form_velocity_derivative_equals_forward_mode(which, friction):
