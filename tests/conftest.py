@@ -50,11 +50,14 @@ SLOW = {
     "tests/test_contact_pairs.py::test_filter_matches_mujoco",
     "tests/test_transforms.py::test_vmap_over_states_equals_loop",
     # a parameter of a test whose other parameters stay in the quick run (the other
-    # environments' automatic reset, the other first-order integrator, the float64 distances)
+    # environments' automatic reset, the other first-order integrator, the float64 pair tables)
     "tests/test_envs.py::test_auto_reset_and_truncation[panda_reach]",
     "tests/test_sim.py::test_convergence_order_double_pendulum[euler-1]",
     "tests/test_contact_pairs.py::test_distances_match_mujoco[float32-2e-06]",
     "tests/test_contact_pairs.py::test_capsule_box_matches_mujoco[float32-2e-06]",
+    "tests/test_contact_pairs.py::test_box_box_matches_mujoco[float32-2e-06]",
+    "tests/test_contact_pairs.py::test_cylinder_pairs_match_mujoco[float32-2e-07]",
+    "tests/test_contact_pairs.py::test_ellipsoid_ground_distance_matches_mujoco[float32-2e-07]",
     # checks whose subject has a quick test elsewhere: the kernels on URDF models (test_kernels),
     # the reach task's shapes and reset (test_envs), the recorded identification's other models;
     # and the last of the contact step's product walks

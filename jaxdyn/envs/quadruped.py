@@ -64,7 +64,7 @@ origin is lower than ``min_height``, a joint turns faster than ``max_joint_speed
 rad/s), or the state is not finite. The speed bound is a safety net for a physics step that
 runs away: under the default PD gains a motor's torque limit holds a joint at ``torque_limit /
 kd = 27`` rad/s against its damping, and under saturated random actions on randomised robots
-no joint exceeded 31 rad/s in 128 000 transitions (docs/contact.md, "The velocity solve"),
+no joint exceeded 27 rad/s in 128 000 transitions (docs/contact.md, "The velocity solve"),
 while one observation from a runaway step is enough to spoil PPO's observation statistics.
 
 Episodes start in the default pose with the feet on the ground, a random heading
