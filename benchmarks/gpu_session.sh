@@ -95,7 +95,7 @@ case "$PART" in
   # 4 minutes on a warm H100); part10 at 1, 1024 and 16384 environments and part11 (6 and 3
   # minutes, NaN from the first epoch) on an H200 the same day
   # (results/gpu-2026-11-27-h200-envs-quadruped.md, docs/rl.md). Still to run, in order of value:
-  # part11 again after the guards against runaway steps (MINUTES as the budget allows), part10's
+  # part11 again with the convex contact solve and the guards (MINUTES as the budget allows), part10's
   # 64 and 4096 rows, part7b (talos CRBA, solo12; at most 8 minutes), part7d (talos launch
   # parameters), part7c (chains, panda), part7e (arms' CRBA launch), part9t (aba_derivatives on
   # talos).
