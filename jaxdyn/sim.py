@@ -431,7 +431,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
 
 
 # Newton step fractions at which the slope of the convex subproblem is evaluated (from 0):
-# the minimum along the step is bracketed between two of them and found by linear interpolation
+# the minimum along the step is bracketed between two of them, then found by regula falsi
 _LINE_SEARCH = (0.0, 1.0 / 64, 1.0 / 16, 1.0 / 4, 1.0 / 2, 1.0, 2.0, 4.0)
 _REFINE = 3  # regula falsi steps on the bracket
 _POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
@@ -451,22 +451,26 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     enters ``D``.
 
     Solved by ``1 + options.contact_iterations`` Newton steps from ``a = 0`` (the start
-    velocity), each on a convex problem: with the friction bound ``mu f_n`` frozen at the
-    iterate's normal forces ``fbar`` (:class:`jaxdyn.contact.JointSpaceContacts` (J4)),
-    ``R_fbar(a)`` is the gradient of the strictly convex
+    velocity), each on a convex problem: with the friction bound ``mu f_n`` frozen at ``fbar``
+    (:class:`jaxdyn.contact.JointSpaceContacts` (J4)), ``R_fbar(a)`` is the gradient of the
+    strictly convex
 
-        L(a) = h/2 (a - qdd)^T M_d (a - qdd) + sum_c psi_c(G_c v(a)),
+        L(a) = h/2 (a - qdd)^T M_d (a - qdd) + sum_c psi_c(G_c v(a)).
 
-    and ``M_d - h D_fbar`` (``D_fbar`` symmetric negative semi-definite) its Hessian over ``h``.
-    The Newton step ``da = -(M_d - h D_fbar)^-1 R_fbar(a)`` is then a descent direction, and the
-    slope of ``L`` along it, ``s(t) = R_fbar(a + t da) . da``, increases with ``t``: the step
-    length is the zero of ``s`` found by linear interpolation between the first two of the
-    fractions ``_LINE_SEARCH`` that bracket it (the full step when ``s(1) <= 0``). ``fbar`` is
-    renewed at every iterate, so a fixed point solves ``R(a) = 0`` with the exact force. The
-    first step equals the linearised backward-Euler step about ``qd`` (BaraffWitkin98 (6)
-    without the position term) when the full step is taken. The line search keeps every iterate
-    inside the convex problem's sublevel set: no iterate can gain the kinetic energy that a
-    root-finding step on the non-smooth ``R`` can (docs/contact.md, "Integration"). Returns
+    ``fbar`` is the elastic force ``k d^p`` for the first step (the force at the start velocity,
+    damping included, can be 1e4 times the weight in an impact) and the iterate's normal force
+    after it, so a fixed point solves ``R(a) = 0`` with the exact force. The step is
+    ``da = -(M_d - h D_bar)^-1 R_fbar(a)`` with ``D_bar`` the majorant of
+    :meth:`~jaxdyn.contact.JointSpaceContacts.newton_matrix` (``M_d - h D_bar`` bounds ``L``'s
+    Hessian over ``h``: a descent direction that a fast slip does not send across the stick
+    region); the slope of ``L`` along it, ``s(t) = R_fbar(a + t da) . da``, increases with
+    ``t``, and the step length is its zero, bracketed among the fractions ``_LINE_SEARCH`` and
+    refined by ``_REFINE`` regula-falsi steps (the largest fraction when ``s`` stays negative).
+    ``_POLISH`` Newton steps with the exact derivative of the coupled force
+    (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
+    it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
+    ``R`` alone stalls away from the root after a hard impact (docs/contact.md, "The velocity
+    solve"). Returns
     ``(a, qd_lin)``."""
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead)
