@@ -17,7 +17,7 @@ evaluation). ``--minutes`` stops the training at the first evaluation after that
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
 ``rl`` extra (``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
 
-    python examples/train_quadruped.py --quick     # 154 k steps, about 6 CPU-minutes
+    python examples/train_quadruped.py --quick     # 154 k steps, about 3.5 CPU-minutes
     python examples/train_quadruped.py             # 50 M steps: a GPU run
     python examples/train_quadruped.py --timesteps 100000000 --minutes 5 --no-render
     python examples/train_quadruped.py --render examples/output/quadruped
