@@ -350,9 +350,9 @@ def jaxdyn_sim_options(**kw):
 
 def test_recorded_impacts_stay_within_the_motors_range(data_dir):
     """Five control steps recorded under saturated random actions on randomised robots
-    (benchmarks/saturated_actions.py, float32, feet against the ground): a foot swinging into
-    the ground at up to 7 m/s ends a substep up to 2 cm deep, 10^3-10^5 times the weight of
-    elastic and damping force on a 30 g lower leg. Solving the contact's velocity equation by
+    (benchmarks/saturated_actions.py, float32, feet against the ground): a foot moving into the
+    ground at up to 3.3 m/s and 4-9 mm deep meets 0.2-17 kN of elastic and damping force at the
+    start of a substep (8-700 times the robot's weight) on a 30 g lower leg. Solving the contact's velocity equation by
     semi-smooth Newton steps on ``R`` stalled away from its root there and left joint speeds of
     203-1476 rad/s after one control step, from 9-18 rad/s before. The step's convex iteration
     (jaxdyn.sim._implicit_contact) ends each within what the motors reach (27 rad/s against
