@@ -535,17 +535,18 @@ class JointSpaceContacts(eqx.Module):
         """(J3) at the contact velocities ``vel`` ``(m, 3)``."""
         if self.lookahead is None:
             return self.depth
-        return jnp.maximum(-(self.distance + self.lookahead * _dot(self.normal, vel)), 0.0)
+        return _end_depth(self.distance, self.lookahead, _dot(self.normal, vel))
 
     @full_precision
     def normal_forces(self, v) -> Float[Array, " m"]:
-        """The normal force ``f_n`` of every contact at the joint velocity ``v``."""
+        """The normal force ``f_n`` ``(m,)`` of every contact at the joint velocity ``v``
+        ``(nv,)``: the Hunt-Crossley part of (J1), at the penetration of (J3)."""
         vel = _mv_rows(self.G, v)
         return _normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype)
 
     def elastic_normal_forces(self) -> Float[Array, " m"]:
-        """The normal force ``k d^p`` of every contact at rest (no normal velocity), with the
-        penetration of the configuration."""
+        """The normal force ``k d^p`` ``(m,)`` of every contact at rest (no normal velocity),
+        with the penetration of the configuration."""
         return _normal_force(self.depth, self.normal, jnp.zeros_like(self.normal), self.params, self.G.dtype)
 
     @full_precision
@@ -575,7 +576,7 @@ class JointSpaceContacts(eqx.Module):
 
         def law(d, phi, n, vel, mu, u, fb):
             if h is not None:
-                d = jnp.maximum(-(phi + h * _dot(n, vel)), 0.0)
+                d = _end_depth(phi, h, _dot(n, vel))
             return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None)[0]
 
         phi = self.depth if self.distance is None else self.distance
@@ -587,7 +588,9 @@ class JointSpaceContacts(eqx.Module):
 
     @full_precision
     def newton_matrix(self, v, friction_normal) -> Float[Array, "nv nv"]:
-        """A symmetric negative semi-definite ``D_bar`` with ``D_bar <= D`` of (J4) (so
+        """``(nv, nv)``: at the joint velocity ``v`` ``(nv,)`` and the friction bounds
+        ``friction_normal`` ``(m,)``, a symmetric negative semi-definite ``D_bar`` with
+        ``D_bar <= D`` of (J4) (so
         ``M - h D_bar`` majorises the convex problem's Hessian): the normal part of (J2) exact,
         ``f_n'(v_n) n n^T`` per contact, and the friction's tangential derivative replaced by the
         isotropic ``-c (I - n n^T)``, the slope of the friction's magnitude over the tangential
@@ -603,7 +606,7 @@ class JointSpaceContacts(eqx.Module):
 
         def normal(d, phi, n, vn):
             if h is not None:
-                d = jnp.maximum(-(phi + h * vn), 0.0)
+                d = _end_depth(phi, h, vn)
             return _normal_force(d, n, vn * n, p, dtype)
 
         phi = self.depth if self.distance is None else self.distance
@@ -625,6 +628,12 @@ class JointSpaceContacts(eqx.Module):
         K = slope[:, None, None] * nn - c[:, None, None] * (jnp.eye(3, dtype=dtype) - nn)
         KG = jnp.einsum("mij,mjn->min", K, self.G)
         return jnp.einsum("mik,min->kn", self.G, KG)
+
+
+def _end_depth(phi, h, vn):
+    """(J3): the penetration after a step of ``h`` at the normal velocity ``vn`` from the signed
+    distance ``phi``."""
+    return jnp.maximum(-(phi + h * vn), 0.0)
 
 
 def _mv_rows(G, v):

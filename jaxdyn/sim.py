@@ -470,8 +470,7 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
     it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
     ``R`` alone stalls away from the root after a hard impact (docs/contact.md, "The velocity
-    solve"). Returns
-    ``(a, qd_lin)``."""
+    solve"). Returns ``(a, qd_lin)``."""
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead)
     Md = crba(md, q)
@@ -484,7 +483,7 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
         qd_lin = qd_lin.at[3:6].add(dt * spatial.cross(qd[0:3], qd[3:6]))
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
-    def residual(a, fbar):
+    def residual(a, fbar=None):  # R_fbar(a); R(a), the exact force's, without fbar
         return Md @ a - other - js.forces(qd_lin + dt * a, fbar)
 
     elastic = js.elastic_normal_forces()
@@ -523,21 +522,18 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qdd))
     L = jax.scipy.linalg.cho_factor(Md)
 
-    def exact(a):
-        return Md @ a - other - js.forces(qd_lin + dt * a)
-
     def merit(R):
         return R @ jax.scipy.linalg.cho_solve(L, R)
 
     def polish(_, carry):
         a, R, m = carry
         cand = a - jnp.linalg.solve(Md - dt * js.velocity_derivative(qd_lin + dt * a), R)
-        Rc = exact(cand)
+        Rc = residual(cand)
         mc = merit(Rc)
         better = mc < m
         return jnp.where(better, cand, a), jnp.where(better, Rc, R), jnp.where(better, mc, m)
 
-    R = exact(a)
+    R = residual(a)
     a = jax.lax.fori_loop(0, _POLISH, polish, (a, R, merit(R)))[0]
     return a, qd_lin
 
