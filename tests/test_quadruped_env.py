@@ -215,7 +215,8 @@ def test_reward_terms_match_their_definitions():
     zero = jnp.zeros(12, s.q.dtype)
     t = {k: float(v) for k, v in env.reward_terms(s, zero, zero, nxt).items()}
     assert t["tracking_lin_vel"] == 1.0 and t["tracking_ang_vel"] == 1.0
-    assert all(t[k] == 0.0 for k in t if not k.startswith("tracking"))
+    # the default task's penalties (the gait terms, weighted 0, have their own test)
+    assert all(t[k] == 0.0 for k, w in env.reward_weights if w < 0)
     assert float(env.reward(s, zero, jnp.zeros(18), nxt)) == pytest.approx(1.5 * env.dt, rel=1e-12)
     # off the command by dv: exp(-dv^2 / sigma); penalties as defined
     dv = 0.2
@@ -232,6 +233,62 @@ def test_reward_terms_match_their_definitions():
     tilt = nxt.q.at[3:7].set(jnp.asarray([np.cos(th / 2), np.sin(th / 2), 0.0, 0.0]))
     t3 = env.reward_terms(s, zero, zero, _with(nxt, q=tilt))
     assert float(t3["orientation"]) == pytest.approx(np.sin(th) ** 2, rel=1e-9)
+
+
+def test_gait_terms_match_their_definitions():
+    """Playground's gait-shaping terms (module docstring) on hand-made transitions: all four
+    feet landing after a swing, and the base sliding with the feet on the ground."""
+    env = _probe()["env"]
+    s = _row(_probe()["s0"], 0)
+    dt, h, dtype = env.dt, env.max_foot_height, s.q.dtype
+    c = jnp.asarray([0.3, 0.0, 0.0], dtype)
+    z, slip = env.feet_kinematics(s.q, s.qd)  # standing in the reset pose: feet on the ground
+    np.testing.assert_allclose(np.asarray(z), env.foot_radius, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(slip), 0.0, atol=1e-24)
+    up = s.q.at[2].add(0.05)  # every foot 5 cm higher: in the air
+    np.testing.assert_allclose(np.asarray(env.feet_kinematics(up, s.qd)[0]), env.foot_radius + 0.05, atol=1e-12)
+    # the feet were in the air for 0.3 s, at most 6 cm high; now they land, base sliding at 0.2 m/s
+    air = jnp.full(4, 0.3, dtype)
+    prev = _with(s, goal=c, feet_air_time=air, last_contact=jnp.zeros(4, bool), swing_peak=jnp.full(4, 0.06, dtype))
+    qd = s.qd.at[3].set(0.2).at[6:9].set(1.0)  # base velocity in its own frame; front-left leg 1 rad/s
+    q = s.q.at[7 + 2].add(-0.5)  # the front-left knee bent by 0.5 rad more: that foot lifts
+    nxt = _with(prev, q=q, qd=qd)
+    tau = jnp.full(12, 2.0, dtype)
+    t = {k: float(v) for k, v in env.reward_terms(prev, jnp.zeros(12, dtype), tau, nxt).items()}
+    z, slip = (np.asarray(x) for x in env.feet_kinematics(q, qd))
+    on = z <= env.foot_radius
+    assert not on[0] and on[1:].all()
+    assert t["pose"] == pytest.approx(np.exp(-0.1 * 0.25), rel=1e-12)
+    assert t["stand_still"] == 0.0  # a command
+    assert t["energy"] == pytest.approx(6.0, rel=1e-12)
+    assert t["feet_slip"] == pytest.approx(slip[1:].sum(), rel=1e-12)
+    np.testing.assert_allclose(slip[1:], 0.04, rtol=1e-9)  # the planted feet move with the base
+    assert t["feet_clearance"] == pytest.approx(np.sum(np.abs(z - h) * slip**0.25), rel=1e-12)
+    assert t["feet_air_time"] == pytest.approx(3 * (0.3 + dt - 0.1), rel=1e-12)  # three land
+    assert t["feet_height"] == pytest.approx(3 * (0.06 / h - 1) ** 2, rel=1e-12)
+    # no command: the feet terms off, the pose held by stand_still
+    still = _with(nxt, goal=jnp.zeros(3, dtype))
+    t0 = {k: float(v) for k, v in env.reward_terms(_with(prev, goal=still.goal), jnp.zeros(12), tau, still).items()}
+    assert t0["feet_slip"] == t0["feet_height"] == t0["feet_air_time"] == 0.0
+    assert t0["stand_still"] == pytest.approx(0.5, rel=1e-12)
+    # the record the transition keeps: air time counted for the foot in the air, reset for the others
+    f = env.gait(prev, q, qd)
+    assert np.asarray(f["first_contact"]).tolist() == [False, True, True, True]
+    np.testing.assert_allclose(np.asarray(f["air_time"]), 0.3 + dt)
+    # weighted as Playground's Go1 when asked, the default task unchanged
+    gait = QuadrupedJoystick(reward_weights=envs.quadruped.GAIT_REWARD_WEIGHTS)
+    assert gait.weight("feet_air_time") == 0.1 and env.weight("feet_air_time") == 0.0
+
+
+def test_gait_record_in_a_rollout():
+    """The transition's gait record: feet standing stay in contact with no air time; under random
+    actions feet leave the ground, and a foot has air time only while it is off the ground."""
+    st = _probe()["out"][0]
+    assert st.feet_air_time.shape == (5, T, 4) and st.last_contact.dtype == jnp.bool_
+    assert np.asarray(st.last_contact[0, -10:]).all() and np.all(np.asarray(st.feet_air_time[0]) == 0)
+    air, on, peak = (np.asarray(x[4]) for x in (st.feet_air_time, st.last_contact, st.swing_peak))
+    assert (~on).any() and air.max() > 0
+    assert np.all(air[on] == 0) and np.all(peak[on] == 0) and np.all(peak[~on] > 0)
 
 
 def test_domain_randomisation_draws():

@@ -25,6 +25,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._optional import require
+from ..algorithms.common import full_precision
 from .core import Env
 
 
@@ -118,6 +119,7 @@ def _brax_class():
         def _bound(self) -> Env:
             return bind_params(self.env, self.sys)
 
+        @full_precision
         def reset(self, rng):
             env = self._bound()
             s = env.reset(rng)
@@ -125,6 +127,7 @@ def _brax_class():
             metrics = {k: zero for k, _ in getattr(env, "reward_weights", ())}
             return base.State(s, env.observation(s), zero, zero, metrics, {})
 
+        @full_precision
         def step(self, state, action):
             env = self._bound()
             nxt, reward, term, info = env.guarded_transition(state.pipeline_state, action)

@@ -56,8 +56,34 @@ termination         1 on the terminating step                   -1.0
 ==================  ==========================================  =========================
 
 with ``sigma = tracking_sigma = 0.25`` (both benchmarks' values). Perfect tracking with the
-base level and still gives the maximum ``1.5 dt`` per step. Playground's gait-shaping terms (foot
-air time, clearance, slip, pose, stand-still, energy) are left out.
+base level and still gives the maximum ``1.5 dt`` per step.
+
+Playground's gait-shaping terms are computed too (reported in ``info["reward_terms"]``) and
+weighted 0 by default, so the default task is the one above; :data:`GAIT_REWARD_WEIGHTS` holds
+Playground's ``Go1JoystickFlatTerrain`` weights for them, for ``reward_weights=``. A foot is in
+contact when its frame is less than ``foot_radius`` above the ground (its sphere touches the
+plane); ``|c|`` is the command's norm, ``t_air`` a foot's time since it left the ground, counted
+in control steps, and a foot's first contact is the step it lands after a swing (in contact now
+or at the previous step, with ``t_air > 0``):
+
+==================  ============================================================  =========
+term                r_i                                                           Playground
+==================  ============================================================  =========
+pose                ``exp(-sum_j w_j (q_j - q_default,j)^2)``, ``w = (1, 1, 0.1)``  0.5
+                    per leg (abduction, hip, knee)
+stand_still         ``sum_j |q_j - q_default,j|`` if ``|c| < 0.01``                 -1.0
+energy              ``sum_j |qd_j| |tau_j|``                                       -1e-3
+feet_slip           ``sum_f |v_f,xy|^2`` over the feet in contact, if ``|c| > 0.01``  -0.1
+feet_clearance      ``sum_f |z_f - max_foot_height| |v_f,xy|^(1/2)``                -2.0
+feet_height         ``sum_f (peak_f / max_foot_height - 1)^2`` at first contact,     -0.2
+                    if ``|c| > 0.01`` (``peak_f``: the swing's highest ``z_f``)
+feet_air_time       ``sum_f (t_air,f - 0.1)`` at first contact, if ``|c| > 0.01``    0.1
+==================  ============================================================  =========
+
+with ``z_f`` the height of the foot frame above the ground and ``v_f`` its world velocity.
+``max_foot_height`` defaults to 0.075 m: Playground's 0.1 m for the Go1 scaled by the ratio of
+the legs' segment lengths (Solo12 0.16 m, Go1 0.213 m). Playground's ``dof_pos_limits`` is not
+included.
 
 Termination: the base's up axis points below the horizon (``R[2, 2] < 0``, flipped), the base
 origin is lower than ``min_height``, a joint turns faster than ``max_joint_speed`` (default 200
@@ -89,6 +115,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import geometry, sim, spatial
+from ..algorithms.kinematics import body_velocities, forward_kinematics
 from ..contact import Contact, ContactParams, ContactState
 from ..io.urdf import load_urdf
 from ..model import Model
@@ -109,7 +136,26 @@ REWARD_WEIGHTS = (
     ("torques", -2e-4),
     ("action_rate", -0.01),
     ("termination", -1.0),
+    ("pose", 0.0),
+    ("stand_still", 0.0),
+    ("energy", 0.0),
+    ("feet_slip", 0.0),
+    ("feet_clearance", 0.0),
+    ("feet_height", 0.0),
+    ("feet_air_time", 0.0),
 )
+# MuJoCo Playground's Go1JoystickFlatTerrain weights of the gait-shaping terms (module docstring)
+GAIT_REWARD_WEIGHTS = {
+    "pose": 0.5,
+    "stand_still": -1.0,
+    "energy": -1e-3,
+    "feet_slip": -0.1,
+    "feet_clearance": -2.0,
+    "feet_height": -0.2,
+    "feet_air_time": 0.1,
+}
+# abduction, hip, knee weights of the pose term, per leg
+_POSE_WEIGHTS = (1.0, 1.0, 0.1) * 4
 
 
 def attach_foot_spheres(model: Model, feet, radius: float, friction: float = 1.0) -> Model:
@@ -142,11 +188,17 @@ def attach_foot_spheres(model: Model, feet, radius: float, friction: float = 1.0
 
 class QuadrupedState(EnvState):
     """:class:`~jaxdyn.envs.EnvState` plus the previous action (observed, and penalised by
-    ``action_rate``) and the contact's state (the bristles of ``Contact(friction="spring")``,
-    :class:`jaxdyn.contact.ContactState`, relaxed at every reset; ``None`` for a contact without
-    state). ``goal`` holds the command ``[vx, vy, yaw rate]``."""
+    ``action_rate``), the feet's gait record (``(4,)`` each: ``feet_air_time`` [s] since each
+    foot left the ground, ``last_contact``, ``swing_peak`` the highest foot height of the
+    current swing [m]; module docstring) and the contact's state (the bristles of
+    ``Contact(friction="spring")``, :class:`jaxdyn.contact.ContactState`, relaxed at every
+    reset; ``None`` for a contact without state). ``goal`` holds the command ``[vx, vy, yaw
+    rate]``."""
 
     last_action: jax.Array
+    feet_air_time: jax.Array
+    last_contact: jax.Array
+    swing_peak: jax.Array
     contact_state: ContactState | None = None
 
 
@@ -168,7 +220,10 @@ class QuadrupedJoystick(Env):
         spheres are attached at the ``feet`` frames.
       feet: the four foot frame names (for the spheres and for drawing contacts).
       default_pose: the 12 joint angles of the standing pose (action 0).
-      foot_radius: radius of the foot spheres [m].
+      foot_radius: radius of the foot spheres [m]; a foot whose frame is lower than this above
+        the ground is in contact for the gait terms.
+      max_foot_height: target swing height of the feet for ``feet_clearance`` and
+        ``feet_height`` [m].
       kp, kd: PD gains [N m/rad], [N m s/rad].
       torque_limit: bound on the position term of the PD torque [N m].
       friction: foot-ground Coulomb coefficient (nominal; see :func:`randomize`).
@@ -188,6 +243,8 @@ class QuadrupedJoystick(Env):
     feet: tuple = eqx.field(static=True)
     default_pose: tuple = eqx.field(static=True)
     stand_height: float = eqx.field(static=True)
+    foot_radius: float = eqx.field(static=True)
+    max_foot_height: float = eqx.field(static=True)
     kp: float = eqx.field(static=True)
     kd: float = eqx.field(static=True)
     torque_max: float = eqx.field(static=True)
@@ -206,6 +263,7 @@ class QuadrupedJoystick(Env):
         feet=SOLO12_FEET,
         default_pose=SOLO12_STAND,
         foot_radius: float = 0.02,
+        max_foot_height: float = 0.075,
         kp: float = 5.0,
         kd: float = 0.1,
         torque_limit: float = SOLO12_TORQUE,
@@ -247,6 +305,8 @@ class QuadrupedJoystick(Env):
             raise ValueError(f"QuadrupedJoystick: default_pose must have 12 joint angles, got {len(default_pose)}")
         for name, v in (
             ("kp", kp),
+            ("foot_radius", foot_radius),
+            ("max_foot_height", max_foot_height),
             ("torque_limit", torque_limit),
             ("tracking_sigma", tracking_sigma),
             ("max_joint_speed", max_joint_speed),
@@ -277,6 +337,7 @@ class QuadrupedJoystick(Env):
         self.contact = contact
         self.motor_strength = jnp.ones(12, model.dtype)
         self.feet, self.default_pose = feet, default_pose
+        self.foot_radius, self.max_foot_height = float(foot_radius), float(max_foot_height)
         self.kp, self.kd, self.torque_max = float(kp), float(kd), float(torque_limit)
         self.command_range, self.tracking_sigma = cr, float(tracking_sigma)
         self.reward_weights = tuple(weights.items())
@@ -346,6 +407,9 @@ class QuadrupedJoystick(Env):
         return QuadrupedState(
             **{f: getattr(s, f) for f in s.__dataclass_fields__},
             last_action=jnp.zeros(12, s.q.dtype),
+            feet_air_time=jnp.zeros(4, s.q.dtype),
+            last_contact=jnp.zeros(4, bool),
+            swing_peak=jnp.zeros(4, s.q.dtype),
             contact_state=self.contact.init_state(self.model),
         )
 
@@ -359,14 +423,57 @@ class QuadrupedJoystick(Env):
             [state.qd[0:3], g, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
         )
 
+    def feet_kinematics(self, q, qd) -> tuple[jax.Array, jax.Array]:
+        """Height above the contact's ground ``(4,)`` (along its normal) and the squared speed
+        along the ground ``(4,)`` of the foot frames' origins."""
+        m = self.model
+        idx = np.asarray([m.frame_names.index(f) for f in self.feet])
+        body = np.asarray(m.topology.frame_bodies)[idx]
+        X = forward_kinematics(m, q)
+        V = body_velocities(m, q, qd)  # body frame [omega; v]
+        r = m.frame_p[idx]  # the foot frames' origins in their bodies
+        R = X.R[body]
+        p = X.p[body] + jnp.einsum("fij,fj->fi", R, r)
+        v = jnp.einsum("fij,fj->fi", R, V[body, 3:] + jnp.cross(V[body, :3], r))
+        n = jnp.asarray(self.contact.ground.normal, m.dtype)
+        n = n / jnp.sqrt(jnp.sum(n**2))
+        vn = v @ n
+        return p @ n - jnp.asarray(self.contact.ground.height, m.dtype), jnp.sum(v**2, axis=1) - vn**2
+
+    def gait(self, state: QuadrupedState, next_q, next_qd) -> dict:
+        """The feet's gait record after the step to ``(next_q, next_qd)`` (module docstring):
+        ``contact``, ``first_contact``, ``air_time`` (counted through this step),
+        ``swing_peak`` (through this step), the foot heights ``z`` and squared speeds along the
+        ground ``slip`` (:meth:`feet_kinematics`); the state's fields for the next step are
+        ``air_time`` and ``swing_peak`` zeroed where in contact, and ``contact``."""
+        z, slip = self.feet_kinematics(next_q, next_qd)
+        contact = z <= self.foot_radius
+        first = (state.feet_air_time > 0) & (contact | state.last_contact)
+        return {
+            "contact": contact,
+            "first_contact": first,
+            "air_time": state.feet_air_time + self.dt,
+            "swing_peak": jnp.maximum(state.swing_peak, z),
+            "z": z,
+            "slip": slip,
+        }
+
     def reward_terms(self, state: QuadrupedState, action, tau, next_state: QuadrupedState) -> dict:
-        """The unweighted reward terms of the transition (module docstring's table)."""
+        """The unweighted reward terms of the transition (module docstring's tables)."""
         q, qd, c = next_state.q, next_state.qd, next_state.goal
         R = self.base_rotation(q)
         w_world = R @ qd[0:3]
         v_world = R @ qd[3:6]
         g = -R[2]
         sig = self.tracking_sigma
+        dq = q[7:] - self.q_default
+        moving = jnp.sqrt(jnp.sum(c**2)) > 0.01
+        f = self.gait(state, q, qd)
+        first = f["first_contact"].astype(q.dtype)
+        slip = jnp.maximum(f["slip"], 0.0)
+        # |v| ** (1/2) with a finite derivative at rest
+        root_speed = jnp.where(slip > 0, jnp.where(slip > 0, slip, 1.0) ** 0.25, 0.0)
+        h = self.max_foot_height
         return {
             "tracking_lin_vel": jnp.exp(-jnp.sum((c[:2] - qd[3:5]) ** 2) / sig),
             "tracking_ang_vel": jnp.exp(-((c[2] - qd[2]) ** 2) / sig),
@@ -376,6 +483,13 @@ class QuadrupedJoystick(Env):
             "torques": jnp.sqrt(jnp.sum(tau**2)) + jnp.sum(jnp.abs(tau)),
             "action_rate": jnp.sum((action - state.last_action) ** 2),
             "termination": self.terminated(next_state).astype(q.dtype),
+            "pose": jnp.exp(-jnp.sum(jnp.asarray(_POSE_WEIGHTS, q.dtype) * dq**2)),
+            "stand_still": jnp.where(moving, 0.0, jnp.sum(jnp.abs(dq))),
+            "energy": jnp.sum(jnp.abs(qd[6:]) * jnp.abs(tau)),
+            "feet_slip": jnp.where(moving, jnp.sum(jnp.where(f["contact"], slip, 0.0)), 0.0),
+            "feet_clearance": jnp.sum(jnp.abs(f["z"] - h) * root_speed),
+            "feet_height": jnp.where(moving, jnp.sum((f["swing_peak"] / h - 1.0) ** 2 * first), 0.0),
+            "feet_air_time": jnp.where(moving, jnp.sum((f["air_time"] - 0.1) * first), 0.0),
         }
 
     def total_reward(self, terms: dict) -> jax.Array:
@@ -423,10 +537,32 @@ class QuadrupedJoystick(Env):
         q, qd, tau, cs = jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd, zero, cs0))
         steps = state.steps + 1
         bad = jnp.where((state.nonfinite_step < 0) & ~_finite(q, qd), steps, state.nonfinite_step)
+        f = self.gait(state, q, qd)
+        off = ~f["contact"]
         nxt = eqx.tree_at(
-            lambda s: (s.q, s.qd, s.t, s.steps, s.nonfinite_step, s.last_action),
+            lambda s: (
+                s.q,
+                s.qd,
+                s.t,
+                s.steps,
+                s.nonfinite_step,
+                s.last_action,
+                s.feet_air_time,
+                s.last_contact,
+                s.swing_peak,
+            ),
             state,
-            (q, qd, state.t + 1, steps, bad, a),
+            (
+                q,
+                qd,
+                state.t + 1,
+                steps,
+                bad,
+                a,
+                jnp.where(off, f["air_time"], 0.0),
+                f["contact"],
+                jnp.where(off, f["swing_peak"], 0.0),
+            ),
         )
         if self.contact.stateful:
             nxt = eqx.tree_at(lambda s: s.contact_state, nxt, cs)
