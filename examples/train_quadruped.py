@@ -12,7 +12,11 @@ Writes ``examples/output/quadruped/`` ``learning_curve.png`` (evaluation return 
 environment steps), ``walk.gif`` (the trained policy, drawn by :func:`jaxdyn.viewer.animate`
 with the base trail and the feet's contact points and forces), and ``run.json`` (settings,
 wall times, returns) and ``params.pkl`` (the policy at the latest evaluation, saved at every
-evaluation). ``--minutes`` stops the training at the first evaluation after that wall time;
+evaluation). ``render`` also measures the policy on five commands (forward, backward,
+sideways, turning, forward while turning; ``COMMANDS``, the first drawn in the GIF): the base
+velocity reached and the feet's duty factors and touchdowns (``run.json`` ``tracking``).
+``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges
+(:func:`make_env`). ``--minutes`` stops the training at the first evaluation after that wall time;
 ``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
 ``rl`` extra (``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
@@ -43,7 +47,7 @@ from jaxdyn import viewer
 from jaxdyn._optional import require
 from jaxdyn.envs import QuadrupedJoystick
 from jaxdyn.envs.adapters import to_brax
-from jaxdyn.envs.quadruped import brax_randomization
+from jaxdyn.envs.quadruped import GAIT_REWARD_WEIGHTS, brax_randomization
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output", "quadruped")
 
@@ -88,10 +92,21 @@ def _brax_on_new_jax():
     jax.device_put_replicated = device_put_replicated
 
 
-def make_env():
+# --gait: MuJoCo Playground's Go1 command amplitudes (1.5 m/s, 0.8 m/s, 1.2 rad/s), the linear
+# ones scaled by the ratio of the legs' segment lengths (Solo12 0.16 m, Go1 0.213 m)
+GAIT_COMMANDS = ((-1.1, 1.1), (-0.6, 0.6), (-1.2, 1.2))
+
+
+def make_env(gait=False):
     """The Solo12 joystick task with the feet colliding with the ground only: the feet of a
-    gait do not touch each other, and the foot pairs cost a collision table per physics step."""
-    env = QuadrupedJoystick()
+    gait do not touch each other, and the foot pairs cost a collision table per physics step.
+    ``gait``: Playground's gait-shaping reward terms weighted (``GAIT_REWARD_WEIGHTS``) and its
+    wider command ranges (``GAIT_COMMANDS``), under which standing still earns little of the
+    tracking reward."""
+    if gait:
+        env = QuadrupedJoystick(reward_weights=GAIT_REWARD_WEIGHTS, command_range=GAIT_COMMANDS)
+    else:
+        env = QuadrupedJoystick()
     return eqx.tree_at(lambda e: e.contact, env, dataclasses.replace(env.contact, collide_pairs=False))
 
 
@@ -128,7 +143,7 @@ def train(cfg, seed, out, minutes=None):
     the total wall time and whether the budget stopped the run."""
     _brax_on_new_jax()
     ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
-    env = make_env()
+    env = make_env(cfg.get("gait", False))
     curve, times = [], []
     t0 = time.perf_counter()
 
@@ -181,23 +196,50 @@ def train(cfg, seed, out, minutes=None):
     return env, curve, times, time.perf_counter() - t0, stopped
 
 
-def walk(env, policy, steps, seed):
-    """A rollout of the deterministic policy on the nominal robot: the command, and per step
-    ``q``, ``qd``, reward and done."""
-    state = env.reset(jax.random.PRNGKey(seed))
+# the commands [vx, vy, yaw rate] of the walk drawn (the first) and of the tracking measurement
+COMMANDS = ((0.4, 0.0, 0.0), (-0.4, 0.0, 0.0), (0.0, 0.25, 0.0), (0.0, 0.0, 0.8), (0.3, 0.0, 0.5))
 
-    @jax.jit
-    def run(state):
-        def body(carry, k):
-            s = carry
+
+def walk(env, policy, steps, seed, commands=COMMANDS):
+    """Rollouts of the deterministic policy on the nominal robot, one per command, batched:
+    per step ``q``, ``qd``, reward, done and the feet's contact, each ``(len(commands), steps,
+    ...)``."""
+    dt = env.model.dtype
+
+    def one(c):
+        s0 = env.reset(jax.random.PRNGKey(seed))
+        s0 = eqx.tree_at(lambda s: s.goal, s0, jnp.asarray(c, dt))
+
+        def body(s, k):
             a, _ = policy(env.observation(s), k)
             s2, _, r, d, _ = env.step(s, a)
-            return s2, (s.q, s.qd, r, d)
+            return s2, (s.q, s.qd, r, d, s2.last_contact)
 
         keys = jax.random.split(jax.random.PRNGKey(seed + 1), steps)
-        return jax.lax.scan(body, state, keys)[1]
+        return jax.lax.scan(body, s0, keys)[1]
 
-    return state.goal, run(state)
+    return jax.jit(jax.vmap(one))(jnp.asarray(commands, dt))
+
+
+def tracking(qds, ds, contact, commands=COMMANDS):
+    """Per command: the mean base velocity ``[vx, vy, yaw rate]`` (base frame) over the
+    rollout's second half, the feet's duty factors (fraction of steps on the ground) and
+    touchdowns over the whole rollout, and whether the episode ended."""
+    qds, ds, contact = np.asarray(qds), np.asarray(ds), np.asarray(contact)
+    half = qds.shape[1] // 2
+    rows = []
+    for i, c in enumerate(commands):
+        v = qds[i, half:]
+        rows.append(
+            dict(
+                command=list(c),
+                velocity=[float(v[:, 3].mean()), float(v[:, 4].mean()), float(v[:, 2].mean())],
+                duty=[float(x) for x in contact[i].mean(axis=0)],
+                touchdowns=[int(x) for x in (contact[i, 1:] & ~contact[i, :-1]).sum(axis=0)],
+                terminated=bool(ds[i].any()),
+            )
+        )
+    return rows
 
 
 def plot_curve(curve, path, title):
@@ -241,12 +283,14 @@ def render(out, seed):
     with open(os.path.join(out, "params.pkl"), "rb") as f:
         saved = pickle.load(f)
     _brax_on_new_jax()
-    env = make_env()
+    env = make_env(run["config"].get("gait", False))
     policy = make_networks(env, run["config"])(saved["params"], deterministic=True)
     curve = [(c["steps"], c["ret"], c["std"]) for c in run["curve"]]
     plot_curve(curve, os.path.join(out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({run['label']})")
-    command, (qs, qds, rs, ds) = walk(env, policy, 150, seed)
-    c = np.asarray(command)
+    qs, qds, rs, ds, contact = (np.asarray(x) for x in walk(env, policy, 150, seed))
+    rows = tracking(qds, ds, contact)
+    # the first command's walk is drawn
+    qs, qds, rs, ds, c = qs[0], qds[0], rs[0], ds[0], np.asarray(COMMANDS[0])
     viewer.animate(
         env.model,
         np.asarray(qs),
@@ -268,8 +312,14 @@ def render(out, seed):
         terminated=bool(np.any(ds)),
         command=c.tolist(),
     )
-    _update_run(out, walk=w)
+    _update_run(out, walk=w, tracking=rows)
     print(f"walk: return {w['ret']:.3f} over {len(rs)} steps (policy after {saved['step']:,d} steps); wrote {out}")
+    for r in rows:
+        v, duty = r["velocity"], " ".join(f"{x:.2f}" for x in r["duty"])
+        print(
+            f"  command {r['command']} -> base velocity [{v[0]:+.2f}, {v[1]:+.2f}, {v[2]:+.2f}], "
+            f"duty {duty}, touchdowns {r['touchdowns']}{', terminated' if r['terminated'] else ''}"
+        )
 
 
 def main():
@@ -280,6 +330,9 @@ def main():
     ap.add_argument("--minutes", type=float, default=None, help="stop at the first evaluation after this wall time")
     ap.add_argument("--no-render", action="store_true", help="train and save, without the curve and the GIF")
     ap.add_argument("--render", metavar="DIR", default=None, help="only draw the curve and the walk of a saved run")
+    ap.add_argument(
+        "--gait", action="store_true", help="Playground's gait-shaping reward terms and wider command ranges"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
@@ -291,6 +344,7 @@ def main():
         cfg["num_timesteps"] = args.timesteps
     if args.evals:
         cfg["num_evals"] = args.evals
+    cfg["gait"] = args.gait
     os.makedirs(args.out, exist_ok=True)
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, jaxdyn {jaxdyn.__version__}; config {cfg}")
     if os.path.exists(os.path.join(args.out, "run.json")):

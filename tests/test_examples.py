@@ -150,4 +150,7 @@ class TestTrainQuadruped:
         run = json.loads((tmp_path / "run.json").read_text())
         assert run["walk"]["steps"] == 150 and np.isfinite(run["walk"]["ret"])
         assert run["walk"]["policy_steps"] == run["curve"][-1]["steps"] > 0
+        # the tracking measurement: one row per command, duty factors in [0, 1]
+        assert len(run["tracking"]) == 5 and all(np.isfinite(r["velocity"]).all() for r in run["tracking"])
+        assert all(0 <= d <= 1 for r in run["tracking"] for d in r["duty"])
         assert "non-finite" not in out
