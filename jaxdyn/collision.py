@@ -11,7 +11,10 @@ pairs at once (batched array arithmetic, no Python per pair, no branch on data).
   found exactly among 29 candidates (:func:`_capsule_box`);
 * the contacts of a pair: capsule-box as its two end spheres and its interior counted beyond
   the ends, (B1) (:func:`_segment_box_contacts`); box-box as the corners of each box and the
-  (B1) interior contacts of its edges against the other (:func:`_box_box_contacts`).
+  (B1) interior contacts of its edges against the other (:func:`_box_box_contacts`);
+  cylinder-box as the box's corners and the (B1) interior contacts of its edges against the
+  cylinder, and four points on each rim of the cylinder, from the rim's point deepest in the
+  box (:func:`_cylinder_box_contacts`, :func:`_rim_box`).
 
 Every normalisation is guarded (a fallback direction where a length is zero), so the
 derivatives are finite at coincident centres, parallel segments and points on a face or an
@@ -24,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .spatial import mtv, mv
+from .spatial import cross, mtv, mv
 
 # small batched helpers (explicit sums, as jaxdyn.spatial, for XLA CPU)
 
@@ -167,6 +170,24 @@ def _sphere_cylinder(c, r, cc, Rc, size):
     surface = c - sd[..., None] * n  # the cylinder's surface point nearest to the centre
     point = 0.5 * (surface + c - r[..., None] * n)
     return sd - r, n, point
+
+
+def _cylinder_rims(Rg, cg, size, n):
+    """The 8 rim points of each cylinder that meet a plane of normal ``n`` first (the ground's
+    contact points, module docstring of :mod:`jaxdyn.contact`): on each disk's rim, the point
+    lowest along ``n`` (``u``, the in-disk direction of steepest descent), the point opposite
+    and the two between (``+-v``, ``v = a x u``); ``u`` falls back to the geom's x axis where
+    ``n`` is along the axis ``a``. Returns ``(..., 8, 3)``."""
+    a, ex = Rg[..., :, 2], Rg[..., :, 0]
+    w = _dot(n, a)[..., None] * a - n  # the in-disk direction of steepest descent along -n
+    sq = _dot(w, w)
+    ok = sq > jnp.finfo(w.dtype).tiny
+    u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], ex)
+    v = cross(a, u)
+    r, hl = size[..., 0, None], size[..., 1, None]
+    rim = jnp.stack([u, v, -u, -v], -2) * r[..., None]  # (..., 4, 3)
+    ends = jnp.stack([cg + hl * a, cg - hl * a], -2)  # (..., 2, 3)
+    return (ends[..., :, None, :] + rim[..., None, :, :]).reshape(cg.shape[:-1] + (8, 3))
 
 
 GOLDEN_STEPS = 64  # golden-section steps: the bracket shrinks by 0.618^64 = 4e-14
@@ -384,3 +405,92 @@ def _box_box_contacts(c1, R1, h1, c2, R2, h2):
     normal = jnp.concatenate([r[1] for r in rows], -2)
     witness = jnp.concatenate([r[2] for r in rows], -2)
     return dist, normal, witness, jnp.min(jnp.concatenate(apart, -1), -1)
+
+
+RIM_GRID = 16  # angles sampled on a rim before the golden-section search
+
+
+def _rim_box(cc, Rc, size, cb, Rb, h):
+    """The 8 rim points of the cylinder ``(cc, Rc, size)`` that meet the box ``(cb, Rb, h)``:
+    on each disk's rim, the point deepest in the box (smallest signed distance, :func:`_sphere_box`
+    of radius 0) and the three at right angles to it around the rim (as :func:`_cylinder_rims` on
+    the ground). The deepest point minimises the distance over the rim's angle: the best of
+    :data:`RIM_GRID` angles, then :data:`GOLDEN_STEPS` golden-section steps in the bracket of its
+    two neighbours (on values without derivatives; the distance there then has the derivative
+    of the minimum, as :func:`_segment_cylinder`). Returns the points ``(..., 8, 3)``."""
+    dtype = cc.dtype
+    zero = jnp.zeros((), dtype)
+    a, e1, e2 = Rc[..., :, 2], Rc[..., :, 0], Rc[..., :, 1]
+    r, hl = size[..., 0], size[..., 1]
+    centres = jnp.stack([cc + hl[..., None] * a, cc - hl[..., None] * a], -2)  # (..., 2, 3)
+    # values without derivatives, each rim's points along a last axis
+    E1, E2, R = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (e1, e2, r[..., None]))
+    C0 = jax.lax.stop_gradient(centres)[..., None, :]
+    cb0, h0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cb, h))
+    Rb0 = jax.lax.stop_gradient(Rb)[..., None, None, :, :]
+
+    def f(t):  # (..., 2, k) angles -> the rim points' signed distances to the box
+        pts = C0 + R * (jnp.cos(t)[..., None] * E1 + jnp.sin(t)[..., None] * E2)
+        return _sphere_box(pts, zero, cb0, Rb0, h0)[0]
+
+    step = 2.0 * np.pi / RIM_GRID
+    grid = jnp.asarray(step * np.arange(RIM_GRID), dtype)
+    vals = f(jnp.broadcast_to(grid, centres.shape[:-1] + (RIM_GRID,)))  # (..., 2, RIM_GRID)
+    k = jnp.argmin(vals, -1)
+    lo = (grid[k] - step)[..., None]
+    hi = lo + 2.0 * step
+    g = (5.0**0.5 - 1.0) / 2.0
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+
+    def golden(_, s):
+        lo, hi, x1, x2, f1, f2 = s
+        left = f1 <= f2
+        lo, hi = jnp.where(left, lo, x1), jnp.where(left, x2, hi)
+        new = jnp.where(left, hi - g * (hi - lo), lo + g * (hi - lo))
+        fn = f(new)
+        x1, x2 = jnp.where(left, new, x2), jnp.where(left, x1, new)
+        f1, f2 = jnp.where(left, fn, f2), jnp.where(left, f1, fn)
+        return lo, hi, x1, x2, f1, f2
+
+    lo, hi, *_ = jax.lax.fori_loop(0, GOLDEN_STEPS, golden, (lo, hi, x1, x2, f(x1), f(x2)))
+    t = jax.lax.stop_gradient(0.5 * (lo + hi)) + jnp.asarray(0.5 * np.pi * np.arange(4), dtype)  # (..., 2, 4)
+    radial = jnp.cos(t)[..., None] * e1[..., None, None, :] + jnp.sin(t)[..., None] * e2[..., None, None, :]
+    pts = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 4, 3)
+    return pts.reshape(cc.shape[:-1] + (8, 3))
+
+
+def _cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
+    """Cylinder ``(cc, Rc, size)`` against box ``(cb, Rb, half-sizes h)`` as 28 point contacts:
+
+    * the box's 8 corners against the cylinder's exact signed distance (:func:`_sphere_cylinder`
+      of radius 0);
+    * the box's 12 edges, each the interior contact (B1) of a segment of radius 0: the edge's
+      point deepest in the cylinder (:func:`_segment_cylinder`) counted beyond its corners;
+    * 4 points on each rim of the cylinder against the box (:func:`_sphere_box` of radius 0):
+      the rim's point deepest in the box and the three at right angles to it (:func:`_rim_box`).
+
+    A cylinder standing on a face of the box rests on 4 rim points, lying on its side on the two
+    ends of its lowest line, tilted on its lowest rim point, as on the ground; an edge or corner
+    of the box against the cylinder acts at its deepest point. Returns signed distances ``(...,
+    28)``, unit normals from the cylinder to the box ``(..., 28, 3)``, witnesses ``(..., 28, 3)``
+    (corners, edges, rim points) and the pair's signed distance: the smallest over the edges'
+    deepest points and the rims' deepest points, exact where the shapes are apart (their
+    closest points are on an edge of the box, or on a face of the box and the cylinder's point
+    lowest along the face's normal, which lies on a rim)."""
+    dtype = cc.dtype
+    zero = jnp.zeros((), dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    corners = jnp.asarray(_CORNERS, dtype)
+    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
+    # _sphere_cylinder's normal points from the cylinder to the point (of the box): kept
+    dc, nc, wc = _sphere_cylinder(x(cb) + mv(X(Rb), corners * x(h)), zero, x(cc), X(Rc), x(size))  # (..., 8)
+    p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))  # the 12 edges
+    seg, ne, we = _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size))
+    de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+    rims = _rim_box(cc, Rc, size, cb, Rb, h)  # (..., 8, 3)
+    dr, nr, wr = _sphere_box(rims, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
+    dist = jnp.concatenate([dc, de, dr], -1)
+    normal = jnp.concatenate([nc, ne, -nr], -2)
+    witness = jnp.concatenate([wc, we, wr], -2)
+    return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(dr, -1))

@@ -29,7 +29,9 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
 * Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
   sphere-box, capsule-box, box-box, sphere-cylinder and capsule-cylinder (the cylinder's exact
   signed distance; a capsule's deepest point by golden-section search on it, convex, with the
-  three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`), between
+  three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`),
+  cylinder-box (the box's corners and edges against the cylinder, the cylinder's rims against
+  the box: :func:`jaxdyn.collision._cylinder_box_contacts`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -60,7 +62,13 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   (``phi_i = phi - min(0, phi_end0, phi_end1)``, (B1) of
   :func:`jaxdyn.collision._segment_box_contacts`), so a capsule lying on a face rests on its
   two ends; a box-box pair through 40: the 8 corners of each box against the other (sphere-box
-  of radius 0) and the (B1) interior contact of each box's 12 edges against the other. Each
+  of radius 0) and the (B1) interior contact of each box's 12 edges against the other; a
+  cylinder-box pair through 28: the box's 8 corners and the (B1) interior contacts of its 12
+  edges against the cylinder, and 4 points on each rim of the cylinder against the box, the
+  rim's point deepest in the box (searched over the rim's angle) and the three at right angles
+  to it, so a cylinder standing on a face rests on 4 rim points and one lying on its side on the
+  two ends of its lowest line, as on the ground. A cylinder that pierces a box with neither
+  rim, corner nor edge inside the other (a peg through a plate) has no contact. Each
   contact is a row of :class:`PairContacts` (``CollisionPairs.rows`` per pair). All pairs
   of one kind are evaluated together in one batched expression (geom indices gathered from a
   static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
@@ -147,6 +155,7 @@ it is explicit (evaluated at the state of each step or stage). ``friction="sprin
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import equinox as eqx
@@ -161,6 +170,8 @@ from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_m
 from .algorithms.rnea import rnea_full
 from .collision import (
     _box_box_contacts,
+    _cylinder_box_contacts,
+    _cylinder_rims,
     _dot,
     _segment_box_contacts,
     _segment_cylinder_contacts,
@@ -890,20 +901,6 @@ def _has_ground_points(geoms: geometry.Geoms) -> bool:
     return _n_ground_points(geoms) > 0
 
 
-def _cylinder_rims(Rg, cg, size, n):
-    """The 8 ground contact points of each cylinder (module docstring): ``(m, 8, 3)``."""
-    a, ex = Rg[..., :, 2], Rg[..., :, 0]
-    w = _dot(n, a)[..., None] * a - n  # the in-disk direction of steepest descent along -n
-    sq = _dot(w, w)
-    ok = sq > jnp.finfo(w.dtype).tiny
-    u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], ex)
-    v = cross(a, u)
-    r, hl = size[..., 0, None], size[..., 1, None]
-    rim = jnp.stack([u, v, -u, -v], -2) * r[..., None]  # (m, 4, 3)
-    ends = jnp.stack([cg + hl * a, cg - hl * a], -2)  # (m, 2, 3)
-    return (ends[..., :, None, :] + rim[..., None, :, :]).reshape(cg.shape[:-1] + (8, 3))
-
-
 @full_precision
 def contact_points(model: Model, q, qd, ground: Ground | None = None) -> ContactPoints:
     """Candidate ground contact points, penetrations, witness points and velocities (module
@@ -995,16 +992,19 @@ _PAIR_KINDS = (
     (geometry.BOX, geometry.BOX),
     (geometry.SPHERE, geometry.CYLINDER),
     (geometry.CAPSULE, geometry.CYLINDER),
+    (geometry.CYLINDER, geometry.BOX),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
 # _segment_box_contacts, _segment_cylinder_contacts), box-box 8 + 8 corners and 12 + 12 edges
-# (collision._box_box_contacts); one for the others
+# (collision._box_box_contacts), cylinder-box 8 corners, 12 edges and 8 rim points
+# (collision._cylinder_box_contacts); one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.CYLINDER): 3,
     (geometry.CAPSULE, geometry.CAPSULE): 3,
     (geometry.CAPSULE, geometry.BOX): 3,
     (geometry.BOX, geometry.BOX): 40,
+    (geometry.CYLINDER, geometry.BOX): 28,
 }
 
 
@@ -1013,15 +1013,15 @@ class CollisionPairs(NamedTuple):
 
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
       sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
-      capsule-cylinder; within a pair the geom
+      capsule-cylinder, cylinder-box; within a pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
-      from the sphere or capsule to the box).
+      from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided
-      (cylinder-box, cylinder-cylinder, anything with an ellipsoid or a mesh).
+      (cylinder-cylinder, anything with an ellipsoid or a mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box and capsule-cylinder, 40 for
-      box-box, 1 for the others.
+      box-box, 28 for cylinder-box, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -1087,9 +1087,11 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     (module docstring): bit masks, not on one body, not parent and child (unless the parent is
     the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world) nor in
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
-    Computed in Python from the static geom data, once per model structure (cached)."""
+    Computed in Python from the static geom data, once per model structure (cached). Pairs the
+    filter admits whose shapes jaxdyn does not collide (``unsupported``: cylinder-cylinder, and
+    pairs with an ellipsoid or a mesh) are warned about, by name."""
     g = model.geoms
-    return _pair_table(
+    table = _pair_table(
         tuple(g.type),
         tuple(g.body),
         tuple(g.contype),
@@ -1099,6 +1101,17 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
         g.exclude,
         g.pairs,
     )
+    if table.unsupported:
+        kinds = {v: k for k, v in geometry.TYPE_CODES.items()}
+        name = lambda i: f"'{g.names[i]}'" if i < len(g.names) and g.names[i] else f"geom {i}"  # noqa: E731
+        listed = ", ".join(f"{name(a)}-{name(b)} ({kinds[g.type[a]]}-{kinds[g.type[b]]})" for a, b in table.unsupported)
+        warnings.warn(
+            f"model '{model.name}': {len(table.unsupported)} geom pairs are not collided (jaxdyn collides "
+            f"neither cylinder-cylinder nor ellipsoid or mesh pairs; exclude them to silence this): {listed}",
+            UserWarning,
+            stacklevel=2,
+        )
+    return table
 
 
 def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
@@ -1139,10 +1152,12 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
         elif (t1, t2) == (geometry.SPHERE, geometry.CYLINDER):  # the normal from the sphere to the cylinder
             dd, n, p = _sphere_cylinder(cg[i], r1, cg[j], Rg[j], size[j])
             out.append(one(dd, -n, p))
-        else:  # capsule-cylinder, the normal from the capsule to the cylinder
+        elif (t1, t2) == (geometry.CAPSULE, geometry.CYLINDER):  # the normal from the capsule to the cylinder
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
             dd, n, p, phi = _segment_cylinder_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
             out.append((dd, -n, p, phi))
+        else:  # cylinder-box, the normal from the cylinder to the box
+            out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
     return out
 
 
@@ -1153,7 +1168,8 @@ def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
     capsule-box and capsule-cylinder, the capsule's distance as a swept sphere (the smallest
     sphere-box or sphere-cylinder distance over its segment); box-box, the smallest distance of
     an edge's deepest point in the other box, exact where the boxes are apart (module docstring
-    of :mod:`jaxdyn.collision`)."""
+    of :mod:`jaxdyn.collision`); cylinder-box, the smallest distance of the box's edges' and the
+    cylinder's rims' deepest points, exact where they are apart."""
     q = jnp.asarray(q, model.dtype)
     table = collision_pairs(model, exclude)
     F = _frames(model, q)

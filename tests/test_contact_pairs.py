@@ -955,6 +955,135 @@ def test_capsule_falls_onto_box():
     assert np.abs(q[1, -500:, 2] - (top + r - depth)).max() < 1e-5
 
 
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-10), (jnp.float32, 2e-6)])
+def test_cylinder_box_matches_mujoco(dtype, tol):
+    """Cylinder-box at 87 poses (tests/reference/generate_mujoco_cylinder_box.py): apart, the
+    pair's distance and the smallest of its 28 contacts' equal MuJoCo's mj_geomDistance (GJK at
+    tolerance 1e-12); overlapping, never deeper than MuJoCo's penetration (EPA, the minimum
+    translation); at the chosen poses (standing on a face, lying on its side, tilted onto its
+    rim, across an edge; 1-3 mm deep or apart) equal to it; unit normals."""
+    from jaxdyn import collision as K
+
+    r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder_box.npz"))
+    n, chosen = len(r["dist"]), int(r["chosen"])
+    rot = jax.vmap(jaxdyn.spatial.quat_to_rotation)
+    a = lambda x: jnp.asarray(x, dtype)  # noqa: E731
+    args = (
+        a(np.zeros((n, 3))),
+        rot(a(r["cylinder_quat"])),
+        a(np.tile([*r["cylinder_size"], 0.0], (n, 1))),
+        a(r["box_pos"]),
+        rot(a(r["box_quat"])),
+        a(np.tile(r["box_size"], (n, 1))),
+    )
+    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._cylinder_box_contacts)(*args))
+    mj = r["dist"]
+    apart, overlap = mj > 0, mj < 0
+    assert dist.shape == (n, 28) and apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 20
+    np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
+    np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
+    assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
+    np.testing.assert_allclose(phi[-chosen:], mj[-chosen:], rtol=0, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0, rtol=0, atol=10 * tol)
+
+
+CYLINDER_ON_BOX = """<mujoco><worldbody>
+<geom name="table" type="box" size="0.3 0.25 0.05" pos="0.05 0 0.5" euler="0 0 20"/>
+<body name="can"><freejoint/><geom name="can" type="cylinder" size="0.04 0.08" mass="0.6"/></body>
+</worldbody></mujoco>"""
+
+
+def test_cylinder_rests_on_a_box():
+    """A 0.6 kg cylinder on a box on the world (top face z = 0.55), dropped standing, dropped
+    tilted onto its rim (it rocks on the rim for about 2 s), and dropped lying on its side, comes
+    to rest: standing on four rim
+    points, each at the Hunt-Crossley depth (m g / 4 k)^(1/p); on its side on the two ends of its
+    lowest line, (m g / 2 k)^(1/p) each; the normal force equal to the weight; still. Its
+    mechanical energy never exceeds its start."""
+    m = jaxdyn.load_mjcf(CYLINDER_ON_BOX, dtype=jnp.float64)
+    ct = C.Contact(collide_pairs=True)
+    assert C.collision_pairs(m).pairs == ((1, 0),) and C.collision_pairs(m).rows == (28,)  # can, table
+    k, p, mass, r, hl, top = 1e6, 1.5, 0.6, 0.04, 0.08, 0.55
+    tilt = [np.cos(0.1), 0.6 * np.sin(0.1), 0.8 * np.sin(0.1), 0.0]
+    side = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]  # the axis along x
+    q0 = jnp.array(
+        [
+            [0.0, 0.0, top + hl + 1e-3, 1.0, 0.0, 0.0, 0.0],
+            [0.02, -0.03, top + hl + 0.03, *tilt],
+            [0.0, 0.05, top + r + 1e-3, *side],
+        ]
+    )
+
+    @jax.jit
+    @jax.vmap
+    def settle(q0):
+        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((3000, 6)), 1e-3, contact=ct)  # the tilted one rocks 2 s
+        pc = C.pair_contacts(m, tr.q[-1], tr.qd[-1])
+        energy = jax.vmap(lambda q, v: jaxdyn.kinetic_energy(m, q, v) + jaxdyn.potential_energy(m, q))(tr.q, tr.qd)
+        return tr.q[-1], tr.qd[-1], C.total_force(m, tr.q[-1], tr.qd[-1], ct), pc.distance, energy, tr.nonfinite_step
+
+    q, qd, f, dist, energy, bad = (np.asarray(x) for x in settle(q0))
+    assert np.all(bad == -1) and np.all(np.isfinite(q))
+    assert np.all(energy <= energy[:, :1] * (1 + 1e-12))
+    standing, lying = (mass * G / (4 * k)) ** (1 / p), (mass * G / (2 * k)) ** (1 / p)
+    for s, (height, depth, rows) in enumerate(((hl, standing, 4), (hl, standing, 4), (r, lying, 2))):
+        np.testing.assert_allclose(top + height - q[s, 2], depth, rtol=1e-6)
+        np.testing.assert_allclose(f[s], [0.0, 0.0, mass * G], rtol=1e-6, atol=1e-6)  # 2e-7 of the weight
+        touching = np.sort(dist[s])[: rows + 1]
+        np.testing.assert_allclose(touching[:rows], -depth, rtol=1e-6)
+        assert touching[rows] >= -1e-12, s  # the others carry nothing
+    assert np.abs(qd[:2]).max() < 1e-6
+    # lying, it may only roll (no rolling friction), and slowly: 1.7e-5 rad/s after the drop
+    np.testing.assert_allclose(qd[2, [0, 1, 3, 5]], 0.0, atol=1e-9)
+    assert abs(qd[2, 2]) < 1e-4 and abs(qd[2, 4] + r * qd[2, 2]) <= 1e-2 * abs(qd[2, 4])  # v_y = -r omega_z: rolling
+    np.testing.assert_allclose(q[2, 3:], side, atol=1e-4)  # not tipped, hardly rolled
+
+
+def test_cylinder_box_derivatives_are_finite():
+    """jax.grad of the cylinder-box contact wrenches w.r.t. the model, q and qd is finite where
+    the rim's deepest point is not unique (standing level on the face, its rims parallel to it;
+    centred on the box's axis), lying along the face's x axis, and lying inside the box with
+    the centres coinciding."""
+    m = jaxdyn.load_mjcf(CYLINDER_ON_BOX.replace('euler="0 0 20"', ""), dtype=jnp.float64)
+    ct = C.Contact(collide_pairs=True, collide_ground=False)
+    side = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
+    qs = jnp.array(
+        [
+            [0.05, 0.0, 0.55 + 0.08 - 1e-3, 1.0, 0.0, 0.0, 0.0],  # standing centred on the box
+            [0.05, 0.0, 0.55 + 0.04 - 1e-3, *side],  # lying along x
+            [0.05, 0.0, 0.5, *side],  # centres coincide, the cylinder inside the box
+        ]
+    )
+    qd = jnp.asarray(np.random.default_rng(1).normal(0, 0.01, (3, 6)))
+
+    def scalar(model, q, qd):
+        w = ct.wrenches(model, q, qd)
+        return jnp.sum(w * jnp.arange(1.0, 1.0 + w.size).reshape(w.shape))
+
+    vals, grads = jax.jit(jax.vmap(jax.value_and_grad(scalar, argnums=(0, 1, 2)), in_axes=(None, 0, 0)))(m, qs, qd)
+    assert np.all(np.asarray(vals) != 0.0)
+    for leaf in jax.tree_util.tree_leaves(grads):
+        assert np.all(np.isfinite(np.asarray(leaf)))
+
+
+def test_pairs_not_collided_are_warned_about_by_name():
+    """A cylinder-cylinder pair, and an ellipsoid against a box and a cylinder, are admitted by
+    the filter but not collided: collision_pairs lists them as unsupported and warns, naming the
+    geoms."""
+    xml = """<mujoco><worldbody><geom name="table" type="box" size="0.3 0.3 0.05"/>
+    <body name="a" pos="0 0 0.3"><freejoint/><geom name="can1" type="cylinder" size="0.04 0.08" mass="1"/></body>
+    <body name="b" pos="0.2 0 0.3"><freejoint/><geom name="can2" type="cylinder" size="0.04 0.08" mass="1"/>
+    <geom name="egg" type="ellipsoid" size="0.03 0.02 0.02" pos="0 0.1 0" mass="0.1"/></body>
+    </worldbody></mujoco>"""
+    m = jaxdyn.load_mjcf(xml)
+    with pytest.warns(UserWarning, match=r"3 geom pairs are not collided .*'can1'-'can2' \(cylinder-cylinder\)") as w:
+        table = C.collision_pairs(m)
+    assert "'egg'-'table' (ellipsoid-box)" in str(w[0].message) and "'egg'-'can1' (ellipsoid-cylinder)" in str(
+        w[0].message
+    )
+    assert len(table.unsupported) == 3 and len(table.pairs) == 2  # the two cans on the table
+
+
 CAPSULE_IN_CRADLE = """<mujoco><worldbody>
 <geom name="log1" type="capsule" size="0.04 0.3" pos="0 0.06 0.5" euler="0 90 0"/>
 <geom name="log2" type="capsule" size="0.04 0.3" pos="0.02 -0.06 0.5" euler="0 90 0"/>
@@ -1058,10 +1187,10 @@ def test_urdf_collision_elements():
     assert eqx.tree_equal(eqx.tree_at(lambda m: m.geoms, m, bare.geoms), bare)
     assert C.collision_pairs(m).pairs == ()  # base and arm are parent and child
     # fixed base: the root link's geoms sit on the world, and (MuJoCo's rule) the world's geoms
-    # collide with its children: the ball and the capsule with the base box; cylinder-box unsupported
+    # collide with its children: the ball, the capsule and the cylinder with the base box
     fixed, _ = _load_urdf(URDF)
     assert fixed.geoms.body == (-1, 0, 0, 0)
-    assert C.collision_pairs(fixed)[::2] == (((3, 0), (2, 0)), ((1, 0),))
+    assert C.collision_pairs(fixed)[::2] == (((3, 0), (2, 0), (1, 0)), ())
     assert C.collision_pairs(fixed, exclude=[("world", "arm")])[::2] == ((), ())
 
 

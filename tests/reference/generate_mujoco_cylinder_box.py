@@ -1,0 +1,86 @@
+"""MuJoCo reference for the cylinder-box pair of jaxdyn.contact (tests/test_contact_pairs.py).
+MuJoCo is not a jaxdyn dependency.
+
+    pip install mujoco          # 4.x
+    python tests/reference/generate_mujoco_cylinder_box.py
+
+A cylinder (radius 0.1 m, half-length 0.15 m) at the origin at random orientations, and a box
+(half-sizes 0.2, 0.12, 0.06 m) at random poses around it, 80 of them; then chosen poses with the
+box level below the cylinder: the cylinder standing on the box's top face 1 mm deep and 1 mm
+apart, lying on its side along the box's x axis 1 mm deep and 2 mm apart, tilted by 20 degrees
+with its lowest rim point 2 mm into the face and 3 mm above it, and standing across the box's
+edge 1 mm apart. Stored (``tests/data/mujoco/contact/cylinder_box.npz``): ``dist``, MuJoCo's
+``mj_geomDistance`` of the two geoms (GJK for shapes apart, EPA for overlapping ones: the
+minimum translation, with ``ccd_tolerance`` 1e-12 and 10,000 iterations); the poses (positions,
+quaternions ``w, x, y, z``) and sizes; ``chosen``, the number of chosen poses at the end.
+"""
+
+from __future__ import annotations
+
+import os
+
+import mujoco
+import numpy as np
+from generate_mujoco_pairs import _quat_axis_angle as _quat
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "cylinder_box.npz")
+CYL, BOX = (0.1, 0.15), (0.2, 0.12, 0.06)
+
+PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><worldbody>
+<body mocap="true"><geom name="cyl" type="cylinder" size="{CYL[0]} {CYL[1]}"/></body>
+<body mocap="true"><geom name="box" type="box" size="{BOX[0]} {BOX[1]} {BOX[2]}"/></body>
+</worldbody></mujoco>"""
+
+
+def main():
+    rng = np.random.default_rng(11)
+    m = mujoco.MjModel.from_xml_string(PROBE)
+    d = mujoco.MjData(m)
+    n = 80
+    cyl_quat = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)]
+    box_pos = list(rng.uniform(-0.32, 0.32, size=(n, 3)))
+    box_quat = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)]
+    # chosen: the box level, its top face at z = -0.15 + gap below the standing cylinder's disk
+    up = np.array([1.0, 0.0, 0.0, 0.0])
+    top = lambda gap: -CYL[1] - BOX[2] - gap  # noqa: E731  the box centre's height
+    side = _quat([0.0, 1.0, 0.0], np.pi / 2)  # the cylinder's axis along x
+    tilt = _quat([0.0, 1.0, 0.0], np.radians(20.0))
+    low = CYL[1] * np.cos(np.radians(20.0)) + CYL[0] * np.sin(np.radians(20.0))  # the lowest rim point
+    chosen = [
+        (up, [0.05, 0.0, top(-0.001)]),
+        (up, [0.05, 0.0, top(0.001)]),
+        (side, [0.0, 0.02, -CYL[0] - BOX[2] + 0.001]),
+        (side, [0.0, 0.02, -CYL[0] - BOX[2] - 0.002]),
+        (tilt, [0.0, 0.0, -low - BOX[2] + 0.002]),
+        (tilt, [0.0, 0.0, -low - BOX[2] - 0.003]),
+        (up, [0.2, 0.0, top(0.001)]),  # the box's edge x = 0 under the disk
+    ]
+    for q, p in chosen:
+        cyl_quat.append(q)
+        box_quat.append(up)
+        box_pos.append(np.asarray(p, float))
+    gc, gb = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, s) for s in ("cyl", "box"))
+    dist = []
+    for k in range(len(cyl_quat)):
+        d.mocap_pos[0], d.mocap_quat[0] = np.zeros(3), cyl_quat[k]
+        d.mocap_pos[1], d.mocap_quat[1] = box_pos[k], box_quat[k]
+        mujoco.mj_kinematics(m, d)
+        dist.append(mujoco.mj_geomDistance(m, d, gc, gb, 10.0, None))
+    out = dict(
+        cylinder_size=np.array(CYL),
+        cylinder_quat=np.array(cyl_quat),
+        box_size=np.array(BOX),
+        box_pos=np.array(box_pos),
+        box_quat=np.array(box_quat),
+        dist=np.array(dist),
+        chosen=np.array(len(chosen)),
+        mujoco_version=np.array(mujoco.__version__),
+    )
+    np.savez_compressed(OUT, **out)
+    dd = out["dist"]
+    print(f"wrote {OUT}: {len(dd)} poses, {(dd[:n] < 0).sum()} of the random ones penetrating; chosen {dd[n:]}")
+
+
+if __name__ == "__main__":
+    main()
