@@ -13,8 +13,10 @@ pairs at once (batched array arithmetic, no Python per pair, no branch on data).
   the ends, (B1) (:func:`_segment_box_contacts`); box-box as the corners of each box and the
   (B1) interior contacts of its edges against the other (:func:`_box_box_contacts`);
   cylinder-box as the box's corners and the (B1) interior contacts of its edges against the
-  cylinder, and four points on each rim of the cylinder, from the rim's point deepest in the
-  box (:func:`_cylinder_box_contacts`, :func:`_rim_box`).
+  cylinder, and the cylinder's rims against the box, four points on each and its deepest point
+  (:func:`_cylinder_box_contacts`, :func:`_rim_points`); cylinder-cylinder as the rims
+  of each against the other and the side line of the first facing the second
+  (:func:`_cylinder_cylinder_contacts`).
 
 Every normalisation is guarded (a fallback direction where a length is zero), so the
 derivatives are finite at coincident centres, parallel segments and points on a face or an
@@ -172,22 +174,28 @@ def _sphere_cylinder(c, r, cc, Rc, size):
     return sd - r, n, point
 
 
-def _cylinder_rims(Rg, cg, size, n):
-    """The 8 rim points of each cylinder that meet a plane of normal ``n`` first (the ground's
-    contact points, module docstring of :mod:`jaxdyn.contact`): on each disk's rim, the point
-    lowest along ``n`` (``u``, the in-disk direction of steepest descent), the point opposite
-    and the two between (``+-v``, ``v = a x u``); ``u`` falls back to the geom's x axis where
-    ``n`` is along the axis ``a``. Returns ``(..., 8, 3)``."""
-    a, ex = Rg[..., :, 2], Rg[..., :, 0]
+def _rim_square(Rg, centres, r, n):
+    """4 points on each rim of the cylinders ``Rg`` (axis ``a``, the geom's z) centred at
+    ``centres`` ``(..., k, 3)`` with radius ``r`` ``(...)``, that meet a plane of normal ``n``
+    ``(..., k, 3)`` first: the point lowest along ``n`` (``u``, the in-disk direction of steepest
+    descent), the point opposite and the two between (``+-v``, ``v = a x u``); ``u`` falls back
+    to the geom's x axis where ``n`` is along ``a``. Returns ``(..., k, 4, 3)``."""
+    a, ex = Rg[..., None, :, 2], Rg[..., None, :, 0]
     w = _dot(n, a)[..., None] * a - n  # the in-disk direction of steepest descent along -n
     sq = _dot(w, w)
     ok = sq > jnp.finfo(w.dtype).tiny
     u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], ex)
     v = cross(a, u)
-    r, hl = size[..., 0, None], size[..., 1, None]
-    rim = jnp.stack([u, v, -u, -v], -2) * r[..., None]  # (..., 4, 3)
+    return centres[..., None, :] + r[..., None, None, None] * jnp.stack([u, v, -u, -v], -2)
+
+
+def _cylinder_rims(Rg, cg, size, n):
+    """The 8 rim points of each cylinder that meet a plane of normal ``n`` first (the ground's
+    contact points, module docstring of :mod:`jaxdyn.contact`; :func:`_rim_square` on both
+    rims). Returns ``(..., 8, 3)``."""
+    a, hl = Rg[..., :, 2], size[..., 1, None]
     ends = jnp.stack([cg + hl * a, cg - hl * a], -2)  # (..., 2, 3)
-    return (ends[..., :, None, :] + rim[..., None, :, :]).reshape(cg.shape[:-1] + (8, 3))
+    return _rim_square(Rg, ends, size[..., 0], n[..., None, :]).reshape(cg.shape[:-1] + (8, 3))
 
 
 GOLDEN_STEPS = 64  # golden-section steps: the bracket shrinks by 0.618^64 = 4e-14
@@ -410,34 +418,50 @@ def _box_box_contacts(c1, R1, h1, c2, R2, h2):
 RIM_GRID = 16  # angles sampled on a rim before the golden-section search
 
 
-def _rim_box(cc, Rc, size, cb, Rb, h):
-    """The 8 rim points of the cylinder ``(cc, Rc, size)`` that meet the box ``(cb, Rb, h)``:
-    on each disk's rim, the point deepest in the box (smallest signed distance, :func:`_sphere_box`
-    of radius 0) and the three at right angles to it around the rim (as :func:`_cylinder_rims` on
-    the ground). The deepest point minimises the distance over the rim's angle: the best of
-    :data:`RIM_GRID` angles, then :data:`GOLDEN_STEPS` golden-section steps in the bracket of its
-    two neighbours (on values without derivatives; the distance there then has the derivative
-    of the minimum, as :func:`_segment_cylinder`). Returns the points ``(..., 8, 3)``."""
+def _rim_points(cc, Rc, size, sdf):
+    """The rim points of the cylinder ``(cc, Rc, size)`` that meet another shape first. ``sdf``
+    maps points ``(..., 2, k, 3)`` to the shape's signed distance and outward unit normal there
+    (inputs without derivatives). On each disk's rim:
+
+    * the point deepest in the shape (the smallest signed distance): it minimises the distance
+      over the rim's angle, which is not convex, so the best of :data:`RIM_GRID` angles, then
+      :data:`GOLDEN_STEPS` golden-section steps in the bracket of its two neighbours (on values
+      without derivatives; the distance there then has the derivative of the minimum, as
+      :func:`_segment_cylinder`);
+    * 4 points as on the ground (:func:`_rim_square`) for the plane of the shape's outward
+      normal at its point nearest the rim's centre (a face's normal where the centre is over the
+      face): where a rim lies flat on a face (the deepest point is not unique) the 4 points are
+      fixed in the cylinder (its x and y axes), so a cylinder resting on a face has a steady
+      support, and where it is tilted onto the face they include the deepest point. The normal
+      changes continuously while the centre is outside the shape.
+
+    A second search starts from the best local minimum of the grid at least two angles from
+    the best one (``second``: whether there is one), for a rim that meets the shape at two
+    places. Returns the 4 points of each rim ``(..., 8, 3)``, the deepest points ``(..., 4, 3)``
+    (the best and the second of each rim) and ``second`` ``(..., 2)``."""
     dtype = cc.dtype
-    zero = jnp.zeros((), dtype)
     a, e1, e2 = Rc[..., :, 2], Rc[..., :, 0], Rc[..., :, 1]
     r, hl = size[..., 0], size[..., 1]
     centres = jnp.stack([cc + hl[..., None] * a, cc - hl[..., None] * a], -2)  # (..., 2, 3)
     # values without derivatives, each rim's points along a last axis
     E1, E2, R = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (e1, e2, r[..., None]))
     C0 = jax.lax.stop_gradient(centres)[..., None, :]
-    cb0, h0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cb, h))
-    Rb0 = jax.lax.stop_gradient(Rb)[..., None, None, :, :]
 
-    def f(t):  # (..., 2, k) angles -> the rim points' signed distances to the box
-        pts = C0 + R * (jnp.cos(t)[..., None] * E1 + jnp.sin(t)[..., None] * E2)
-        return _sphere_box(pts, zero, cb0, Rb0, h0)[0]
+    def f(t):  # (..., 2, k) angles -> the rim points' signed distances
+        return sdf(C0 + R * (jnp.cos(t)[..., None] * E1 + jnp.sin(t)[..., None] * E2))[0]
 
     step = 2.0 * np.pi / RIM_GRID
     grid = jnp.asarray(step * np.arange(RIM_GRID), dtype)
     vals = f(jnp.broadcast_to(grid, centres.shape[:-1] + (RIM_GRID,)))  # (..., 2, RIM_GRID)
-    k = jnp.argmin(vals, -1)
-    lo = (grid[k] - step)[..., None]
+    # the best angle, and the best local minimum of the grid at least two angles away from it
+    k1 = jnp.argmin(vals, -1)
+    local = (vals <= jnp.roll(vals, 1, -1)) & (vals <= jnp.roll(vals, -1, -1))
+    gap = jnp.abs(np.arange(RIM_GRID) - k1[..., None])
+    apart = jnp.minimum(gap, RIM_GRID - gap) >= 2
+    masked = jnp.where(local & apart, vals, jnp.inf)
+    k2 = jnp.argmin(masked, -1)
+    second = jnp.isfinite(jnp.take_along_axis(masked, k2[..., None], -1)[..., 0])  # (..., 2)
+    lo = grid[jnp.stack([k1, k2], -1)] - step  # (..., 2, 2): two searches on each rim
     hi = lo + 2.0 * step
     g = (5.0**0.5 - 1.0) / 2.0
     x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
@@ -453,30 +477,77 @@ def _rim_box(cc, Rc, size, cb, Rb, h):
         return lo, hi, x1, x2, f1, f2
 
     lo, hi, *_ = jax.lax.fori_loop(0, GOLDEN_STEPS, golden, (lo, hi, x1, x2, f(x1), f(x2)))
-    t = jax.lax.stop_gradient(0.5 * (lo + hi)) + jnp.asarray(0.5 * np.pi * np.arange(4), dtype)  # (..., 2, 4)
-    radial = jnp.cos(t)[..., None] * e1[..., None, None, :] + jnp.sin(t)[..., None] * e2[..., None, None, :]
-    pts = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 4, 3)
-    return pts.reshape(cc.shape[:-1] + (8, 3))
+    t = jax.lax.stop_gradient(0.5 * (lo + hi))[..., None]  # (..., 2, 2, 1)
+    radial = jnp.cos(t) * e1[..., None, None, :] + jnp.sin(t) * e2[..., None, None, :]
+    deepest = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 2, 3)
+    normal = jax.lax.stop_gradient(sdf(jax.lax.stop_gradient(deepest))[1][..., 0, :])  # at the best
+    square = _rim_square(Rc, centres, r, normal)  # (..., 2, 4, 3)
+    return square.reshape(cc.shape[:-1] + (8, 3)), deepest.reshape(cc.shape[:-1] + (4, 3)), second
+
+
+def _rim_rows(d_sq, n_sq, w_sq, d_deep, n_deep, w_deep, second, r):
+    """The 12 contacts of a cylinder's two rims (:func:`_rim_points`): the 4 points of each rim,
+    then each rim's deepest points (the best and a second local minimum, ``(..., 4)`` in rim
+    order) counted beyond the deepest of its 4 (as (B1)), so they act only where they are deeper
+    than those (a rim against a curved surface or across an edge) and a rim lying flat rests on
+    its 4 points alone. A rim without a second local minimum (``second`` false) gets, in that
+    row, its best row's distance (if positive) plus ``r``: no contact. Two symmetric minima (a rim across another rim at
+    two points) both act, rather than one of them chosen by round-off."""
+    sq_min = jnp.min(d_sq.reshape(d_sq.shape[:-1] + (2, 4)), -1)  # (..., 2)
+    d_b1 = d_deep.reshape(d_deep.shape[:-1] + (2, 2)) - jnp.minimum(0.0, sq_min)[..., None]
+    # no second minimum: a distance above the first's and positive (no contact, the pair's
+    # smallest distance unchanged)
+    off = jnp.maximum(d_b1[..., :1], 0.0) + r[..., None, None]
+    keep = jnp.stack([jnp.ones_like(second), second], -1)
+    d_b1 = jnp.where(keep, d_b1, off).reshape(d_deep.shape)
+    return (
+        jnp.concatenate([d_sq, d_b1], -1),
+        jnp.concatenate([n_sq, n_deep], -2),
+        jnp.concatenate([w_sq, w_deep], -2),
+    )
+
+
+def _box_sdf(cb, Rb, h):
+    """The box's signed distance and outward normal as a function of points ``(..., 2, k, 3)``,
+    without derivatives (for :func:`_rim_points`)."""
+    zero = jnp.zeros((), cb.dtype)
+    cb0, h0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cb, h))
+    Rb0 = jax.lax.stop_gradient(Rb)[..., None, None, :, :]
+    return lambda pts: _sphere_box(pts, zero, cb0, Rb0, h0)[:2]
+
+
+def _cylinder_sdf_of(cc, Rc, size):
+    """The cylinder's signed distance and outward normal as a function of points ``(..., 2, k,
+    3)``, without derivatives (for :func:`_rim_points`)."""
+    cc0, size0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cc, size))
+    Rc0 = jax.lax.stop_gradient(Rc)[..., None, None, :, :]
+
+    def sdf(pts):
+        dist, n = _cylinder_sdf(mtv(Rc0, pts - cc0), size0)
+        return dist, mv(Rc0, n)
+
+    return sdf
 
 
 def _cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
-    """Cylinder ``(cc, Rc, size)`` against box ``(cb, Rb, half-sizes h)`` as 28 point contacts:
+    """Cylinder ``(cc, Rc, size)`` against box ``(cb, Rb, half-sizes h)`` as 32 point contacts:
 
     * the box's 8 corners against the cylinder's exact signed distance (:func:`_sphere_cylinder`
       of radius 0);
     * the box's 12 edges, each the interior contact (B1) of a segment of radius 0: the edge's
       point deepest in the cylinder (:func:`_segment_cylinder`) counted beyond its corners;
-    * 4 points on each rim of the cylinder against the box (:func:`_sphere_box` of radius 0):
-      the rim's point deepest in the box and the three at right angles to it (:func:`_rim_box`).
+    * the cylinder's rims against the box (:func:`_sphere_box` of radius 0): 4 points on each
+      rim and each rim's deepest points counted beyond them (:func:`_rim_points`,
+      :func:`_rim_rows`).
 
     A cylinder standing on a face of the box rests on 4 rim points, lying on its side on the two
     ends of its lowest line, tilted on its lowest rim point, as on the ground; an edge or corner
     of the box against the cylinder acts at its deepest point. Returns signed distances ``(...,
-    28)``, unit normals from the cylinder to the box ``(..., 28, 3)``, witnesses ``(..., 28, 3)``
-    (corners, edges, rim points) and the pair's signed distance: the smallest over the edges'
-    deepest points and the rims' deepest points, exact where the shapes are apart (their
-    closest points are on an edge of the box, or on a face of the box and the cylinder's point
-    lowest along the face's normal, which lies on a rim)."""
+    32)``, unit normals from the cylinder to the box ``(..., 32, 3)``, witnesses ``(..., 32, 3)``
+    (corners, edges, the rims' 8 points, the rims' 4 deepest points) and the pair's signed
+    distance: the smallest over the edges' and the rims' deepest points, exact where the shapes
+    are apart (their closest points are on an edge of the box, or on a face of the box and the
+    cylinder's point lowest along the face's normal, which lies on a rim)."""
     dtype = cc.dtype
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
@@ -488,9 +559,62 @@ def _cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
     p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))  # the 12 edges
     seg, ne, we = _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size))
     de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
-    rims = _rim_box(cc, Rc, size, cb, Rb, h)  # (..., 8, 3)
-    dr, nr, wr = _sphere_box(rims, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
-    dist = jnp.concatenate([dc, de, dr], -1)
-    normal = jnp.concatenate([nc, ne, -nr], -2)
-    witness = jnp.concatenate([wc, we, wr], -2)
-    return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(dr, -1))
+    square, deepest, second = _rim_points(cc, Rc, size, _box_sdf(cb, Rb, h))
+    dr, nr, wr = _sphere_box(square, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
+    dd, nd, wd = _sphere_box(deepest, zero, x(cb), X(Rb), x(h))
+    drim, nrim, wrim = _rim_rows(dr, -nr, wr, dd, -nd, wd, second, size[..., 0])
+    dist = jnp.concatenate([dc, de, drim], -1)
+    normal = jnp.concatenate([nc, ne, nrim], -2)
+    witness = jnp.concatenate([wc, we, wrim], -2)
+    return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(dd, -1))
+
+
+def _cylinder_cylinder_contacts(c1, R1, s1, c2, R2, s2):
+    """Cylinder ``(c1, R1, s1)`` against cylinder ``(c2, R2, s2)`` as 25 point contacts:
+
+    * each cylinder's rims against the other's exact signed distance (:func:`_sphere_cylinder` of
+      radius 0): 4 points on each rim and each rim's deepest points counted beyond them
+      (:func:`_rim_points`, :func:`_rim_rows`);
+    * the first cylinder's side line facing the second (through its rim points in the direction
+      of the axes' common perpendicular, Ericson05 5.1.9), the interior contact (B1) of a segment
+      of radius 0: its point deepest in the second (:func:`_segment_cylinder`) counted beyond its
+      ends. Crossing cylinders touch there; the second cylinder's side line is not added, which
+      would count that contact twice.
+
+    A cylinder standing on the disk of another rests on its rim points, as on the ground. Returns
+    signed distances ``(..., 25)``, unit normals from cylinder 1 to cylinder 2 ``(..., 25, 3)``,
+    witnesses ``(..., 25, 3)`` (the rim rows of 1, of 2, the side line) and the pair's signed
+    distance: the smallest over the rims' and the side line's deepest points, exact where the
+    cylinders are apart (their closest points are on a rim of one of them, or on the sides
+    along the axes' common perpendicular)."""
+    zero = jnp.zeros((), c1.dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    # _sphere_cylinder's normal points from the cylinder to the point: from 2 to the points of 1
+    # (so -n from 1 to 2), from 1 to the points of 2 (+n)
+    rows, deep = [], []
+    for (ca, Ra, sa), (cb, Rb, sb), sign in (((c1, R1, s1), (c2, R2, s2), -1.0), ((c2, R2, s2), (c1, R1, s1), 1.0)):
+        square, deepest, second = _rim_points(ca, Ra, sa, _cylinder_sdf_of(cb, Rb, sb))
+        dq, nq, wq = _sphere_cylinder(square, zero, x(cb), X(Rb), x(sb))
+        dd, nd, wd = _sphere_cylinder(deepest, zero, x(cb), X(Rb), x(sb))
+        rows.append(_rim_rows(dq, sign * nq, wq, dd, sign * nd, wd, second, sa[..., 0]))
+        deep.append(jnp.min(dd, -1))
+    # the side line of 1 facing 2: through the axes' closest points' direction, across axis 1
+    a1, a2 = R1[..., :, 2], R2[..., :, 2]
+    p1, d1a = c1 - s1[..., 1, None] * a1, 2.0 * s1[..., 1, None] * a1
+    p2, d2a = c2 - s2[..., 1, None] * a2, 2.0 * s2[..., 1, None] * a2
+    q1, q2 = _segments(p1, d1a, p2, d2a)
+    w = q2 - q1
+    w = w - _dot(w, a1)[..., None] * a1
+    sq = _dot(w, w)
+    ok = sq > jnp.finfo(w.dtype).tiny
+    u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], R1[..., :, 0])
+    start = p1 + s1[..., 0, None] * u
+    seg, ns, ws = _segment_cylinder(start, d1a, zero, c2, R2, s2)
+    e0 = _sphere_cylinder(start, zero, c2, R2, s2)[0]
+    e1 = _sphere_cylinder(start + d1a, zero, c2, R2, s2)[0]
+    ds = _beyond_ends(seg, e0, e1)
+    dist = jnp.concatenate([rows[0][0], rows[1][0], ds[..., None]], -1)
+    normal = jnp.concatenate([rows[0][1], rows[1][1], -ns[..., None, :]], -2)
+    witness = jnp.concatenate([rows[0][2], rows[1][2], ws[..., None, :]], -2)
+    return dist, normal, witness, jnp.minimum(jnp.minimum(deep[0], deep[1]), seg)

@@ -31,7 +31,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   signed distance; a capsule's deepest point by golden-section search on it, convex, with the
   three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`),
   cylinder-box (the box's corners and edges against the cylinder, the cylinder's rims against
-  the box: :func:`jaxdyn.collision._cylinder_box_contacts`), between
+  the box: :func:`jaxdyn.collision._cylinder_box_contacts`), cylinder-cylinder
+  (:func:`jaxdyn.collision._cylinder_cylinder_contacts`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -63,12 +64,15 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   :func:`jaxdyn.collision._segment_box_contacts`), so a capsule lying on a face rests on its
   two ends; a box-box pair through 40: the 8 corners of each box against the other (sphere-box
   of radius 0) and the (B1) interior contact of each box's 12 edges against the other; a
-  cylinder-box pair through 28: the box's 8 corners and the (B1) interior contacts of its 12
-  edges against the cylinder, and 4 points on each rim of the cylinder against the box, the
-  rim's point deepest in the box (searched over the rim's angle) and the three at right angles
-  to it, so a cylinder standing on a face rests on 4 rim points and one lying on its side on the
-  two ends of its lowest line, as on the ground. A cylinder that pierces a box with neither
-  rim, corner nor edge inside the other (a peg through a plate) has no contact. Each
+  cylinder-box pair through 32: the box's 8 corners and the (B1) interior contacts of its 12
+  edges against the cylinder, and the cylinder's rims against the box: on each rim its point
+  deepest in the box (searched over the rim's angle), counted beyond 4 points placed as on the
+  ground for the box's normal there, so a cylinder standing on a face rests on 4 rim points and
+  one lying on its side on the two ends of its lowest line, as on the ground; a
+  cylinder-cylinder pair through 25: the rims of each against the other, as for the box, and
+  the first cylinder's side line facing the second (B1). A cylinder that pierces a box or
+  another cylinder with neither rim, corner nor edge inside the other (a peg through a plate)
+  has no contact. Each
   contact is a row of :class:`PairContacts` (``CollisionPairs.rows`` per pair). All pairs
   of one kind are evaluated together in one batched expression (geom indices gathered from a
   static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
@@ -171,6 +175,7 @@ from .algorithms.rnea import rnea_full
 from .collision import (
     _box_box_contacts,
     _cylinder_box_contacts,
+    _cylinder_cylinder_contacts,
     _cylinder_rims,
     _dot,
     _segment_box_contacts,
@@ -992,19 +997,22 @@ _PAIR_KINDS = (
     (geometry.BOX, geometry.BOX),
     (geometry.SPHERE, geometry.CYLINDER),
     (geometry.CAPSULE, geometry.CYLINDER),
+    (geometry.CYLINDER, geometry.CYLINDER),
     (geometry.CYLINDER, geometry.BOX),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
 # _segment_box_contacts, _segment_cylinder_contacts), box-box 8 + 8 corners and 12 + 12 edges
-# (collision._box_box_contacts), cylinder-box 8 corners, 12 edges and 8 rim points
-# (collision._cylinder_box_contacts); one for the others
+# (collision._box_box_contacts), cylinder-box 8 corners, 12 edges and 12 rim points
+# (collision._cylinder_box_contacts), cylinder-cylinder 12 + 12 rim points and a side line
+# (collision._cylinder_cylinder_contacts); one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.CYLINDER): 3,
     (geometry.CAPSULE, geometry.CAPSULE): 3,
     (geometry.CAPSULE, geometry.BOX): 3,
     (geometry.BOX, geometry.BOX): 40,
-    (geometry.CYLINDER, geometry.BOX): 28,
+    (geometry.CYLINDER, geometry.BOX): 32,
+    (geometry.CYLINDER, geometry.CYLINDER): 25,
 }
 
 
@@ -1013,15 +1021,15 @@ class CollisionPairs(NamedTuple):
 
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
       sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
-      capsule-cylinder, cylinder-box; within a pair the geom
+      capsule-cylinder, cylinder-cylinder, cylinder-box; within a pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided
-      (cylinder-cylinder, anything with an ellipsoid or a mesh).
+      (anything with an ellipsoid or a mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box and capsule-cylinder, 40 for
-      box-box, 28 for cylinder-box, 1 for the others.
+      box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -1088,8 +1096,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world) nor in
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
-    filter admits whose shapes jaxdyn does not collide (``unsupported``: cylinder-cylinder, and
-    pairs with an ellipsoid or a mesh) are warned about, by name."""
+    filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an ellipsoid
+    or a mesh) are warned about, by name."""
     g = model.geoms
     table = _pair_table(
         tuple(g.type),
@@ -1107,7 +1115,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
         listed = ", ".join(f"{name(a)}-{name(b)} ({kinds[g.type[a]]}-{kinds[g.type[b]]})" for a, b in table.unsupported)
         warnings.warn(
             f"model '{model.name}': {len(table.unsupported)} geom pairs are not collided (jaxdyn collides "
-            f"neither cylinder-cylinder nor ellipsoid or mesh pairs; exclude them to silence this): {listed}",
+            f"no pair with an ellipsoid or a mesh; exclude them to silence this): {listed}",
             UserWarning,
             stacklevel=2,
         )
@@ -1156,6 +1164,8 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
             dd, n, p, phi = _segment_cylinder_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
             out.append((dd, -n, p, phi))
+        elif (t1, t2) == (geometry.CYLINDER, geometry.CYLINDER):
+            out.append(_cylinder_cylinder_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         else:  # cylinder-box, the normal from the cylinder to the box
             out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
     return out
@@ -1169,7 +1179,8 @@ def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
     sphere-box or sphere-cylinder distance over its segment); box-box, the smallest distance of
     an edge's deepest point in the other box, exact where the boxes are apart (module docstring
     of :mod:`jaxdyn.collision`); cylinder-box, the smallest distance of the box's edges' and the
-    cylinder's rims' deepest points, exact where they are apart."""
+    cylinder's rims' deepest points, cylinder-cylinder of the rims' and the side line's deepest
+    points, exact where they are apart."""
     q = jnp.asarray(q, model.dtype)
     table = collision_pairs(model, exclude)
     F = _frames(model, q)

@@ -59,6 +59,7 @@ SLOW = {
     "tests/test_contact_pairs.py::test_cylinder_pairs_match_mujoco[float32-2e-07]",
     "tests/test_contact_pairs.py::test_ellipsoid_ground_distance_matches_mujoco[float32-2e-07]",
     "tests/test_contact_pairs.py::test_cylinder_box_matches_mujoco[float32-2e-06]",
+    "tests/test_contact_pairs.py::test_cylinder_cylinder_matches_mujoco[float32-2e-06]",
     # checks whose subject has a quick test elsewhere: the kernels on URDF models (test_kernels),
     # the reach task's shapes and reset (test_envs), the recorded identification's other models;
     # and the last of the contact step's product walks
@@ -183,6 +184,7 @@ SLOW = {
     "tests/test_contact_pairs.py::test_sphere_and_capsule_rest_on_a_cylinder",
     "tests/test_contact_pairs.py::test_ellipsoid_rests_and_never_gains_energy",
     "tests/test_contact_pairs.py::test_cylinder_rests_on_a_box",
+    "tests/test_contact_pairs.py::test_cylinder_rests_on_a_cylinder",
     "tests/test_implicit_euler.py::test_panda_reach_with_stiff_damping",
     "tests/test_contact_stick.py::test_block_stays_put_below_the_friction_angle_and_slides_above[0.002]",
     "tests/test_envs.py::test_shapes_dtypes_determinism_clipping[acrobot]",

@@ -1,8 +1,8 @@
-"""MuJoCo reference for the cylinder-box pair of jaxdyn.contact (tests/test_contact_pairs.py).
-MuJoCo is not a jaxdyn dependency.
+"""MuJoCo reference for the cylinder-box and cylinder-cylinder pairs of jaxdyn.contact
+(tests/test_contact_pairs.py). MuJoCo is not a jaxdyn dependency.
 
     pip install mujoco          # 4.x
-    python tests/reference/generate_mujoco_cylinder_box.py
+    python tests/reference/generate_mujoco_cylinder_pairs.py
 
 A cylinder (radius 0.1 m, half-length 0.15 m) at the origin at random orientations, and a box
 (half-sizes 0.2, 0.12, 0.06 m) at random poses around it, 80 of them; then chosen poses with the
@@ -13,6 +13,13 @@ edge 1 mm apart. Stored (``tests/data/mujoco/contact/cylinder_box.npz``): ``dist
 ``mj_geomDistance`` of the two geoms (GJK for shapes apart, EPA for overlapping ones: the
 minimum translation, with ``ccd_tolerance`` 1e-12 and 10,000 iterations); the poses (positions,
 quaternions ``w, x, y, z``) and sizes; ``chosen``, the number of chosen poses at the end.
+
+Cylinder-cylinder (``tests/data/mujoco/contact/cylinder_cylinder.npz``, the same fields with
+``cylinder2_*`` for the second): the first cylinder (radius 0.1 m, half-length 0.15 m) at the
+origin at random orientations, a second (radius 0.06 m, half-length 0.12 m) at random poses
+around it, 80 of them; then chosen poses: the second standing on the first's top disk 1 mm deep
+and 1 mm apart (off its axis by 2 cm), lying across it 1 mm deep and 2 mm apart, and the two
+lying crossed at right angles 1 mm deep and 1 mm apart.
 """
 
 from __future__ import annotations
@@ -27,9 +34,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "cylinder_box.npz")
 CYL, BOX = (0.1, 0.15), (0.2, 0.12, 0.06)
 
+CYL2 = (0.06, 0.12)
+OUT2 = os.path.join(HERE, "..", "data", "mujoco", "contact", "cylinder_cylinder.npz")
+
 PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><worldbody>
 <body mocap="true"><geom name="cyl" type="cylinder" size="{CYL[0]} {CYL[1]}"/></body>
 <body mocap="true"><geom name="box" type="box" size="{BOX[0]} {BOX[1]} {BOX[2]}"/></body>
+<body mocap="true" pos="5 5 5"><geom name="cyl2" type="cylinder" size="{CYL2[0]} {CYL2[1]}"/></body>
 </worldbody></mujoco>"""
 
 
@@ -80,6 +91,49 @@ def main():
     np.savez_compressed(OUT, **out)
     dd = out["dist"]
     print(f"wrote {OUT}: {len(dd)} poses, {(dd[:n] < 0).sum()} of the random ones penetrating; chosen {dd[n:]}")
+    cylinder_cylinder(m, d, np.random.default_rng(12))
+
+
+def cylinder_cylinder(m, d, rng):
+    n = 80
+    quat1 = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)]
+    pos2 = list(rng.uniform(-0.3, 0.3, size=(n, 3)))
+    quat2 = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)]
+    up = np.array([1.0, 0.0, 0.0, 0.0])
+    along_x, along_y = _quat([0.0, 1.0, 0.0], np.pi / 2), _quat([1.0, 0.0, 0.0], np.pi / 2)
+    chosen = [
+        (up, up, [0.02, 0.0, CYL[1] + CYL2[1] - 0.001]),
+        (up, up, [0.02, 0.0, CYL[1] + CYL2[1] + 0.001]),
+        (up, along_x, [0.0, 0.03, CYL[1] + CYL2[0] - 0.001]),
+        (up, along_x, [0.0, 0.03, CYL[1] + CYL2[0] + 0.002]),
+        (along_x, along_y, [0.0, 0.0, CYL[0] + CYL2[0] - 0.001]),
+        (along_x, along_y, [0.0, 0.0, CYL[0] + CYL2[0] + 0.001]),
+    ]
+    for q1, q2, p in chosen:
+        quat1.append(q1)
+        quat2.append(q2)
+        pos2.append(np.asarray(p, float))
+    g1, g2 = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, s) for s in ("cyl", "cyl2"))
+    dist = []
+    d.mocap_pos[1] = [9.0, -9.0, 9.0]  # the box out of the way
+    for k in range(len(quat1)):
+        d.mocap_pos[0], d.mocap_quat[0] = np.zeros(3), quat1[k]
+        d.mocap_pos[2], d.mocap_quat[2] = pos2[k], quat2[k]
+        mujoco.mj_kinematics(m, d)
+        dist.append(mujoco.mj_geomDistance(m, d, g1, g2, 10.0, None))
+    out = dict(
+        cylinder_size=np.array(CYL),
+        cylinder_quat=np.array(quat1),
+        cylinder2_size=np.array(CYL2),
+        cylinder2_pos=np.array(pos2),
+        cylinder2_quat=np.array(quat2),
+        dist=np.array(dist),
+        chosen=np.array(len(chosen)),
+        mujoco_version=np.array(mujoco.__version__),
+    )
+    np.savez_compressed(OUT2, **out)
+    dd = out["dist"]
+    print(f"wrote {OUT2}: {len(dd)} poses, {(dd[:n] < 0).sum()} of the random ones penetrating; chosen {dd[n:]}")
 
 
 if __name__ == "__main__":
