@@ -211,11 +211,20 @@ def _segment_cylinder(p, d, r, cc, Rc, size):
     a0, u0 = (jax.lax.stop_gradient(x) for x in (mtv(Rc, p - cc), mtv(Rc, d)))
     size0 = jax.lax.stop_gradient(size)
     f = lambda t: _cylinder_sdf(a0 + t[..., None] * u0, size0)[0]  # noqa: E731
-    g = (5.0**0.5 - 1.0) / 2.0  # a Python float: weakly typed, keeps float32 float32
     lo, hi = jnp.zeros(a0.shape[:-1], p.dtype), jnp.ones(a0.shape[:-1], p.dtype)
+    t = _golden_minimum(f, lo, hi)
+    return _sphere_cylinder(p + t[..., None] * d, r, cc, Rc, size)
+
+
+def _golden_minimum(f, lo, hi):
+    """The minimiser of ``f`` (elementwise over arrays of arguments) in the bracket ``[lo, hi]``
+    by :data:`GOLDEN_STEPS` golden-section steps (exact for a unimodal ``f``; one new evaluation
+    a step), returned without derivatives: the caller evaluates its distance there, whose
+    derivative is then the minimum's (the envelope theorem)."""
+    g = (5.0**0.5 - 1.0) / 2.0  # a Python float: weakly typed, keeps float32 float32
     x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
 
-    def step(_, s):  # the bracket [lo, hi] with its two inner points; one new evaluation a step
+    def step(_, s):  # the bracket [lo, hi] with its two inner points
         lo, hi, x1, x2, f1, f2 = s
         left = f1 <= f2  # the minimum lies in [lo, x2]: x1 becomes the upper inner point
         lo, hi = jnp.where(left, lo, x1), jnp.where(left, x2, hi)
@@ -226,8 +235,7 @@ def _segment_cylinder(p, d, r, cc, Rc, size):
         return lo, hi, x1, x2, f1, f2
 
     lo, hi, *_ = jax.lax.fori_loop(0, GOLDEN_STEPS, step, (lo, hi, x1, x2, f(x1), f(x2)))
-    t = jax.lax.stop_gradient(0.5 * (lo + hi))
-    return _sphere_cylinder(p + t[..., None] * d, r, cc, Rc, size)
+    return jax.lax.stop_gradient(0.5 * (lo + hi))
 
 
 def _segment_cylinder_contacts(p, d, r, cc, Rc, size):
@@ -462,22 +470,7 @@ def _rim_points(cc, Rc, size, sdf):
     k2 = jnp.argmin(masked, -1)
     second = jnp.isfinite(jnp.take_along_axis(masked, k2[..., None], -1)[..., 0])  # (..., 2)
     lo = grid[jnp.stack([k1, k2], -1)] - step  # (..., 2, 2): two searches on each rim
-    hi = lo + 2.0 * step
-    g = (5.0**0.5 - 1.0) / 2.0
-    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
-
-    def golden(_, s):
-        lo, hi, x1, x2, f1, f2 = s
-        left = f1 <= f2
-        lo, hi = jnp.where(left, lo, x1), jnp.where(left, x2, hi)
-        new = jnp.where(left, hi - g * (hi - lo), lo + g * (hi - lo))
-        fn = f(new)
-        x1, x2 = jnp.where(left, new, x2), jnp.where(left, x1, new)
-        f1, f2 = jnp.where(left, fn, f2), jnp.where(left, f1, fn)
-        return lo, hi, x1, x2, f1, f2
-
-    lo, hi, *_ = jax.lax.fori_loop(0, GOLDEN_STEPS, golden, (lo, hi, x1, x2, f(x1), f(x2)))
-    t = jax.lax.stop_gradient(0.5 * (lo + hi))[..., None]  # (..., 2, 2, 1)
+    t = _golden_minimum(f, lo, lo + 2.0 * step)[..., None]  # (..., 2, 2, 1)
     radial = jnp.cos(t) * e1[..., None, None, :] + jnp.sin(t) * e2[..., None, None, :]
     deepest = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 2, 3)
     normal = jax.lax.stop_gradient(sdf(jax.lax.stop_gradient(deepest))[1][..., 0, :])  # at the best

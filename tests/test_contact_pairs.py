@@ -957,7 +957,7 @@ def test_capsule_falls_onto_box():
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-10), (jnp.float32, 2e-6)])
 def test_cylinder_box_matches_mujoco(dtype, tol):
-    """Cylinder-box at 87 poses (tests/reference/generate_mujoco_cylinder_box.py): apart, the
+    """Cylinder-box at 87 poses (tests/reference/generate_mujoco_cylinder_pairs.py): apart, the
     pair's distance and the smallest of its 32 contacts' equal MuJoCo's mj_geomDistance (GJK at
     tolerance 1e-12); overlapping, never deeper than MuJoCo's penetration (EPA, the minimum
     translation); at the chosen poses (standing on a face, lying on its side, tilted onto its
@@ -965,21 +965,25 @@ def test_cylinder_box_matches_mujoco(dtype, tol):
     from jaxdyn import collision as K
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder_box.npz"))
+    shapes = (r["cylinder_quat"], r["cylinder_size"], r["box_pos"], r["box_quat"], r["box_size"])
+    _check_cylinder_pair(K._cylinder_box_contacts, r, shapes, 32, dtype, tol)
+
+
+def _check_cylinder_pair(contacts, r, shapes, rows, dtype, tol):
+    """A cylinder pair's contacts (``contacts``, a function of the collision module) at the
+    stored MuJoCo poses (the first shape at the origin): apart, the pair's distance and its
+    rows' smallest equal ``mj_geomDistance``; overlapping, never deeper; at the chosen poses
+    equal; unit normals."""
+    quat1, size1, pos2, quat2, size2 = shapes
     n, chosen = len(r["dist"]), int(r["chosen"])
     rot = jax.vmap(jaxdyn.spatial.quat_to_rotation)
     a = lambda x: jnp.asarray(x, dtype)  # noqa: E731
-    args = (
-        a(np.zeros((n, 3))),
-        rot(a(r["cylinder_quat"])),
-        a(np.tile([*r["cylinder_size"], 0.0], (n, 1))),
-        a(r["box_pos"]),
-        rot(a(r["box_quat"])),
-        a(np.tile(r["box_size"], (n, 1))),
-    )
-    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._cylinder_box_contacts)(*args))
+    pad = lambda size: a(np.tile(np.pad(size, (0, 3 - len(size))), (n, 1)))  # noqa: E731
+    args = (a(np.zeros((n, 3))), rot(a(quat1)), pad(size1), a(pos2), rot(a(quat2)), pad(size2))
+    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(contacts)(*args))
     mj = r["dist"]
     apart, overlap = mj > 0, mj < 0
-    assert dist.shape == (n, 32) and apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 20
+    assert dist.shape == (n, rows) and apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 10
     np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
     np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
     assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
@@ -1105,26 +1109,8 @@ def test_cylinder_cylinder_matches_mujoco(dtype, tol):
     from jaxdyn import collision as K
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder_cylinder.npz"))
-    n, chosen = len(r["dist"]), int(r["chosen"])
-    rot = jax.vmap(jaxdyn.spatial.quat_to_rotation)
-    a = lambda x: jnp.asarray(x, dtype)  # noqa: E731
-    args = (
-        a(np.zeros((n, 3))),
-        rot(a(r["cylinder_quat"])),
-        a(np.tile([*r["cylinder_size"], 0.0], (n, 1))),
-        a(r["cylinder2_pos"]),
-        rot(a(r["cylinder2_quat"])),
-        a(np.tile([*r["cylinder2_size"], 0.0], (n, 1))),
-    )
-    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._cylinder_cylinder_contacts)(*args))
-    mj = r["dist"]
-    apart, overlap = mj > 0, mj < 0
-    assert dist.shape == (n, 25) and apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 10
-    np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
-    np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
-    assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
-    np.testing.assert_allclose(phi[-chosen:], mj[-chosen:], rtol=0, atol=tol)
-    np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0, rtol=0, atol=10 * tol)
+    shapes = (r["cylinder_quat"], r["cylinder_size"], r["cylinder2_pos"], r["cylinder2_quat"], r["cylinder2_size"])
+    _check_cylinder_pair(K._cylinder_cylinder_contacts, r, shapes, 25, dtype, tol)
 
 
 def test_cylinder_rests_on_a_cylinder():

@@ -71,27 +71,37 @@ def main():
         cyl_quat.append(q)
         box_quat.append(up)
         box_pos.append(np.asarray(p, float))
-    gc, gb = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, s) for s in ("cyl", "box"))
+    dist = _distances(m, d, ("cyl", 0), ("box", 1), cyl_quat, box_pos, box_quat)
+    shapes = dict(box_size=np.array(BOX), box_pos=np.array(box_pos), box_quat=np.array(box_quat))
+    _save(OUT, cyl_quat, shapes, dist, n, len(chosen))
+    cylinder_cylinder(m, d, np.random.default_rng(12))
+
+
+def _distances(m, d, first, second, quat1, pos2, quat2):
+    """``mj_geomDistance`` of the geom ``first`` (name, mocap body) at the origin with the
+    orientations ``quat1`` and ``second`` at the poses ``pos2``, ``quat2``."""
+    g1, g2 = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, name) for name, _ in (first, second))
+    b1, b2 = first[1], second[1]
     dist = []
-    for k in range(len(cyl_quat)):
-        d.mocap_pos[0], d.mocap_quat[0] = np.zeros(3), cyl_quat[k]
-        d.mocap_pos[1], d.mocap_quat[1] = box_pos[k], box_quat[k]
+    for k in range(len(quat1)):
+        d.mocap_pos[b1], d.mocap_quat[b1] = np.zeros(3), quat1[k]
+        d.mocap_pos[b2], d.mocap_quat[b2] = pos2[k], quat2[k]
         mujoco.mj_kinematics(m, d)
-        dist.append(mujoco.mj_geomDistance(m, d, gc, gb, 10.0, None))
+        dist.append(mujoco.mj_geomDistance(m, d, g1, g2, 10.0, None))
+    return np.array(dist)
+
+
+def _save(path, quat1, shapes, dist, n, chosen):
     out = dict(
         cylinder_size=np.array(CYL),
-        cylinder_quat=np.array(cyl_quat),
-        box_size=np.array(BOX),
-        box_pos=np.array(box_pos),
-        box_quat=np.array(box_quat),
-        dist=np.array(dist),
-        chosen=np.array(len(chosen)),
+        cylinder_quat=np.array(quat1),
+        **shapes,
+        dist=dist,
+        chosen=np.array(chosen),
         mujoco_version=np.array(mujoco.__version__),
     )
-    np.savez_compressed(OUT, **out)
-    dd = out["dist"]
-    print(f"wrote {OUT}: {len(dd)} poses, {(dd[:n] < 0).sum()} of the random ones penetrating; chosen {dd[n:]}")
-    cylinder_cylinder(m, d, np.random.default_rng(12))
+    np.savez_compressed(path, **out)
+    print(f"wrote {path}: {len(dist)} poses, {(dist[:n] < 0).sum()} of the random ones penetrating; chosen {dist[n:]}")
 
 
 def cylinder_cylinder(m, d, rng):
@@ -113,27 +123,10 @@ def cylinder_cylinder(m, d, rng):
         quat1.append(q1)
         quat2.append(q2)
         pos2.append(np.asarray(p, float))
-    g1, g2 = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, s) for s in ("cyl", "cyl2"))
-    dist = []
     d.mocap_pos[1] = [9.0, -9.0, 9.0]  # the box out of the way
-    for k in range(len(quat1)):
-        d.mocap_pos[0], d.mocap_quat[0] = np.zeros(3), quat1[k]
-        d.mocap_pos[2], d.mocap_quat[2] = pos2[k], quat2[k]
-        mujoco.mj_kinematics(m, d)
-        dist.append(mujoco.mj_geomDistance(m, d, g1, g2, 10.0, None))
-    out = dict(
-        cylinder_size=np.array(CYL),
-        cylinder_quat=np.array(quat1),
-        cylinder2_size=np.array(CYL2),
-        cylinder2_pos=np.array(pos2),
-        cylinder2_quat=np.array(quat2),
-        dist=np.array(dist),
-        chosen=np.array(len(chosen)),
-        mujoco_version=np.array(mujoco.__version__),
-    )
-    np.savez_compressed(OUT2, **out)
-    dd = out["dist"]
-    print(f"wrote {OUT2}: {len(dd)} poses, {(dd[:n] < 0).sum()} of the random ones penetrating; chosen {dd[n:]}")
+    dist = _distances(m, d, ("cyl", 0), ("cyl2", 2), quat1, pos2, quat2)
+    shapes = dict(cylinder2_size=np.array(CYL2), cylinder2_pos=np.array(pos2), cylinder2_quat=np.array(quat2))
+    _save(OUT2, quat1, shapes, dist, n, len(chosen))
 
 
 if __name__ == "__main__":
