@@ -16,7 +16,8 @@ evaluation). ``render`` also measures the policy on five commands (forward, back
 sideways, turning, forward while turning; ``COMMANDS``, the first drawn in the GIF): the base
 velocity reached and the feet's duty factors and touchdowns (``run.json`` ``tracking``).
 ``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges
-(:func:`make_env`). ``--minutes`` stops the training at the first evaluation after that wall time;
+(:func:`make_env`). ``--resume DIR`` continues a saved run (its settings, networks, observation
+statistics and curve) for ``--timesteps`` more steps, so a long training can run in parts. ``--minutes`` stops the training at the first evaluation after that wall time;
 ``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
 ``rl`` extra (``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
@@ -25,6 +26,7 @@ velocity reached and the feet's duty factors and touchdowns (``run.json`` ``trac
     python examples/train_quadruped.py             # 50 M steps: a GPU run
     python examples/train_quadruped.py --timesteps 100000000 --minutes 5 --no-render
     python examples/train_quadruped.py --render examples/output/quadruped
+    python examples/train_quadruped.py --resume DIR --out DIR --timesteps 5000000 --minutes 60
 """
 
 from __future__ import annotations
@@ -136,33 +138,44 @@ def make_networks(env, cfg):
     return networks.make_inference_fn(ppo_net)
 
 
-def train(cfg, seed, out, minutes=None):
+def train(cfg, seed, out, minutes=None, resume=None):
     """Brax PPO on the task. Saves the policy to ``out/params.pkl`` at every evaluation; with
     ``minutes``, stops at the first evaluation after that wall time (the saved policy is then
-    the latest evaluated one). Returns the environment, the curve, the evaluation wall times,
-    the total wall time and whether the budget stopped the run."""
+    the latest evaluated one). ``resume``: a saved run (``run.json``'s fields and ``params.pkl``'s
+    ``step`` and ``params``) that this one continues: its networks and observation statistics
+    are restored, steps and wall times count on from it, and its curve comes first. Returns the
+    environment, the curve, the evaluation wall times, the total wall time and whether the
+    budget stopped the run."""
     _brax_on_new_jax()
     ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
     env = make_env(cfg.get("gait", False))
     curve, times = [], []
-    t0 = time.perf_counter()
+    step0, wall0 = 0, 0.0
+    if resume is not None:
+        curve = [(c["steps"], c["ret"], c["std"]) for c in resume["curve"]]
+        times = [c["wall_s"] for c in resume["curve"]]
+        step0, wall0 = resume["step"], times[-1]
+    t0 = time.perf_counter() - wall0
 
     def save_params(step, make_policy, params):
         with open(os.path.join(out, "params.pkl"), "wb") as f:
-            pickle.dump(dict(step=int(step), params=jax.device_get(params)), f)
+            pickle.dump(dict(step=step0 + int(step), params=jax.device_get(params)), f)
 
     def progress(step, metrics):
+        if resume is not None and step == 0:  # the restored policy, evaluated already
+            return
         bad = [k for k, v in metrics.items() if not np.all(np.isfinite(np.asarray(v)))]
         if bad:
             print(f"  non-finite metrics at step {int(step)}: {bad}", flush=True)
-        curve.append((int(step), float(metrics["eval/episode_reward"]), float(metrics["eval/episode_reward_std"])))
+        step = step0 + int(step)
+        curve.append((step, float(metrics["eval/episode_reward"]), float(metrics["eval/episode_reward_std"])))
         times.append(time.perf_counter() - t0)
         _update_run(out, curve=[dict(steps=s, ret=r, std=sd, wall_s=t) for (s, r, sd), t in zip(curve, times)])
         print(
             f"  {int(step):>10,d} steps  return {curve[-1][1]:8.3f} +- {curve[-1][2]:.3f}  ({times[-1]:.0f} s)",
             flush=True,
         )
-        if minutes is not None and times[-1] > 60.0 * minutes and step > 0:
+        if minutes is not None and times[-1] - wall0 > 60.0 * minutes and step > step0:
             raise _WallBudget
 
     stopped = False
@@ -189,6 +202,7 @@ def train(cfg, seed, out, minutes=None):
             randomization_fn=brax_randomization(),
             progress_fn=progress,
             policy_params_fn=save_params,
+            restore_params=None if resume is None else resume["params"],
             seed=seed,
         )
     except _WallBudget:
@@ -333,31 +347,48 @@ def main():
     ap.add_argument(
         "--gait", action="store_true", help="Playground's gait-shaping reward terms and wider command ranges"
     )
+    ap.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        help="continue a saved run (its settings, policy and curve) for --timesteps more steps",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     if args.render:
         render(args.render, args.seed)
         return
-    cfg = dict(QUICK if args.quick else FULL)
-    if args.timesteps:
-        cfg["num_timesteps"] = args.timesteps
+    resume = None
+    if args.resume:  # read before --out (possibly the same folder) is written
+        with open(os.path.join(args.resume, "run.json")) as f:
+            resume = json.load(f)
+        with open(os.path.join(args.resume, "params.pkl"), "rb") as f:
+            resume.update(pickle.load(f))
+        cfg = dict(resume["config"])
+        cfg["num_timesteps"] = args.timesteps or cfg["num_timesteps"]
+    else:
+        cfg = dict(QUICK if args.quick else FULL)
+        cfg["gait"] = args.gait
+        if args.timesteps:
+            cfg["num_timesteps"] = args.timesteps
     if args.evals:
         cfg["num_evals"] = args.evals
-    cfg["gait"] = args.gait
     os.makedirs(args.out, exist_ok=True)
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, jaxdyn {jaxdyn.__version__}; config {cfg}")
     if os.path.exists(os.path.join(args.out, "run.json")):
         os.remove(os.path.join(args.out, "run.json"))
+    label = "quick run" if args.quick else "full run"
     _update_run(
         args.out,
         config={k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
-        label="quick run" if args.quick else "full run",
+        label=label if resume is None else resume["label"],
         seed=args.seed,
         device=jax.devices()[0].device_kind,
         jax=jax.__version__,
+        **({} if resume is None else {"resumed_at": resume.get("resumed_at", []) + [resume["step"]]}),
     )
-    _, curve, _, wall, stopped = train(cfg, args.seed, args.out, args.minutes)
+    _, curve, _, wall, stopped = train(cfg, args.seed, args.out, args.minutes, resume)
     budget = " (stopped by --minutes)" if stopped else ""
     print(f"trained in {wall:.0f} s{budget}; return {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
     _update_run(args.out, wall_s=wall, stopped_by_wall_budget=stopped)

@@ -134,9 +134,10 @@ class TestTrainQuadruped:
     def test_trains_and_draws_the_walk(self, tmp_path):
         """Brax's PPO on the Solo12 joystick task through jaxdyn.envs.adapters.to_brax, with
         domain randomisation, end to end at the smallest size: finite evaluation returns, a wall
-        budget (--minutes) that stops the run at its first evaluation with the policy saved, then
-        the learning curve, the GIF of the walk with its contact forces, and run.json drawn from
-        the saved run (--render). Learning itself needs the full run (docs/rl.md)."""
+        budget (--minutes) that stops the run at its first evaluation with the policy saved, the
+        run continued from it for one more epoch (--resume), then the learning curve, the GIF of
+        the walk with its contact forces, and run.json drawn from the saved run (--render).
+        Learning itself needs a longer run (docs/rl.md)."""
         pytest.importorskip("brax.training.agents.ppo.train", reason="Brax not installed (extra 'rl')")
         out = run_example(
             "train_quadruped.py", tmp_path, "--timesteps", "3840", "--evals", "3", "--minutes", "0", "--no-render"
@@ -145,6 +146,12 @@ class TestTrainQuadruped:
         assert run["stopped_by_wall_budget"] and [c["steps"] for c in run["curve"]][0] == 0
         assert len(run["curve"]) == 2 and all(np.isfinite(c["ret"]) for c in run["curve"])
         assert not (tmp_path / "walk.gif").exists() and (tmp_path / "params.pkl").is_file()
+        # continued for one more epoch from the saved policy: the curve and the steps go on
+        first = run["curve"][-1]["steps"]
+        args = ("--resume", str(tmp_path), "--out", str(tmp_path), "--timesteps", "3840", "--evals", "3")
+        out += run_example("train_quadruped.py", tmp_path, *args, "--minutes", "0", "--no-render")
+        run = json.loads((tmp_path / "run.json").read_text())
+        assert run["resumed_at"] == [first] and len(run["curve"]) == 3 and run["curve"][-1]["steps"] == 2 * first
         out += run_example("train_quadruped.py", tmp_path, "--render", str(tmp_path))
         written(tmp_path, "learning_curve.png", "walk.gif", "run.json")
         run = json.loads((tmp_path / "run.json").read_text())
