@@ -630,16 +630,8 @@ class JointSpaceContacts(eqx.Module):
         vn = _dot(vel, self.normal)
         slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
         vt = vel - vn[:, None] * self.normal
-        limit = self.mu * friction_normal
-        if self.elongation is None:
-            eps = jnp.asarray(p.friction_velocity, dtype)
-            c = limit / jnp.sqrt(_dot(vt, vt) + eps * eps)
-        else:
-            kt, bt = (jnp.asarray(x, dtype) for x in (p.tangential_stiffness, p.tangential_damping))
-            b = bt + self.dt * kt
-            w = kt * _tangential(self.elongation, self.normal) + b * vt
-            size = jnp.sqrt(_dot(w, w))
-            c = b * jnp.where(size > limit, limit / jnp.where(size > limit, size, 1.0), 1.0)
+        ut = None if self.elongation is None else _tangential(self.elongation, self.normal)
+        c = _friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
         nn = self.normal[:, :, None] * self.normal[:, None, :]
         K = slope[:, None, None] * nn - c[:, None, None] * (jnp.eye(3, dtype=dtype) - nn)
         KG = jnp.einsum("mij,mjn->min", K, self.G)
@@ -770,14 +762,32 @@ def _tangential(u, n):
 
 
 def _cone(fs, limit):
-    """``fs min(1, limit / |fs|)``, (S3): the stick branch only where ``|fs| < limit``, so a
-    zero ``limit`` gives zero force and zero derivatives also at ``fs = 0``; ``|fs|`` divides
-    only in the slip branch, where it is positive unless ``limit = 0``."""
+    """The factor ``min(1, limit / |fs|)`` of (S3), ``fs`` clamped to the cone: the stick
+    branch only where ``|fs| < limit``, so a zero ``limit`` gives zero force and zero
+    derivatives also at ``fs = 0``; ``|fs|`` divides only in the slip branch, where it is
+    positive unless ``limit = 0``."""
     sq = _dot(fs, fs)
     ok = sq > jnp.finfo(fs.dtype).tiny
     norm = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
-    s = jnp.where(norm < limit, 1.0, limit / jnp.where(ok, norm, 1.0))
-    return s[..., None] * fs
+    return jnp.where(norm < limit, 1.0, limit / jnp.where(ok, norm, 1.0))
+
+
+def _friction(vt, ut, limit, params: ContactParams, dtype, dt):
+    """The friction force ``f_t`` ``(..., 3)`` at the tangential velocity ``vt`` with the bound
+    ``limit = mu f_n`` (module docstring), and its secant slope ``c`` ``(...)``, ``|f_t|`` per
+    unit of the speed it opposes (:meth:`JointSpaceContacts.newton_matrix`). Regularised
+    Coulomb (``ut is None``): ``f_t = -c v_t`` with ``c = limit / sqrt(|v_t|^2 + eps^2)``. The
+    bristle law with tangential elongations ``ut`` (S1)-(S3): ``w = k_t u_t + b v_t`` with ``b =
+    b_t + dt k_t``, ``f_t = -min(1, limit / |w|) w`` and ``c = b min(1, limit / |w|)``."""
+    if ut is None:
+        eps = jnp.asarray(params.friction_velocity, dtype)
+        c = limit / jnp.sqrt(_dot(vt, vt) + eps * eps)
+        return -c[..., None] * vt, c
+    kt, bt = (jnp.asarray(x, dtype) for x in (params.tangential_stiffness, params.tangential_damping))
+    b = bt + jnp.asarray(dt, dtype) * kt
+    w = kt * ut + b * vt
+    scale = _cone(w, limit)
+    return -scale[..., None] * w, b * scale
 
 
 def _normal_force(depth, normal, velocity, params: ContactParams, dtype):
@@ -794,18 +804,16 @@ def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype, u=None
     normal force that bounds the friction (``mu f_n``), if not this velocity's own (the
     ``"implicit_euler"`` step's convex subproblem, (J4) of :class:`JointSpaceContacts`).
     Returns the force, and for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
-    eps = jnp.asarray(params.friction_velocity, dtype)
     vn = _dot(velocity, normal)
     fn = _normal_force(depth, normal, velocity, params, dtype)
     fb = fn if friction_normal is None else friction_normal
     vt = velocity - vn[..., None] * normal
+    ut = None if u is None else _tangential(u, normal)
+    ft = _friction(vt, ut, mu * fb, params, dtype, dt)[0]
     if u is None:
-        ft = -(mu * fb / jnp.sqrt(_dot(vt, vt) + eps * eps))[..., None] * vt
         return fn[..., None] * normal + ft, None, None
     kt, bt = (jnp.asarray(x, dtype) for x in (params.tangential_stiffness, params.tangential_damping))
     b = bt + jnp.asarray(dt, dtype) * kt
-    ut = _tangential(u, normal)
-    ft = _cone(-kt * ut - b * vt, mu * fb)
     return fn[..., None] * normal + ft, -(ft + kt * ut) / b, ut
 
 
