@@ -85,8 +85,8 @@ def test_shapes_dtypes_and_determinism():
     p = _probe()
     env, (st, obs, r, d, info) = p["env"], p["out"]
     assert env.model.dtype == jnp.float64  # the suite runs in float64 (conftest)
-    assert env.observation_size == 45 and env.action_size == 12
-    assert obs.shape == (5, T, 45) and obs.dtype == jnp.float64
+    assert env.observation_size == 48 and env.action_size == 12
+    assert obs.shape == (5, T, 48) and obs.dtype == jnp.float64
     assert r.shape == d.shape == (5, T) and d.dtype == jnp.bool_
     assert st.q.shape == (5, T, 19) and st.last_action.shape == (5, T, 12)
     assert info["tau"].shape == (5, T, 18)
@@ -95,9 +95,11 @@ def test_shapes_dtypes_and_determinism():
     np.testing.assert_array_equal(st.q[0], st.q[1])
     # the first observation: zero twist, gravity straight down in the base frame, the command
     o = np.asarray(env.observation(_row(p["s0"], 0)))
-    np.testing.assert_allclose(o[:6], [0, 0, 0, 0, 0, -1], atol=1e-12)
-    np.testing.assert_array_equal(o[6:9], np.asarray(p["s0"].goal[0]))
-    np.testing.assert_allclose(o[9:], 0.0, atol=1e-12)  # default pose, at rest, no last action
+    np.testing.assert_allclose(o[:9], [0, 0, 0, 0, 0, 0, 0, 0, -1], atol=1e-12)
+    np.testing.assert_array_equal(o[9:12], np.asarray(p["s0"].goal[0]))
+    np.testing.assert_allclose(o[12:], 0.0, atol=1e-12)  # default pose, at rest, no last action
+    moving = _with(_row(p["s0"], 0), qd=jnp.arange(1.0, 19.0))  # [omega; v] in the base frame first
+    np.testing.assert_array_equal(np.asarray(env.observation(moving))[:6], [4, 5, 6, 1, 2, 3])
     lo, hi = np.array(env.command_range).T
     assert np.all((p["s0"].goal >= lo) & (p["s0"].goal <= hi))
 
@@ -201,7 +203,7 @@ def test_flipped_robot_terminates_and_resets():
     assert int(st.t[3, 0]) == 0  # a fresh episode follows
     assert np.asarray(env.base_rotation(st.q[3, 0]))[2, 2] > 0.99
     assert float(info["reward_terms"]["termination"][3, 0]) == 1.0
-    assert float(info["final_observation"][3, 0, 5]) > 0  # gravity points up in the base frame
+    assert float(info["final_observation"][3, 0, 8]) > 0  # gravity points up in the base frame
 
 
 def test_reward_terms_match_their_definitions():
@@ -338,10 +340,10 @@ def test_gymnax_interface():
     g = adapters.GymnaxEnv(env)
     assert g.num_actions == 12 and g.default_params is not None
     obs, s = g.reset(jax.random.PRNGKey(0), g.default_params)
-    assert obs.shape == (45,)
+    assert obs.shape == (48,)
     np.testing.assert_array_equal(obs, env.observation(env.reset(jax.random.PRNGKey(0))))
     out = jax.eval_shape(g.step, jax.random.PRNGKey(0), s, jnp.zeros(12), g.default_params)
-    assert len(out) == 5 and out[0].shape == (45,) and out[2].shape == () and out[3].dtype == jnp.bool_
+    assert len(out) == 5 and out[0].shape == (48,) and out[2].shape == () and out[3].dtype == jnp.bool_
     try:
         import gymnax.environments.spaces as spaces
     except ImportError:
@@ -350,7 +352,7 @@ def test_gymnax_interface():
         return
     a, o = g.action_space(g.default_params), g.observation_space(g.default_params)
     assert isinstance(a, spaces.Box) and isinstance(o, spaces.Box)
-    assert a.shape == (12,) and o.shape == (45,)
+    assert a.shape == (12,) and o.shape == (48,)
     x = a.sample(jax.random.PRNGKey(0))
     assert x.shape == (12,) and bool(a.contains(x))
 
@@ -360,9 +362,9 @@ def test_brax_interface():
     env = _probe()["env"]
     b = adapters.to_brax(env)
     assert isinstance(b, brax_base.Env) and b.unwrapped is b
-    assert b.observation_size == 45 and b.action_size == 12 and b.backend == "jaxdyn"
+    assert b.observation_size == 48 and b.action_size == 12 and b.backend == "jaxdyn"
     s = b.reset(jax.random.PRNGKey(0))
-    assert isinstance(s, brax_base.State) and s.obs.shape == (45,)
+    assert isinstance(s, brax_base.State) and s.obs.shape == (48,)
     s2 = jax.eval_shape(b.step, s, jnp.zeros(12))
     assert isinstance(s2, brax_base.State)
     assert jax.tree_util.tree_structure(s2) == jax.tree_util.tree_structure(s)  # a scan carry
@@ -375,9 +377,9 @@ def test_brax_interface():
     keys = jax.random.split(jax.random.PRNGKey(1), 3)
     w = bw.wrap(b, episode_length=10, randomization_fn=lambda sys: brax_randomization()(sys, keys))
     ws = jax.eval_shape(w.reset, keys)
-    assert ws.obs.shape == (3, 45) and ws.pipeline_state.q.shape == (3, 19)
+    assert ws.obs.shape == (3, 48) and ws.pipeline_state.q.shape == (3, 19)
     ws2 = jax.eval_shape(w.step, ws, jnp.zeros((3, 12)))
-    assert ws2.obs.shape == (3, 45) and set(ws2.metrics) >= set(s.metrics)
+    assert ws2.obs.shape == (3, 48) and set(ws2.metrics) >= set(s.metrics)
     # a scan carry through the wrappers: the metrics they add survive the step
     assert jax.tree_util.tree_structure(ws2) == jax.tree_util.tree_structure(ws)
     assert b.sys is not None and isinstance(b.sys, envs.QuadrupedParams)

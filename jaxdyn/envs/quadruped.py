@@ -35,9 +35,11 @@ in the same step (:func:`jaxdyn.sim.step`). With ``contact=Contact(friction="spr
 (stick-capable friction) the bristles' elongation is part of the state
 (:attr:`QuadrupedState.contact_state`).
 
-Observation (``45`` numbers for 12 joints), in the base frame: angular velocity (3), projected
+Observation (``48`` numbers for 12 joints; legged_gym's, in its order; Playground's Go1 has the
+same quantities), in the base frame: linear velocity (3), angular velocity (3), projected
 gravity ``R^T [0, 0, -1]`` (3), command ``[vx, vy, yaw rate]`` (3), ``q - q_default`` of the
-joints (12), joint velocities (12), last action (12).
+joints (12), joint velocities (12), last action (12). The linear velocity is what the tracking
+reward compares with the command (on a robot, a state estimator's).
 
 Reward, ``max(0, dt * sum_i w_i r_i)`` (``clip_reward=True``, Playground's and legged_gym's
 "only positive rewards"), with the terms of :meth:`QuadrupedJoystick.reward_terms`:
@@ -420,7 +422,7 @@ class QuadrupedJoystick(Env):
         R = self.base_rotation(state.q)
         g = R[2] * -1.0  # R^T [0, 0, -1]
         return jnp.concatenate(
-            [state.qd[0:3], g, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
+            [state.qd[3:6], state.qd[0:3], g, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
         )
 
     def feet_kinematics(self, q, qd) -> tuple[jax.Array, jax.Array]:
