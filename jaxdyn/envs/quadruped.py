@@ -63,7 +63,7 @@ base level and still gives the maximum ``1.5 dt`` per step.
 Playground's gait-shaping terms are computed too (reported in ``info["reward_terms"]``) and
 weighted 0 by default, so the default task is the one above; :data:`GAIT_REWARD_WEIGHTS` holds
 Playground's ``Go1JoystickFlatTerrain`` weights for them, for ``reward_weights=``. A foot is in
-contact when its frame is less than ``foot_radius`` above the ground (its sphere touches the
+contact when its frame is at most ``foot_radius`` above the ground (its sphere touches the
 plane); ``|c|`` is the command's norm, ``t_air`` a foot's time since it left the ground, counted
 in control steps, and a foot's first contact is the step it lands after a swing (in contact now
 or at the previous step, with ``t_air > 0``):
@@ -222,7 +222,7 @@ class QuadrupedJoystick(Env):
         spheres are attached at the ``feet`` frames.
       feet: the four foot frame names (for the spheres and for drawing contacts).
       default_pose: the 12 joint angles of the standing pose (action 0).
-      foot_radius: radius of the foot spheres [m]; a foot whose frame is lower than this above
+      foot_radius: radius of the foot spheres [m]; a foot whose frame is at most this high above
         the ground is in contact for the gait terms.
       max_foot_height: target swing height of the feet for ``feet_clearance`` and
         ``feet_height`` [m].
