@@ -460,8 +460,9 @@ class QuadrupedJoystick(Env):
             "slip": slip,
         }
 
-    def reward_terms(self, state: QuadrupedState, action, tau, next_state: QuadrupedState) -> dict:
-        """The unweighted reward terms of the transition (module docstring's tables)."""
+    def reward_terms(self, state: QuadrupedState, action, tau, next_state: QuadrupedState, gait=None) -> dict:
+        """The unweighted reward terms of the transition (module docstring's tables). ``gait``:
+        :meth:`gait` of the transition, if the caller has it already."""
         q, qd, c = next_state.q, next_state.qd, next_state.goal
         R = self.base_rotation(q)
         w_world = R @ qd[0:3]
@@ -470,7 +471,7 @@ class QuadrupedJoystick(Env):
         sig = self.tracking_sigma
         dq = q[7:] - self.q_default
         moving = jnp.sqrt(jnp.sum(c**2)) > 0.01
-        f = self.gait(state, q, qd)
+        f = self.gait(state, q, qd) if gait is None else gait
         first = f["first_contact"].astype(q.dtype)
         slip = jnp.maximum(f["slip"], 0.0)
         # |v| ** (1/2) with a finite derivative at rest
@@ -568,7 +569,7 @@ class QuadrupedJoystick(Env):
         )
         if self.contact.stateful:
             nxt = eqx.tree_at(lambda s: s.contact_state, nxt, cs)
-        terms = self.reward_terms(state, a, tau[act], nxt)
+        terms = self.reward_terms(state, a, tau[act], nxt, f)
         r = jnp.asarray(self.total_reward(terms), self.model.dtype)
         nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
         term = jnp.asarray(self.terminated(nxt), bool)
