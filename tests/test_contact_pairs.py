@@ -777,12 +777,12 @@ def test_mesh_moves_as_the_box():
 
 
 def test_unreadable_collision_mesh_is_warned_about():
-    """A mesh jaxdyn cannot read (here an OBJ file) loads with a warning naming the geom; the
+    """A mesh jaxdyn cannot read (here a PLY file) loads with a warning naming the geom; the
     geom then does not collide."""
-    xml = BOX_BODY.replace("ASSET", '<asset><mesh name="m" file="shape.obj"/></asset>').replace(
+    xml = BOX_BODY.replace("ASSET", '<asset><mesh name="m" file="shape.ply"/></asset>').replace(
         "GEOM", '<geom name="g" type="mesh" mesh="m"/>'
     )
-    with pytest.warns(UserWarning, match=r"geom name='g'.*only binary STL.*does not collide"):
+    with pytest.warns(UserWarning, match=r"geom name='g'.*only STL and OBJ mesh files.*does not collide"):
         m = jaxdyn.load_mjcf(xml)
     assert m.geoms.type == (geometry.MESH,) and m.geoms.vertices.shape == (0, 3)
     kw = dict(type=[geometry.SPHERE, geometry.MESH], size=np.zeros((2, 3)), body=[0, 0])
@@ -1240,10 +1240,10 @@ def _load_urdf(text, **kw):
 def test_urdf_collision_elements():
     """<collision> spheres, boxes, cylinders and capsules become geoms with MuJoCo's sizes
     (half-extents, half-lengths); a fixed-joint child's geoms move to its parent body with the
-    joint's placement composed; meshes are skipped with one warning naming the links; the
-    dynamics are those of the same file without collision elements."""
+    joint's placement composed; meshes that are not found are skipped with one warning naming
+    each link and file; the dynamics are those of the same file without collision elements."""
     m, warned = _load_urdf(URDF, floating_base=True)
-    assert len(warned) == 1 and "links: arm, sensor" in warned[0]
+    assert len(warned) == 1 and "'package://arm.stl' not found" in warned[0] and "link 'sensor'" in warned[0]
     g = m.geoms
     assert g.names == ("base_box", "arm", "tip", "ball")
     assert g.type == (geometry.BOX, geometry.CYLINDER, geometry.CAPSULE, geometry.SPHERE)

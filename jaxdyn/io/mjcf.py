@@ -44,7 +44,7 @@ Supported
   MuJoCo's compiled model). An attribute with fewer numbers than its array (``size="0.06"``)
   overrides only the leading entries of the inherited value, as MuJoCo reads it.
 * Mesh geoms whose mesh asset says ``inertia="exact"`` (directly or through a ``<default>``
-  class): the exact volume, centroid and inertia of the closed mesh (binary STL file, found
+  class): the exact volume, centroid and inertia of the closed mesh (STL or OBJ file, found
   through ``<compiler meshdir>`` / ``assetdir``, or inline ``vertex`` + ``face``; ``scale``,
   mirrors included). Vertices are taken in single precision, as MuJoCo stores them.
 * Joint ``armature``, ``damping`` (linear coefficient), ``frictionloss`` (-> ``friction``),
@@ -59,7 +59,7 @@ Supported
 * Geoms are stored in ``model.geoms`` (:class:`~jaxdyn.geometry.Geoms`, in jaxdyn body
   frames; height fields are skipped; a mesh keeps the frame written in the file, where MuJoCo
   moves it to the mesh's centroid, and its convex hull's vertices go to ``Geoms.vertices`` for
-  ground contact: binary STL files and inline ``vertex`` data are read, other meshes load with a
+  ground contact: STL and OBJ files and inline ``vertex`` data are read, other meshes load with a
   warning and do not collide). Every MuJoCo body is a named frame
   (``model.frame_names``; the world is ``"world"``), and so is every named site (posed by
   ``pos`` / orientation or ``fromto``; called ``"site:NAME"`` where a body has the same name).
@@ -141,15 +141,14 @@ from ..geometry import TYPE_CODES, make_geoms
 from ..model import Model, Topology, make_model
 from .errors import check_finite_model
 from .inertia import InertiaPolicy, check_policy, combine
+from .meshes import hull_vertices, read_stl
 from .mjcf_inertia import (
     _body_inertia,
     _bounds,
     _geom_shape,
     geom_volume_inertia,
-    hull_vertices,
     mesh_points,
     mesh_volume_inertia,
-    read_stl,
 )
 from .mjcf_parse import (
     ACTUATORS,

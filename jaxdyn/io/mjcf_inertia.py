@@ -1,5 +1,5 @@
 """Inertia of MJCF bodies from their geoms (:mod:`jaxdyn.io.mjcf`): solid primitives, exact
-mesh volumes and inertias (binary and ASCII STL), MuJoCo's ``inertiafromgeom``, ``boundmass``,
+mesh volumes and inertias (STL and OBJ files, inline vertices and faces), MuJoCo's ``inertiafromgeom``, ``boundmass``,
 ``boundinertia`` and ``balanceinertia``.
 """
 
@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from ..geometry import TYPE_CODES
+from .meshes import MeshError, hull_triangles, read_mesh
 from .mjcf_parse import (
     ORIENT,
     MJCFError,
@@ -85,20 +86,6 @@ def _geom_shape(elem, a, ctx, pose, what):
     return gtype, size, R, p
 
 
-def read_stl(path, what):
-    """Triangles ``(n, 3, 3)`` of a binary STL file (float64 of the stored float32)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if len(data) < 84:
-        raise MJCFError(f"{what}: '{path}' is too short for a binary STL file")
-    n = int(np.frombuffer(data, "<u4", 1, 80)[0])
-    if len(data) != 84 + 50 * n:
-        hint = " (ASCII STL is not supported)" if data[:5] == b"solid" else ""
-        raise MJCFError(f"{what}: '{path}' is not a binary STL file of {n} triangles{hint}")
-    rec = np.frombuffer(data, np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]), n, 84)
-    return rec["v"].astype(np.float64)
-
-
 def mesh_volume_inertia(tris):
     """``(volume, centroid, I / mass about the centroid)`` of the solid bounded by a closed,
     outward-oriented triangle mesh ``(n, 3, 3)``, exact for any (also non-convex) shape.
@@ -130,17 +117,21 @@ def mesh_volume_inertia(tris):
 
 def mesh_points(a, ctx, mw):
     """``(vertices (n, 3), triangles (m, 3, 3) or None)`` of a mesh asset's attributes ``a`` in
-    the mesh frame, scaled (a mirroring scale turns the faces back outward): a binary STL file
-    (through ``<compiler meshdir>``), or inline ``vertex`` (+ ``face``). MJCFError otherwise."""
+    the mesh frame, scaled (a mirroring scale turns the faces back outward): an STL or OBJ file
+    (through ``<compiler meshdir>``; :func:`jaxdyn.io.meshes.read_mesh`), or inline ``vertex``
+    (+ ``face``). MJCFError otherwise."""
     tris = None
     if "file" in a:
-        if not a["file"].lower().endswith(".stl"):
-            raise MJCFError(f"{mw}: only binary STL mesh files are read, got '{a['file']}'")
+        if not a["file"].lower().endswith((".stl", ".obj")):
+            raise MJCFError(f"{mw}: only STL and OBJ mesh files are read, got '{a['file']}'")
         path = a["file"] if os.path.isabs(a["file"]) else os.path.join(ctx.main_dir, ctx.meshdir, a["file"])
-        if not os.path.isfile(path):
-            raise MJCFError(f"{mw}: mesh file '{path}' not found")
-        tris = read_stl(path, mw)
-        vert = tris.reshape(-1, 3)  # each vertex as often as triangles share it
+        try:
+            vert, tris = read_mesh(path, mw)
+        except MeshError as e:
+            raise MJCFError(str(e)) from None
+        # MuJoCo keeps mesh vertices in single precision (an STL file holds them so already)
+        vert = vert.astype(np.float32).astype(np.float64)
+        tris = None if tris is None else tris.astype(np.float32).astype(np.float64)
     elif "vertex" in a:
         if len(a["vertex"].split()) % 3:
             raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
@@ -202,39 +193,6 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
             "closed mesh with outward-facing triangles"
         )
     return vol, com, iu
-
-
-def _convex_hull(vert):
-    """scipy's ``ConvexHull`` of the distinct points of ``vert`` ``(n, 3)``, or None where they
-    span no volume (flat, or fewer than 4 points)."""
-    from scipy.spatial import ConvexHull, QhullError
-
-    try:
-        return ConvexHull(np.unique(vert, axis=0))
-    except (QhullError, ValueError):
-        return None
-
-
-def hull_triangles(vert):
-    """The convex hull of ``vert`` ``(n, 3)`` as outward-facing triangles ``(m, 3, 3)``, or None
-    where the points span no volume."""
-    hull = _convex_hull(vert)
-    if hull is None:
-        return None
-    tri = hull.points[hull.simplices]
-    outward = hull.equations[:, :3]
-    flip = np.einsum("ij,ij->i", np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), outward) < 0
-    tri[flip] = tri[flip][:, ::-1]
-    return tri
-
-
-def hull_vertices(vert):
-    """The vertices of the convex hull of ``vert`` ``(n, 3)`` (MuJoCo collides a mesh as its
-    convex hull); all distinct vertices where they span no volume."""
-    hull = _convex_hull(vert)
-    if hull is None:
-        return np.unique(vert, axis=0)
-    return hull.points[np.sort(hull.vertices)]
 
 
 def _geom_mass(a, vol, gw):

@@ -16,8 +16,12 @@
   through fixed joints carries its geoms to the moving body it hangs from; links fixed to the
   world put theirs on the world), named by the collision's ``name`` or else the link's; with
   MuJoCo's defaults ``contype = conaffinity = 1`` and friction ``(1, 0.005, 0.0001)``. Geoms do
-  not change the dynamics. ``<mesh>`` collisions are skipped with one warning naming the links;
-  ``<visual>`` elements are ignored.
+  not change the dynamics. A ``<mesh filename scale>`` (STL, OBJ or COLLADA, found as
+  :func:`jaxdyn.io.meshes.resolve_mesh_path` says: ``package://`` through ``package_dirs``,
+  ``ROS_PACKAGE_PATH`` and the file's ancestor directories, or a path relative to the file)
+  becomes a mesh geom: the vertices of its scaled points' convex hull (``Geoms.vertices``),
+  which is how MuJoCo collides a mesh. Meshes that cannot be found or read are skipped with one
+  warning naming each link and file; ``<visual>`` elements are ignored.
 * Mimic joints: ``mimic="independent"`` (default, as Pinocchio's default) loads them as ordinary
   independent joints; ``mimic="error"`` rejects them.
 * ``planar`` joints and ``floating`` joints below the root are rejected with a clear error; for a
@@ -33,10 +37,11 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..geometry import BOX, CAPSULE, CYLINDER, SPHERE, make_geoms
+from ..geometry import BOX, CAPSULE, CYLINDER, MESH, SPHERE, make_geoms
 from ..model import Model, Topology, make_model
 from .errors import LoadError, check_finite_model
 from .inertia import InertiaPolicy, check_policy, combine
+from .meshes import MeshError, hull_vertices, read_mesh, resolve_mesh_path
 
 
 class URDFError(LoadError):
@@ -127,6 +132,8 @@ def load_urdf(
     inertia: str = "warn",
     dtype=None,
     gravity=(0.0, 0.0, -9.81),
+    package_dirs=(),
+    collision_meshes: bool = True,
 ) -> Model:
     """Load a :class:`~jaxdyn.Model` from a URDF file path or an XML string.
 
@@ -142,6 +149,11 @@ def load_urdf(
         ``balanceinertia``; each change is reported). See :mod:`jaxdyn.io.inertia`.
       dtype: floating dtype of the model's arrays (default: JAX's default float).
       gravity: world-frame gravity.
+      package_dirs: directories to find ``package://NAME/...`` mesh files in: each holds the
+        package folder ``NAME`` or is it (as Pinocchio's ``package_dirs``); searched before
+        ``ROS_PACKAGE_PATH`` and the URDF file's own ancestor directories.
+      collision_meshes: read ``<mesh>`` collisions into mesh geoms (module docstring); False
+        skips them (with one warning) and reads no mesh file.
 
     Raises:
       URDFError: malformed XML, xacro input, missing or duplicate links/joints, several roots,
@@ -153,6 +165,7 @@ def load_urdf(
         raise ValueError(f"mimic must be 'independent' or 'error', got {mimic!r}")
     policy = InertiaPolicy(check_policy(inertia), URDFError)
     text = read_urdf_text(source)
+    base_dir = os.path.dirname(os.path.abspath(str(source))) if not str(source).lstrip().startswith("<") else None
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
@@ -329,10 +342,13 @@ def load_urdf(
             "nothing to simulate; for a single free-flying body load with floating_base=True"
         )
 
-    geoms, meshes = _collisions(links, frames)
-    if meshes:
+    meshes = _MeshReader(base_dir, package_dirs) if collision_meshes else None
+    geoms, skipped = _collisions(links, frames, meshes)
+    if skipped:
+        why = "; ".join(skipped) if collision_meshes else ", ".join(skipped)
         warnings.warn(
-            f"URDF '{robot_name}': <mesh> collision geometry is not loaded (links: {', '.join(meshes)})",
+            f"URDF '{robot_name}': <mesh> collision geometry not loaded "
+            f"({'collision_meshes=False' if not collision_meshes else 'these geoms do not collide'}): {why}",
             UserWarning,
             stacklevel=2,
         )
@@ -372,12 +388,36 @@ def load_urdf(
     return model
 
 
-def _collisions(links, frames):
+class _MeshReader:
+    """Convex-hull vertices of URDF ``<mesh>`` elements, each file read once."""
+
+    def __init__(self, base_dir, package_dirs):
+        self.base_dir = base_dir
+        self.package_dirs = [package_dirs] if isinstance(package_dirs, str | os.PathLike) else list(package_dirs)
+        self.cache: dict[str, np.ndarray] = {}
+
+    def __call__(self, shape, what) -> np.ndarray:
+        """The hull vertices of the mesh, scaled, in its ``<collision>`` frame; MeshError (or
+        URDFError for a bad ``scale``) where it cannot be read."""
+        uri = shape.get("filename")
+        if not uri:
+            raise URDFError(f"{what}: <mesh> has no filename")
+        scale = _floats(shape.get("scale", "1 1 1"), 3, f"{what} <mesh> scale")
+        if not np.all(np.isfinite(scale)) or np.any(scale == 0):
+            raise URDFError(f"{what}: <mesh> scale must be three finite non-zero numbers, got {shape.get('scale')!r}")
+        path = resolve_mesh_path(uri, self.base_dir, self.package_dirs, what)
+        if path not in self.cache:
+            self.cache[path] = read_mesh(path, what).points
+        return hull_vertices(self.cache[path] * scale)
+
+
+def _collisions(links, frames, meshes):
     """The geoms of every link's ``<collision>`` elements (module docstring), placed in the
     frame of the body each link is attached to (``frames``: (link, body, R, p) per link), and the
-    links whose mesh collisions were skipped."""
+    mesh collisions skipped: the links (``meshes`` None: no mesh is read), else why, per file."""
     g: dict[str, list] = dict(type=[], size=[], body=[], pos=[], R=[], names=[])
-    meshes = []
+    vertices, vertex_geom = [np.zeros((0, 3))], []
+    skipped: list[str] = []
     for link, body, Rl, pl in frames:
         for k, ce in enumerate(links[link].findall("collision")):
             what = f"link '{link}' <collision> {k + 1}"
@@ -387,13 +427,22 @@ def _collisions(links, frames):
                 raise URDFError(f"{what}: expected one shape inside <geometry>, found {len(shapes)}")
             shape = shapes[0]
             tag = shape.tag if isinstance(shape.tag, str) else ""
-            if tag == "mesh":
-                if link not in meshes:
-                    meshes.append(link)
-                continue
             sw = f"{what} <{tag}>"
             size = np.zeros(3)
-            if tag == "sphere":
+            if tag == "mesh":
+                if meshes is None:
+                    if link not in skipped:
+                        skipped.append(link)
+                    continue
+                try:
+                    hull = meshes(shape, what)
+                except MeshError as e:
+                    skipped.append(str(e))
+                    continue
+                gtype = MESH
+                vertices.append(hull)
+                vertex_geom += [len(g["type"])] * len(hull)
+            elif tag == "sphere":
                 gtype, size[0] = SPHERE, _positive(shape, "radius", sw)
             elif tag == "box":
                 gtype = BOX
@@ -421,8 +470,10 @@ def _collisions(links, frames):
         pos=np.array(g["pos"]).reshape(ng, 3),
         R=np.array(g["R"]).reshape(ng, 3, 3),
         names=tuple(g["names"]),
+        vertices=np.concatenate(vertices),
+        vertex_geom=tuple(vertex_geom),
     )
-    return geoms, meshes
+    return geoms, skipped
 
 
 def _positive(elem, name, what, allow_zero=False):

@@ -22,7 +22,8 @@ tiago, pr2, allegro hands, ...): ``load_robot("go2")``. A name is the file's ste
 unique (``"go2"``, ``"ur10_robot"``), else ``"<package>/<stem>"`` with the ``_description``
 suffix of the package dropped (``"anymal_b_simple/anymal"``); :func:`external_robots` lists
 them. Legged, humanoid and aerial robots default to a floating base (:data:`FLOATING_PACKAGES`);
-pass ``floating_base`` to choose. Meshes are never read: they do not enter the dynamics.
+pass ``floating_base`` to choose. Collision meshes load as convex hulls (:func:`~jaxdyn.load_urdf`);
+they do not enter the dynamics.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Write tests/data/mjcf/meshes/ell.stl: a closed, non-convex L-shaped solid (three unit voxels,
-scaled to 5 cm) as a binary STL with outward-facing triangles. Deterministic output."""
+"""Write tests/data/mjcf/meshes/ell.stl and ell.obj: a closed, non-convex L-shaped solid (three
+unit voxels, scaled to 5 cm) as a binary STL with outward-facing triangles, and the same solid as
+a Wavefront OBJ (shared vertices, 1-based faces). Deterministic output."""
 
 import os
 import struct
@@ -48,6 +49,13 @@ def main():
             n = n / np.linalg.norm(n)
             fh.write(struct.pack("<12fH", *n, *t.ravel(), 0))
     print(path, len(tris), "triangles")
+    points, index = np.unique(tris.reshape(-1, 3), axis=0, return_inverse=True)
+    obj = os.path.join(HERE, "..", "data", "mjcf", "meshes", "ell.obj")
+    with open(obj, "w") as fh:
+        fh.write("# jaxdyn test mesh: L-shaped solid\n")
+        fh.writelines(f"v {x!r} {y!r} {z!r}\n" for x, y, z in points.tolist())
+        fh.writelines(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in index.reshape(-1, 3).tolist())
+    print(obj, len(points), "vertices")
 
 
 if __name__ == "__main__":
