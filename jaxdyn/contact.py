@@ -18,7 +18,9 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   geom's x axis. The depth of every point is continuous; the points themselves move
   continuously except through that upright pose, where each disk's square of points turns about
   the axis with equal depths (elastic force and moment unchanged). A mesh geom: the vertices of
-  its convex hull (``Geoms.vertices``, what MuJoCo collides of a mesh) with ``r = 0``. An
+  its convex hull (``Geoms.vertices``, what MuJoCo collides of a mesh) with ``r = 0``; of a
+  hull with more than :data:`MESH_GROUND_POINTS` (8) vertices, the 8 deepest along ``-n``
+  (``lax.top_k`` at each evaluation; MuJoCo keeps up to 4 contacts of a mesh on a plane). An
   ellipsoid (semi-axes ``A``): its point lowest along ``n``, ``c - R A^2 m / sqrt(m^T A^2 m)``
   with ``m = R^T n``, with ``r = 0`` (exact). Planes are not collided with the ground. For a
   point ``c`` of radius ``r`` the signed distance of the shape to the ground is
@@ -885,10 +887,27 @@ def _cylinders(geoms: geometry.Geoms):
     return np.array([g for g, t in enumerate(geoms.type) if t == geometry.CYLINDER and _collidable(geoms, g)], np.int64)
 
 
+# a mesh geom with more convex-hull vertices than this touches the ground with its this many
+# deepest ones (MuJoCo keeps up to 4 contacts of a mesh on a plane)
+MESH_GROUND_POINTS = 8
+
+
 def _mesh_rows(geoms: geometry.Geoms):
-    """The rows of ``geoms.vertices`` whose mesh geom collides with the ground."""
-    keep = {g for g in set(geoms.vertex_geom) if _collidable(geoms, g)}
-    return np.array([k for k, g in enumerate(geoms.vertex_geom) if g in keep], np.int64)
+    """The mesh geoms that collide with the ground, split by size: the rows of
+    ``geoms.vertices`` of those with at most :data:`MESH_GROUND_POINTS` vertices (all of them
+    are contact points), and for the larger ones their geom indices and a ``(G, V)`` table of
+    their rows (each padded with its first row to the longest; the padding is never among the
+    deepest ``MESH_GROUND_POINTS``, as every such geom has more vertices than that)."""
+    rows: dict[int, list[int]] = {}
+    for k, g in enumerate(geoms.vertex_geom):
+        if _collidable(geoms, g):
+            rows.setdefault(g, []).append(k)
+    small = [k for r in rows.values() if len(r) <= MESH_GROUND_POINTS for k in r]
+    large = {g: r for g, r in rows.items() if len(r) > MESH_GROUND_POINTS}
+    width = max((len(r) for r in large.values()), default=0)
+    table = np.array([r + r[:1] * (width - len(r)) for r in large.values()], np.int64).reshape(len(large), width)
+    valid = np.array([[j < len(r) for j in range(width)] for r in large.values()], bool).reshape(len(large), width)
+    return np.array(small, np.int64), np.array(list(large), np.int64), table, valid
 
 
 def _ellipsoids(geoms: geometry.Geoms):
@@ -898,7 +917,9 @@ def _ellipsoids(geoms: geometry.Geoms):
 
 
 def _n_ground_points(geoms: geometry.Geoms) -> int:
-    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms)) + len(_mesh_rows(geoms)) + len(_ellipsoids(geoms))
+    small, large, _, _ = _mesh_rows(geoms)
+    meshes = len(small) + MESH_GROUND_POINTS * len(large)
+    return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms)) + meshes + len(_ellipsoids(geoms))
 
 
 def _ellipsoid_support(Rg, cg, size, n):
@@ -918,7 +939,8 @@ def _has_ground_points(geoms: geometry.Geoms) -> bool:
 def contact_points(model: Model, q, qd, ground: Ground | None = None) -> ContactPoints:
     """Candidate ground contact points, penetrations, witness points and velocities (module
     docstring): the sphere, capsule and box points in geom order, then the cylinders' points,
-    the ellipsoids' lowest points, then the mesh geoms' convex-hull vertices."""
+    the ellipsoids' lowest points, then the mesh geoms' convex-hull vertices (of a mesh with
+    more than :data:`MESH_GROUND_POINTS`, that many, the deepest first)."""
     q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
     return _contact_points(model, _frames(model, q, qd), Ground() if ground is None else ground)
 
@@ -944,12 +966,18 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
         centre.append(_ellipsoid_support(Rg[ei], cg[ei], g.size[ei], n))
         radius.append(jnp.zeros(len(ei), dt))
         geom.append(ei)
-    vi = _mesh_rows(g)
-    if len(vi):  # mesh geoms: the vertices of their convex hulls, radius 0
+    vi, li, table, valid = _mesh_rows(g)
+    if len(vi):  # small mesh geoms: the vertices of their convex hulls, radius 0
         mi = np.asarray(g.vertex_geom, np.int64)[vi]
         centre.append(cg[mi] + mv(Rg[mi], g.vertices[vi]))
         radius.append(jnp.zeros(len(vi), dt))
         geom.append(mi)
+    if len(li):  # larger ones: their MESH_GROUND_POINTS vertices deepest along -n
+        x = cg[li][:, None] + mv(Rg[li][:, None], g.vertices[table])  # (G, V, 3)
+        _, k = jax.lax.top_k(jnp.where(valid, -(x @ n), -jnp.inf), MESH_GROUND_POINTS)
+        centre.append(jnp.take_along_axis(x, k[..., None], axis=1).reshape(-1, 3))
+        radius.append(jnp.zeros(k.size, dt))
+        geom.append(np.repeat(li, MESH_GROUND_POINTS))
     centre, radius = jnp.concatenate(centre), jnp.concatenate(radius)
     geom = np.concatenate(geom)
     body = np.asarray(g.body, np.int64)[geom]
@@ -1120,9 +1148,12 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     if table.unsupported:
         kinds = {v: k for k, v in geometry.TYPE_CODES.items()}
         name = lambda i: f"'{g.names[i]}'" if i < len(g.names) and g.names[i] else f"geom {i}"  # noqa: E731
-        listed = ", ".join(f"{name(a)}-{name(b)} ({kinds[g.type[a]]}-{kinds[g.type[b]]})" for a, b in table.unsupported)
+        pairs = table.unsupported
+        listed = ", ".join(f"{name(a)}-{name(b)} ({kinds[g.type[a]]}-{kinds[g.type[b]]})" for a, b in pairs[:8])
+        if len(pairs) > 8:
+            listed += f" and {len(pairs) - 8} more"
         warnings.warn(
-            f"model '{model.name}': {len(table.unsupported)} geom pairs are not collided (jaxdyn collides "
+            f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides "
             f"no pair with an ellipsoid or a mesh; exclude them to silence this): {listed}",
             UserWarning,
             stacklevel=2,

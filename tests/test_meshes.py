@@ -6,6 +6,7 @@ import os
 import struct
 import warnings
 
+import jax
 import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
@@ -235,13 +236,56 @@ def test_a_mesh_geom_touches_the_ground_as_the_box_it_is(tmp_path):
         _box_urdf(f'<mesh filename="{tmp_path}/box.stl" scale="2 2 2"/>'), floating_base=True, dtype=np.float64
     )
     assert as_mesh.geoms.type == (geometry.MESH,) and len(as_mesh.geoms.vertices) == 8
+    forces = jax.jit(contact.generalized_forces)
     rng = np.random.default_rng(0)
     for _ in range(4):
         quat = rng.normal(size=4)
         quat /= np.linalg.norm(quat)
         q = np.concatenate([[0.0, 0.0, 0.2], quat])
         qd = 0.01 * rng.normal(size=6)  # slow: Hunt-Crossley damping leaves a push (c_d v_n < 1)
-        f_box = contact.generalized_forces(as_box, q, qd)
-        f_mesh = contact.generalized_forces(as_mesh, q, qd)
+        f_box, f_mesh = forces(as_box, q, qd), forces(as_mesh, q, qd)
         assert np.abs(f_box).max() > 1.0  # some corners are in the ground
         np.testing.assert_allclose(f_mesh, f_box, rtol=1e-12, atol=1e-9)
+
+
+def test_a_large_mesh_touches_the_ground_with_its_deepest_vertices():
+    """A hull of more than ``MESH_GROUND_POINTS`` vertices (a 12-sided prism, 24 vertices)
+    touches the ground with its 8 deepest, found anew at every pose: the same forces as the
+    prism split into three 8-vertex mesh geoms (all of whose vertices are contact points) while
+    at most 8 vertices are in the ground, and finite derivatives through the selection."""
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    from jaxdyn.spatial import quat_to_rotation
+
+    assert contact.MESH_GROUND_POINTS == 8
+    ang = np.arange(12) * np.pi / 6
+    ring = np.stack([0.1 * np.cos(ang), 0.1 * np.sin(ang), np.zeros(12)], 1)
+    prism = np.vstack([ring + [0, 0, -0.05], ring + [0, 0, 0.05]])
+    body = jaxdyn.load_urdf(_box_urdf('<box size="0.1 0.1 0.1"/>'), floating_base=True, dtype=np.float64)
+    one = geometry.make_geoms(
+        type=[geometry.MESH], size=np.zeros((1, 3)), body=[0], vertices=prism, vertex_geom=[0] * 24, dtype=np.float64
+    )
+    three = geometry.make_geoms(
+        type=[geometry.MESH] * 3, size=np.zeros((3, 3)), body=[0] * 3, vertices=prism,
+        vertex_geom=np.repeat([0, 1, 2], 8), dtype=np.float64,
+    )  # fmt: skip
+    m1 = eqx.tree_at(lambda m: m.geoms, body, one)
+    m3 = eqx.tree_at(lambda m: m.geoms, body, three)
+    forces = jax.jit(contact.generalized_forces)
+    push = jax.jit(jax.grad(lambda m, q: contact.generalized_forces(m, q, jnp.zeros(6))[2], argnums=1))
+    compared = 0
+    for tilt in (0.0, 0.3, 1.2):  # flat (12 vertices equally deep: 8 kept), tilted onto an edge, on its side
+        quat = np.array([np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0])
+        x = prism @ np.asarray(quat_to_rotation(quat)).T
+        q = np.concatenate([[0.01, -0.02, -x[:, 2].min() - 0.001], quat])  # the deepest vertex 1 mm in
+        pts = contact.contact_points(m1, q, np.zeros(6))
+        assert len(pts.depth) == 8
+        heights = np.sort(x[:, 2] + q[2])
+        np.testing.assert_allclose(np.sort(np.asarray(pts.centre[:, 2])), heights[:8], rtol=0, atol=1e-15)
+        if (heights < 0).sum() <= 8:
+            qd = np.array([0.0, 0.1, 0.0, 0.01, 0.0, 0.0])
+            np.testing.assert_allclose(forces(m1, q, qd), forces(m3, q, qd), rtol=1e-12, atol=1e-9)
+            compared += 1
+        assert np.all(np.isfinite(push(m1, q)))
+    assert compared == 2
