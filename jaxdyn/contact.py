@@ -34,7 +34,10 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`),
   cylinder-box (the box's corners and edges against the cylinder, the cylinder's rims against
   the box: :func:`jaxdyn.collision._cylinder_box_contacts`), cylinder-cylinder
-  (:func:`jaxdyn.collision._cylinder_cylinder_contacts`), between
+  (:func:`jaxdyn.collision._cylinder_cylinder_contacts`), and a mesh (its convex hull,
+  ``Geoms.faces``) against a sphere, a capsule, a box or a cylinder (the hull's exact signed
+  distance; its 8 vertices and edges deepest in the other shape: :func:`jaxdyn.collision.
+  _box_hull_contacts`, :func:`jaxdyn.collision._cylinder_hull_contacts`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -176,17 +179,21 @@ from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_m
 from .algorithms.rnea import rnea_full
 from .collision import (
     _box_box_contacts,
+    _box_hull_contacts,
     _cylinder_box_contacts,
     _cylinder_cylinder_contacts,
+    _cylinder_hull_contacts,
     _cylinder_rims,
     _dot,
     _segment_box_contacts,
     _segment_cylinder_contacts,
+    _segment_hull_contacts,
     _segment_of,
     _segment_point,
     _segment_segment_contacts,
     _sphere_box,
     _sphere_cylinder,
+    _sphere_hull,
     _spheres,
     _unit,
 )
@@ -1035,14 +1042,24 @@ _PAIR_KINDS = (
     (geometry.CAPSULE, geometry.CYLINDER),
     (geometry.CYLINDER, geometry.CYLINDER),
     (geometry.CYLINDER, geometry.BOX),
+    (geometry.SPHERE, geometry.MESH),
+    (geometry.CAPSULE, geometry.MESH),
+    (geometry.CYLINDER, geometry.MESH),
+    (geometry.BOX, geometry.MESH),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
 # _segment_box_contacts, _segment_cylinder_contacts), box-box 8 + 8 corners and 12 + 12 edges
 # (collision._box_box_contacts), cylinder-box 8 corners, 12 edges and 12 rim points
 # (collision._cylinder_box_contacts), cylinder-cylinder 12 + 12 rim points and a side line
-# (collision._cylinder_cylinder_contacts); one for the others
+# (collision._cylinder_cylinder_contacts), capsule-mesh as capsule-box
+# (collision._segment_hull_contacts), cylinder-mesh 12 rim points, 8 hull vertices and 8 edges
+# (collision._cylinder_hull_contacts), box-mesh 8 corners, 12 edges and 8 hull vertices
+# (collision._box_hull_contacts); one for the others
 _PAIR_ROWS = {
+    (geometry.CAPSULE, geometry.MESH): 3,
+    (geometry.CYLINDER, geometry.MESH): 28,
+    (geometry.BOX, geometry.MESH): 28,
     (geometry.CAPSULE, geometry.CYLINDER): 3,
     (geometry.CAPSULE, geometry.CAPSULE): 3,
     (geometry.CAPSULE, geometry.BOX): 3,
@@ -1057,15 +1074,17 @@ class CollisionPairs(NamedTuple):
 
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
       sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
-      capsule-cylinder, cylinder-cylinder, cylinder-box; within a pair the geom
+      capsule-cylinder, cylinder-cylinder, cylinder-box, then sphere, capsule, cylinder and box
+      against a mesh; within a pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided
-      (anything with an ellipsoid or a mesh).
+      (anything with an ellipsoid, two meshes, a flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
-      the order of ``pairs``): 3 for capsule-capsule, capsule-box and capsule-cylinder, 40 for
-      box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 1 for the others.
+      the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder and
+      capsule-mesh, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
+      box-mesh and cylinder-mesh, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -1132,11 +1151,12 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world) nor in
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
-    filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an ellipsoid
-    or a mesh) are warned about, by name."""
+    filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
+    ellipsoid, two meshes, a mesh whose vertices span no volume) are warned about, by name."""
     g = model.geoms
+    solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
     table = _pair_table(
-        tuple(g.type),
+        tuple(-1 if t == geometry.MESH and i not in solid else t for i, t in enumerate(g.type)),
         tuple(g.body),
         tuple(g.contype),
         tuple(g.conaffinity),
@@ -1153,8 +1173,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
         if len(pairs) > 8:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
-            f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides "
-            f"no pair with an ellipsoid or a mesh; exclude them to silence this): {listed}",
+            f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
+            f"with an ellipsoid, no two meshes, no flat mesh; exclude them to silence this): {listed}",
             UserWarning,
             stacklevel=2,
         )
@@ -1205,9 +1225,42 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
             out.append((dd, -n, p, phi))
         elif (t1, t2) == (geometry.CYLINDER, geometry.CYLINDER):
             out.append(_cylinder_cylinder_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
-        else:  # cylinder-box, the normal from the cylinder to the box
+        elif (t1, t2) == (geometry.CYLINDER, geometry.BOX):  # the normal from the cylinder to the box
             out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
+        else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
+            T, V, valid, E, e_valid = _hull_arrays(g, j, Rg, cg)
+            if t1 == geometry.SPHERE:
+                dd, n, p = _sphere_hull(cg[i][:, None], r1[:, None], T)
+                out.append(one(dd[:, 0], -n[:, 0], p[:, 0]))
+            elif t1 == geometry.CAPSULE:
+                p1, d1 = _segment_of(Rg[i], cg[i], size[i])
+                dd, n, p, phi = _segment_hull_contacts(p1, d1, r1, T)
+                out.append((dd, -n, p, phi))
+            elif t1 == geometry.CYLINDER:
+                out.append(_cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
+            else:
+                out.append(_box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
     return out
+
+
+def _hull_arrays(g: geometry.Geoms, meshes, Rg, cg):
+    """The convex hulls of the mesh geoms ``meshes`` ``(P,)`` in world coordinates: triangles
+    ``(P, F, 3, 3)``, vertices ``(P, V, 3)`` and edges ``(P, M, 2, 3)``, each padded to the
+    largest hull by repeating its first row (a repeated triangle changes no distance; padded
+    vertices and edges are marked false in ``(P, V)`` and ``(P, M)`` masks)."""
+
+    def table(owner):
+        rows = [np.flatnonzero(np.asarray(owner, np.int64) == m) for m in meshes]
+        width = max(len(r) for r in rows)
+        idx = np.stack([np.concatenate([r, np.full(width - len(r), r[0])]) for r in rows])
+        return idx, jnp.asarray(np.stack([np.arange(width) < len(r) for r in rows]))
+
+    (fi, _), (vi, valid), (ei, e_valid) = table(g.face_geom), table(g.vertex_geom), table(g.edge_geom)
+    R, c = Rg[meshes], cg[meshes]
+    T = c[:, None, None] + mv(R[:, None, None], g.faces[fi])
+    V = c[:, None] + mv(R[:, None], g.vertices[vi])
+    E = c[:, None, None] + mv(R[:, None, None], g.edges[ei])
+    return T, V, valid, E, e_valid
 
 
 def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:

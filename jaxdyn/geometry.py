@@ -51,6 +51,11 @@ class Geoms(eqx.Module):
       friction ``(ng, 3)``: sliding, torsional, rolling coefficients;
       vertices ``(nvert, 3)``: the convex-hull vertices of the mesh geoms, each in its geom's
         frame (what MuJoCo collides of a mesh), one row per vertex, the geom in ``vertex_geom``;
+      faces ``(nface, 3, 3)``: the convex hulls' outward-facing triangles (counter-clockwise
+        seen from outside), in the geoms' frames, the geom in ``face_geom``; computed from
+        ``vertices`` by :func:`make_geoms` (none for a mesh whose vertices span no volume);
+      edges ``(nedge, 2, 3)``: the triangles' edges, each once (with the diagonals of faces
+        of more than three vertices), the geom in ``edge_geom``;
       pair_friction ``(len(pairs),)``: the sliding friction of each explicit pair, which its
         contacts use instead of the geoms' (MJCF ``<pair friction>``; MuJoCo's default 1).
 
@@ -70,7 +75,9 @@ class Geoms(eqx.Module):
         excluded only in part);
       pairs: geom index pairs ``(i, j)``, ``i < j``, that collide whatever the filter says (bit
         masks, same body, parent and child, ``exclude``): MJCF ``<contact><pair geom1 geom2>``;
-      vertex_geom: the geom of each row of ``vertices`` (a mesh geom).
+      vertex_geom: the geom of each row of ``vertices`` (a mesh geom);
+      face_geom: the geom of each row of ``faces``;
+      edge_geom: the geom of each row of ``edges``.
     """
 
     size: Float[Array, "ng 3"]
@@ -78,6 +85,8 @@ class Geoms(eqx.Module):
     R: Float[Array, "ng 3 3"]
     friction: Float[Array, "ng 3"]
     vertices: Float[Array, "nvert 3"]
+    faces: Float[Array, "nface 3 3"]
+    edges: Float[Array, "nedge 2 3"]
     pair_friction: Float[Array, " npair"]
     type: tuple[int, ...] = eqx.field(static=True, default=())
     body: tuple[int, ...] = eqx.field(static=True, default=())
@@ -88,6 +97,8 @@ class Geoms(eqx.Module):
     exclude: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
     pairs: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
     vertex_geom: tuple[int, ...] = eqx.field(static=True, default=())
+    face_geom: tuple[int, ...] = eqx.field(static=True, default=())
+    edge_geom: tuple[int, ...] = eqx.field(static=True, default=())
 
     @property
     def ng(self) -> int:
@@ -122,7 +133,8 @@ def make_geoms(
     scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
     index pairs, in either order; ``pair_friction``, one sliding friction per entry of
     ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom
-    of each in ``vertex_geom``; give a mesh geom its convex hull's vertices).
+    of each in ``vertex_geom``; give a mesh geom its convex hull's vertices). The hulls'
+    triangles (``faces``) are computed from the vertices (scipy's Qhull).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -160,12 +172,15 @@ def make_geoms(
     for g in sorted(set(vertex_geom)):
         if not 0 <= g < ng or type[g] != MESH:
             raise ValueError(f"make_geoms: vertex_geom names geom {g}, which is not a mesh geom of 0..{ng - 1}")
+    faces, face_geom, edges, edge_geom = _hull_faces(vertices, vertex_geom)
     return Geoms(
         size=f(size, (ng, 3)),
         pos=f(pos, (ng, 3)),
         R=f(R, (ng, 3, 3)),
         friction=f(friction, (ng, 3)),
         vertices=f(vertices, (len(vertex_geom), 3)),
+        faces=f(faces, (len(face_geom), 3, 3)),
+        edges=f(edges, (len(edge_geom), 2, 3)),
         pair_friction=f(pair_friction, (len(pairs),)),
         type=type,
         body=body,
@@ -176,7 +191,32 @@ def make_geoms(
         exclude=exclude,
         pairs=pairs,
         vertex_geom=vertex_geom,
+        face_geom=face_geom,
+        edge_geom=edge_geom,
     )
+
+
+def _hull_faces(vertices, vertex_geom):
+    """The outward triangles of each mesh geom's convex hull and their edges (each once), with
+    the geom of each."""
+    from .io.meshes import hull_triangles
+
+    tris, owner, edges, edge_owner = [np.zeros((0, 3, 3))], [], [np.zeros((0, 2, 3))], []
+    geoms = np.asarray(vertex_geom, np.int64)
+    for g in sorted(set(vertex_geom)):
+        t = hull_triangles(vertices[geoms == g])
+        if t is None:
+            continue
+        tris.append(t)
+        owner += [g] * len(t)
+        seen = {}
+        for tri in t:
+            for a, b in ((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])):
+                key = tuple(sorted((tuple(a), tuple(b))))
+                seen.setdefault(key, (a, b))
+        edges.append(np.array(list(seen.values())).reshape(-1, 2, 3))
+        edge_owner += [g] * len(seen)
+    return np.concatenate(tris), tuple(owner), np.concatenate(edges), tuple(edge_owner)
 
 
 def _pair_friction(pairs, friction, ng):
@@ -220,5 +260,7 @@ def empty_geoms(dtype=None) -> Geoms:
         R=jnp.zeros((0, 3, 3), dtype),
         friction=jnp.zeros((0, 3), dtype),
         vertices=jnp.zeros((0, 3), dtype),
+        faces=jnp.zeros((0, 3, 3), dtype),
+        edges=jnp.zeros((0, 2, 3), dtype),
         pair_friction=jnp.zeros((0,), dtype),
     )

@@ -100,6 +100,11 @@ SLOW = {
     "tests/test_kernels.py::test_spherical_joints_match_generic_float64[unroll]",
     "tests/test_kernels.py::test_spherical_joints_float32_and_jacobian",
     "tests/test_contact.py::test_free_bodies_after_a_fixed_arm_settle_on_the_ground",
+    # mesh pairs: the MuJoCo distances (test_mesh_pairs_match_mujoco) and their wiring
+    # (test_mesh_pairs_in_the_contact_model) stay in the quick run
+    "tests/test_meshes.py::test_a_mesh_rests_on_a_box",
+    "tests/test_meshes.py::test_mesh_pair_derivatives_are_finite",
+    "tests/test_meshes.py::test_primitives_meet_a_mesh_cube_as_the_box_it_is",
     "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[scan]",
     "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[unroll]",
     "tests/test_kernels.py::test_packed_scan_outputs_match_generic[scan]",

@@ -7,6 +7,7 @@ import struct
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
@@ -254,7 +255,6 @@ def test_a_large_mesh_touches_the_ground_with_its_deepest_vertices():
     prism split into three 8-vertex mesh geoms (all of whose vertices are contact points) while
     at most 8 vertices are in the ground, and finite derivatives through the selection."""
     import equinox as eqx
-    import jax.numpy as jnp
 
     from jaxdyn.spatial import quat_to_rotation
 
@@ -289,3 +289,203 @@ def test_a_large_mesh_touches_the_ground_with_its_deepest_vertices():
             compared += 1
         assert np.all(np.isfinite(push(m1, q)))
     assert compared == 2
+
+
+def _mesh_pair_reference(kind, dtype):
+    """MuJoCo's mesh_pairs.npz for one primitive kind, as the arrays the collision functions take."""
+    from jaxdyn.spatial import quat_to_rotation
+
+    r = np.load(os.path.join(DATA, "mujoco", "contact", "mesh_pairs.npz"))
+    V = r["mesh_vertices"]
+    gm = geometry.make_geoms(
+        type=[geometry.MESH], size=np.zeros((1, 3)), body=[0], vertices=V, vertex_geom=[0] * len(V)
+    )
+    faces, edges = np.asarray(gm.faces, np.float64), np.asarray(gm.edges, np.float64)
+    mp, mM = r[f"{kind}_mesh_pos"], r[f"{kind}_mesh_mat"]
+    a = lambda x: jnp.asarray(x, dtype)  # noqa: E731
+    T = a(mp[:, None, None] + np.einsum("pij,fkj->pfki", mM, faces))
+    Vw = a(mp[:, None] + np.einsum("pij,vj->pvi", mM, V))
+    E = a(mp[:, None, None] + np.einsum("pij,ekj->peki", mM, edges))
+    P = len(mp)
+    R = jax.vmap(quat_to_rotation)(a(r[f"{kind}_quat"]))
+    S = jnp.broadcast_to(a(r[f"{kind}_size"]), (P, 3))
+    return r[f"{kind}_dist"], T, Vw, E, R, S
+
+
+@pytest.mark.parametrize("kind", ["sphere", "capsule", "cylinder", "box"])
+def test_mesh_pairs_match_mujoco(kind):
+    """A primitive against a mesh (the convex hull of 30 points on an ellipsoid, 56 triangles),
+    60 poses each, against MuJoCo's mj_geomDistance (GJK / EPA at 1e-12): the pair's signed
+    distance equals MuJoCo's where the shapes are apart (the cylinder's rim search is a
+    golden-section search: 1e-12), and where they overlap it is negative and never deeper than
+    EPA's minimum translation (a sphere's equal to it)."""
+    from jaxdyn import collision as K
+
+    ref, T, V, E, R, S = _mesh_pair_reference(kind, jnp.float64)
+    c = jnp.zeros((len(ref), 3))
+    valid, e_valid = jnp.ones(V.shape[:2], bool), jnp.ones(E.shape[:2], bool)
+    if kind == "sphere":
+        d = jax.jit(K._sphere_hull)(c[:, None], S[:, :1], T)[0][:, 0]
+    elif kind == "capsule":
+        p, dd = K._segment_of(R, c, S)
+        d = jax.jit(K._segment_hull_contacts)(p, dd, S[:, 0], T)[3]
+    elif kind == "cylinder":
+        d = jax.jit(K._cylinder_hull_contacts)(c, R, S, T, V, valid, E, e_valid)[3]
+    else:
+        d = jax.jit(K._box_hull_contacts)(c, R, S, T, V, valid)[3]
+    d = np.asarray(d)
+    apart = ref > 0
+    assert apart.sum() >= 40 and (~apart).sum() >= 8
+    np.testing.assert_allclose(d[apart], ref[apart], rtol=0, atol=2e-12 if kind == "cylinder" else 1e-14)
+    assert np.all(d[~apart] < 0) and np.all(d[~apart] >= ref[~apart] - 1e-12)
+    if kind == "sphere":
+        np.testing.assert_allclose(d[~apart], ref[~apart], rtol=0, atol=1e-14)
+
+
+def test_primitives_meet_a_mesh_cube_as_the_box_it_is():
+    """A mesh cube (its 8 corners) and the box geom of the same size, each against a sphere, a
+    capsule, a cylinder and a box on the world, at 40 random poses: the pairs' signed distances
+    are equal where the shapes are apart (both exact), and both negative where they overlap;
+    every mesh pair is collided (no warning)."""
+    import equinox as eqx
+
+    body = jaxdyn.load_urdf(_box_urdf('<box size="0.1 0.1 0.1"/>'), floating_base=True, dtype=np.float64)
+    h = np.array([0.1, 0.15, 0.2])
+    cube = h * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+    prims = [(geometry.SPHERE, [0.08, 0, 0]), (geometry.CAPSULE, [0.05, 0.1, 0])]
+    prims += [(geometry.CYLINDER, [0.07, 0.09, 0]), (geometry.BOX, [0.06, 0.09, 0.12])]
+    pos = [[0, 0, 0], [0.5, 0, 0], [-0.5, 0, 0], [0, 0.5, 0], [0, -0.5, 0]]
+
+    def model(mesh):
+        g = geometry.make_geoms(
+            type=[geometry.MESH if mesh else geometry.BOX] + [t for t, _ in prims],
+            size=[np.zeros(3) if mesh else h] + [s for _, s in prims],
+            body=[0, -1, -1, -1, -1],
+            pos=pos,
+            vertices=cube if mesh else None,
+            vertex_geom=[0] * 8 if mesh else (),
+            dtype=np.float64,
+        )
+        return eqx.tree_at(lambda m: m.geoms, body, g)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mesh, box = model(True), model(False)
+        pm, pb = contact.collision_pairs(mesh), contact.collision_pairs(box)
+    assert pm.rows == (1, 3, 28, 28) and [a for a, _ in pm.pairs] == [1, 2, 3, 4]
+    other = [a if b == 0 else b for a, b in pb.pairs]  # the box model's pairs by their primitive
+    dist = jax.jit(jax.vmap(lambda m, q: contact.pair_distances(m, q), in_axes=(None, 0)))
+    rng = np.random.default_rng(1)
+    quat = rng.normal(size=(40, 4))
+    q = np.hstack([rng.uniform(-0.35, 0.35, (40, 3)), quat / np.linalg.norm(quat, axis=1, keepdims=True)])
+    dm, db = np.asarray(dist(mesh, q)), np.asarray(dist(box, q))[:, np.argsort(other)]
+    apart = db > 1e-9
+    assert apart.sum() > 100 and (~apart).sum() > 10
+    np.testing.assert_allclose(dm[apart], db[apart], rtol=0, atol=1e-13)
+    assert np.all(dm[~apart] < 1e-12)
+
+
+def _mesh_and_world(prims, vertices, dtype=np.float64):
+    """A free body carrying one mesh geom (``vertices``, its hull) and the primitives
+    ``[(type, size, pos)]`` on the world."""
+    import equinox as eqx
+
+    body = jaxdyn.load_urdf(_box_urdf('<box size="0.1 0.1 0.1"/>'), floating_base=True, dtype=dtype)
+    g = geometry.make_geoms(
+        type=[geometry.MESH] + [t for t, _, _ in prims],
+        size=[np.zeros(3)] + [s for _, s, _ in prims],
+        body=[0] + [-1] * len(prims),
+        pos=[np.zeros(3)] + [p for _, _, p in prims],
+        vertices=vertices,
+        vertex_geom=[0] * len(vertices),
+        dtype=dtype,
+    )
+    return eqx.tree_at(lambda m: m.geoms, body, g)
+
+
+def _prism_on_a_box():
+    """A free 12-sided prism (24 vertices) whose vertex (0.1, 0, -0.05) is on the centre of a
+    sphere on the world and whose bottom face lies on the top face of a box on the world."""
+    ang = np.arange(12) * np.pi / 6
+    ring = np.stack([0.1 * np.cos(ang), 0.1 * np.sin(ang), np.zeros(12)], 1)
+    prism = np.vstack([ring + [0, 0, -0.05], ring + [0, 0, 0.05]])
+    model = _mesh_and_world(
+        [(geometry.SPHERE, [0.05, 0, 0], [0.15, 0, -0.05]), (geometry.BOX, [0.2, 0.2, 0.05], [0, 0, -0.1])], prism
+    )
+    return model, np.array([0.05, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+
+
+def test_mesh_pairs_in_the_contact_model():
+    """A sphere and a box on the world against a free mesh (a 12-sided prism, 24 vertices), the
+    sphere's centre on a vertex of the hull and the hull's bottom face on the box's top face:
+    pair_contacts has the pairs' rows (1 and 28), normals from the primitive to the mesh, and
+    distances equal to the collision functions'."""
+    from jaxdyn import collision as K
+
+    model, q = _prism_on_a_box()
+    table = contact.collision_pairs(model)
+    assert table.pairs == ((1, 0), (2, 0)) and table.rows == (1, 28)
+    pc = jax.jit(contact.pair_contacts)(model, q, np.zeros(6))
+    T = model.geoms.faces[None] + q[:3]  # the hull's triangles in the world (the body is not turned)
+    d_sphere = K._sphere_hull(jnp.array([[[0.15, 0, -0.05]]]), jnp.array([[0.05]]), T)[0][0, 0]
+    assert float(pc.distance[0]) == pytest.approx(-0.05, abs=1e-15) and float(d_sphere) == float(pc.distance[0])
+    assert np.all(np.asarray(pc.distance[1:21]) > 0.04)  # the box's corners and edges: far from the hull
+    np.testing.assert_allclose(pc.distance[21:], 0.0, atol=1e-15)  # 8 of the hull's 12 bottom vertices
+    # from the box up into the mesh
+    np.testing.assert_allclose(pc.normal[21:], np.tile([0.0, 0.0, 1.0], (8, 1)), atol=1e-12)
+    n_sphere = np.asarray(pc.normal[0])  # from the sphere into the hull at its vertex: a unit vector
+    assert abs(np.linalg.norm(n_sphere) - 1) < 1e-12
+
+
+def test_mesh_pair_derivatives_are_finite():
+    """The contact wrenches of the sphere and box against the prism have finite derivatives at
+    the ties of :func:`_prism_on_a_box` (the sphere's centre on a hull vertex, many nearest
+    faces; the hull's face on the box's face, 12 equally deep vertices) and 2 mm deeper."""
+    model, q = _prism_on_a_box()
+    f = jax.jit(jax.grad(lambda q: jnp.sum(contact.contact_wrenches(model, q, jnp.zeros(6), collide_ground=False))))
+    for dz in (0.0, -0.002):  # touching, then 2 mm into the box
+        grad = f(q + np.array([0, 0, dz, 0, 0, 0, 0]))
+        assert np.all(np.isfinite(np.asarray(grad)))
+
+
+def test_a_mesh_rests_on_a_box():
+    """A mesh cuboid (its 8 corners, 0.2 x 0.3 x 0.1 m, on the test body of 2 kg) dropped flat
+    and dropped tilted onto a box on the world comes to rest on its 4 bottom vertices, each at
+    the Hunt-Crossley depth (m g / 4 k)^(1/p), carrying its weight, still, its energy never
+    above the start: box-mesh contact through the hull's vertices deepest in the box."""
+    from jaxdyn import sim
+
+    h = np.array([0.1, 0.15, 0.05])
+    cuboid = h * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+    m = _mesh_and_world([(geometry.BOX, [0.4, 0.4, 0.05], [0, 0, -0.05])], cuboid)
+    ct = contact.Contact(collide_ground=False)
+    mass, k, p, g = 2.0, 1e6, 1.5, 9.81
+    tilt = [np.cos(0.15), np.sin(0.15) * 0.6, np.sin(0.15) * 0.8, 0.0]
+    q0 = jnp.array([[0.0, 0.0, 0.05 + 1e-3, 1.0, 0.0, 0.0, 0.0], [0.02, -0.01, 0.12, *tilt]])
+
+    @jax.jit
+    @jax.vmap
+    def settle(q0):
+        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((2000, 6)), 1e-3, contact=ct)
+        energy = jax.vmap(lambda q, v: jaxdyn.kinetic_energy(m, q, v) + jaxdyn.potential_energy(m, q))(tr.q, tr.qd)
+        pc = contact.pair_contacts(m, tr.q[-1], tr.qd[-1])
+        return (
+            tr.q[-1],
+            tr.qd[-1],
+            contact.total_force(m, tr.q[-1], tr.qd[-1], ct),
+            pc.distance,
+            energy,
+            tr.nonfinite_step,
+        )
+
+    q, qd, f, dist, energy, bad = (np.asarray(x) for x in settle(q0))
+    assert np.all(bad == -1)
+    assert np.all(energy <= energy[:, :1] * (1 + 1e-12))
+    depth = (mass * g / (4 * k)) ** (1 / p)
+    for s in range(2):
+        np.testing.assert_allclose(h[2] - q[s, 2], depth, rtol=1e-5)
+        np.testing.assert_allclose(f[s], [0.0, 0.0, mass * g], rtol=1e-6, atol=1e-3)  # 2e-4 N sideways: creep
+        touching = np.sort(dist[s])[:5]
+        np.testing.assert_allclose(touching[:4], -depth, rtol=2e-4)  # the tilted drop: 1e-7 rad left
+        assert touching[4] >= -1e-10
+    assert np.abs(qd).max() < 1e-4, np.abs(qd).max()
