@@ -246,9 +246,9 @@ def test_contact_composes_with_f_ext_and_integrators():
     f_ext = jnp.ones((model.nb, 6))
     fd = jax.jit(lambda q, qd, f, ct: sim.forward_dynamics(model, q, qd, jnp.zeros(6), f, contact=ct))
     a1 = fd(q, qd, f_ext, ct)
-    a2 = fd(q, qd, f_ext + C.contact_wrenches(model, q, qd), None)
+    a2 = fd(q, qd, f_ext + jax.jit(C.contact_wrenches)(model, q, qd), None)
     np.testing.assert_allclose(np.asarray(a1), np.asarray(a2), rtol=1e-12, atol=1e-12)
-    q1, _ = sim.step(model, q, qd, jnp.zeros(6), DT, "rk4", contact=ct)
+    q1, _ = jax.jit(lambda q, qd: sim.step(model, q, qd, jnp.zeros(6), DT, "rk4", contact=ct))(q, qd)
     assert np.all(np.isfinite(np.asarray(q1)))
     try:
         sim.rollout(model, q, qd, jnp.zeros((2, 6)), DT, integrator="variational", contact=ct)

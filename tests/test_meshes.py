@@ -251,9 +251,10 @@ def test_a_mesh_geom_touches_the_ground_as_the_box_it_is(tmp_path):
 
 def test_a_large_mesh_touches_the_ground_with_its_deepest_vertices():
     """A hull of more than ``MESH_GROUND_POINTS`` vertices (a 12-sided prism, 24 vertices)
-    touches the ground with its 8 deepest, found anew at every pose: the same forces as the
-    prism split into three 8-vertex mesh geoms (all of whose vertices are contact points) while
-    at most 8 vertices are in the ground, and finite derivatives through the selection."""
+    touches the ground with its 8 deepest, found anew at every pose: while at most 8 vertices
+    are in the ground, the same contacts in the ground (points, depths, velocities: so the same
+    forces) as the prism split into three 8-vertex mesh geoms, all of whose vertices are contact
+    points (the derivatives through the selection: test_mesh_pair_derivatives_are_finite)."""
     import equinox as eqx
 
     from jaxdyn.spatial import quat_to_rotation
@@ -272,22 +273,28 @@ def test_a_large_mesh_touches_the_ground_with_its_deepest_vertices():
     )  # fmt: skip
     m1 = eqx.tree_at(lambda m: m.geoms, body, one)
     m3 = eqx.tree_at(lambda m: m.geoms, body, three)
-    forces = jax.jit(contact.generalized_forces)
-    push = jax.jit(jax.grad(lambda m, q: contact.generalized_forces(m, q, jnp.zeros(6))[2], argnums=1))
+    points = jax.jit(contact.contact_points)
     compared = 0
     for tilt in (0.0, 0.3, 1.2):  # flat (12 vertices equally deep: 8 kept), tilted onto an edge, on its side
         quat = np.array([np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0])
         x = prism @ np.asarray(quat_to_rotation(quat)).T
         q = np.concatenate([[0.01, -0.02, -x[:, 2].min() - 0.001], quat])  # the deepest vertex 1 mm in
-        pts = contact.contact_points(m1, q, np.zeros(6))
+        pts = points(m1, q, np.zeros(6))
         assert len(pts.depth) == 8
         heights = np.sort(x[:, 2] + q[2])
         np.testing.assert_allclose(np.sort(np.asarray(pts.centre[:, 2])), heights[:8], rtol=0, atol=1e-15)
         if (heights < 0).sum() <= 8:
-            qd = np.array([0.0, 0.1, 0.0, 0.01, 0.0, 0.0])
-            np.testing.assert_allclose(forces(m1, q, qd), forces(m3, q, qd), rtol=1e-12, atol=1e-9)
+            qd = np.array([0.0, 0.1, 0.0, 0.01, 0.2, 0.0])
+            p1, p3 = points(m1, q, qd), points(m3, q, qd)
+            touching = []
+            for p in (p1, p3):
+                d = np.asarray(p.depth)
+                k = np.flatnonzero(d > 0)
+                k = k[np.argsort(d[k])]
+                touching.append(np.hstack([d[k, None], np.asarray(p.point)[k], np.asarray(p.velocity)[k]]))
+            assert len(touching[0]) == (heights < 0).sum() > 0
+            np.testing.assert_allclose(touching[0], touching[1], rtol=0, atol=1e-15)
             compared += 1
-        assert np.all(np.isfinite(push(m1, q)))
     assert compared == 2
 
 
@@ -312,17 +319,18 @@ def _mesh_pair_reference(kind, dtype):
     return r[f"{kind}_dist"], T, Vw, E, R, S
 
 
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-14), (jnp.float32, 1e-6)])
 @pytest.mark.parametrize("kind", ["sphere", "capsule", "cylinder", "box"])
-def test_mesh_pairs_match_mujoco(kind):
+def test_mesh_pairs_match_mujoco(kind, dtype, tol):
     """A primitive against a mesh (the convex hull of 30 points on an ellipsoid, 56 triangles),
     60 poses each, against MuJoCo's mj_geomDistance (GJK / EPA at 1e-12): the pair's signed
     distance equals MuJoCo's where the shapes are apart (the cylinder's rim search is a
     golden-section search: 1e-12), and where they overlap it is negative and never deeper than
-    EPA's minimum translation (a sphere's equal to it)."""
+    EPA's minimum translation (a sphere's equal to it); in float32 to 1e-6 m."""
     from jaxdyn import collision as K
 
-    ref, T, V, E, R, S = _mesh_pair_reference(kind, jnp.float64)
-    c = jnp.zeros((len(ref), 3))
+    ref, T, V, E, R, S = _mesh_pair_reference(kind, dtype)
+    c = jnp.zeros((len(ref), 3), dtype)
     valid, e_valid = jnp.ones(V.shape[:2], bool), jnp.ones(E.shape[:2], bool)
     if kind == "sphere":
         d = jax.jit(K._sphere_hull)(c[:, None], S[:, :1], T)[0][:, 0]
@@ -336,10 +344,11 @@ def test_mesh_pairs_match_mujoco(kind):
     d = np.asarray(d)
     apart = ref > 0
     assert apart.sum() >= 40 and (~apart).sum() >= 8
-    np.testing.assert_allclose(d[apart], ref[apart], rtol=0, atol=2e-12 if kind == "cylinder" else 1e-14)
-    assert np.all(d[~apart] < 0) and np.all(d[~apart] >= ref[~apart] - 1e-12)
+    assert d.dtype == dtype
+    np.testing.assert_allclose(d[apart], ref[apart], rtol=0, atol=max(tol, 2e-12) if kind == "cylinder" else tol)
+    assert np.all(d[~apart] < 0) and np.all(d[~apart] >= ref[~apart] - max(tol, 1e-12))
     if kind == "sphere":
-        np.testing.assert_allclose(d[~apart], ref[~apart], rtol=0, atol=1e-14)
+        np.testing.assert_allclose(d[~apart], ref[~apart], rtol=0, atol=tol)
 
 
 def test_primitives_meet_a_mesh_cube_as_the_box_it_is():
@@ -440,8 +449,15 @@ def test_mesh_pairs_in_the_contact_model():
 def test_mesh_pair_derivatives_are_finite():
     """The contact wrenches of the sphere and box against the prism have finite derivatives at
     the ties of :func:`_prism_on_a_box` (the sphere's centre on a hull vertex, many nearest
-    faces; the hull's face on the box's face, 12 equally deep vertices) and 2 mm deeper."""
+    faces; the hull's face on the box's face, 12 equally deep vertices) and 2 mm deeper; so do
+    the prism's ground forces, flat on the ground (12 equally deep vertices, 8 chosen) and
+    tilted."""
     model, q = _prism_on_a_box()
+    push = jax.jit(jax.grad(lambda q: contact.generalized_forces(model, q, jnp.zeros(6), collide_pairs=False)[2]))
+    for tilt in (0.0, 0.3):
+        quat = np.array([np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0])
+        grad = push(np.concatenate([[0.0, 0.0, 0.049 - 0.05 * tilt], quat]))
+        assert np.all(np.isfinite(np.asarray(grad))) and np.abs(np.asarray(grad)).max() > 0
     f = jax.jit(jax.grad(lambda q: jnp.sum(contact.contact_wrenches(model, q, jnp.zeros(6), collide_ground=False))))
     for dz in (0.0, -0.002):  # touching, then 2 mm into the box
         grad = f(q + np.array([0, 0, dz, 0, 0, 0, 0]))

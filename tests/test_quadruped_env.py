@@ -208,6 +208,7 @@ def test_flipped_robot_terminates_and_resets():
 
 def test_reward_terms_match_their_definitions():
     env = _probe()["env"]
+    reward_terms = jax.jit(lambda *x: env.reward_terms(*x))  # one program for the transitions
     s = _row(_probe()["s0"], 0)
     c = jnp.asarray([0.3, -0.1, 0.4], s.q.dtype)
     s = _with(s, goal=c)
@@ -215,7 +216,7 @@ def test_reward_terms_match_their_definitions():
     qd = jnp.zeros(18, s.q.dtype).at[2].set(c[2]).at[3:5].set(c[:2])
     nxt = _with(s, qd=qd)
     zero = jnp.zeros(12, s.q.dtype)
-    t = {k: float(v) for k, v in env.reward_terms(s, zero, zero, nxt).items()}
+    t = {k: float(v) for k, v in reward_terms(s, zero, zero, nxt).items()}
     assert t["tracking_lin_vel"] == 1.0 and t["tracking_ang_vel"] == 1.0
     # the default task's penalties (the gait terms, weighted 0, have their own test)
     assert all(t[k] == 0.0 for k, w in env.reward_weights if w < 0)
@@ -225,7 +226,7 @@ def test_reward_terms_match_their_definitions():
     qd2 = qd.at[3].add(dv).at[5].set(0.3)
     a = jnp.full(12, 0.5, s.q.dtype)
     tau = jnp.arange(12.0)
-    t2 = env.reward_terms(s, a, tau, _with(s, qd=qd2))
+    t2 = reward_terms(s, a, tau, _with(s, qd=qd2))
     assert float(t2["tracking_lin_vel"]) == pytest.approx(np.exp(-(dv**2) / 0.25), rel=1e-12)
     assert float(t2["lin_vel_z"]) == pytest.approx(0.09, rel=1e-12)  # level base: v_z world = v_z base
     assert float(t2["action_rate"]) == pytest.approx(12 * 0.25, rel=1e-12)
@@ -233,7 +234,7 @@ def test_reward_terms_match_their_definitions():
     # a tilted base is penalised by the projected gravity's horizontal part
     th = 0.3
     tilt = nxt.q.at[3:7].set(jnp.asarray([np.cos(th / 2), np.sin(th / 2), 0.0, 0.0]))
-    t3 = env.reward_terms(s, zero, zero, _with(nxt, q=tilt))
+    t3 = reward_terms(s, zero, zero, _with(nxt, q=tilt))
     assert float(t3["orientation"]) == pytest.approx(np.sin(th) ** 2, rel=1e-9)
 
 
@@ -241,6 +242,7 @@ def test_gait_terms_match_their_definitions():
     """Playground's gait-shaping terms (module docstring) on hand-made transitions: all four
     feet landing after a swing, and the base sliding with the feet on the ground."""
     env = _probe()["env"]
+    reward_terms = jax.jit(lambda *x: env.reward_terms(*x))
     s = _row(_probe()["s0"], 0)
     dt, h, dtype = env.dt, env.max_foot_height, s.q.dtype
     c = jnp.asarray([0.3, 0.0, 0.0], dtype)
@@ -256,7 +258,7 @@ def test_gait_terms_match_their_definitions():
     q = s.q.at[7 + 2].add(-0.5)  # the front-left knee bent by 0.5 rad more: that foot lifts
     nxt = _with(prev, q=q, qd=qd)
     tau = jnp.full(12, 2.0, dtype)
-    t = {k: float(v) for k, v in env.reward_terms(prev, jnp.zeros(12, dtype), tau, nxt).items()}
+    t = {k: float(v) for k, v in reward_terms(prev, jnp.zeros(12, dtype), tau, nxt).items()}
     z, slip = (np.asarray(x) for x in env.feet_kinematics(q, qd))
     on = z <= env.foot_radius
     assert not on[0] and on[1:].all()
@@ -270,7 +272,7 @@ def test_gait_terms_match_their_definitions():
     assert t["feet_height"] == pytest.approx(3 * (0.06 / h - 1) ** 2, rel=1e-12)
     # no command: the feet terms off, the pose held by stand_still
     still = _with(nxt, goal=jnp.zeros(3, dtype))
-    t0 = {k: float(v) for k, v in env.reward_terms(_with(prev, goal=still.goal), jnp.zeros(12), tau, still).items()}
+    t0 = {k: float(v) for k, v in reward_terms(_with(prev, goal=still.goal), jnp.zeros(12), tau, still).items()}
     assert t0["feet_slip"] == t0["feet_height"] == t0["feet_air_time"] == 0.0
     assert t0["stand_still"] == pytest.approx(0.5, rel=1e-12)
     # the record the transition keeps: air time counted for the foot in the air, reset for the others
