@@ -116,6 +116,8 @@ SLOW = {
     "tests/test_quadruped_env.py::test_recorded_impacts_stay_within_the_motors_range",
     "tests/test_contact_stick.py::test_block_stays_put_in_float32",
     "tests/test_contact_stick.py::test_block_stays_put_below_the_friction_angle_and_slides_above[0.001]",
+    # the identification API on synthetic data (test_sysid) and the recordings' filter stay quick
+    "tests/test_sysid_recorded.py::test_cli_identify_recorded",
     "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[scan]",
     "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[unroll]",
     "tests/test_kernels.py::test_packed_scan_outputs_match_generic[scan]",
