@@ -1000,15 +1000,22 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
 
 def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
     """MuJoCo's sliding friction ``(m,)`` of contacts between geoms ``g1`` and ``g2`` (static
-    ``(m,)`` index arrays; ``-1``: a ground without a plane geom, priority 0) whose own frictions
-    are ``mu1`` and ``mu2``: an explicit pair's own (``geoms.pair_friction``), else the geom of
-    higher ``priority``'s, else the larger."""
-    prio = np.zeros(g.ng + 1, np.int64)  # the last entry (index -1): priority 0
+    ``(m,)`` index arrays; ``-1``: a ground without a plane geom, priority 0, ``condim`` 3) whose
+    own frictions are ``mu1`` and ``mu2``: an explicit pair's own (``geoms.pair_friction``), else
+    the geom of higher ``priority``'s, else the larger; zero where the contact's dimension,
+    combined by the same rule from the geoms' ``condim``, is 1 (frictionless)."""
+    prio = np.zeros(g.ng + 1, np.int64)  # the last entry (index -1): priority 0, condim 3
     prio[: len(g.priority)] = g.priority
-    p1, p2 = prio[np.asarray(g1, np.int64)], prio[np.asarray(g2, np.int64)]
+    dims = np.full(g.ng + 1, 3, np.int64)
+    dims[: len(g.condim)] = g.condim
+    i1, i2 = np.asarray(g1, np.int64), np.asarray(g2, np.int64)
+    p1, p2 = prio[i1], prio[i2]
     mu = jnp.maximum(mu1, mu2)
     if np.any(p1 != p2):
         mu = jnp.where(p1 > p2, mu1, jnp.where(p1 < p2, mu2, mu))
+    dim = np.where(p1 > p2, dims[i1], np.where(p1 < p2, dims[i2], np.maximum(dims[i1], dims[i2])))
+    if np.any(dim == 1):
+        mu = jnp.where(dim == 1, 0.0, mu)
     index = {p: k for k, p in enumerate(g.pairs)}
     k = np.array([index.get((min(a, b), max(a, b)), -1) for a, b in zip(g1, g2)], np.int64)
     if np.any(k >= 0):

@@ -68,6 +68,9 @@ class Geoms(eqx.Module):
         ``contype1 & conaffinity2 or contype2 & conaffinity1``);
       priority: MuJoCo's geom ``priority``: a contact takes the friction of the geom with the
         higher priority, the larger of the two where they are equal;
+      condim: MuJoCo's contact dimensionality, 1, 3, 4 or 6 (default 3), combined as the
+        friction (the higher priority's, else the larger): a contact of dimension 1 is
+        frictionless; 4 and 6 (torsional and rolling friction) act as 3, sliding friction only;
       names: geom names, ``""`` where the file gives none;
       exclude: geom index pairs ``(i, j)``, ``i < j``, that never collide with each other
         (MJCF ``<contact><exclude body1 body2>``: every geom of the one MuJoCo body against every
@@ -93,6 +96,7 @@ class Geoms(eqx.Module):
     contype: tuple[int, ...] = eqx.field(static=True, default=())
     conaffinity: tuple[int, ...] = eqx.field(static=True, default=())
     priority: tuple[int, ...] = eqx.field(static=True, default=())
+    condim: tuple[int, ...] = eqx.field(static=True, default=())
     names: tuple[str, ...] = eqx.field(static=True, default=())
     exclude: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
     pairs: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
@@ -116,6 +120,7 @@ def make_geoms(
     contype=1,
     conaffinity=1,
     priority=0,
+    condim=3,
     names=(),
     exclude=(),
     pairs=(),
@@ -129,8 +134,8 @@ def make_geoms(
 
     ``type`` (codes, module docstring), ``size`` ``(ng, 3)`` and ``body`` (``-1``: the world) are
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
-    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0`` (a
-    scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
+    ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0``,
+    ``condim = 3`` (a scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
     index pairs, in either order; ``pair_friction``, one sliding friction per entry of
     ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom
     of each in ``vertex_geom``; give a mesh geom its convex hull's vertices). The hulls'
@@ -153,16 +158,20 @@ def make_geoms(
     friction = np.broadcast_to([1.0, 0.005, 0.0001], (ng, 3)) if friction is None else friction
     every = lambda x: np.broadcast_to(np.asarray(x, np.int64), (ng,)) if np.ndim(x) == 0 else x
     body, contype, conaffinity = ints(body), ints(every(contype)), ints(every(conaffinity))
-    priority = ints(every(priority))
+    priority, condim = ints(every(priority)), ints(every(condim))
     for what, seq in (
         ("names", names),
         ("body", body),
         ("contype", contype),
         ("conaffinity", conaffinity),
         ("priority", priority),
+        ("condim", condim),
     ):
         if len(seq) != ng:
             raise ValueError(f"make_geoms: {len(seq)} entries in {what} for {ng} geoms")
+    bad = sorted({c for c in condim} - {1, 3, 4, 6})
+    if bad:
+        raise ValueError(f"make_geoms: condim must be 1, 3, 4 or 6 (MuJoCo's), got {bad[0]}")
     exclude = _index_pairs(exclude, ng, "exclude")
     pairs, pair_friction = _pair_friction(pairs, pair_friction, ng)
     vertices = np.zeros((0, 3)) if vertices is None else np.asarray(vertices, np.float64).reshape(-1, 3)
@@ -187,6 +196,7 @@ def make_geoms(
         contype=contype,
         conaffinity=conaffinity,
         priority=priority,
+        condim=condim,
         names=names,
         exclude=exclude,
         pairs=pairs,

@@ -482,8 +482,12 @@ def test_filter_matches_mujoco():
     that body is merged into its parent in jaxdyn; explicit <pair>s that override the rest; a
     floor plane with its own masks), against jaxdyn's pair table and ground contacts."""
     path = os.path.join(HERE, "data", "mjcf", "contact_filter.xml")
-    with pytest.warns(UserWarning, match=r"not read .*condim of <pair geom1='a1'"):
+    with pytest.warns(UserWarning) as record:
         m = jaxdyn.load_mjcf(path)
+    text = " ".join(str(w.message) for w in record)
+    assert "not read" in text and "margin of <pair geom1='c2' geom2='e1'" in text and "condim of" not in text
+    assert "condim 4 or 6 (torsional or rolling friction) of 1 geoms" in text and "'c1'" in text
+    assert m.geoms.condim[m.geoms.names.index("c3")] == 1
     with open(os.path.join(HERE, "data", "mujoco", "contact", "filter.json")) as fh:
         stored = json.load(fh)
     ref = {frozenset(p) for p in stored["pairs"]}
@@ -498,7 +502,8 @@ def test_filter_matches_mujoco():
     # (body a_fixed, welded to a) and d3 (body d) overlap only when excluded
     assert ("af" in names) and frozenset(("af", "d3")) not in pairs
     # each contact's sliding friction as MuJoCo's: the higher-priority geom's, else the larger of
-    # the two geoms' (the floor's too), or an explicit pair's own (0.3, 0.7, and MuJoCo's default 1 where the pair gives none)
+    # the two geoms' (the floor's too), or an explicit pair's own (0.3, 0.7, and MuJoCo's default 1 where the pair gives none);
+    # none where MuJoCo's contact has dimension 1 (c3 against e1, both condim 1; the pair c2-e1)
     q, qd = jnp.zeros(m.nq), jnp.zeros(m.nv)
     got = {}
     cp = C.contact_points(m, q, qd, C.Ground.from_model(m))
@@ -509,8 +514,9 @@ def test_filter_matches_mujoco():
         got.setdefault("|".join(sorted((names[g1], names[g2]))), set()).add(round(float(mu), 6))
     # (d3 has priority 1: its 0.2 wins against every geom and the floor)
     assert {"a1|b1", "d2|floor", "d1|w", "a1|floor", "a1|d3", "b1|d3", "d3|floor"} <= set(stored["friction"])
+    assert {k for k, d in stored["dim"].items() if d == 1} == {"c3|e1", "c2|e1"}
     for key, mu in stored["friction"].items():
-        assert got[key] == {round(mu, 6)}, key
+        assert got[key] == {round(mu if stored["dim"][key] > 1 else 0.0, 6)}, key
 
 
 @pytest.mark.parametrize(
@@ -1279,3 +1285,28 @@ def test_urdf_collision_elements():
 def test_urdf_bad_collision_is_named(bad, match):
     with pytest.raises(jaxdyn.io.urdf.URDFError, match=match):
         jaxdyn.load_urdf(URDF.replace('<box size="0.4 0.2 0.1"/>', bad))
+
+
+@pytest.mark.parametrize(
+    "sphere, floor, mu",
+    [
+        ('condim="1"', "", 0.9),  # the larger dimension, 3: the larger friction
+        ('condim="1"', 'condim="1"', 0.0),  # both 1: frictionless
+        ('condim="1" priority="1"', "", 0.0),  # the higher priority's dimension
+        ('condim="6"', 'condim="1"', 0.9),  # 6 (rolling) acts as 3: the larger friction
+    ],
+)
+def test_condim_one_is_frictionless(sphere, floor, mu):
+    """MuJoCo's contact dimension (geom ``condim``), combined as MuJoCo combines it (the higher
+    priority's, else the larger; tests/data/mjcf/contact_filter.xml checks it against MuJoCo):
+    a contact of dimension 1 has no friction; 6 (torsional and rolling) has sliding friction."""
+    xml = f"""<mujoco><worldbody><geom name="floor" type="plane" size="0 0 1" friction="0.9" {floor}/>
+    <body pos="0 0 0.05"><freejoint/><geom type="sphere" size="0.1" friction="0.5" {sphere}/></body>
+    </worldbody></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = jaxdyn.load_mjcf(xml)
+    cp = C.contact_points(m, jnp.array([0, 0, 0.05, 1, 0, 0, 0.0]), jnp.zeros(6), C.Ground.from_model(m))
+    assert float(cp.mu[0]) == pytest.approx(mu, rel=1e-6)
+    with pytest.raises(ValueError, match="condim must be 1, 3, 4 or 6"):
+        geometry.make_geoms(type=[geometry.SPHERE], size=np.zeros((1, 3)), body=[0], condim=2)

@@ -103,9 +103,12 @@ in the body tree, and numbers that do not parse, are not finite or come in the w
 MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1
 geom2>`` ``model.geoms.pairs`` (:mod:`jaxdyn.contact` collides them as MuJoCo does, with its own
 force law) with its sliding friction (the first of ``friction``, default 1) in
-``model.geoms.pair_friction``; a pair's own ``solref``, ``solimp``, ``margin``, ``gap`` and
-``condim`` are warned about and not read. A geom touching a plane uses the larger of the two
-sliding frictions (with ``jaxdyn.contact.Ground.from_model``), as MuJoCo.
+``model.geoms.pair_friction`` (0 for a pair of ``condim="1"``: frictionless); a pair's own
+``solref``, ``solimp``, ``margin`` and ``gap`` are warned about and not read. A geom touching a
+plane uses the larger of the two sliding frictions (with ``jaxdyn.contact.Ground.from_model``),
+as MuJoCo. Geom ``condim`` goes to ``model.geoms.condim``: a contact whose combined dimension
+is 1 is frictionless, as in MuJoCo; 4 and 6 (torsional and rolling friction) are warned about
+and act as 3 (sliding friction only).
 
 Free-joint velocities
 ---------------------
@@ -705,7 +708,19 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         for sn, R, p in b.sites:
             site_frames.append((f"site:{sn}" if sn in bnames else sn, ob, Ro @ R, Ro @ p + po))
     frames += site_frames
-    g = dict(type=[], size=[], body=[], pos=[], R=[], friction=[], contype=[], conaffinity=[], priority=[], names=[])
+    g = dict(
+        type=[],
+        size=[],
+        body=[],
+        pos=[],
+        R=[],
+        friction=[],
+        contype=[],
+        conaffinity=[],
+        priority=[],
+        condim=[],
+        names=[],
+    )
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
     g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
     skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
@@ -738,6 +753,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
             g["priority"].append(int(_numbers(a.get("priority", "0"), 1, f"{gw} priority", ints=True)[0]))
+            g["condim"].append(_condim(a, gw))
             g["names"].append(a.get("name", ""))
             g_mjbody.append(i)
             if gtype == "mesh":
@@ -766,6 +782,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         contype=np.array(g["contype"], np.int64),
         conaffinity=np.array(g["conaffinity"], np.int64),
         priority=np.array(g["priority"], np.int64),
+        condim=np.array(g["condim"], np.int64),
         names=tuple(g["names"]),
         exclude=exclude,
         pairs=pairs,
@@ -774,6 +791,13 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         vertex_geom=g_vgeom,
         dtype=dtype,
     )
+    rolling = [f"'{n}'" if n else f"geom {k}" for k, (n, c) in enumerate(zip(g["names"], g["condim"])) if c > 3]
+    if rolling:
+        shown = ", ".join(rolling[:8]) + (f" and {len(rolling) - 8} more" if len(rolling) > 8 else "")
+        ctx.warnings.append(
+            f"condim 4 or 6 (torsional or rolling friction) of {len(rolling)} geoms: jaxdyn's contacts have "
+            f"sliding friction only: {shown}"
+        )
 
     if stiff:
         ctx.warnings.insert(
@@ -838,8 +862,16 @@ def _mesh_hull(ctx, a, gw):
 
 
 # an explicit pair's contact parameters that jaxdyn's force law has no counterpart for (its
-# sliding friction, the first of ``friction``, is read)
+# sliding friction, the first of ``friction``, is read, and ``condim`` 1 and 3)
 PAIR_PARAMETERS = ("solref", "solreffriction", "solimp", "margin", "gap", "condim")
+
+
+def _condim(a, what) -> int:
+    """A geom's or pair's ``condim`` (MuJoCo's default 3); 1, 3, 4 or 6."""
+    dim = int(_numbers(a.get("condim", "3"), 1, f"{what} condim", ints=True)[0])
+    if dim not in (1, 3, 4, 6):
+        raise MJCFError(f"{what}: condim must be 1, 3, 4 or 6, got {dim}")
+    return dim
 
 
 def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
@@ -885,6 +917,11 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                     raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
                 key = (geom_ids[names[0]], geom_ids[names[1]])
                 mu = float(_numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)[0])
+                dim = _condim(a, what)
+                if dim == 1:  # a frictionless pair
+                    mu = 0.0
+                elif dim > 3:
+                    own.append(f"condim={dim} (torsional or rolling friction) of {what}")
                 if key in pairs or key[::-1] in pairs:
                     ctx.warnings.append(
                         f"{what}: the pair is given twice; jaxdyn collides it once, with the first one's friction"
@@ -892,7 +929,7 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                     continue
                 pairs.append(key)
                 friction.append(mu)
-                own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
+                own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a and k != "condim"]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
     if own:

@@ -10,7 +10,8 @@ MuJoCo collides, read off ``mjData.contact`` after ``mj_forward`` with the conta
 overridden to 100 m (``<flag override>``, ``opt.o_margin``), so that every pair its filter
 admits reports a contact whatever the distance. Written as the sorted list of geom name pairs,
 with each pair's sliding friction (``mjData.contact.friction[0]``: MuJoCo's combination of the
-geoms' frictions, or an explicit pair's own).
+geoms' frictions, or an explicit pair's own) and its contact dimension (``mjData.contact.dim``:
+the geoms' ``condim`` combined, or an explicit pair's own).
 """
 
 from __future__ import annotations
@@ -43,15 +44,23 @@ def main():
     m.pair_margin[:] = 100.0
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
-    friction = {}
+    friction, dim = {}, {}
     for c in d.contact[: d.ncon]:
         key = "|".join(sorted((name(c.geom1), name(c.geom2))))
         friction.setdefault(key, float(c.friction[0]))
+        dim.setdefault(key, int(c.dim))
     missing = set(pairs) ^ {tuple(k.split("|")) for k in friction}
     print("pairs without a contact in the second pass or extra:", sorted(missing))
     with open(OUT, "w") as fh:
         json.dump(
-            {"mujoco": mujoco.__version__, "pairs": pairs, "friction": dict(sorted(friction.items()))}, fh, indent=1
+            {
+                "mujoco": mujoco.__version__,
+                "pairs": pairs,
+                "friction": dict(sorted(friction.items())),
+                "dim": dict(sorted(dim.items())),
+            },
+            fh,
+            indent=1,
         )
         fh.write("\n")
     print(f"wrote {OUT}: {len(pairs)} pairs")
