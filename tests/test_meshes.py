@@ -505,3 +505,20 @@ def test_a_mesh_rests_on_a_box():
         np.testing.assert_allclose(touching[:4], -depth, rtol=2e-4)  # the tilted drop: 1e-7 rad left
         assert touching[4] >= -1e-10
     assert np.abs(qd).max() < 1e-4, np.abs(qd).max()
+
+
+def test_mjcf_reads_collision_meshes_only(tmp_path):
+    """An MJCF mesh geom that never collides (contype and conaffinity 0: a visual geom) is not
+    read, so a visual mesh jaxdyn cannot read costs nothing and warns of nothing; the colliding
+    one (an OBJ file) becomes its convex hull."""
+    _write_obj(str(tmp_path / "box.obj"))
+    (tmp_path / "pretty.ply").write_text("ply\n")
+    xml = f"""<mujoco><compiler meshdir="{tmp_path}"/><asset><mesh name="box" file="box.obj"/>
+    <mesh name="pretty" file="pretty.ply"/></asset><worldbody><body><freejoint/>
+    <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/><geom type="mesh" mesh="box"/>
+    <geom type="mesh" mesh="pretty" contype="0" conaffinity="0"/></body></worldbody></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = jaxdyn.load_mjcf(xml, dtype=np.float64)
+    assert m.geoms.type == (geometry.MESH, geometry.MESH) and set(m.geoms.vertex_geom) == {0}
+    _same_points(np.asarray(m.geoms.vertices), CORNERS, atol=1e-15)  # in the frame of the file

@@ -59,8 +59,9 @@ Supported
 * Geoms are stored in ``model.geoms`` (:class:`~jaxdyn.geometry.Geoms`, in jaxdyn body
   frames; height fields are skipped; a mesh keeps the frame written in the file, where MuJoCo
   moves it to the mesh's centroid, and its convex hull's vertices go to ``Geoms.vertices`` for
-  ground contact: STL and OBJ files and inline ``vertex`` data are read, other meshes load with a
-  warning and do not collide). Every MuJoCo body is a named frame
+  contact: STL and OBJ files and inline ``vertex`` data are read, other meshes load with a
+  warning and do not collide; the meshes of geoms that never collide, ``contype`` and
+  ``conaffinity`` 0 and in no ``<pair>`` (visual geoms), are not read). Every MuJoCo body is a named frame
   (``model.frame_names``; the world is ``"world"``), and so is every named site (posed by
   ``pos`` / orientation or ``fromto``; called ``"site:NAME"`` where a body has the same name).
 
@@ -723,6 +724,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     )
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
     g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
+    mesh_geoms = []  # (geom index, attributes, description) of the mesh geoms
     skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
     for i, b in enumerate(bodies):
         ob, Ro, po = owner[i]
@@ -757,10 +759,14 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["names"].append(a.get("name", ""))
             g_mjbody.append(i)
             if gtype == "mesh":
-                hull = _mesh_hull(ctx, a, gw)
-                g_vert.append(hull)
-                g_vgeom += [len(g["type"]) - 1] * len(hull)
+                mesh_geoms.append((len(g["type"]) - 1, a, gw))
     exclude, pairs, pair_friction = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
+    in_pairs = {k for p in pairs for k in p}
+    for k, a, gw in mesh_geoms:  # the hulls of the meshes that may collide (visual ones never do)
+        if g["contype"][k] or g["conaffinity"][k] or k in in_pairs:
+            hull = _mesh_hull(ctx, a, gw)
+            g_vert.append(hull)
+            g_vgeom += [k] * len(hull)
     for k in range(len(g["type"])):
         _finite(
             f"geom '{g['names'][k] or k}': size, pose or friction",
