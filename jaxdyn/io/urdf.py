@@ -342,6 +342,8 @@ def load_urdf(
             "nothing to simulate; for a single free-flying body load with floating_base=True"
         )
 
+    _check_massless(body_parent, body_type, body_joint, body_name, b_mass, b_I)
+    _check_finite_bodies(body_name, b_mass, b_com, b_I, pl_p)
     meshes = _MeshReader(base_dir, package_dirs) if collision_meshes else None
     geoms, skipped = _collisions(links, frames, meshes)
     if skipped:
@@ -352,8 +354,6 @@ def load_urdf(
             UserWarning,
             stacklevel=2,
         )
-    _check_massless(body_parent, body_type, body_joint, body_name, b_mass, b_I)
-    _check_finite_bodies(body_name, b_mass, b_com, b_I, pl_p)
     policy.finish()
     topo = Topology(
         parents=tuple(body_parent),
