@@ -130,6 +130,10 @@ def test_malformed_mesh_files_name_the_file(tmp_path):
     short.write_bytes(b"\0" * 90)
     with pytest.raises(meshes.MeshError, match=r"link 'x': '.*short\.stl' is neither a binary STL"):
         meshes.read_mesh(str(short), "link 'x'")
+    nan = tmp_path / "nan.obj"
+    nan.write_text("v 0 0 0\nv 1 0 nan\nv 0 1 0\nf 1 2 3\n")
+    with pytest.raises(meshes.MeshError, match=r"nan\.obj' holds coordinates that are not finite"):
+        meshes.read_mesh(str(nan))
     ply = tmp_path / "m.ply"
     ply.write_text("ply\n")
     with pytest.raises(meshes.MeshError, match=r"m\.ply' is not a mesh file jaxdyn reads"):

@@ -67,6 +67,8 @@ def read_mesh(path: str, what: str = "mesh") -> MeshData:
         out = MeshData(_read_dae(data, path, what), None)
     if not len(out.points):
         raise MeshError(f"{what}: '{path}' holds no points")
+    if not np.all(np.isfinite(out.points)):
+        raise MeshError(f"{what}: '{path}' holds coordinates that are not finite numbers")
     return out
 
 
