@@ -219,6 +219,9 @@ def test_load_robot_reaches_example_robot_data():
     assert m.floating_base and m.nv == 18
     assert not jaxdyn.load_robot("z1").floating_base
     assert robots.robot_path("anymal_c_simple/anymal").endswith("anymal.urdf")
+    # a shipped name shadows the published file; its package/stem form reaches it
+    assert robots.robot_path("solo12") != robots.robot_path("solo/solo12")
+    assert "example-robot-data" in robots.robot_path("solo/solo12") and robots.default_floating("solo/solo12")
     with pytest.raises(KeyError, match="anymal_b_simple/anymal"):
         jaxdyn.load_robot("anymal")
 

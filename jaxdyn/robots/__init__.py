@@ -20,8 +20,10 @@ Any other name is looked up in the pip package ``example-robot-data`` (an option
 ``pip install "jaxdyn[robots]"``), which ships about 70 published URDFs (go2, a1, anymal, hyq,
 tiago, pr2, allegro hands, ...): ``load_robot("go2")``. A name is the file's stem when that is
 unique (``"go2"``, ``"ur10_robot"``), else ``"<package>/<stem>"`` with the ``_description``
-suffix of the package dropped (``"anymal_b_simple/anymal"``); :func:`external_robots` lists
-them. Legged, humanoid and aerial robots default to a floating base (:data:`FLOATING_PACKAGES`);
+suffix of the package dropped (``"anymal_b_simple/anymal"``); the ``"<package>/<stem>"`` form
+names every file, also one whose stem a shipped robot's name shadows (``"solo/solo12"``,
+``"panda/panda"``: the published files, with their collision meshes); :func:`external_robots`
+lists them. Legged, humanoid and aerial robots default to a floating base (:data:`FLOATING_PACKAGES`);
 pass ``floating_base`` to choose. Collision meshes load as convex hulls (:func:`~jaxdyn.load_urdf`);
 they do not enter the dynamics.
 """
@@ -103,6 +105,8 @@ def _external_index() -> dict[str, tuple[str, str]]:
     index = {}
     for stem, pkg, path in sorted(found):
         index[stem if stems[stem] == 1 else f"{pkg}/{stem}"] = (path, pkg)
+    for stem, pkg, path in sorted(found):  # "<package>/<stem>" for every file: reaches those a shipped name shadows
+        index.setdefault(f"{pkg}/{stem}", (path, pkg))
     return index
 
 

@@ -32,8 +32,12 @@ def outside(a, b):
 
 def main():
     worst: dict[str, list[float]] = {}
+    seen = set()
     for name in robots.external_robots():
         path, package = robots._external_index()[name]
+        if path in seen:  # a file has a second name, "<package>/<stem>"
+            continue
+        seen.add(path)
         share = path[: path.index("example-robot-data")]
         floating = package in robots.FLOATING_PACKAGES
         try:
