@@ -178,12 +178,14 @@ from .algorithms.common import full_precision
 from .algorithms.kinematics import _jacobians_from_world, body_velocities, dof_motions_world, forward_kinematics
 from .algorithms.rnea import rnea_full
 from .collision import (
+    HULL_POINTS,
     _box_box_contacts,
     _box_hull_contacts,
     _cylinder_box_contacts,
     _cylinder_cylinder_contacts,
     _cylinder_hull_contacts,
     _cylinder_rims,
+    _deepest,
     _dot,
     _segment_box_contacts,
     _segment_cylinder_contacts,
@@ -195,6 +197,7 @@ from .collision import (
     _sphere_cylinder,
     _sphere_hull,
     _spheres,
+    _take,
     _unit,
 )
 from .model import Model
@@ -895,8 +898,21 @@ def _cylinders(geoms: geometry.Geoms):
 
 
 # a mesh geom with more convex-hull vertices than this touches the ground with its this many
-# deepest ones (MuJoCo keeps up to 4 contacts of a mesh on a plane)
-MESH_GROUND_POINTS = 8
+# deepest ones (MuJoCo keeps up to 4 contacts of a mesh on a plane); as many as it has against
+# another shape (collision.HULL_POINTS)
+MESH_GROUND_POINTS = HULL_POINTS
+
+
+def _padded_rows(owner, ids):
+    """Static ``(P, W)`` tables of the rows of ``owner`` (a geom index per row: ``vertex_geom``,
+    ``face_geom``, ``edge_geom``) that belong to each geom of ``ids``, each padded with its first
+    row to the longest, and where they are valid (not padding)."""
+    owner = np.asarray(owner, np.int64)
+    rows = [np.flatnonzero(owner == i) for i in ids]
+    width = max((len(r) for r in rows), default=0)
+    idx = np.array([np.concatenate([r, np.full(width - len(r), r[0])]) for r in rows], np.int64)
+    valid = np.array([np.arange(width) < len(r) for r in rows], bool)
+    return idx.reshape(len(rows), width), valid.reshape(len(rows), width)
 
 
 def _mesh_rows(geoms: geometry.Geoms):
@@ -905,16 +921,14 @@ def _mesh_rows(geoms: geometry.Geoms):
     are contact points), and for the larger ones their geom indices and a ``(G, V)`` table of
     their rows (each padded with its first row to the longest; the padding is never among the
     deepest ``MESH_GROUND_POINTS``, as every such geom has more vertices than that)."""
-    rows: dict[int, list[int]] = {}
-    for k, g in enumerate(geoms.vertex_geom):
+    counts: dict[int, int] = {}
+    for g in geoms.vertex_geom:
         if _collidable(geoms, g):
-            rows.setdefault(g, []).append(k)
-    small = [k for r in rows.values() if len(r) <= MESH_GROUND_POINTS for k in r]
-    large = {g: r for g, r in rows.items() if len(r) > MESH_GROUND_POINTS}
-    width = max((len(r) for r in large.values()), default=0)
-    table = np.array([r + r[:1] * (width - len(r)) for r in large.values()], np.int64).reshape(len(large), width)
-    valid = np.array([[j < len(r) for j in range(width)] for r in large.values()], bool).reshape(len(large), width)
-    return np.array(small, np.int64), np.array(list(large), np.int64), table, valid
+            counts[g] = counts.get(g, 0) + 1
+    small = {g for g, n in counts.items() if n <= MESH_GROUND_POINTS}
+    large = np.array([g for g, n in counts.items() if n > MESH_GROUND_POINTS], np.int64)
+    table, valid = _padded_rows(geoms.vertex_geom, large)
+    return np.array([k for k, g in enumerate(geoms.vertex_geom) if g in small], np.int64), large, table, valid
 
 
 def _ellipsoids(geoms: geometry.Geoms):
@@ -981,8 +995,8 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
         geom.append(mi)
     if len(li):  # larger ones: their MESH_GROUND_POINTS vertices deepest along -n
         x = cg[li][:, None] + mv(Rg[li][:, None], g.vertices[table])  # (G, V, 3)
-        _, k = jax.lax.top_k(jnp.where(valid, -(x @ n), -jnp.inf), MESH_GROUND_POINTS)
-        centre.append(jnp.take_along_axis(x, k[..., None], axis=1).reshape(-1, 3))
+        k, _ = _deepest(x @ n, jnp.asarray(valid))  # the lowest along n
+        centre.append(_take(x, k).reshape(-1, 3))
         radius.append(jnp.zeros(k.size, dt))
         geom.append(np.repeat(li, MESH_GROUND_POINTS))
     centre, radius = jnp.concatenate(centre), jnp.concatenate(radius)
@@ -1256,18 +1270,12 @@ def _hull_arrays(g: geometry.Geoms, meshes, Rg, cg):
     largest hull by repeating its first row (a repeated triangle changes no distance; padded
     vertices and edges are marked false in ``(P, V)`` and ``(P, M)`` masks)."""
 
-    def table(owner):
-        rows = [np.flatnonzero(np.asarray(owner, np.int64) == m) for m in meshes]
-        width = max(len(r) for r in rows)
-        idx = np.stack([np.concatenate([r, np.full(width - len(r), r[0])]) for r in rows])
-        return idx, jnp.asarray(np.stack([np.arange(width) < len(r) for r in rows]))
-
-    (fi, _), (vi, valid), (ei, e_valid) = table(g.face_geom), table(g.vertex_geom), table(g.edge_geom)
+    (fi, _), (vi, valid), (ei, e_valid) = (_padded_rows(o, meshes) for o in (g.face_geom, g.vertex_geom, g.edge_geom))
     R, c = Rg[meshes], cg[meshes]
     T = c[:, None, None] + mv(R[:, None, None], g.faces[fi])
     V = c[:, None] + mv(R[:, None], g.vertices[vi])
     E = c[:, None, None] + mv(R[:, None, None], g.edges[ei])
-    return T, V, valid, E, e_valid
+    return T, V, jnp.asarray(valid), E, jnp.asarray(e_valid)
 
 
 def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:

@@ -28,7 +28,7 @@ jax.config.update("jax_enable_x64", True)
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def data_dir():
     return DATA
 

@@ -16,8 +16,8 @@ at 1 ms. The scenario: the SRDF's standing posture, the lowest point 1 cm above 
 ``tau = Kp (q_ref - q) - Kd qd`` on every joint (``Kp = 2.5 N m/rad`` per kilogram of the robot,
 40 for the Go2's 16 kg, ``Kd = Kp / 40 s``) from the state at the start of every step, 3 s.
 
-Prints the final base height, joint angles and total normal force of both, the time each takes
-to settle, and the wall time per step of each (one environment, this machine's CPU).
+Prints the final base height, joint angles and total normal force of both, and the time each
+takes to settle. The speed of the same two simulations: ``benchmarks/standing.py``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 import warnings
 import xml.etree.ElementTree as ET
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -101,23 +101,15 @@ def mujoco_xml(urdf_path, root_link, tc, workdir, balance=False):
     return ET.tostring(tree, encoding="unicode")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--robot", default="go2", help="an example-robot-data name with a floating base and an SRDF")
-    ap.add_argument(
-        "--balance",
-        action="store_true",
-        help="repair inertias that break the triangle inequality in both (MuJoCo's balanceinertia, jaxdyn's "
-        'inertia="fix"), for files MuJoCo refuses as they are',
-    )
-    args = ap.parse_args()
-    jax.config.update("jax_enable_x64", True)
-    urdf = robots.robot_path(args.robot)
+def scenario(robot, balance=False):
+    """Both simulators' models of the scenario (module docstring): jaxdyn's ``model``, contact
+    ``ct``, start ``q0`` and PD policy ``pd``; MuJoCo's tuned model ``xml``, start ``qpos0``, PD
+    ``mj_pd`` and the ``adr`` of jaxdyn's joints in its ``qpos``; the ``weight`` and the
+    Hunt-Crossley ``target`` penetration at a quarter of it."""
+    urdf = robots.robot_path(robot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = jaxdyn.load_robot(
-            args.robot, floating_base=True, dtype=jnp.float64, inertia="fix" if args.balance else "warn"
-        )
+        model = jaxdyn.load_robot(robot, floating_base=True, dtype=jnp.float64, inertia="fix" if balance else "warn")
     pose = standing_pose(urdf)
     joints = list(model.joint_names[1:])  # jaxdyn's order; MuJoCo's are found by name
     q_ref = np.array([pose.get(j, 0.0) for j in joints])
@@ -133,24 +125,10 @@ def main():
     def pd(q, qd, t):
         return jnp.concatenate([jnp.zeros(6), kp * (q_ref - q[7:]) - kd * qd[6:]])
 
-    steps = int(round(SECONDS / DT))
-
-    @jax.jit
-    def run(model, q0):
-        tr = sim.rollout(model, q0, jnp.zeros(model.nv), pd, DT, steps=steps, contact=ct)
-        f = jax.vmap(lambda q, qd: C.total_force(model, q, qd, ct))(tr.q, tr.qd)
-        d = jax.vmap(lambda q: jnp.max(C.contact_points(model, q, jnp.zeros(model.nv), ct.ground).depth))(tr.q)
-        return tr.q, f, d, tr.nonfinite_step
-
-    jax.block_until_ready(run(model, q0))
-    t = time.perf_counter()
-    q, f, d, bad = (np.asarray(x) for x in jax.block_until_ready(run(model, q0)))
-    jd_step = (time.perf_counter() - t) / steps
-
     # MuJoCo: its qpos is [x y z qw qx qy qz] and the joints in MuJoCo's order (by name here)
     work = tempfile.mkdtemp()
     root = model.body_names[0]
-    mj0 = mujoco.MjModel.from_xml_string(mujoco_xml(urdf, root, 0.02, work, args.balance))
+    mj0 = mujoco.MjModel.from_xml_string(mujoco_xml(urdf, root, 0.02, work, balance))
     adr = [mj0.jnt_qposadr[mujoco.mj_name2id(mj0, mujoco.mjtObj.mjOBJ_JOINT, j)] for j in joints]
     dadr = [mj0.jnt_dofadr[mujoco.mj_name2id(mj0, mujoco.mjtObj.mjOBJ_JOINT, j)] for j in joints]
     qpos0 = np.zeros(mj0.nq)
@@ -166,15 +144,54 @@ def main():
     lo, hi = 2 * DT, 0.2
     for _ in range(30):
         tc = np.sqrt(lo * hi)
-        pen = simulate(mujoco_xml(urdf, root, tc, work, args.balance), qpos0, SECONDS, mj_pd)[4][-1]
+        pen = simulate(mujoco_xml(urdf, root, tc, work, balance), qpos0, SECONDS, mj_pd)[4][-1]
         lo, hi = (tc, hi) if pen < target else (lo, tc)
-    xml = mujoco_xml(urdf, root, np.sqrt(lo * hi), work, args.balance)
-    t = time.perf_counter()
-    mm, dd, qs, fz, pen = simulate(xml, qpos0, SECONDS, mj_pd)
-    mj_step = (time.perf_counter() - t) / steps
+    xml = mujoco_xml(urdf, root, np.sqrt(lo * hi), work, balance)
+    return SimpleNamespace(
+        model=model,
+        ct=ct,
+        q0=q0,
+        pd=pd,
+        xml=xml,
+        qpos0=qpos0,
+        mj_pd=mj_pd,
+        adr=adr,
+        weight=weight,
+        kp=kp,
+        target=target,
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--robot", default="go2", help="an example-robot-data name with a floating base and an SRDF")
+    ap.add_argument(
+        "--balance",
+        action="store_true",
+        help="repair inertias that break the triangle inequality in both (MuJoCo's balanceinertia, jaxdyn's "
+        'inertia="fix"), for files MuJoCo refuses as they are',
+    )
+    args = ap.parse_args()
+    jax.config.update("jax_enable_x64", True)
+    sc = scenario(args.robot, args.balance)
+    model, ct, weight = sc.model, sc.ct, sc.weight
+    steps = int(round(SECONDS / DT))
+
+    @jax.jit
+    def run(model, q0):
+        tr = sim.rollout(model, q0, jnp.zeros(model.nv), sc.pd, DT, steps=steps, contact=ct)
+        f = jax.vmap(lambda q, qd: C.total_force(model, q, qd, ct))(tr.q, tr.qd)
+        d = jax.vmap(lambda q: jnp.max(C.contact_points(model, q, jnp.zeros(model.nv), ct.ground).depth))(tr.q)
+        return tr.q, f, d, tr.nonfinite_step
+
+    q, f, d, bad = (np.asarray(x) for x in run(model, sc.q0))
+    mm, dd, qs, fz, pen = simulate(sc.xml, sc.qpos0, SECONDS, sc.mj_pd)
+    adr, target = sc.adr, sc.target
     tt = np.arange(steps + 1) * DT
     meshes = sum(1 for x in model.geoms.type if x == 7)
-    print(f"{args.robot} ({model.nv} dof, {model.geoms.ng} geoms, {meshes} meshes), weight {weight:.4f} N, Kp {kp:.1f}")
+    print(
+        f"{args.robot} ({model.nv} dof, {model.geoms.ng} geoms, {meshes} meshes), weight {weight:.4f} N, Kp {sc.kp:.1f}"
+    )
     print(f"  masses: jaxdyn {float(jnp.sum(model.mass)):.6f} kg, MuJoCo {mujoco.mj_getTotalmass(mm):.6f} kg")
     print(f"  finite: {int(bad) == -1}; MuJoCo contacts at the end: {dd.ncon}")
     print(
@@ -199,7 +216,6 @@ def main():
     print(
         f"  settled (height to 0.1 mm): jaxdyn {settle_time(tt, q[:, 2], 1e-4):.3f} s, MuJoCo {settle_time(tt, qs[:, 2], 1e-4):.3f} s"
     )
-    print(f"  wall time per step (1 env, CPU): jaxdyn {jd_step * 1e3:.3f} ms, MuJoCo {mj_step * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":
