@@ -171,7 +171,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, Int
 
 from . import geometry
 from .algorithms.common import full_precision
@@ -334,6 +334,18 @@ class Contact(eqx.Module):
       static tangential load) or ``"spring"`` (stick-capable, with the bristle elongation as
       state, :class:`ContactState`; ``sim.step`` and ``sim.rollout`` carry it, with
       ``"implicit_euler"``). Module docstring.
+    max_pairs (static): the broad phase. ``None`` (default): every pair of
+      :func:`collision_pairs` is evaluated at every state. An int ``K``: of each kind of pair
+      (sphere-box, box-box, ...) that has more than ``K`` pairs, the ``K`` whose bounding
+      spheres are nearest are evaluated (the smallest gaps ``|c_2 - c_1| - r_1 - r_2``, chosen
+      anew at each evaluation with ``lax.top_k``), so the cost of a step follows ``K``, not the
+      number of pairs (MJX's ``max_geom_pairs`` in the same role). The forces equal those of
+      every pair as long as no more than ``K`` pairs of a kind have bounding spheres that meet
+      (a pair whose spheres are apart does not touch); :func:`pairs_in_reach` counts them along
+      a trajectory, to choose ``K``. With ``SimOptions(contact_position="implicit")`` a pair
+      also acts when it would touch within the step: count with a ``margin`` of the step
+      times the largest closing speed. A pair that leaves the chosen ones with
+      ``friction="spring"`` starts again from a relaxed bristle.
     """
 
     ground: Ground = eqx.field(default_factory=Ground)
@@ -342,10 +354,15 @@ class Contact(eqx.Module):
     collide_pairs: bool = eqx.field(static=True, default=True)
     exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=_pairs_converter)
     friction: str = eqx.field(static=True, default="regularised")
+    max_pairs: int | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
         if self.friction not in FRICTION_LAWS:
             raise ValueError(f"Contact: unknown friction '{self.friction}', choose one of {', '.join(FRICTION_LAWS)}")
+        if self.max_pairs is not None and (
+            isinstance(self.max_pairs, bool) or not isinstance(self.max_pairs, (int, np.integer)) or self.max_pairs < 1
+        ):
+            raise ValueError(f"Contact: max_pairs must be a positive int or None, got {self.max_pairs!r}")
 
     @property
     def stateful(self) -> bool:
@@ -419,7 +436,7 @@ class Contact(eqx.Module):
         """Where each contact force acts and how large it is, in world coordinates
         (:class:`PointForces`), e.g. to draw them (:func:`jaxdyn.viewer.animate`) or to log
         foot forces. ``state``, ``dt``: as for :meth:`wrenches`."""
-        kinds = self._kinds(model, q, qd, self._state(model, state), dt)
+        kinds = self._kinds(model, q, qd, self._state(model, state), dt, table_rows=True)
         dt_ = model.dtype
         if not kinds:
             z = jnp.zeros((0, 3), dt_)
@@ -433,11 +450,13 @@ class Contact(eqx.Module):
             tuple(int(b) for k in ks for b in k.other),
         )
 
-    def _kinds(self, model: Model, q, qd, state, dt=0.0):
+    def _kinds(self, model: Model, q, qd, state, dt=0.0, table_rows=False):
         q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
-        if not _acts(model, **self._which()):
+        if not _acts(model, self.collide_ground, self.collide_pairs, self.exclude):
             return {}
-        return _kinds(model, _frames(model, q, qd), self.ground, self.params, state, dt, **self._which())
+        return _kinds(
+            model, _frames(model, q, qd), self.ground, self.params, state, dt, table_rows=table_rows, **self._which()
+        )
 
     def _state(self, model: Model, state):
         if not self.stateful:
@@ -449,7 +468,12 @@ class Contact(eqx.Module):
             raise ValueError(f"Contact.{what}: friction='{self.friction}' has no state; use friction='spring'")
 
     def _which(self):
-        return dict(collide_ground=self.collide_ground, collide_pairs=self.collide_pairs, exclude=self.exclude)
+        return dict(
+            collide_ground=self.collide_ground,
+            collide_pairs=self.collide_pairs,
+            exclude=self.exclude,
+            max_pairs=self.max_pairs,
+        )
 
 
 class ContactPoints(eqx.Module):
@@ -668,7 +692,10 @@ def _point_jacobians(model: Model, Jw, bodies, points):
     """World-frame velocity Jacobians ``(m, 3, nv)`` of the material points of ``bodies``
     (``-1``: the world, zero rows) at the world ``points``: ``v_p = v_O + omega x p`` from the
     world Jacobian ``Jw`` about the world origin (Rodriguez86 (7.2))."""
-    b = np.where(np.asarray(bodies, np.int64) < 0, model.nb, np.asarray(bodies, np.int64))
+    if isinstance(bodies, jax.Array):
+        b = jnp.where(bodies < 0, model.nb, bodies)
+    else:
+        b = np.where(np.asarray(bodies, np.int64) < 0, model.nb, np.asarray(bodies, np.int64))
     eye = jnp.broadcast_to(jnp.eye(3, dtype=points.dtype), (len(b), 3, 3))
     return _jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")[:, 3:]
 
@@ -690,12 +717,12 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         if state is not None:
             u.append(state.ground)
     if use_pairs:
-        pc = _pair_contacts(model, F, contact.exclude)
+        pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
         depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
         phi.append(pc.distance)
         G.append(_point_jacobians(model, Jw, pc.body2, pc.point) - _point_jacobians(model, Jw, pc.body1, pc.point))
         if state is not None:
-            u.append(state.pairs)
+            u.append(state.pairs[pc.row] if pc.chosen else state.pairs)
     if not depth:
         z = jnp.zeros((0,), dtype)
         depth, mu, normal, G = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 3, model.nv), dtype)]
@@ -1209,16 +1236,60 @@ def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
     return _pair_contacts(model, _frames(model, q, qd), exclude)
 
 
-def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
+def _bounding_radii(g: geometry.Geoms) -> Float[Array, " ng"]:
+    """The radius of each geom's bounding sphere about its centre: ``r`` for a sphere, ``r + l``
+    for a capsule, ``sqrt(r^2 + l^2)`` for a cylinder, the half-diagonal of a box, the largest
+    semi-axis of an ellipsoid, the farthest hull vertex of a mesh (0 for a plane)."""
+    s = g.size
+    t = np.asarray(g.type, np.int64)
+    r = jnp.zeros(g.ng, s.dtype)
+    r = jnp.where(t == geometry.SPHERE, s[:, 0], r)
+    r = jnp.where(t == geometry.CAPSULE, s[:, 0] + s[:, 1], r)
+    r = jnp.where(t == geometry.CYLINDER, jnp.sqrt(s[:, 0] ** 2 + s[:, 1] ** 2), r)
+    r = jnp.where(t == geometry.BOX, jnp.sqrt(jnp.sum(s * s, -1)), r)
+    r = jnp.where(t == geometry.ELLIPSOID, jnp.max(s, -1), r)
+    if len(g.vertex_geom):
+        far = jax.ops.segment_max(
+            jnp.sqrt(jnp.sum(g.vertices * g.vertices, -1)), np.asarray(g.vertex_geom, np.int64), g.ng
+        )
+        r = jnp.where(t == geometry.MESH, jnp.maximum(far, 0.0), r)
+    return r
+
+
+def _bounding_gaps(model: Model, F: _Frames, table: CollisionPairs):
+    """``(P,)`` the gap between the bounding spheres (:func:`_bounding_radii`) of the two geoms
+    of each pair of ``table``: ``|c_2 - c_1| - r_1 - r_2`` (at most the pair's signed distance,
+    so a pair with a positive gap does not touch)."""
+    _, cg = _geom_poses(model, F)
+    r = _bounding_radii(model.geoms)
+    ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)
+    d = cg[ij[:, 1]] - cg[ij[:, 0]]
+    return jnp.sqrt(jnp.sum(d * d, -1)) - r[ij[:, 0]] - r[ij[:, 1]]
+
+
+def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: int | None = None):
     """Per kind of pair: signed distances ``(P, S)``, normals and witnesses ``(P, S, 3)`` of its
-    ``S`` contacts, and the pairs' signed distances ``(P,)``."""
+    ``S`` contacts, and the pairs' signed distances ``(P,)``; and per kind the pairs evaluated,
+    as indices into ``table.pairs`` ``(P,)``. Every pair of the kind (a static range), or with
+    ``max_pairs`` ``K`` below the kind's number of pairs, the ``K`` with the smallest bounding
+    gaps (:func:`_bounding_gaps`, chosen at each evaluation by ``lax.top_k``: traced indices)."""
     g = model.geoms
     Rg, cg = _geom_poses(model, F)
     size = g.size
-    out = []
+    out, ids = [], []
+    gaps = None
     one = lambda dd, n, p: (dd[:, None], n[:, None], p[:, None], dd)  # a kind of one contact per pair
+    start = 0
     for (t1, t2), i1, i2 in table.kinds:
         i, j = np.asarray(i1, np.int64), np.asarray(i2, np.int64)
+        pair = np.arange(start, start + len(i), dtype=np.int64)
+        start += len(i)
+        sel = None
+        if max_pairs is not None and len(i) > max_pairs:
+            gaps = _bounding_gaps(model, F, table) if gaps is None else gaps
+            sel = jax.lax.top_k(-gaps[pair], max_pairs)[1]
+            i, j, pair = jnp.asarray(i)[sel], jnp.asarray(j)[sel], jnp.asarray(pair)[sel]
+        ids.append(pair)
         r1 = size[i, 0]
         if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
             out.append(one(*_spheres(cg[i], r1, cg[j], size[j, 0])))
@@ -1249,7 +1320,7 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
         elif (t1, t2) == (geometry.CYLINDER, geometry.BOX):  # the normal from the cylinder to the box
             out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
-            T, V, valid, E, e_valid = _hull_arrays(g, j, Rg, cg)
+            T, V, valid, E, e_valid = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
             if t1 == geometry.SPHERE:
                 dd, n, p = _sphere_hull(cg[i][:, None], r1[:, None], T)
                 out.append(one(dd[:, 0], -n[:, 0], p[:, 0]))
@@ -1261,21 +1332,42 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs):
                 out.append(_cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
             else:
                 out.append(_box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
-    return out
+    return out, ids
 
 
-def _hull_arrays(g: geometry.Geoms, meshes, Rg, cg):
-    """The convex hulls of the mesh geoms ``meshes`` ``(P,)`` in world coordinates: triangles
-    ``(P, F, 3, 3)``, vertices ``(P, V, 3)`` and edges ``(P, M, 2, 3)``, each padded to the
-    largest hull by repeating its first row (a repeated triangle changes no distance; padded
-    vertices and edges are marked false in ``(P, V)`` and ``(P, M)`` masks)."""
+def _hull_arrays(g: geometry.Geoms, meshes, Rg, cg, sel=None):
+    """The convex hulls of the mesh geoms ``meshes`` ``(P,)`` (static; with ``sel``, the
+    traced entries ``sel`` of them) in world coordinates: triangles ``(P, F, 3, 3)``, vertices
+    ``(P, V, 3)`` and edges ``(P, M, 2, 3)``, each padded to the largest hull by repeating its
+    first row (a repeated triangle changes no distance; padded vertices and edges are marked
+    false in ``(P, V)`` and ``(P, M)`` masks)."""
 
     (fi, _), (vi, valid), (ei, e_valid) = (_padded_rows(o, meshes) for o in (g.face_geom, g.vertex_geom, g.edge_geom))
+    if sel is not None:
+        meshes, fi, vi, valid, ei, e_valid = (jnp.asarray(x)[sel] for x in (meshes, fi, vi, valid, ei, e_valid))
     R, c = Rg[meshes], cg[meshes]
     T = c[:, None, None] + mv(R[:, None, None], g.faces[fi])
     V = c[:, None] + mv(R[:, None], g.vertices[vi])
     E = c[:, None, None] + mv(R[:, None, None], g.edges[ei])
     return T, V, jnp.asarray(valid), E, jnp.asarray(e_valid)
+
+
+def pairs_in_reach(model: Model, q, exclude=(), margin=0.0) -> Int[Array, " k"]:
+    """``(k,)`` for each kind of pair of :func:`collision_pairs` (the order of its ``kinds``),
+    how many of its pairs have bounding spheres closer than ``margin`` at the configuration
+    ``q``: gap ``|c_2 - c_1| - r_1 - r_2 <= margin``, with ``r`` the radius of a sphere about
+    the geom's centre that holds it (``r + l`` for a capsule, the half-diagonal of a box, the
+    farthest hull vertex of a mesh). ``Contact(max_pairs=K)`` gives every pair's forces where
+    each count is at most ``K``; e.g. ``K = jax.vmap(lambda q: pairs_in_reach(model, q))(qs).max()``
+    over the configurations ``qs`` of a trajectory."""
+    q = jnp.asarray(q, model.dtype)
+    table = collision_pairs(model, exclude)
+    near = _bounding_gaps(model, _frames(model, q), table) <= margin
+    counts, start = [], 0
+    for _, i1, _ in table.kinds:
+        counts.append(jnp.sum(near[start : start + len(i1)]))
+        start += len(i1)
+    return jnp.stack(counts) if counts else jnp.zeros(0, jnp.int32)
 
 
 def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
@@ -1291,30 +1383,86 @@ def pair_distances(model: Model, q, exclude=()) -> Float[Array, " p"]:
     q = jnp.asarray(q, model.dtype)
     table = collision_pairs(model, exclude)
     F = _frames(model, q)
-    parts = [k[3] for k in _pair_geometry(model, F, table)]
+    parts = [k[3] for k in _pair_geometry(model, F, table)[0]]
     return jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)
 
 
-def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
+class _PairSlots(NamedTuple):
+    """The evaluated contacts of the shape pairs: the fields of :class:`PairContacts` for the
+    rows of every pair (static index arrays, ``numpy``) or, with a budget, of the pairs chosen
+    (traced index arrays), and ``row``, each contact's row in the whole table (the rows of
+    :class:`PairContacts`, ``CollisionPairs.rows``)."""
+
+    distance: Array
+    depth: Array
+    normal: Array
+    point: Array
+    velocity: Array
+    mu: Array
+    geom1: np.ndarray | Array
+    geom2: np.ndarray | Array
+    body1: np.ndarray | Array
+    body2: np.ndarray | Array
+    pair: np.ndarray | Array
+    row: np.ndarray | Array
+
+    @property
+    def chosen(self) -> bool:
+        """Whether the rows are a chosen subset of the table's (traced indices)."""
+        return not isinstance(self.row, np.ndarray)
+
+
+def _gather(a: np.ndarray, idx):
+    """``a[idx]``, in ``numpy`` for a static ``idx``."""
+    return a[idx] if isinstance(idx, np.ndarray) else jnp.asarray(a)[idx]
+
+
+def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None) -> _PairSlots:
     g = model.geoms
     table = collision_pairs(model, exclude)
     dt = model.dtype
-    kinds = _pair_geometry(model, F, table)
+    kinds, ids = _pair_geometry(model, F, table, max_pairs)
     if kinds:
         dist = jnp.concatenate([k[0].reshape(-1) for k in kinds])
         normal = jnp.concatenate([k[1].reshape(-1, 3) for k in kinds])
         point = jnp.concatenate([k[2].reshape(-1, 3) for k in kinds])
     else:
         dist, normal, point = jnp.zeros(0, dt), jnp.zeros((0, 3), dt), jnp.zeros((0, 3), dt)
-    row = table.row_pair
-    g1 = np.array([table.pairs[k][0] for k in row], np.int64)
-    g2 = np.array([table.pairs[k][1] for k in row], np.int64)
-    b1, b2 = np.asarray(g.body, np.int64)[g1], np.asarray(g.body, np.int64)[g2]
+    first = np.cumsum(np.asarray((0, *table.rows), np.int64))[:-1]  # each pair's first row
+    pairs, rows = [], []
+    for k, pid in zip(kinds, ids):
+        s = k[0].shape[-1]
+        xp = np if isinstance(pid, np.ndarray) else jnp
+        pairs.append(xp.repeat(pid, s))
+        rows.append((_gather(first, pid)[:, None] + xp.arange(s)).reshape(-1))
+    static = all(isinstance(p, np.ndarray) for p in pairs)
+    xp = np if static else jnp
+    pair = xp.concatenate(pairs) if pairs else np.zeros(0, np.int64)
+    row = xp.concatenate(rows) if rows else np.zeros(0, np.int64)
+    ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)
+    g1, g2 = _gather(ij[:, 0], pair), _gather(ij[:, 1], pair)
+    body = np.asarray(g.body, np.int64)
+    b1, b2 = _gather(body, g1), _gather(body, g2)
     vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
-    mu = _contact_friction(g, g1, g2, g.friction[g1, 0], g.friction[g2, 0])
-    ints = lambda x: tuple(map(int, x))
+    mu = _contact_friction(g, ij[:, 0], ij[:, 1], g.friction[ij[:, 0], 0], g.friction[ij[:, 1], 0])[pair]
+    return _PairSlots(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, g1, g2, b1, b2, pair, row)
+
+
+def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
+    s = _pair_slots(model, F, exclude)
+    ints = lambda x: tuple(map(int, x))  # noqa: E731
     return PairContacts(
-        dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, ints(g1), ints(g2), ints(b1), ints(b2), ints(row)
+        s.distance,
+        s.depth,
+        s.normal,
+        s.point,
+        s.velocity,
+        s.mu,
+        ints(s.geom1),
+        ints(s.geom2),
+        ints(s.body1),
+        ints(s.body2),
+        ints(s.pair),
     )
 
 
@@ -1342,14 +1490,16 @@ def contact_wrenches(
     exclude=(),
     state: ContactState | None = None,
     dt=0.0,
+    max_pairs: int | None = None,
 ) -> Float[Array, "nb 6"]:
     """Contact wrenches on every body, ``(nb, 6)`` ``[moment; force]`` about the body origin in
     body coordinates (the ``f_ext`` convention of :func:`~jaxdyn.aba`): the sum over the body's
     contact forces ``f`` at world points ``p`` of ``(R^T ((p - o) x f), R^T f)`` with ``o, R``
     the body's world pose; ground contact and shape pairs (each pair's force on both bodies)
     as chosen. ``state``: the bristle elongations of the stick-capable friction (module
-    docstring, with ``dt`` the ``h`` of (S2)); ``None``: regularised friction."""
-    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude)
+    docstring, with ``dt`` the ``h`` of (S2)); ``None``: regularised friction. ``max_pairs``:
+    the broad phase's budget per kind of pair (:class:`Contact`)."""
+    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs)
     return _evaluate(model, q, qd, ground, params, state, dt, **which)[0]
 
 
@@ -1375,18 +1525,21 @@ class PointForces(eqx.Module):
 
 class _Kind(NamedTuple):
     """The forces of one kind of contact (ground points or shape pairs): ``f`` on ``body``,
-    ``-f`` on ``other`` (``-1``: the world or the ground); ``rate``, ``ut``: (S4) and (S1)."""
+    ``-f`` on ``other`` (``-1``: the world or the ground; static, or traced for pairs chosen by
+    the broad phase); ``rate``, ``ut``: (S4) and (S1); ``row``: the rows of the whole pair table
+    that chosen pairs' contacts fill (traced; ``None``: every row, in order)."""
 
-    body: np.ndarray
-    other: np.ndarray
+    body: np.ndarray | Array
+    other: np.ndarray | Array
     point: Array
     depth: Array
     f: Array
     rate: Array
     ut: Array
+    row: Array | None = None
 
 
-def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
+def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude, max_pairs=None) -> bool:
     """Whether any contact of the chosen kinds exists on ``model`` (static)."""
     ground = collide_ground and _has_ground_points(model.geoms)
     return ground or (collide_pairs and len(collision_pairs(model, exclude).pairs) > 0)
@@ -1397,7 +1550,11 @@ def _split_world(kinds: dict) -> list:
     pair is with the world (``body2 = -1``): ``f`` then acts on ``body`` and ``-f`` on the world."""
     out = []
     for name, k in kinds.items():
-        if name == "pairs" and np.any(k.body < 0):
+        if name == "pairs" and not isinstance(k.body, np.ndarray):
+            flip = k.body < 0
+            sign = jnp.where(flip, -1.0, 1.0).astype(k.f.dtype)[:, None]
+            k = k._replace(body=jnp.where(flip, k.other, k.body), other=jnp.where(flip, k.body, k.other), f=sign * k.f)
+        elif name == "pairs" and np.any(k.body < 0):
             flip = k.body < 0
             sign = jnp.asarray(np.where(flip, -1.0, 1.0), k.f.dtype)[:, None]
             k = k._replace(body=np.where(flip, k.other, k.body), other=np.where(flip, k.body, k.other), f=sign * k.f)
@@ -1405,10 +1562,25 @@ def _split_world(kinds: dict) -> list:
     return out
 
 
-def _kinds(model: Model, F: _Frames, ground, params, state, dt, *, collide_ground, collide_pairs, exclude):
+def _kinds(
+    model: Model,
+    F: _Frames,
+    ground,
+    params,
+    state,
+    dt,
+    *,
+    collide_ground,
+    collide_pairs,
+    exclude,
+    max_pairs=None,
+    table_rows=False,
+):
     """The point forces of each kind of contact that acts, as ``{"ground": _Kind, "pairs": _Kind}``
     (a kind is absent when it is off or the model has none). ``state``: the elongations of
-    ``friction="spring"`` (``None``: regularised friction)."""
+    ``friction="spring"`` (``None``: regularised friction). ``max_pairs``: the broad phase's
+    budget per kind of pair; with ``table_rows``, the chosen pairs' contacts are put in the rows
+    of the whole table (the others: no force, no depth, at the midpoint of the geoms' centres)."""
     out = {}
     spring = state is not None
     if _acts(model, collide_ground, False, exclude):
@@ -1419,15 +1591,37 @@ def _kinds(model: Model, F: _Frames, ground, params, state, dt, *, collide_groun
         body = np.asarray(cp.body, np.int64)
         out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut)
     if _acts(model, False, collide_pairs, exclude):
-        pc = _pair_contacts(model, F, exclude)
-        u = state.pairs if spring else None
+        pc = _pair_slots(model, F, exclude, max_pairs)
+        u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
         f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
-        b1, b2 = np.asarray(pc.body1, np.int64), np.asarray(pc.body2, np.int64)
-        out["pairs"] = _Kind(b2, b1, pc.point, pc.depth, f, r, ut)
+        k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, pc.row if pc.chosen else None)
+        out["pairs"] = _table_rows(model, F, k, exclude) if table_rows and k.row is not None else k
     return out
 
 
-def _evaluate(model: Model, q, qd, ground, params, state, dt, *, collide_ground, collide_pairs, exclude):
+def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
+    """The chosen pairs' contacts ``k`` put in the rows of the whole pair table: the other rows
+    have no force, rate, elongation or depth and lie at the midpoint of their geoms' centres."""
+    table = collision_pairs(model, exclude)
+    ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)[table.row_pair]
+    body = np.asarray(model.geoms.body, np.int64)
+    _, cg = _geom_poses(model, F)
+    into = lambda base, x: None if x is None else base.at[k.row].set(x)  # noqa: E731
+    z = jnp.zeros((len(ij), 3), k.f.dtype)
+    return _Kind(
+        body[ij[:, 1]],
+        body[ij[:, 0]],
+        into(0.5 * (cg[ij[:, 0]] + cg[ij[:, 1]]), k.point),
+        into(jnp.zeros(len(ij), k.depth.dtype), k.depth),
+        into(z, k.f),
+        into(z, k.rate),
+        into(z, k.ut),
+    )
+
+
+def _evaluate(
+    model: Model, q, qd, ground, params, state, dt, *, collide_ground, collide_pairs, exclude, max_pairs=None
+):
     """Wrenches (as :func:`contact_wrenches`) and, with a ``state``, its rate (S4) and the
     elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``)."""
     q = jnp.asarray(q, model.dtype)
@@ -1435,7 +1629,7 @@ def _evaluate(model: Model, q, qd, ground, params, state, dt, *, collide_ground,
     ground = Ground() if ground is None else ground
     params = ContactParams() if params is None else params
     out = jnp.zeros((model.nb + 1, 6), model.dtype)  # the world's row last, dropped
-    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude)
+    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs)
     spring = state is not None
     rates = [jnp.zeros_like(state.ground), jnp.zeros_like(state.pairs)] if spring else None
     proj = [state.ground, state.pairs] if spring else None
@@ -1450,14 +1644,18 @@ def _evaluate(model: Model, q, qd, ground, params, state, dt, *, collide_ground,
         if name == "ground":
             out = _add_wrenches(out, F, k.body, k.point, k.f)
         else:
+            xp = np if isinstance(k.body, np.ndarray) else jnp
             out = _add_wrenches(
                 out,
                 F,
-                np.concatenate([k.body, k.other]),
+                xp.concatenate([k.body, k.other]),
                 jnp.concatenate([k.point, k.point]),
                 jnp.concatenate([k.f, -k.f]),
             )
-        if spring:
+        if spring and k.row is not None:  # chosen pairs: the others' elongations relax to zero
+            z = jnp.zeros_like(state.pairs)
+            rates[slot], proj[slot] = z.at[k.row].set(k.rate), z.at[k.row].set(k.ut)
+        elif spring:
             rates[slot], proj[slot] = k.rate, k.ut
     return out[:-1], _as_state(rates), _as_state(proj)
 
@@ -1475,7 +1673,7 @@ def total_force(
     contact = Contact() if contact is None else contact
     total = jnp.zeros(3, model.dtype)
     for k in contact._kinds(model, q, qd, contact._state(model, state)).values():
-        sign = (k.body >= 0).astype(np.float64) - (k.other >= 0).astype(np.float64)
+        sign = (k.body >= 0) * 1.0 - (k.other >= 0) * 1.0
         total = total + jnp.sum(jnp.asarray(sign, model.dtype)[:, None] * k.f, 0)
     return total
 
@@ -1492,6 +1690,7 @@ def generalized_forces(
     exclude=(),
     state: ContactState | None = None,
     dt=0.0,
+    max_pairs: int | None = None,
 ) -> Float[Array, " nv"]:
     """The contact wrenches as joint-space forces, ``tau_c = sum_b J_b^T f_b``: minus the
     inverse dynamics of the wrenches alone (RNEA at zero velocity, acceleration and gravity,
@@ -1507,6 +1706,7 @@ def generalized_forces(
         exclude=exclude,
         state=state,
         dt=dt,
+        max_pairs=max_pairs,
     )
     return _joint_space(model, q, w)
 

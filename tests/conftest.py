@@ -109,6 +109,10 @@ SLOW = {
     "tests/test_meshes.py::test_mesh_pairs_match_mujoco[box-float32-1e-06]",
     "tests/test_meshes.py::test_mesh_pair_derivatives_are_finite",
     "tests/test_meshes.py::test_primitives_meet_a_mesh_cube_as_the_box_it_is",
+    # the broad phase: a step and its Jacobian against every pair's (the forces, the point
+    # forces and the bristles at 56 poses stay quick)
+    "tests/test_broad_phase.py::test_a_step_and_its_gradient_with_a_budget",
+    "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[2]",
     # quick counterparts: the regularised law's closed-form derivative on the pairs model and
     # the spring law's on Solo-12; the block on the slope at 5 ms; the convex iteration's
     # subproblem (test_contact) and the quadruped environment's float32 steps

@@ -95,13 +95,17 @@ def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Po
 
 @full_precision
 def _jacobians_from_world(model: Model, Jw, Xf: spatial.Pose, bodies, reference: str):
-    """Jacobians of frames (poses ``Xf``, leading axis m) on ``bodies`` (``nb`` = the world)."""
+    """Jacobians of frames (poses ``Xf``, leading axis m) on ``bodies`` (``nb`` = the world;
+    static or traced indices)."""
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got '{reference}'")
     lay = model.layout
     anc = np.concatenate([lay.ancestor, np.zeros((model.nb, 1), bool)], 1)  # world column: no dof
-    mask = anc[lay.dof_body][:, np.asarray(bodies)].T  # (m, nv)
-    J = jnp.where(jnp.asarray(mask)[:, None, :], Jw[None], 0.0)  # (m, 6, nv)
+    if isinstance(bodies, jax.Array):  # traced indices: gather the rows
+        mask = jnp.asarray(anc[lay.dof_body].T)[bodies]  # (m, nv)
+    else:
+        mask = jnp.asarray(anc[lay.dof_body][:, np.asarray(bodies)].T)
+    J = jnp.where(mask[:, None, :], Jw[None], 0.0)  # (m, 6, nv)
     if reference == "world":
         return J
     ang, lin = J[:, :3], J[:, 3:]
