@@ -726,9 +726,16 @@ def _deepest(dist, valid):
     vertices or edges that meet another shape first, chosen anew at each evaluation
     (``lax.top_k``; the choice has no derivative, the chosen rows' distances do). Invalid rows
     (padding to the largest hull) come last, so they are chosen only from a hull with fewer
-    valid rows than ``K``."""
-    _, k = jax.lax.top_k(jnp.where(valid, -dist, -jnp.inf), min(HULL_POINTS, dist.shape[-1]))
-    return k, jnp.take_along_axis(valid, k, -1)
+    valid rows than ``K``. Of fewer than ``K`` rows, the indices are padded with row 0 marked
+    invalid, so a pair's number of contacts does not depend on its hull's size."""
+    m = dist.shape[-1]
+    _, k = jax.lax.top_k(jnp.where(valid, -dist, -jnp.inf), min(HULL_POINTS, m))
+    ok = jnp.take_along_axis(valid, k, -1)
+    if m < HULL_POINTS:
+        pad = k.shape[:-1] + (HULL_POINTS - m,)
+        k = jnp.concatenate([k, jnp.zeros(pad, k.dtype)], -1)
+        ok = jnp.concatenate([ok, jnp.zeros(pad, bool)], -1)
+    return k, ok
 
 
 def _take(x, k):
@@ -801,3 +808,32 @@ def _cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
     witness = jnp.concatenate([wrim, wv, we], -2)
     apart = jnp.min(jnp.where(e_valid, seg, jnp.inf), -1)
     return dist, normal, witness, jnp.minimum(jnp.min(dd, -1), apart)
+
+
+def _vertices_in_hull(V, valid, T):
+    """The :data:`HULL_POINTS` vertices ``V`` ``(..., M, 3)`` (with ``valid``) deepest in the
+    hull ``T``: chosen by the largest of the hull's face-plane distances (the signed distance
+    inside, a lower bound outside, so every vertex inside comes before every vertex outside),
+    then their exact signed distances (:func:`_sphere_hull` of radius 0), unit normals from the
+    hull to the vertex and witnesses; ``FAR`` for padding."""
+    a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
+    _, n, _ = _length(cross(b - a, c - a))
+    planes = jnp.max(_dot(n, V[..., :, None, :] - a), -1)  # (..., M)
+    k, ok = _deepest(planes, valid)
+    Vk = _take(V, k)
+    d, nrm, w = _sphere_hull(Vk, jnp.zeros(Vk.shape[:-1], V.dtype), T)
+    return jnp.where(ok, d, FAR), nrm, w
+
+
+def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2):
+    """Two convex hulls (triangles ``T``, vertices ``V`` with ``valid``) as 16 point contacts:
+    the :data:`HULL_POINTS` vertices of each deepest in the other (:func:`_vertices_in_hull`).
+    Returns signed distances ``(..., 16)``, unit normals from the first hull to the second,
+    witnesses, and the pair's signed distance: the smallest of the rows, exact where the hulls
+    are apart and their closest points include a vertex (a vertex against a face, an edge or a
+    vertex); where two edges are closest it is larger than the true distance, and two hulls
+    that cross edge through edge with no vertex inside the other have no contact."""
+    d1, n1, w1 = _vertices_in_hull(V1, valid1, T2)  # normals hull 2 -> a vertex of hull 1
+    d2, n2, w2 = _vertices_in_hull(V2, valid2, T1)  # hull 1 -> a vertex of hull 2
+    dist = jnp.concatenate([d1, d2], -1)
+    return dist, jnp.concatenate([-n1, n2], -2), jnp.concatenate([w1, w2], -2), jnp.min(dist, -1)

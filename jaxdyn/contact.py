@@ -187,6 +187,7 @@ from .collision import (
     _cylinder_rims,
     _deepest,
     _dot,
+    _hull_hull_contacts,
     _segment_box_contacts,
     _segment_cylinder_contacts,
     _segment_hull_contacts,
@@ -1094,6 +1095,7 @@ _PAIR_KINDS = (
     (geometry.CAPSULE, geometry.MESH),
     (geometry.CYLINDER, geometry.MESH),
     (geometry.BOX, geometry.MESH),
+    (geometry.MESH, geometry.MESH),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
@@ -1103,11 +1105,13 @@ _PAIR_KINDS = (
 # (collision._cylinder_cylinder_contacts), capsule-mesh as capsule-box
 # (collision._segment_hull_contacts), cylinder-mesh 12 rim points, 8 hull vertices and 8 edges
 # (collision._cylinder_hull_contacts), box-mesh 8 corners, 12 edges and 8 hull vertices
-# (collision._box_hull_contacts); one for the others
+# (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices (collision._hull_hull_contacts);
+# one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.MESH): 3,
     (geometry.CYLINDER, geometry.MESH): 28,
     (geometry.BOX, geometry.MESH): 28,
+    (geometry.MESH, geometry.MESH): 16,
     (geometry.CAPSULE, geometry.CYLINDER): 3,
     (geometry.CAPSULE, geometry.CAPSULE): 3,
     (geometry.CAPSULE, geometry.BOX): 3,
@@ -1123,16 +1127,16 @@ class CollisionPairs(NamedTuple):
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
       sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
       capsule-cylinder, cylinder-cylinder, cylinder-box, then sphere, capsule, cylinder and box
-      against a mesh; within a pair the geom
+      against a mesh, mesh-mesh; within a pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided
-      (anything with an ellipsoid, two meshes, a flat mesh).
+      (anything with an ellipsoid, a flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder and
       capsule-mesh, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
-      box-mesh and cylinder-mesh, 1 for the others.
+      box-mesh and cylinder-mesh, 16 for mesh-mesh, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -1200,7 +1204,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
     filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
-    ellipsoid, two meshes, a mesh whose vertices span no volume) are warned about, by name."""
+    ellipsoid, a mesh whose vertices span no volume) are warned about, by name."""
     g = model.geoms
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
     table = _pair_table(
@@ -1222,7 +1226,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
             f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
-            f"with an ellipsoid, no two meshes, no flat mesh; exclude them to silence this): {listed}",
+            f"with an ellipsoid, no flat mesh; exclude them to silence this): {listed}",
             UserWarning,
             stacklevel=2,
         )
@@ -1319,6 +1323,10 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
             out.append(_cylinder_cylinder_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         elif (t1, t2) == (geometry.CYLINDER, geometry.BOX):  # the normal from the cylinder to the box
             out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
+        elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
+            T1, V1, valid1, _, _ = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
+            T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
+            out.append(_hull_hull_contacts(T1, V1, valid1, T2, V2, valid2))
         else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
             T, V, valid, E, e_valid = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
             if t1 == geometry.SPHERE:
@@ -1550,11 +1558,7 @@ def _split_world(kinds: dict) -> list:
     pair is with the world (``body2 = -1``): ``f`` then acts on ``body`` and ``-f`` on the world."""
     out = []
     for name, k in kinds.items():
-        if name == "pairs" and not isinstance(k.body, np.ndarray):
-            flip = k.body < 0
-            sign = jnp.where(flip, -1.0, 1.0).astype(k.f.dtype)[:, None]
-            k = k._replace(body=jnp.where(flip, k.other, k.body), other=jnp.where(flip, k.body, k.other), f=sign * k.f)
-        elif name == "pairs" and np.any(k.body < 0):
+        if name == "pairs" and np.any(k.body < 0):
             flip = k.body < 0
             sign = jnp.asarray(np.where(flip, -1.0, 1.0), k.f.dtype)[:, None]
             k = k._replace(body=np.where(flip, k.other, k.body), other=np.where(flip, k.body, k.other), f=sign * k.f)

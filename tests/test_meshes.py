@@ -526,3 +526,138 @@ def test_mjcf_reads_collision_meshes_only(tmp_path):
         m = jaxdyn.load_mjcf(xml, dtype=np.float64)
     assert m.geoms.type == (geometry.MESH, geometry.MESH) and set(m.geoms.vertex_geom) == {0}
     _same_points(np.asarray(m.geoms.vertices), CORNERS, atol=1e-15)  # in the frame of the file
+
+
+def _hull_at(V, pos, mat, dtype):
+    """The hull of the points ``V`` (geom frame) at the world poses ``pos``, ``mat``: triangles
+    ``(P, F, 3, 3)`` and vertices ``(P, V, 3)``."""
+    gm = geometry.make_geoms(
+        type=[geometry.MESH], size=np.zeros((1, 3)), body=[0], vertices=V, vertex_geom=[0] * len(V)
+    )
+    faces = np.asarray(gm.faces, np.float64)
+    T = pos[:, None, None] + np.einsum("pij,fkj->pfki", mat, faces)
+    W = pos[:, None] + np.einsum("pij,vj->pvi", mat, V)
+    return jnp.asarray(T, dtype), jnp.asarray(W, dtype)
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 1e-6)])
+def test_mesh_mesh_matches_mujoco(dtype, tol):
+    """Two meshes (hulls of 30 and 16 points on ellipsoids) at 100 poses against MuJoCo's
+    mj_geomDistance (GJK / EPA at 1e-12; tests/reference/generate_mujoco_mesh_mesh.py). The
+    pair's distance is the smallest exact distance of the 8 + 8 vertices deepest in the other
+    hull: apart, never nearer than MuJoCo's, and equal to it wherever a vertex is among the
+    closest points (where the smallest distance of every vertex, found here by brute force,
+    equals MuJoCo's); overlapping with a vertex inside the other hull, negative and never
+    deeper than EPA's minimum translation. Unit normals; float32 to 1e-6 m."""
+    from jaxdyn import collision as K
+
+    r = np.load(os.path.join(DATA, "mujoco", "contact", "mesh_mesh.npz"))
+    hulls = lambda dt: (  # noqa: E731
+        *_hull_at(r["rock_vertices"], r["rock_pos"], r["rock_mat"], dt),
+        *_hull_at(r["pebble_vertices"], r["pebble_pos"], r["pebble_mat"], dt),
+    )
+    T1, V1, T2, V2 = hulls(dtype)
+    ones = lambda V: jnp.ones(V.shape[:2], bool)  # noqa: E731
+    dist, normal, _, d = (np.asarray(x) for x in jax.jit(K._hull_hull_contacts)(T1, V1, ones(V1), T2, V2, ones(V2)))
+    assert dist.shape == (100, 16) and d.dtype == dtype
+    T1, V1, T2, V2 = hulls(jnp.float64)  # every vertex against the other hull, in float64
+    every = np.minimum(
+        np.asarray(jax.jit(K._hull_distance)(V1, T2)[0]).min(1), np.asarray(jax.jit(K._hull_distance)(V2, T1)[0]).min(1)
+    )
+    ref = r["dist"]
+    apart = ref > 0
+    at_vertex = apart & (np.abs(every - ref) < 1e-9)
+    assert at_vertex.sum() >= 50 and (apart & ~at_vertex).sum() >= 20  # vertex-face and edge-edge poses
+    np.testing.assert_allclose(d[at_vertex], ref[at_vertex], rtol=0, atol=tol)
+    assert np.all(d[apart] >= ref[apart] - tol)
+    inside = ~apart & (every < 0)
+    assert inside.sum() == (~apart).sum() == 25  # at each overlapping pose a vertex is inside
+    assert np.all(d[inside] < 0) and np.all(d[inside] >= ref[inside] - max(tol, 1e-12))
+    np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0, rtol=0, atol=10 * tol)
+
+
+def test_a_mesh_cube_meets_a_mesh_slab_as_a_box_meets_a_box():
+    """A free mesh cube over a mesh slab on the world, at 30 poses (tilted, up to 3 mm into the
+    slab's top or up to 2 mm above it): the pair's distance equals that of the box geoms of the
+    same sizes (the box-box pair's, exact for a corner over a face), and the contact force on the
+    cube (every point's) is the box's, its 4 or fewer corners in the slab."""
+    import equinox as eqx
+
+    body = jaxdyn.load_urdf(_box_urdf('<box size="0.1 0.1 0.1"/>'), floating_base=True, dtype=np.float64)
+    corner = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    h, slab = np.array([0.05, 0.07, 0.04]), np.array([0.4, 0.4, 0.05])
+
+    def model(mesh):
+        g = geometry.make_geoms(
+            type=[geometry.MESH] * 2 if mesh else [geometry.BOX] * 2,
+            size=[np.zeros(3), np.zeros(3)] if mesh else [h, slab],
+            body=[0, -1],
+            pos=[np.zeros(3), [0.0, 0.0, -0.05]],
+            vertices=np.concatenate([corner * h, corner * slab]) if mesh else None,
+            vertex_geom=[0] * 8 + [1] * 8 if mesh else (),
+            dtype=np.float64,
+        )
+        return eqx.tree_at(lambda m: m.geoms, body, g)
+
+    rng = np.random.default_rng(4)
+    axis = rng.normal(size=(30, 3)) * [1, 1, 0]
+    angle = rng.uniform(0, 0.3, 30)
+    quat = np.hstack(
+        [np.cos(angle / 2)[:, None], np.sin(angle / 2)[:, None] * axis / np.linalg.norm(axis, axis=1)[:, None]]
+    )
+    R = jax.vmap(jaxdyn.spatial.quat_to_rotation)(jnp.asarray(quat))
+    lowest = np.min(np.einsum("pij,cj->pci", np.asarray(R), corner * h)[..., 2], 1)  # the lowest corner's z
+    gap = rng.uniform(-0.003, 0.002, 30)
+    q = np.hstack([np.zeros((30, 2)), (gap - lowest)[:, None], quat])
+    ct = contact.Contact(collide_ground=False)
+
+    def run(m):
+        return jax.jit(
+            jax.vmap(lambda q: (contact.pair_distances(m, q), contact.total_force(m, q, jnp.zeros(m.nv), ct)))
+        )(jnp.asarray(q))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (dm, fm), (db, fb) = run(model(True)), run(model(False))
+    assert contact.collision_pairs(model(True)).rows == (16,)
+    np.testing.assert_allclose(dm[:, 0], gap, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dm, db, rtol=0, atol=1e-12)
+    assert (gap < 0).sum() >= 10 and np.all(np.asarray(fm)[gap < 0, 2] > 0)
+    np.testing.assert_allclose(fm, fb, rtol=1e-9, atol=1e-9)
+
+
+def test_a_hull_of_fewer_than_8_vertices_keeps_its_rows():
+    """A tetrahedron (4 vertices, 6 edges) against a box, a cylinder and another tetrahedron on
+    the world: each pair has its kind's number of contacts (the missing vertices and edges are
+    rows with no contact), and the tetrahedron's vertex pushed 2 mm into each shape is a
+    contact 2 mm deep."""
+    tet = np.array([[0.0, 0.0, -0.1], [0.08, 0.0, 0.0], [-0.04, 0.07, 0.0], [-0.04, -0.07, 0.0]])
+    prims = [
+        (geometry.BOX, [0.2, 0.2, 0.05], [0.0, 0.0, -0.15]),
+        (geometry.CYLINDER, [0.2, 0.05, 0], [1.0, 0.0, -0.15]),
+        (geometry.MESH, [0, 0, 0], [2.0, 0.0, 0.0]),
+    ]
+    import equinox as eqx
+
+    body = jaxdyn.load_urdf(_box_urdf('<box size="0.1 0.1 0.1"/>'), floating_base=True, dtype=np.float64)
+    g = geometry.make_geoms(
+        type=[geometry.MESH] + [t for t, _, _ in prims],
+        size=[np.zeros(3)] + [s for _, s, _ in prims],
+        body=[0, -1, -1, -1],
+        pos=[np.zeros(3)] + [p for _, _, p in prims],
+        vertices=np.concatenate([tet, tet]),  # the world's tetrahedron: its top face at z = 0
+        vertex_geom=[0] * 4 + [3] * 4,
+        dtype=np.float64,
+    )
+    m = eqx.tree_at(lambda m: m.geoms, body, g)
+    table = contact.collision_pairs(m)
+    assert table.rows == (28, 28, 16)  # cylinder-mesh, box-mesh, mesh-mesh
+    base = {1: [0.0, 0.0, -0.002], 2: [1.0, 0.0, -0.002], 3: [2.0, 0.0, 0.1 - 0.002]}  # by the world's geom
+    for k, (a, b) in enumerate(table.pairs):
+        q = jnp.asarray(np.concatenate([base[a if b == 0 else b], [1.0, 0, 0, 0]]))
+        pc = contact.pair_contacts(m, q, jnp.zeros(m.nv))
+        assert pc.distance.shape == (sum(table.rows),)
+        rows = np.asarray(table.row_pair) == k
+        d = np.asarray(pc.distance)[rows]
+        np.testing.assert_allclose(d.min(), -0.002, rtol=0, atol=1e-12)
+        assert np.all(np.isfinite(np.asarray(pc.normal))) and np.sum(d > 100) >= 4  # the missing rows
