@@ -113,6 +113,10 @@ SLOW = {
     # forces and the bristles at 56 poses stay quick)
     "tests/test_broad_phase.py::test_a_step_and_its_gradient_with_a_budget",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[2]",
+    "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[4]",
+    # the bounding radii of every shape over 400 directions (every touching pair in reach at the
+    # 56 reference poses stays quick)
+    "tests/test_broad_phase.py::test_bounding_spheres_hold_their_shapes",
     # quick counterparts: the regularised law's closed-form derivative on the pairs model and
     # the spring law's on Solo-12; the block on the slope at 5 ms; the convex iteration's
     # subproblem (test_contact) and the quadruped environment's float32 steps

@@ -653,10 +653,11 @@ def test_a_hull_of_fewer_than_8_vertices_keeps_its_rows():
     table = contact.collision_pairs(m)
     assert table.rows == (28, 28, 16)  # cylinder-mesh, box-mesh, mesh-mesh
     base = {1: [0.0, 0.0, -0.002], 2: [1.0, 0.0, -0.002], 3: [2.0, 0.0, 0.1 - 0.002]}  # by the world's geom
-    for k, (a, b) in enumerate(table.pairs):
-        q = jnp.asarray(np.concatenate([base[a if b == 0 else b], [1.0, 0, 0, 0]]))
-        pc = contact.pair_contacts(m, q, jnp.zeros(m.nv))
-        assert pc.distance.shape == (sum(table.rows),)
+    qs = jnp.asarray([np.concatenate([base[a if b == 0 else b], [1.0, 0, 0, 0]]) for a, b in table.pairs])
+    pcs = jax.jit(jax.vmap(lambda q: contact.pair_contacts(m, q, jnp.zeros(m.nv))))(qs)
+    assert pcs.distance.shape == (len(qs), sum(table.rows))
+    for k in range(len(qs)):
+        pc = jax.tree_util.tree_map(lambda x: x[k], pcs)  # noqa: B023
         rows = np.asarray(table.row_pair) == k
         d = np.asarray(pc.distance)[rows]
         np.testing.assert_allclose(d.min(), -0.002, rtol=0, atol=1e-12)
