@@ -19,9 +19,7 @@ every-pair run's.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -33,6 +31,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 from check_mujoco_standing import DT, scenario  # noqa: E402
+from harness import emit  # noqa: E402
+from standing import mujoco_stand  # noqa: E402
 
 from jaxdyn import contact as C  # noqa: E402
 from jaxdyn import sim  # noqa: E402
@@ -88,16 +88,7 @@ def measure(robot, steps, batch, budgets, rounds):
     for g in tree.iter("geom"):
         if g.get("name") != "floor":
             g.set("conaffinity", "1")
-    mm = mujoco.MjModel.from_xml_string(ET.tostring(tree, encoding="unicode"))
-    d = mujoco.MjData(mm)
-
-    def mujoco_run():
-        mujoco.mj_resetData(mm, d)
-        d.qpos[:] = sc.qpos0
-        for _ in range(steps):
-            d.qfrc_applied[:] = sc.mj_pd(d.qpos, d.qvel)
-            mujoco.mj_step(mm, d)
-
+    mujoco_run = mujoco_stand(sc, ET.tostring(tree, encoding="unicode"), steps)
     mujoco_ms = _best(mujoco_run, rounds) / steps * 1e3
     return rows, mujoco_ms, len(C.collision_pairs(m).pairs)
 
@@ -113,15 +104,7 @@ def main():
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
     rows, mujoco_ms, npairs = measure(args.robot, args.steps, args.batch, args.max_pairs, args.rounds)
-    head = (
-        f"date: {datetime.date.today()}, jax: {jax.__version__}, mujoco: {mujoco.__version__}, "
-        f"device: {jax.devices()[0].platform}, cpu: {platform.machine()}, cpu_count: {os.cpu_count()}, "
-        f"robot: {args.robot} ({npairs} self-collision pairs), steps: {args.steps}, batch: {args.batch}, "
-        f"best of {args.rounds} rounds, float64; MuJoCo (self-collision on): {mujoco_ms:.3f} ms/step"
-    )
     lines = [
-        head,
-        "",
         "| jaxdyn contact | ms/step, one | jaxdyn speed / MuJoCo's, one | ms/step per robot, batch "
         "| compile s | pairs in reach (largest per kind) | base vs every pair, mm |",
         "|---|---|---|---|---|---|---|",
@@ -131,11 +114,16 @@ def main():
             f"| {r['name']} | {r['one_ms']:.3f} | {mujoco_ms / r['one_ms']:.3f}x | {r['many_ms']:.3f} | "
             f"{r['compile_s']:.1f} | {r['reach']} | {r['base_mm']:.2g} |"
         )
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write("# Self-collision and the broad phase (`python benchmarks/broad_phase.py`)\n\n" + text + "\n")
+    emit(
+        lines,
+        args.out,
+        mujoco=mujoco.__version__,
+        robot=f"{args.robot} ({npairs} self-collision pairs)",
+        steps=args.steps,
+        batch=args.batch,
+        rounds=f"best of {args.rounds}, float64",
+        mujoco_ms_per_step=f"{mujoco_ms:.3f} (self-collision on)",
+    )
 
 
 if __name__ == "__main__":

@@ -17,9 +17,7 @@ collision geometry is known.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 import time
 
@@ -30,8 +28,25 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 from check_mujoco_standing import DT, scenario  # noqa: E402
+from harness import emit  # noqa: E402
 
 from jaxdyn import sim  # noqa: E402
+
+
+def mujoco_stand(sc, xml, steps):
+    """A function that runs the scenario ``sc``'s PD stand for ``steps`` MuJoCo steps (its
+    ``Euler`` integrator, the PD torques in ``qfrc_applied``) on the model ``xml``."""
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+
+    def run():
+        mujoco.mj_resetData(m, d)
+        d.qpos[:] = sc.qpos0
+        for _ in range(steps):
+            d.qfrc_applied[:] = sc.mj_pd(d.qpos, d.qvel)
+            mujoco.mj_step(m, d)
+
+    return run
 
 
 def measure(robot, steps, rounds):
@@ -40,15 +55,7 @@ def measure(robot, steps, rounds):
     t = time.perf_counter()
     jax.block_until_ready(run(sc.q0))
     compile_s = time.perf_counter() - t
-    m = mujoco.MjModel.from_xml_string(sc.xml)
-    d = mujoco.MjData(m)
-
-    def mujoco_run():
-        mujoco.mj_resetData(m, d)
-        d.qpos[:] = sc.qpos0
-        for _ in range(steps):
-            d.qfrc_applied[:] = sc.mj_pd(d.qpos, d.qvel)
-            mujoco.mj_step(m, d)
+    mujoco_run = mujoco_stand(sc, sc.xml, steps)
 
     best_jd = best_mj = np.inf
     for _ in range(rounds):
@@ -79,14 +86,7 @@ def main():
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
     rows = [measure(r, args.steps, args.rounds) for r in args.robot]
-    head = (
-        f"date: {datetime.date.today()}, jax: {jax.__version__}, mujoco: {mujoco.__version__}, "
-        f"device: {jax.devices()[0].platform}, cpu: {platform.machine()}, cpu_count: {os.cpu_count()}, "
-        f"steps: {args.steps}, best of {args.rounds} alternating rounds, float64"
-    )
     lines = [
-        head,
-        "",
         "| robot | geoms (meshes) | jaxdyn ms/step | MuJoCo ms/step | jaxdyn speed / MuJoCo's | jaxdyn compile s |",
         "|---|---|---|---|---|---|",
     ]
@@ -95,13 +95,13 @@ def main():
             f"| {r['robot']} | {r['geoms']} ({r['meshes']}) | {r['jaxdyn_ms']:.3f} | {r['mujoco_ms']:.3f} | "
             f"{r['ratio']:.3f}x | {r['compile_s']:.1f} |"
         )
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(
-                "# One robot standing, one simulation at a time (`python benchmarks/standing.py`)\n\n" + text + "\n"
-            )
+    emit(
+        lines,
+        args.out,
+        mujoco=mujoco.__version__,
+        steps=args.steps,
+        rounds=f"best of {args.rounds} alternating, float64",
+    )
 
 
 if __name__ == "__main__":
