@@ -37,7 +37,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   (:func:`jaxdyn.collision._cylinder_cylinder_contacts`), and a mesh (its convex hull,
   ``Geoms.faces``) against a sphere, a capsule, a box or a cylinder (the hull's exact signed
   distance; its 8 vertices and edges deepest in the other shape: :func:`jaxdyn.collision.
-  _box_hull_contacts`, :func:`jaxdyn.collision._cylinder_hull_contacts`), between
+  _box_hull_contacts`, :func:`jaxdyn.collision._cylinder_hull_contacts`), two meshes (the 8
+  vertices of each hull deepest in the other: :func:`jaxdyn.collision._hull_hull_contacts`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -80,7 +81,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   has no contact. Each
   contact is a row of :class:`PairContacts` (``CollisionPairs.rows`` per pair). All pairs
   of one kind are evaluated together in one batched expression (geom indices gathered from a
-  static table). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
+  static table); with the broad phase ``Contact(max_pairs=K)``, only the ``K`` pairs of each
+  kind whose bounding spheres are nearest (:func:`pairs_in_reach`). The same force law acts on the relative velocity ``v = v_2(p) - v_1(p)`` of
   the two bodies' material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
   ``mu = max(mu_1, mu_2)`` (MuJoCo's combination; the higher-``priority`` geom's where the
   geoms' ``Geoms.priority`` differ), or an explicit pair's own friction
