@@ -1549,7 +1549,7 @@ class _Kind(NamedTuple):
     row: Array | None = None
 
 
-def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude, max_pairs=None) -> bool:
+def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
     """Whether any contact of the chosen kinds exists on ``model`` (static)."""
     ground = collide_ground and _has_ground_points(model.geoms)
     return ground or (collide_pairs and len(collision_pairs(model, exclude).pairs) > 0)
@@ -1639,7 +1639,7 @@ def _evaluate(
     spring = state is not None
     rates = [jnp.zeros_like(state.ground), jnp.zeros_like(state.pairs)] if spring else None
     proj = [state.ground, state.pairs] if spring else None
-    if not _acts(model, **which):
+    if not _acts(model, collide_ground, collide_pairs, exclude):
         return out[:-1], _as_state(rates), _as_state(proj)
     F = _frames(model, q, qd)
     kinds = _kinds(model, F, ground, params, state, dt, **which)
