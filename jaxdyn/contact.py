@@ -138,6 +138,24 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   projected by (S1) on the pair's current tangent plane (no rotation with the contact frame;
   the projection only shortens it). Cylinder rim points are re-anchored at the deepest rim
   point every step, so their elongation belongs to the slot, not to a material point.
+* Torsional and rolling friction, for contacts whose dimension (MuJoCo's ``condim``, combined
+  as the friction from ``Geoms.condim``) is 4 (torsional) or 6 (torsional and rolling): with
+  ``omega`` the angular velocity of the pushed body relative to the other (world axes),
+  ``w_n = n . omega`` its spin about the normal and ``w_r = omega - w_n n`` its rolling part,
+  the contact adds the couple
+
+      t_s = -mu_s f_n w_n n / sqrt(w_n^2 + eps_w^2)                        (R1)  torsional
+      t_r = -mu_r f_n w_r / sqrt(|w_r|^2 + eps_w^2)                         (R2)  rolling
+
+  with ``mu_s``, ``mu_r`` (lengths) the geoms' ``friction[1]`` and ``friction[2]`` combined as
+  the sliding friction (MuJoCo's ``condim`` and ``friction``; a ground without a plane geom has
+  neither, so the geom's own act) and ``eps_w`` = ``ContactParams.spin_velocity``: the
+  regularised Coulomb law of the sliding friction, applied to the angular velocity, so
+  ``|t_s| <= mu_s f_n`` and ``|t_r| <= mu_r f_n`` as MuJoCo bounds them (its elliptic cone
+  couples the five friction directions; here each part has its own bound). The couple acts on
+  the pushed body and its opposite on the other, as a pure moment; it is the same under both
+  friction laws (the bristle of ``friction="spring"`` is translational), and implicit in
+  velocity in the ``"implicit_euler"`` step as the sliding friction is.
 
 Everything is a function of ``(q, qd)`` (and of ``u`` for ``friction="spring"``), with finite derivatives everywhere (also at zero
 penetration, zero tangential velocity, a point exactly on the plane, coincident sphere centres,
@@ -288,6 +306,10 @@ class ContactParams(eqx.Module):
       at 1 ms). The price of a large ``eps`` is creep under static tangential loads (module
       docstring): 11.5 mm/s for a block on a slope at half the friction angle's tangent with the
       default, 0.58 mm/s with ``eps = 1e-3``. Used by ``friction="regularised"`` only.
+    spin_velocity ``eps_w`` [rad/s]: regularisation scale of the torsional and rolling friction
+      (contacts of MuJoCo ``condim`` 4 and 6, module docstring (R1)-(R2)), as ``eps`` is for
+      sliding. Default 0.1 rad/s. Under a static twisting or rolling load ``r`` times the bound
+      the contact turns at ``eps_w r / sqrt(1 - r^2)``. Used by both friction laws.
     tangential_stiffness ``k_t`` [N/m], tangential_damping ``b_t`` [N s/m]: the bristle of
       ``friction="spring"`` (module docstring, (S2)-(S5)), per contact point or pair. Defaults
       ``1e4`` N/m and ``100`` N s/m: a 1 kg block held on four corners by a tangential load of
@@ -304,6 +326,7 @@ class ContactParams(eqx.Module):
     friction_velocity: Float[Array, ""] = eqx.field(default=2e-2, converter=_array)
     tangential_stiffness: Float[Array, ""] = eqx.field(default=1e4, converter=_array)
     tangential_damping: Float[Array, ""] = eqx.field(default=100.0, converter=_array)
+    spin_velocity: Float[Array, ""] = eqx.field(default=0.1, converter=_array)
 
 
 def _pairs_converter(x):
@@ -443,7 +466,7 @@ class Contact(eqx.Module):
         dt_ = model.dtype
         if not kinds:
             z = jnp.zeros((0, 3), dt_)
-            return PointForces(z, z, jnp.zeros((0,), dt_), (), ())
+            return PointForces(z, z, jnp.zeros((0,), dt_), (), (), z)
         ks = _split_world(kinds)
         return PointForces(
             jnp.concatenate([k.point for k in ks]),
@@ -451,6 +474,7 @@ class Contact(eqx.Module):
             jnp.concatenate([k.depth for k in ks]),
             tuple(int(b) for k in ks for b in k.body),
             tuple(int(b) for k in ks for b in k.other),
+            jnp.concatenate([jnp.zeros_like(k.f) if k.torque is None else k.torque for k in ks]),
         )
 
     def _kinds(self, model: Model, q, qd, state, dt=0.0, table_rows=False):
@@ -574,6 +598,14 @@ class JointSpaceContacts(eqx.Module):
     disk). So ``D`` of (J4) is symmetric negative semi-definite. The ``"implicit_euler"`` step
     solves its velocity equation as a sequence of these convex problems
     (:func:`jaxdyn.sim.step`); at its fixed point ``fbar_c = f_n(v)`` the force is (J1)'s.
+
+    Contacts with torsional or rolling friction (``condim`` 4 or 6) add the couple ``t_c`` of
+    (R1)-(R2) at the relative angular velocity ``w_c = A_c v`` (``A_c`` ``(3, nv)`` the
+    world-frame angular Jacobian, ``A_2 - A_1`` for a pair): ``tau_c`` gains ``A_c^T t_c``, (J2)
+    the blocks of ``t_c``'s derivative over ``(v_c, w_c)`` (through ``f_n``, and in ``w_c``),
+    and ``psi_c`` of (J4) the convex ``mu_s fbar_c sqrt(w_n^2 + eps_w^2) + mu_r fbar_c
+    sqrt(|w_r|^2 + eps_w^2)``. ``A`` and ``mu_angular`` ``(m, 2)`` are ``None`` for a model
+    without such contacts.
     """
 
     depth: Float[Array, " m"]
@@ -585,6 +617,8 @@ class JointSpaceContacts(eqx.Module):
     dt: Float[Array, ""]
     distance: Float[Array, " m"] | None = None
     lookahead: Float[Array, ""] | None = None
+    A: Float[Array, "m 3 nv"] | None = None
+    mu_angular: Float[Array, "m 2"] | None = None
 
     def _depth(self, vel):
         """(J3) at the contact velocities ``vel`` ``(m, 3)``."""
@@ -616,9 +650,23 @@ class JointSpaceContacts(eqx.Module):
         )[0]
 
     @full_precision
+    def torques(self, v, friction_normal=None) -> Float[Array, "m 3"]:
+        """World couple ``t_c`` of the torsional and rolling friction of every contact at the
+        joint velocity ``v`` (zero rows without ``A``); ``friction_normal`` as for
+        :meth:`point_forces`."""
+        if self.A is None:
+            return jnp.zeros_like(self.normal)
+        fb = self.normal_forces(v) if friction_normal is None else friction_normal
+        w = _mv_rows(self.A, v)
+        return _angular_friction_law(fb, self.normal, w, self.mu_angular, self.params, self.G.dtype)[0]
+
+    @full_precision
     def forces(self, v, friction_normal=None) -> Float[Array, " nv"]:
         """``tau_c(v)``, (J1); ``friction_normal`` as for :meth:`point_forces`."""
-        return _mtv_rows(self.G, self.point_forces(v, friction_normal))
+        tau = _mtv_rows(self.G, self.point_forces(v, friction_normal))
+        if self.A is None:
+            return tau
+        return tau + _mtv_rows(self.A, self.torques(v, friction_normal))
 
     @full_precision
     def velocity_derivative(self, v, friction_normal=None) -> Float[Array, "nv nv"]:
@@ -637,9 +685,22 @@ class JointSpaceContacts(eqx.Module):
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
         fb = friction_normal if fixed else jnp.zeros_like(self.depth)
-        K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation, fb)
-        KG = jnp.einsum("mij,mjn->min", K, self.G)
-        return jnp.einsum("mik,min->kn", self.G, KG)
+        if self.A is None:
+            K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation, fb)
+            return _congruence(K, self.G)
+
+        def law6(d, phi, n, x, mu, u, fb, mua):  # [f; t] of the contact velocity x = [v_c; w_c]
+            f = law(d, phi, n, x[:3], mu, u, fb)
+            dd = _end_depth(phi, h, _dot(n, x[:3])) if h is not None else d
+            fn = fb if fixed else _normal_force(dd, n, x[:3], self.params, dtype)
+            return jnp.concatenate([f, _angular_friction_law(fn, n, x[3:], mua, self.params, dtype)[0]])
+
+        GA = jnp.concatenate([self.G, self.A], axis=1)
+        x = _mv_rows(GA, v)
+        K = jax.vmap(jax.jacfwd(law6, argnums=3))(
+            self.depth, phi, self.normal, x, self.mu, self.elongation, fb, self.mu_angular
+        )
+        return _congruence(K, GA)
 
     @full_precision
     def newton_matrix(self, v, friction_normal) -> Float[Array, "nv nv"]:
@@ -654,7 +715,9 @@ class JointSpaceContacts(eqx.Module):
         curvature of ``phi_t`` of (J4), which bounds ``phi_t`` from above by a quadratic: a
         Newton step with it decreases the friction's part of the convex function without a line
         search, where the exact curvature ``mu fbar eps^2 / r^3`` along a fast slip would send
-        the step far past the stick region (Weiszfeld's step for a sum of norms)."""
+        the step far past the stick region (Weiszfeld's step for a sum of norms). Torsional and
+        rolling friction add ``A_c^T (-c_s n n^T - c_r (I - n n^T)) A_c`` with their secant
+        slopes (:func:`_angular_friction_law`)."""
         dtype = self.G.dtype
         h = self.lookahead
         p = self.params
@@ -672,9 +735,20 @@ class JointSpaceContacts(eqx.Module):
         ut = None if self.elongation is None else _tangential(self.elongation, self.normal)
         c = _friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
         nn = self.normal[:, :, None] * self.normal[:, None, :]
-        K = slope[:, None, None] * nn - c[:, None, None] * (jnp.eye(3, dtype=dtype) - nn)
-        KG = jnp.einsum("mij,mjn->min", K, self.G)
-        return jnp.einsum("mik,min->kn", self.G, KG)
+        tangent = jnp.eye(3, dtype=dtype) - nn
+        K = slope[:, None, None] * nn - c[:, None, None] * tangent
+        D = _congruence(K, self.G)
+        if self.A is None:
+            return D
+        w = _mv_rows(self.A, v)
+        _, cs, cr = _angular_friction_law(friction_normal, self.normal, w, self.mu_angular, p, dtype)
+        return D + _congruence(-cs[:, None, None] * nn - cr[:, None, None] * tangent, self.A)
+
+
+def _congruence(K, G):
+    """``sum_c G_c^T K_c G_c`` ``(nv, nv)`` of per-contact blocks ``K`` ``(m, k, k)`` and
+    Jacobians ``G`` ``(m, k, nv)``."""
+    return jnp.einsum("mik,min->kn", G, jnp.einsum("mij,mjn->min", K, G))
 
 
 def _end_depth(phi, h, vn):
@@ -691,22 +765,24 @@ def _mtv_rows(G, f):
     return jnp.einsum("min,mi->n", G, f)
 
 
-def _point_jacobians(model: Model, Jw, bodies, points):
+def _point_jacobians(model: Model, Jw, bodies, points, angular=False):
     """World-frame velocity Jacobians ``(m, 3, nv)`` of the material points of ``bodies``
     (``-1``: the world, zero rows) at the world ``points``: ``v_p = v_O + omega x p`` from the
-    world Jacobian ``Jw`` about the world origin (Rodriguez86 (7.2))."""
+    world Jacobian ``Jw`` about the world origin (Rodriguez86 (7.2)); with ``angular``, ``(m, 6,
+    nv)``, the angular velocity's rows (world axes) first."""
     if isinstance(bodies, jax.Array):
         b = jnp.where(bodies < 0, model.nb, bodies)
     else:
         b = np.where(np.asarray(bodies, np.int64) < 0, model.nb, np.asarray(bodies, np.int64))
     eye = jnp.broadcast_to(jnp.eye(3, dtype=points.dtype), (len(b), 3, 3))
-    return _jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")[:, 3:]
+    J = _jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")
+    return J if angular else J[:, 3:]
 
 
 def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahead=None) -> JointSpaceContacts:
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
-    depth, normal, mu, G, u, phi = [], [], [], [], [], []
+    depth, normal, mu, J, u, phi, mua = [], [], [], [], [], [], []
     use_ground = contact.collide_ground and _has_ground_points(model.geoms)
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     Jw, X = dof_motions_world(model, q)
@@ -716,32 +792,43 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         n = _unit(jnp.asarray(contact.ground.normal, dtype))
         depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
         phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius)
-        G.append(_point_jacobians(model, Jw, cp.body, cp.point))
+        J.append(_point_jacobians(model, Jw, cp.body, cp.point, angular=True))
+        mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
         if state is not None:
             u.append(state.ground)
     if use_pairs:
         pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
         depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
         phi.append(pc.distance)
-        G.append(_point_jacobians(model, Jw, pc.body2, pc.point) - _point_jacobians(model, Jw, pc.body1, pc.point))
+        J.append(
+            _point_jacobians(model, Jw, pc.body2, pc.point, angular=True)
+            - _point_jacobians(model, Jw, pc.body1, pc.point, angular=True)
+        )
+        mua.append(pc.mu_angular)
         if state is not None:
             u.append(state.pairs[pc.row] if pc.chosen else state.pairs)
     if not depth:
         z = jnp.zeros((0,), dtype)
-        depth, mu, normal, G = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 3, model.nv), dtype)]
+        depth, mu, normal, J = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 6, model.nv), dtype)]
         phi = [z]
         u = [jnp.zeros((0, 3), dtype)] if state is not None else []
     cat = jnp.concatenate
+    J = cat(J)
+    angular = any(m is not None for m in mua)
+    if angular:  # zero coefficients for the kind without torsional or rolling friction
+        mua = cat([jnp.zeros((len(d), 2), dtype) if m is None else m.astype(dtype) for m, d in zip(mua, depth)])
     return JointSpaceContacts(
         cat(depth),
         cat(normal),
         cat(mu),
-        cat(G),
+        J[:, 3:],
         cat(u) if state is not None else None,
         contact.params,
         jnp.asarray(dt, dtype),
         cat(phi),
         None if lookahead is None else jnp.asarray(lookahead, dtype),
+        J[:, :3] if angular else None,
+        mua if angular else None,
     )
 
 
@@ -859,11 +946,33 @@ def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype, u=None
     return fn[..., None] * normal + ft, -(ft + kt * ut) / b, ut
 
 
-def _add_wrenches(out, F: _Frames, body, point, f):
-    """Add the world forces ``f`` at world points ``point`` to the rows ``body`` of ``out``
-    (``(nb + 1, 6)``, the world last) as body-frame wrenches about the body origins."""
+def _angular_friction_law(fb, normal, omega, mu_angular, params: ContactParams, dtype):
+    """The torsional and rolling friction torque ``(..., 3)`` (module docstring, (R1)-(R2)) at the
+    relative angular velocity ``omega`` with the normal force ``fb`` bounding it and the
+    coefficients ``mu_angular`` ``(..., 2)`` (torsional, rolling), and the secant slopes
+    ``c_s``, ``c_r`` ``(...)`` of each part, ``|tau|`` per unit of the angular speed it opposes
+    (:meth:`JointSpaceContacts.newton_matrix`)."""
+    eps = jnp.asarray(params.spin_velocity, dtype)
+    wn = _dot(omega, normal)
+    wr = omega - wn[..., None] * normal
+    cs = mu_angular[..., 0] * fb / jnp.sqrt(wn * wn + eps * eps)
+    cr = mu_angular[..., 1] * fb / jnp.sqrt(_dot(wr, wr) + eps * eps)
+    return -(cs * wn)[..., None] * normal - cr[..., None] * wr, cs, cr
+
+
+def _torques(depth, normal, velocity, omega, mu_angular, params: ContactParams, dtype):
+    """(R1)-(R2) bounded by the normal force at ``velocity`` (of the law that gives the force)."""
+    fn = _normal_force(depth, normal, velocity, params, dtype)
+    return _angular_friction_law(fn, normal, omega, mu_angular, params, dtype)[0]
+
+
+def _add_wrenches(out, F: _Frames, body, point, f, torque=None):
+    """Add the world forces ``f`` at world points ``point`` (and the world couples ``torque``)
+    to the rows ``body`` of ``out`` (``(nb + 1, 6)``, the world last) as body-frame wrenches
+    about the body origins."""
     R, o = F.R[body], F.o[body]
-    w = jnp.concatenate([mtv(R, cross(point - o, f)), mtv(R, f)], -1)
+    moment = cross(point - o, f) if torque is None else cross(point - o, f) + torque
+    w = jnp.concatenate([mtv(R, moment), mtv(R, f)], -1)
     return out.at[body].add(w)
 
 
@@ -1042,29 +1151,61 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     return ContactPoints(centre, radius, depth, point, vel, mu, tuple(map(int, body)), tuple(map(int, geom)))
 
 
-def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
-    """MuJoCo's sliding friction ``(m,)`` of contacts between geoms ``g1`` and ``g2`` (static
-    ``(m,)`` index arrays; ``-1``: a ground without a plane geom, priority 0, ``condim`` 3) whose
-    own frictions are ``mu1`` and ``mu2``: an explicit pair's own (``geoms.pair_friction``), else
-    the geom of higher ``priority``'s, else the larger; zero where the contact's dimension,
-    combined by the same rule from the geoms' ``condim``, is 1 (frictionless)."""
+def _combined(g: geometry.Geoms, g1, g2):
+    """MuJoCo's combination rule for contacts between geoms ``g1`` and ``g2`` (static ``(m,)``
+    index arrays; ``-1``: a ground without a plane geom, priority 0, ``condim`` 3): the
+    priorities ``p1``, ``p2`` (the higher one's parameters win, else the larger), the contact's
+    dimension (combined from the geoms' ``condim`` by the same rule) and the index of the
+    explicit pair of the two geoms (``-1``: none), all static ``(m,)`` arrays."""
     prio = np.zeros(g.ng + 1, np.int64)  # the last entry (index -1): priority 0, condim 3
     prio[: len(g.priority)] = g.priority
     dims = np.full(g.ng + 1, 3, np.int64)
     dims[: len(g.condim)] = g.condim
     i1, i2 = np.asarray(g1, np.int64), np.asarray(g2, np.int64)
     p1, p2 = prio[i1], prio[i2]
-    mu = jnp.maximum(mu1, mu2)
-    if np.any(p1 != p2):
-        mu = jnp.where(p1 > p2, mu1, jnp.where(p1 < p2, mu2, mu))
     dim = np.where(p1 > p2, dims[i1], np.where(p1 < p2, dims[i2], np.maximum(dims[i1], dims[i2])))
+    index = {p: k for k, p in enumerate(g.pairs)}
+    k = np.array([index.get((min(a, b), max(a, b)), -1) for a, b in zip(i1, i2)], np.int64)
+    return p1, p2, dim, k
+
+
+def _by_priority(p1, p2, x1, x2):
+    """The higher priority's of ``x1``, ``x2`` (rows), the larger where the priorities are equal."""
+    x = jnp.maximum(x1, x2)
+    if np.any(p1 != p2):
+        sel = lambda p: p.reshape(p.shape + (1,) * (x.ndim - p.ndim))  # noqa: E731
+        x = jnp.where(sel(p1 > p2), x1, jnp.where(sel(p1 < p2), x2, x))
+    return x
+
+
+def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
+    """MuJoCo's sliding friction ``(m,)`` of contacts between geoms ``g1`` and ``g2``
+    (:func:`_combined`) whose own frictions are ``mu1`` and ``mu2``: an explicit pair's own
+    (``geoms.pair_friction``), else the geom of higher ``priority``'s, else the larger; zero
+    where the contact's dimension is 1 (frictionless)."""
+    p1, p2, dim, k = _combined(g, g1, g2)
+    mu = _by_priority(p1, p2, mu1, mu2)
     if np.any(dim == 1):
         mu = jnp.where(dim == 1, 0.0, mu)
-    index = {p: k for k, p in enumerate(g.pairs)}
-    k = np.array([index.get((min(a, b), max(a, b)), -1) for a, b in zip(g1, g2)], np.int64)
     if np.any(k >= 0):
         mu = jnp.where(k >= 0, g.pair_friction[np.maximum(k, 0)].astype(mu.dtype), mu)
     return mu
+
+
+def _angular_friction(g: geometry.Geoms, g1, g2):
+    """MuJoCo's torsional and rolling friction ``(m, 2)`` of contacts between geoms ``g1`` and
+    ``g2`` (:func:`_combined`; ``-1``: a ground without a plane geom, which has neither): the
+    geoms' ``friction[1]`` and ``friction[2]`` combined as the sliding friction, the torsional
+    one where the contact's dimension is 4 or 6 and the rolling one where it is 6, zero
+    elsewhere and for explicit pairs (whose own ``condim`` over 3 is not read). ``None`` where
+    no contact has either (static), so that models without them pay nothing."""
+    p1, p2, dim, k = _combined(g, g1, g2)
+    dim = np.where(k >= 0, 3, dim)
+    if not np.any(dim >= 4):
+        return None
+    fr = jnp.concatenate([g.friction[:, 1:], jnp.zeros((1, 2), g.friction.dtype)])  # row -1: none
+    mu = _by_priority(p1, p2, fr[np.asarray(g1, np.int64)], fr[np.asarray(g2, np.int64)])
+    return jnp.where(np.stack([dim >= 4, dim == 6], -1), mu, 0.0)
 
 
 @full_precision
@@ -1401,7 +1542,9 @@ class _PairSlots(NamedTuple):
     """The evaluated contacts of the shape pairs: the fields of :class:`PairContacts` for the
     rows of every pair (static index arrays, ``numpy``) or, with a budget, of the pairs chosen
     (traced index arrays), and ``row``, each contact's row in the whole table (the rows of
-    :class:`PairContacts`, ``CollisionPairs.rows``)."""
+    :class:`PairContacts`, ``CollisionPairs.rows``); ``omega``, ``mu_angular``: the relative
+    angular velocity ``w_2 - w_1`` (world) and the torsional and rolling friction of each
+    contact, ``None`` where no pair has either (:func:`_angular_friction`)."""
 
     distance: Array
     depth: Array
@@ -1415,6 +1558,8 @@ class _PairSlots(NamedTuple):
     body2: np.ndarray | Array
     pair: np.ndarray | Array
     row: np.ndarray | Array
+    omega: Array | None = None
+    mu_angular: Array | None = None
 
     @property
     def chosen(self) -> bool:
@@ -1455,7 +1600,9 @@ def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None)
     b1, b2 = _gather(body, g1), _gather(body, g2)
     vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
     mu = _contact_friction(g, ij[:, 0], ij[:, 1], g.friction[ij[:, 0], 0], g.friction[ij[:, 1], 0])[pair]
-    return _PairSlots(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, g1, g2, b1, b2, pair, row)
+    mua = _angular_friction(g, ij[:, 0], ij[:, 1])
+    omega, mua = (None, None) if mua is None else (F.w[b2] - F.w[b1], mua[pair])
+    return _PairSlots(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua)
 
 
 def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
@@ -1523,7 +1670,8 @@ class PointForces(eqx.Module):
     with the world, on the model's body); depth
     ``(m,)`` the penetration (the force is zero where it is zero); body, other (static tuples of
     ``m`` ints): the body the force acts on and the body that takes ``-force`` (``-1``: the world
-    or the ground).
+    or the ground); torque ``(m, 3)``: the couple of the torsional and rolling friction on
+    ``body`` (``-torque`` on ``other``), zero for contacts of ``condim`` below 4.
     """
 
     point: Float[Array, "m 3"]
@@ -1531,13 +1679,16 @@ class PointForces(eqx.Module):
     depth: Float[Array, " m"]
     body: tuple[int, ...] = eqx.field(static=True)
     other: tuple[int, ...] = eqx.field(static=True)
+    torque: Float[Array, "m 3"]
 
 
 class _Kind(NamedTuple):
     """The forces of one kind of contact (ground points or shape pairs): ``f`` on ``body``,
     ``-f`` on ``other`` (``-1``: the world or the ground; static, or traced for pairs chosen by
     the broad phase); ``rate``, ``ut``: (S4) and (S1); ``row``: the rows of the whole pair table
-    that chosen pairs' contacts fill (traced; ``None``: every row, in order)."""
+    that chosen pairs' contacts fill (traced; ``None``: every row, in order); ``torque``: the
+    torsional and rolling friction couple on ``body`` (``-torque`` on ``other``; ``None``: no
+    contact of the kind has either)."""
 
     body: np.ndarray | Array
     other: np.ndarray | Array
@@ -1547,6 +1698,7 @@ class _Kind(NamedTuple):
     rate: Array
     ut: Array
     row: Array | None = None
+    torque: Array | None = None
 
 
 def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
@@ -1563,7 +1715,12 @@ def _split_world(kinds: dict) -> list:
         if name == "pairs" and np.any(k.body < 0):
             flip = k.body < 0
             sign = jnp.asarray(np.where(flip, -1.0, 1.0), k.f.dtype)[:, None]
-            k = k._replace(body=np.where(flip, k.other, k.body), other=np.where(flip, k.body, k.other), f=sign * k.f)
+            k = k._replace(
+                body=np.where(flip, k.other, k.body),
+                other=np.where(flip, k.body, k.other),
+                f=sign * k.f,
+                torque=None if k.torque is None else sign * k.torque,
+            )
         out.append(k)
     return out
 
@@ -1595,12 +1752,17 @@ def _kinds(
         u = state.ground if spring else None
         f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
         body = np.asarray(cp.body, np.int64)
-        out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut)
+        mua = _angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
+        tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype)
+        out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut, None, tq)
     if _acts(model, False, collide_pairs, exclude):
         pc = _pair_slots(model, F, exclude, max_pairs)
         u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
         f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
-        k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, pc.row if pc.chosen else None)
+        tq = None
+        if pc.mu_angular is not None:
+            tq = _torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype)
+        k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, pc.row if pc.chosen else None, tq)
         out["pairs"] = _table_rows(model, F, k, exclude) if table_rows and k.row is not None else k
     return out
 
@@ -1622,6 +1784,8 @@ def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
         into(z, k.f),
         into(z, k.rate),
         into(z, k.ut),
+        None,
+        into(z, k.torque),
     )
 
 
@@ -1648,7 +1812,7 @@ def _evaluate(
             continue
         k = kinds[name]
         if name == "ground":
-            out = _add_wrenches(out, F, k.body, k.point, k.f)
+            out = _add_wrenches(out, F, k.body, k.point, k.f, k.torque)
         else:
             xp = np if isinstance(k.body, np.ndarray) else jnp
             out = _add_wrenches(
@@ -1657,6 +1821,7 @@ def _evaluate(
                 xp.concatenate([k.body, k.other]),
                 jnp.concatenate([k.point, k.point]),
                 jnp.concatenate([k.f, -k.f]),
+                None if k.torque is None else jnp.concatenate([k.torque, -k.torque]),
             )
         if spring and k.row is not None:  # chosen pairs: the others' elongations relax to zero
             z = jnp.zeros_like(state.pairs)

@@ -70,7 +70,9 @@ class Geoms(eqx.Module):
         higher priority, the larger of the two where they are equal;
       condim: MuJoCo's contact dimensionality, 1, 3, 4 or 6 (default 3), combined as the
         friction (the higher priority's, else the larger): a contact of dimension 1 is
-        frictionless; 4 and 6 (torsional and rolling friction) act as 3, sliding friction only;
+        frictionless, 3 has sliding friction (``friction[0]``), 4 adds torsional friction
+        (``friction[1]``, a length: the couple about the normal is at most ``friction[1] f_n``)
+        and 6 rolling friction (``friction[2]``, likewise about the tangent axes);
       names: geom names, ``""`` where the file gives none;
       exclude: geom index pairs ``(i, j)``, ``i < j``, that never collide with each other
         (MJCF ``<contact><exclude body1 body2>``: every geom of the one MuJoCo body against every

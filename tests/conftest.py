@@ -114,6 +114,12 @@ SLOW = {
     "tests/test_broad_phase.py::test_a_step_and_its_gradient_with_a_budget",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[2]",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[4]",
+    # torsional and rolling friction: the joint-space form on the other models and friction
+    # laws, float32 and the gradient (Solo-12 with the bristles, the float64 spin stay quick)
+    "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[pairs-regularised]",
+    "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[pairs-spring]",
+    "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[solo12-regularised]",
+    "tests/test_contact_spin.py::test_spin_in_float32_and_its_gradient",
     # the bounding radii of every shape over 400 directions (every touching pair in reach at the
     # 56 reference poses stays quick)
     "tests/test_broad_phase.py::test_bounding_spheres_hold_their_shapes",

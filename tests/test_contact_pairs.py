@@ -486,7 +486,7 @@ def test_filter_matches_mujoco():
         m = jaxdyn.load_mjcf(path)
     text = " ".join(str(w.message) for w in record)
     assert "not read" in text and "margin of <pair geom1='c2' geom2='e1'" in text and "condim of" not in text
-    assert "condim 4 or 6 (torsional or rolling friction) of 1 geoms" in text and "'c1'" in text
+    assert "torsional or rolling" not in text
     assert m.geoms.condim[m.geoms.names.index("c3")] == 1
     with open(os.path.join(HERE, "data", "mujoco", "contact", "filter.json")) as fh:
         stored = json.load(fh)
@@ -517,6 +517,18 @@ def test_filter_matches_mujoco():
     assert {k for k, d in stored["dim"].items() if d == 1} == {"c3|e1", "c2|e1"}
     for key, mu in stored["friction"].items():
         assert got[key] == {round(mu if stored["dim"][key] > 1 else 0.0, 6)}, key
+    # the torsional (dimension 4 and 6) and rolling (6) friction as MuJoCo's: c1 (condim 6)
+    # against the floor and e1; d3 (condim 4, priority 1) against every geom it touches
+    angular = {}
+    ground = C.Ground.from_model(m)
+    for g1, g2 in [(g, ground.geom) for g in cp.geom] + list(zip(pc.geom1, pc.geom2)):
+        mua = C._angular_friction(m.geoms, np.array([g1]), np.array([g2]))
+        key = "|".join(sorted((names[g1], names[g2])))
+        angular.setdefault(key, set()).add((0.0, 0.0) if mua is None else tuple(np.round(np.asarray(mua[0]), 6)))
+    assert len(stored["torsional"]) == 7 and len(stored["rolling"]) == 2
+    for key in stored["friction"]:
+        want = (round(stored["torsional"].get(key, 0.0), 6), round(stored["rolling"].get(key, 0.0), 6))
+        assert angular[key] == {want}, key
 
 
 @pytest.mark.parametrize(

@@ -107,9 +107,10 @@ force law) with its sliding friction (the first of ``friction``, default 1) in
 ``model.geoms.pair_friction`` (0 for a pair of ``condim="1"``: frictionless); a pair's own
 ``solref``, ``solimp``, ``margin`` and ``gap`` are warned about and not read. A geom touching a
 plane uses the larger of the two sliding frictions (with ``jaxdyn.contact.Ground.from_model``),
-as MuJoCo. Geom ``condim`` goes to ``model.geoms.condim``: a contact whose combined dimension
-is 1 is frictionless, as in MuJoCo; 4 and 6 (torsional and rolling friction) are warned about
-and act as 3 (sliding friction only).
+as MuJoCo. Geom ``condim`` goes to ``model.geoms.condim`` and ``friction`` (sliding, torsional,
+rolling) to ``model.geoms.friction``: a contact whose combined dimension is 1 is frictionless,
+3 has sliding friction, 4 adds torsional and 6 rolling friction, as in MuJoCo. A ``<pair>``'s
+own ``condim`` of 4 or 6 is warned about and acts as 3.
 
 Free-joint velocities
 ---------------------
@@ -797,14 +798,6 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         vertex_geom=g_vgeom,
         dtype=dtype,
     )
-    rolling = [f"'{n}'" if n else f"geom {k}" for k, (n, c) in enumerate(zip(g["names"], g["condim"])) if c > 3]
-    if rolling:
-        shown = ", ".join(rolling[:8]) + (f" and {len(rolling) - 8} more" if len(rolling) > 8 else "")
-        ctx.warnings.append(
-            f"condim 4 or 6 (torsional or rolling friction) of {len(rolling)} geoms: jaxdyn's contacts have "
-            f"sliding friction only: {shown}"
-        )
-
     if stiff:
         ctx.warnings.insert(
             0,

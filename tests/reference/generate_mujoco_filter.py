@@ -10,8 +10,9 @@ MuJoCo collides, read off ``mjData.contact`` after ``mj_forward`` with the conta
 overridden to 100 m (``<flag override>``, ``opt.o_margin``), so that every pair its filter
 admits reports a contact whatever the distance. Written as the sorted list of geom name pairs,
 with each pair's sliding friction (``mjData.contact.friction[0]``: MuJoCo's combination of the
-geoms' frictions, or an explicit pair's own) and its contact dimension (``mjData.contact.dim``:
-the geoms' ``condim`` combined, or an explicit pair's own).
+geoms' frictions, or an explicit pair's own), its contact dimension (``mjData.contact.dim``:
+the geoms' ``condim`` combined, or an explicit pair's own) and, for dimensions 4 and 6, its
+torsional and rolling friction (``friction[2]`` and ``friction[3]``).
 """
 
 from __future__ import annotations
@@ -44,11 +45,15 @@ def main():
     m.pair_margin[:] = 100.0
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
-    friction, dim = {}, {}
+    friction, dim, torsional, rolling = {}, {}, {}, {}
     for c in d.contact[: d.ncon]:
         key = "|".join(sorted((name(c.geom1), name(c.geom2))))
         friction.setdefault(key, float(c.friction[0]))
         dim.setdefault(key, int(c.dim))
+        if c.dim >= 4:
+            torsional.setdefault(key, float(c.friction[2]))
+        if c.dim == 6:
+            rolling.setdefault(key, float(c.friction[3]))
     missing = set(pairs) ^ {tuple(k.split("|")) for k in friction}
     print("pairs without a contact in the second pass or extra:", sorted(missing))
     with open(OUT, "w") as fh:
@@ -58,6 +63,8 @@ def main():
                 "pairs": pairs,
                 "friction": dict(sorted(friction.items())),
                 "dim": dict(sorted(dim.items())),
+                "torsional": dict(sorted(torsional.items())),
+                "rolling": dict(sorted(rolling.items())),
             },
             fh,
             indent=1,
