@@ -114,8 +114,11 @@ SLOW = {
     "tests/test_broad_phase.py::test_a_step_and_its_gradient_with_a_budget",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[2]",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[4]",
-    # torsional and rolling friction: the joint-space form on the other models and friction
-    # laws, float32 and the gradient (Solo-12 with the bristles, the float64 spin stay quick)
+    # torsional and rolling friction: the joint-space form of the implicit step (the quick
+    # spin and rolling rollouts run through it), float32, the gradient and the MuJoCo runs (the
+    # float64 closed forms and MuJoCo's combined frictions stay quick)
+    "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[solo12-spring]",
+    "tests/test_contact_spin.py::test_spin_and_roll_as_in_mujoco",
     "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[pairs-regularised]",
     "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[pairs-spring]",
     "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[solo12-regularised]",
@@ -229,18 +232,15 @@ QUICK_ZOO = {"tree_mixed_float"}
 # MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the
 # quick run; the others run in the slow set
 QUICK_MJCF = {
-    "chain",
     "floating",
-    "frames",
     "defaults",
     "geoms",
-    "include_main",
     "mesh_exact",
 }
-QUICK_PUBLISHED = {"anymal_c", "romeo_small", "allegro_left_hand"}
+QUICK_PUBLISHED = {"anymal_c"}
 # test_precision: the products of these functions are inspected in the quick run, the others' in
 # the slow set
-QUICK_PRECISION = {"crba", "aba", "rnea", "innovations", "crba_batch", "aba_batch"}
+QUICK_PRECISION = {"crba", "aba", "rnea", "aba_batch"}
 QUICK_PINOCCHIO = {"double_pendulum-fixed", "solo12-floating"}
 
 
