@@ -25,9 +25,11 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   with ``m = R^T n``, with ``r = 0`` (exact). Planes are not collided with the ground. For a
   point ``c`` of radius ``r`` the signed distance of the shape to the ground is
   ``phi = n . c - h - r`` and the penetration
-  ``d = max(0, -phi)``; the force acts at the witness point on the ground surface,
-  ``p = c - (r - d) n`` (the shape's deepest point moved back onto the plane), with the
-  velocity ``v`` of the body's material point there.
+  ``d = max(0, margin - phi)``, with ``margin`` the contact margin (MuJoCo's: the geom's
+  ``Geoms.margin`` plus the ground plane's, or an explicit pair's own ``Geoms.pair_margin``;
+  default 0), so a contact acts from that distance on, as MuJoCo's does; the force acts at the
+  witness point on the ground surface, ``p = c - (r - max(0, -phi)) n`` (the shape's deepest
+  point moved back onto the plane), with the velocity ``v`` of the body's material point there.
 * Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
   sphere-box, capsule-box, box-box, sphere-cylinder and capsule-cylinder (the cylinder's exact
   signed distance; a capsule's deepest point by golden-section search on it, convex, with the
@@ -86,7 +88,8 @@ What is modelled (docs/contact.md has the parameters, the validation and the lim
   the two bodies' material points at ``p``: ``f`` on the second body, ``-f`` on the first, with
   ``mu = max(mu_1, mu_2)`` (MuJoCo's combination; the higher-``priority`` geom's where the
   geoms' ``Geoms.priority`` differ), or an explicit pair's own friction
-  (``Geoms.pair_friction``, MJCF ``<pair friction>``).
+  (``Geoms.pair_friction``, MJCF ``<pair friction>``), and the depth ``max(0, margin -
+  phi)`` with the sum of the geoms' margins (an explicit pair's own), as on the ground.
 * Normal force, HuntCrossley75 in the form of MarhefkaOrin99 (``f = lambda x^n xdot + k x^n``
   with ``lambda = c_d k``; docs/contact.md):
   ``f_n = max(0, k d^p (1 + c_d v_pen))`` with ``v_pen = -n . v`` the penetration rate. The
@@ -508,11 +511,14 @@ class ContactPoints(eqx.Module):
 
     body, geom: tuples of ``m`` ints (static); centre ``(m, 3)`` world
     position of the point (sphere centre, capsule end, box corner, cylinder rim point); radius
-    ``(m,)``; depth ``(m,)`` penetration ``d >= 0``; point ``(m, 3)`` witness on the ground
-    surface; velocity ``(m, 3)`` world velocity of the body's material point at ``point``; mu
-    ``(m,)`` the sliding friction: the larger of the geom's and the ground's (the higher-priority
-    one's where the priorities differ), or that of an explicit pair of the geom and the ground's
-    plane.
+    ``(m,)``; depth ``(m,)`` the penetration ``d = max(0, margin - phi) >= 0`` (``phi`` the
+    signed distance to the ground); point ``(m, 3)`` witness on the ground surface (below the
+    shape's deepest point where it penetrates, else that point); velocity ``(m, 3)`` world
+    velocity of the body's material point at ``point``; mu ``(m,)`` the sliding friction: the
+    larger of the geom's and the ground's (the higher-priority one's where the priorities
+    differ), or that of an explicit pair of the geom and the ground's plane; margin ``(m,)`` the
+    contact margin (:func:`_contact_margin`: the geom's plus the ground plane's, or an explicit
+    pair's own).
     """
 
     centre: Float[Array, "m 3"]
@@ -521,6 +527,7 @@ class ContactPoints(eqx.Module):
     point: Float[Array, "m 3"]
     velocity: Float[Array, "m 3"]
     mu: Float[Array, " m"]
+    margin: Float[Array, " m"]
     body: tuple[int, ...] = eqx.field(static=True)
     geom: tuple[int, ...] = eqx.field(static=True)
 
@@ -534,11 +541,12 @@ class PairContacts(eqx.Module):
     ``pair`` the row's index into ``collision_pairs(model).pairs``);
     distance ``(m,)`` the contact's signed distance (negative: penetrating; for the pairs of
     one contact the distance between the surfaces, else module docstring); depth
-    ``(m,)`` ``max(0, -distance)``; normal ``(m, 3)`` unit, from geom1 towards geom2; point
+    ``(m,)`` ``max(0, margin - distance)``; normal ``(m, 3)`` unit, from geom1 towards geom2; point
     ``(m, 3)`` witness, midway between the surfaces' closest points; velocity ``(m, 3)``
     ``v_2(p) - v_1(p)``, the relative world velocity of the two bodies' material points at the
     witness; mu ``(m,)`` the larger sliding friction of the two geoms (the higher-priority geom's
-    where the priorities differ), or the explicit pair's own.
+    where the priorities differ), or the explicit pair's own; margin ``(m,)`` the contact margin
+    (the sum of the geoms', or the explicit pair's own).
     """
 
     distance: Float[Array, " m"]
@@ -547,6 +555,7 @@ class PairContacts(eqx.Module):
     point: Float[Array, "m 3"]
     velocity: Float[Array, "m 3"]
     mu: Float[Array, " m"]
+    margin: Float[Array, " m"]
     geom1: tuple[int, ...] = eqx.field(static=True)
     geom2: tuple[int, ...] = eqx.field(static=True)
     body1: tuple[int, ...] = eqx.field(static=True)
@@ -791,7 +800,7 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         cp = _contact_points(model, F, contact.ground)
         n = _unit(jnp.asarray(contact.ground.normal, dtype))
         depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
-        phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius)
+        phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius - cp.margin)
         J.append(_point_jacobians(model, Jw, cp.body, cp.point, angular=True))
         mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
         if state is not None:
@@ -799,7 +808,7 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
     if use_pairs:
         pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
         depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
-        phi.append(pc.distance)
+        phi.append(pc.distance - pc.margin)
         J.append(
             _point_jacobians(model, Jw, pc.body2, pc.point, angular=True)
             - _point_jacobians(model, Jw, pc.body1, pc.point, angular=True)
@@ -1142,13 +1151,13 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
     geom = np.concatenate(geom)
     body = np.asarray(g.body, np.int64)[geom]
     phi = centre @ n - h - radius
-    depth = jnp.maximum(-phi, 0.0)
-    point = centre - (radius - depth)[:, None] * n
+    plane = np.full(len(geom), ground.geom)
+    margin = _contact_margin(g, geom, plane).astype(dt)
+    point = centre - (radius - jnp.maximum(-phi, 0.0))[:, None] * n
     vel = _point_velocity(F, body, point)
-    mu = _contact_friction(
-        g, geom, np.full(len(geom), ground.geom), g.friction[geom, 0], jnp.asarray(ground.friction, dt)
-    )
-    return ContactPoints(centre, radius, depth, point, vel, mu, tuple(map(int, body)), tuple(map(int, geom)))
+    mu = _contact_friction(g, geom, plane, g.friction[geom, 0], jnp.asarray(ground.friction, dt))
+    depth = jnp.maximum(margin - phi, 0.0)
+    return ContactPoints(centre, radius, depth, point, vel, mu, margin, tuple(map(int, body)), tuple(map(int, geom)))
 
 
 def _combined(g: geometry.Geoms, g1, g2):
@@ -1206,6 +1215,19 @@ def _angular_friction(g: geometry.Geoms, g1, g2):
     fr = jnp.concatenate([g.friction[:, 1:], jnp.zeros((1, 2), g.friction.dtype)])  # row -1: none
     mu = _by_priority(p1, p2, fr[np.asarray(g1, np.int64)], fr[np.asarray(g2, np.int64)])
     return jnp.where(np.stack([dim >= 4, dim == 6], -1), mu, 0.0)
+
+
+def _contact_margin(g: geometry.Geoms, g1, g2):
+    """MuJoCo's contact margin ``(m,)`` of contacts between geoms ``g1`` and ``g2``
+    (:func:`_combined`; ``-1``: a ground without a plane geom, margin 0): the sum of the two
+    geoms' ``Geoms.margin``, or an explicit pair's own ``Geoms.pair_margin``. The contact acts
+    from that distance on (its depth is ``margin - phi``), as MuJoCo's does."""
+    k = _combined(g, g1, g2)[3]
+    mg = jnp.concatenate([g.margin, jnp.zeros((1,), g.margin.dtype)])  # row -1: none
+    margin = mg[np.asarray(g1, np.int64)] + mg[np.asarray(g2, np.int64)]
+    if np.any(k >= 0):
+        margin = jnp.where(k >= 0, g.pair_margin[np.maximum(k, 0)], margin)
+    return margin
 
 
 @full_precision
@@ -1405,13 +1427,15 @@ def _bounding_radii(g: geometry.Geoms) -> Float[Array, " ng"]:
 
 def _bounding_gaps(model: Model, F: _Frames, table: CollisionPairs):
     """``(P,)`` the gap between the bounding spheres (:func:`_bounding_radii`) of the two geoms
-    of each pair of ``table``: ``|c_2 - c_1| - r_1 - r_2`` (at most the pair's signed distance,
-    so a pair with a positive gap does not touch)."""
+    of each pair of ``table``, less the pair's contact margin: ``|c_2 - c_1| - r_1 - r_2 -
+    margin`` (at most the pair's signed distance less its margin, so a pair with a positive gap
+    has no force)."""
     _, cg = _geom_poses(model, F)
     r = _bounding_radii(model.geoms)
     ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)
     d = cg[ij[:, 1]] - cg[ij[:, 0]]
-    return jnp.sqrt(jnp.sum(d * d, -1)) - r[ij[:, 0]] - r[ij[:, 1]]
+    margin = _contact_margin(model.geoms, ij[:, 0], ij[:, 1]).astype(d.dtype)
+    return jnp.sqrt(jnp.sum(d * d, -1)) - r[ij[:, 0]] - r[ij[:, 1]] - margin
 
 
 def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: int | None = None):
@@ -1506,9 +1530,9 @@ def _hull_arrays(g: geometry.Geoms, meshes, Rg, cg, sel=None):
 def pairs_in_reach(model: Model, q, exclude=(), margin=0.0) -> Int[Array, " k"]:
     """``(k,)`` for each kind of pair of :func:`collision_pairs` (the order of its ``kinds``),
     how many of its pairs have bounding spheres closer than ``margin`` at the configuration
-    ``q``: gap ``|c_2 - c_1| - r_1 - r_2 <= margin``, with ``r`` the radius of a sphere about
-    the geom's centre that holds it (``r + l`` for a capsule, the half-diagonal of a box, the
-    farthest hull vertex of a mesh). ``Contact(max_pairs=K)`` gives every pair's forces where
+    ``q``: gap ``|c_2 - c_1| - r_1 - r_2 - m <= margin``, with ``r`` the radius of a sphere
+    about the geom's centre that holds it (``r + l`` for a capsule, the half-diagonal of a box,
+    the farthest hull vertex of a mesh) and ``m`` the pair's contact margin (``Geoms.margin``). ``Contact(max_pairs=K)`` gives every pair's forces where
     each count is at most ``K``; e.g. ``K = jax.vmap(lambda q: pairs_in_reach(model, q))(qs).max()``
     over the configurations ``qs`` of a trajectory."""
     q = jnp.asarray(q, model.dtype)
@@ -1560,6 +1584,7 @@ class _PairSlots(NamedTuple):
     row: np.ndarray | Array
     omega: Array | None = None
     mu_angular: Array | None = None
+    margin: Array | None = None
 
     @property
     def chosen(self) -> bool:
@@ -1602,7 +1627,9 @@ def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None)
     mu = _contact_friction(g, ij[:, 0], ij[:, 1], g.friction[ij[:, 0], 0], g.friction[ij[:, 1], 0])[pair]
     mua = _angular_friction(g, ij[:, 0], ij[:, 1])
     omega, mua = (None, None) if mua is None else (F.w[b2] - F.w[b1], mua[pair])
-    return _PairSlots(dist, jnp.maximum(-dist, 0.0), normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua)
+    margin = _contact_margin(g, ij[:, 0], ij[:, 1])[pair].astype(dt)
+    depth = jnp.maximum(margin - dist, 0.0)
+    return _PairSlots(dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin)
 
 
 def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
@@ -1615,6 +1642,7 @@ def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
         s.point,
         s.velocity,
         s.mu,
+        s.margin,
         ints(s.geom1),
         ints(s.geom2),
         ints(s.body1),

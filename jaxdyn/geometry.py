@@ -57,7 +57,12 @@ class Geoms(eqx.Module):
       edges ``(nedge, 2, 3)``: the triangles' edges, each once (with the diagonals of faces
         of more than three vertices), the geom in ``edge_geom``;
       pair_friction ``(len(pairs),)``: the sliding friction of each explicit pair, which its
-        contacts use instead of the geoms' (MJCF ``<pair friction>``; MuJoCo's default 1).
+        contacts use instead of the geoms' (MJCF ``<pair friction>``; MuJoCo's default 1);
+      margin ``(ng,)``: MuJoCo's geom ``margin`` [m], default 0: a contact acts from the
+        distance that is the sum of its two geoms' margins (the surfaces offset by it, as
+        MuJoCo's soft contacts are; :mod:`jaxdyn.contact`);
+      pair_margin ``(len(pairs),)``: each explicit pair's own margin, instead of the geoms'
+        (MJCF ``<pair margin>``; default 0).
 
     Static (tuples of ints / strings, one entry per geom): the integer data is static rather
     than integer array leaves because ``jax.grad`` refuses integer inputs, and a model must stay
@@ -93,6 +98,8 @@ class Geoms(eqx.Module):
     faces: Float[Array, "nface 3 3"]
     edges: Float[Array, "nedge 2 3"]
     pair_friction: Float[Array, " npair"]
+    margin: Float[Array, " ng"]
+    pair_margin: Float[Array, " npair"]
     type: tuple[int, ...] = eqx.field(static=True, default=())
     body: tuple[int, ...] = eqx.field(static=True, default=())
     contype: tuple[int, ...] = eqx.field(static=True, default=())
@@ -127,6 +134,8 @@ def make_geoms(
     exclude=(),
     pairs=(),
     pair_friction=None,
+    margin=0.0,
+    pair_margin=None,
     vertices=None,
     vertex_geom=(),
     dtype=None,
@@ -139,7 +148,10 @@ def make_geoms(
     ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0``,
     ``condim = 3`` (a scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
     index pairs, in either order; ``pair_friction``, one sliding friction per entry of
-    ``pairs``, default 1), no mesh ``vertices`` (``(nvert, 3)`` in their geoms' frames, the geom
+    ``pairs``, default 1; ``pair_margin``, one margin per entry, default 0), ``margin`` 0 (a
+    scalar applies to every geom; a negative margin lets the surfaces overlap by it first, as in
+    MuJoCo), no mesh ``vertices``
+    (``(nvert, 3)`` in their geoms' frames, the geom
     of each in ``vertex_geom``; give a mesh geom its convex hull's vertices). The hulls'
     triangles (``faces``) are computed from the vertices (scipy's Qhull).
 
@@ -175,7 +187,15 @@ def make_geoms(
     if bad:
         raise ValueError(f"make_geoms: condim must be 1, 3, 4 or 6 (MuJoCo's), got {bad[0]}")
     exclude = _index_pairs(exclude, ng, "exclude")
-    pairs, pair_friction = _pair_friction(pairs, pair_friction, ng)
+    margin = np.broadcast_to(np.asarray(margin, np.float64), (ng,)) if np.ndim(margin) == 0 else margin
+    if len(margin) != ng:
+        raise ValueError(f"make_geoms: {len(margin)} entries in margin for {ng} geoms")
+    _, pair_friction = _pair_values(pairs, pair_friction, ng, "pair_friction", 1.0)
+    pairs, pair_margin = _pair_values(pairs, pair_margin, ng, "pair_margin", 0.0)
+    for what, values in (("margin", margin), ("pair_margin", pair_margin)):
+        bad = [k for k, x in enumerate(np.asarray(values, np.float64)) if not np.isfinite(x)]
+        if bad:
+            raise ValueError(f"make_geoms: {what} must be finite, entry {bad[0]} is {values[bad[0]]}")
     vertices = np.zeros((0, 3)) if vertices is None else np.asarray(vertices, np.float64).reshape(-1, 3)
     vertex_geom = ints(vertex_geom)
     if len(vertex_geom) != len(vertices):
@@ -193,6 +213,8 @@ def make_geoms(
         faces=f(faces, (len(face_geom), 3, 3)),
         edges=f(edges, (len(edge_geom), 2, 3)),
         pair_friction=f(pair_friction, (len(pairs),)),
+        margin=f(margin, (ng,)),
+        pair_margin=f(pair_margin, (len(pairs),)),
         type=type,
         body=body,
         contype=contype,
@@ -231,21 +253,21 @@ def _hull_faces(vertices, vertex_geom):
     return np.concatenate(tris), tuple(owner), np.concatenate(edges), tuple(edge_owner)
 
 
-def _pair_friction(pairs, friction, ng):
-    """The explicit pairs (:func:`_index_pairs`) and their sliding friction in that order, from
-    ``friction`` given per entry of ``pairs`` (None: 1 each); a pair given twice must have one
-    friction."""
+def _pair_values(pairs, values, ng, what, default):
+    """The explicit pairs (:func:`_index_pairs`) and a value of each in that order (``what``:
+    ``pair_friction`` or ``pair_margin``), from ``values`` given per entry of ``pairs`` (None:
+    ``default`` each); a pair given twice must have one value."""
     pairs = [tuple(p) for p in pairs]
-    friction = np.ones(len(pairs)) if friction is None else np.asarray(friction, np.float64).reshape(-1)
-    if len(friction) != len(pairs):
-        raise ValueError(f"make_geoms: {len(friction)} entries in pair_friction for {len(pairs)} pairs")
+    values = np.full(len(pairs), default) if values is None else np.asarray(values, np.float64).reshape(-1)
+    if len(values) != len(pairs):
+        raise ValueError(f"make_geoms: {len(values)} entries in {what} for {len(pairs)} pairs")
     keys = _index_pairs(pairs, ng, "pairs")
-    mu: dict = {}
-    for (i, j), f in zip(pairs, friction):
+    out: dict = {}
+    for (i, j), x in zip(pairs, values):
         key = (min(int(i), int(j)), max(int(i), int(j)))
-        if mu.setdefault(key, float(f)) != float(f):
-            raise ValueError(f"make_geoms: pair {key} is given twice with different pair_friction")
-    return keys, [mu[k] for k in keys]
+        if out.setdefault(key, float(x)) != float(x):
+            raise ValueError(f"make_geoms: pair {key} is given twice with different {what}")
+    return keys, [out[k] for k in keys]
 
 
 def _index_pairs(pairs, ng, what) -> tuple[tuple[int, int], ...]:
@@ -275,4 +297,6 @@ def empty_geoms(dtype=None) -> Geoms:
         faces=jnp.zeros((0, 3, 3), dtype),
         edges=jnp.zeros((0, 2, 3), dtype),
         pair_friction=jnp.zeros((0,), dtype),
+        margin=jnp.zeros((0,), dtype),
+        pair_margin=jnp.zeros((0,), dtype),
     )

@@ -104,8 +104,11 @@ in the body tree, and numbers that do not parse, are not finite or come in the w
 MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1
 geom2>`` ``model.geoms.pairs`` (:mod:`jaxdyn.contact` collides them as MuJoCo does, with its own
 force law) with its sliding friction (the first of ``friction``, default 1) in
-``model.geoms.pair_friction`` (0 for a pair of ``condim="1"``: frictionless); a pair's own
-``solref``, ``solimp``, ``margin`` and ``gap`` are warned about and not read. A geom touching a
+``model.geoms.pair_friction`` (0 for a pair of ``condim="1"``: frictionless) and its
+``margin`` in ``model.geoms.pair_margin``; a pair's own ``solref`` and ``solimp`` are warned
+about and not read. Geom ``margin`` goes to ``model.geoms.margin``: a contact acts from the sum
+of its geoms' margins on (a pair's own margin instead), as in MuJoCo 4. ``gap`` (geom or pair)
+only widens MuJoCo's contact detection, for contacts that carry no force, and is not read. A geom touching a
 plane uses the larger of the two sliding frictions (with ``jaxdyn.contact.Ground.from_model``),
 as MuJoCo. Geom ``condim`` goes to ``model.geoms.condim`` and ``friction`` (sliding, torsional,
 rolling) to ``model.geoms.friction``: a contact whose combined dimension is 1 is frictionless,
@@ -721,6 +724,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         conaffinity=[],
         priority=[],
         condim=[],
+        margin=[],
         names=[],
     )
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
@@ -757,11 +761,12 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
             g["priority"].append(int(_numbers(a.get("priority", "0"), 1, f"{gw} priority", ints=True)[0]))
             g["condim"].append(_condim(a, gw))
+            g["margin"].append(float(_numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
             g["names"].append(a.get("name", ""))
             g_mjbody.append(i)
             if gtype == "mesh":
                 mesh_geoms.append((len(g["type"]) - 1, a, gw))
-    exclude, pairs, pair_friction = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
+    exclude, pairs, pair_friction, pair_margin = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
     in_pairs = {k for p in pairs for k in p}
     for k, a, gw in mesh_geoms:  # the hulls of the meshes that may collide (visual ones never do)
         if g["contype"][k] or g["conaffinity"][k] or k in in_pairs:
@@ -790,10 +795,12 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         conaffinity=np.array(g["conaffinity"], np.int64),
         priority=np.array(g["priority"], np.int64),
         condim=np.array(g["condim"], np.int64),
+        margin=np.array(g["margin"], np.float64),
         names=tuple(g["names"]),
         exclude=exclude,
         pairs=pairs,
         pair_friction=pair_friction,
+        pair_margin=pair_margin,
         vertices=np.concatenate(g_vert),
         vertex_geom=g_vgeom,
         dtype=dtype,
@@ -861,8 +868,9 @@ def _mesh_hull(ctx, a, gw):
 
 
 # an explicit pair's contact parameters that jaxdyn's force law has no counterpart for (its
-# sliding friction, the first of ``friction``, is read, and ``condim`` 1 and 3)
-PAIR_PARAMETERS = ("solref", "solreffriction", "solimp", "margin", "gap", "condim")
+# sliding friction, the first of ``friction``, its ``margin``, and ``condim`` 1 and 3 are read;
+# ``gap`` only widens MuJoCo's contact detection beyond the margin, for contacts without force)
+PAIR_PARAMETERS = ("solref", "solreffriction", "solimp", "condim")
 
 
 def _condim(a, what) -> int:
@@ -875,12 +883,13 @@ def _condim(a, what) -> int:
 
 def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
     """``<contact>``: ``<exclude body1 body2>`` as geom index pairs (every geom of the one
-    MuJoCo body against every geom of the other), ``<pair geom1 geom2>`` as explicit geom pairs
-    and their sliding friction (the first of ``friction``, default 1 as MuJoCo's); the pairs'
-    other contact parameters are not read (warned). Returns ``(exclude, pairs, friction)``."""
+    MuJoCo body against every geom of the other), ``<pair geom1 geom2>`` as explicit geom pairs,
+    their sliding friction (the first of ``friction``, default 1 as MuJoCo's) and their
+    ``margin`` (default 0); the pairs' other contact parameters are not read (warned). Returns
+    ``(exclude, pairs, friction, margin)``."""
     body_ids = {b.name: i for i, b in enumerate(bodies) if b.name}
     geom_ids = {n: k for k, n in enumerate(g_names) if n}
-    exclude, pairs, own, friction = [], [], [], []
+    exclude, pairs, own, friction, margin = [], [], [], [], []
     for c in root.findall("contact"):
         for e in c:
             if not isinstance(e.tag, str):
@@ -928,6 +937,7 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                     continue
                 pairs.append(key)
                 friction.append(mu)
+                margin.append(float(_numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
                 own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a and k != "condim"]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
@@ -936,7 +946,7 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
             "contact parameters of explicit pairs are not read (each pair uses its sliding friction and "
             "the contact law of jaxdyn.contact.ContactParams): " + ", ".join(own)
         )
-    return exclude, pairs, friction
+    return exclude, pairs, friction, margin
 
 
 def _finite(what, *xs):

@@ -5,8 +5,8 @@
     python tests/reference/generate_mujoco_pairs.py
 
 For ``tests/data/mjcf/contact_pairs.xml`` (spheres, capsules and a box on bodies of three slides
-and a ball joint, a box on the world, a cylinder that collides only with the floor; margin 2 so
-that separated pairs are reported too): the signed distance ``mjContact.dist`` of every pair of
+and a ball joint, a box on the world, a cylinder that collides only with the floor; every geom's
+margin set to 2 m here, not in the file, so that separated pairs are reported too): the signed distance ``mjContact.dist`` of every pair of
 geoms in contact after ``mj_forward`` (the smallest over the pair's contacts) and the number of
 the pair's contacts ``ncon``, at random poses and chosen ones (``label``: parallel and crossing
 capsules, a sphere centre inside the box and on its face, the cylinder upright, on its side and
@@ -175,7 +175,8 @@ def _segment_distance(probe, pd, end, axis, radius, box_pos, box_mat, box_size):
 
 
 def main():
-    m = mujoco.MjModel.from_xml_path(XML)
+    with open(XML) as fh:  # every geom with a margin of 2 m: separated pairs are reported too
+        m = mujoco.MjModel.from_xml_string(fh.read().replace("<default>", '<default><geom margin="2"/>', 1))
     d = mujoco.MjData(m)
     assert m.nq == 7 * len(BODIES)
     names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, i) for i in range(m.ngeom)]
