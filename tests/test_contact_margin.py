@@ -26,7 +26,7 @@ def test_balls_rest_at_their_margins_as_in_mujoco():
     """Four 1 kg balls: on a floor of margin 1 cm with their own margins of 2 cm, none and
     -1.5 cm (contact margins 3, 1 and -0.5 cm), and on a box on the world through an explicit
     pair of margin 1.5 cm (instead of the geoms' 5 cm and 4 mm). A stiff ground (``k = 1e8``),
-    1 s at 1 ms from MuJoCo's start: every ball rests at its radius plus its margin less the
+    0.4 s at 1 ms from MuJoCo's start (MuJoCo's end: 1 s): every ball rests at its radius plus its margin less the
     static depth ``(m g / k)^(2/3)`` (1e-9 m) and at MuJoCo's height to 2e-5 m (the two laws'
     static depths, 21 and 4.4 um, apart), where margins of 1-3 cm separate the cases;
     ``ContactPoints.margin`` and ``PairContacts.margin`` are MuJoCo's ``includemargin``."""
@@ -35,7 +35,7 @@ def test_balls_rest_at_their_margins_as_in_mujoco():
         model = jaxdyn.load_mjcf(str(ref["xml"]))
     ct = C.Contact(C.Ground.from_model(model), C.ContactParams(stiffness=1e8))
     q0 = jnp.asarray(ref["qpos0"])
-    tr = jax.jit(lambda q0: sim.rollout(model, q0, jnp.zeros(model.nv), jnp.zeros((1000, model.nv)), 1e-3, contact=ct))(
+    tr = jax.jit(lambda q0: sim.rollout(model, q0, jnp.zeros(model.nv), jnp.zeros((400, model.nv)), 1e-3, contact=ct))(
         q0
     )
     assert int(tr.nonfinite_step) == -1
@@ -44,8 +44,9 @@ def test_balls_rest_at_their_margins_as_in_mujoco():
     rest = (M_BALL * G / 1e8) ** (2 / 3)
     np.testing.assert_allclose(z, [R_BALL + m - rest for m in (0.03, 0.01, -0.005)] + [0.4 + 0.015 - rest], atol=1e-9)
 
-    cp = C.contact_points(model, tr.q[-1], tr.qd[-1], ct.ground)
-    pc = C.pair_contacts(model, tr.q[-1], tr.qd[-1])
+    cp, pc = jax.jit(lambda q, v: (C.contact_points(model, q, v, ct.ground), C.pair_contacts(model, q, v)))(
+        tr.q[-1], tr.qd[-1]
+    )
     names = model.geoms.names
     got = {names[g]: float(m) for g, m, d in zip(cp.geom, cp.margin, cp.depth) if d > 0}
     for g1, g2, m, d in zip(pc.geom1, pc.geom2, pc.margin, pc.depth):
@@ -77,31 +78,43 @@ def test_margin_in_the_step_the_broad_phase_and_the_gradient():
     pair's force; the force's derivative with respect to a geom's margin is ``dF/dd``."""
     q, v = jnp.zeros(2), jnp.array([0.0, -0.3])
     ct = C.Contact(collide_ground=False)
-    plain = _two_spheres()
-    assert float(jnp.abs(ct.generalized_forces(plain, q, v)).max()) == 0.0
-    assert int(C.pairs_in_reach(plain, q).sum()) == 0
-    model = _two_spheres((0.02, 0.04))
-    pc = C.pair_contacts(model, q, v)
-    np.testing.assert_allclose(float(pc.distance[0]), 0.05, rtol=1e-12)
-    np.testing.assert_allclose(float(pc.depth[0]), 0.01, rtol=1e-12)
-    assert int(C.pairs_in_reach(model, q).sum()) == 1
-    tau = ct.generalized_forces(model, q, v)
+    budget = C.Contact(collide_ground=False, max_pairs=1)
+
+    @jax.jit
+    def parts(model):
+        pc = C.pair_contacts(model, q, v)
+        js = ct.joint_space(model, q, None, 1e-3, lookahead=1e-3)
+
+        def force(m):
+            geoms = dataclasses.replace(model.geoms, margin=model.geoms.margin.at[0].set(m))
+            return ct.generalized_forces(dataclasses.replace(model, geoms=geoms), q, jnp.zeros(2))[1]
+
+        return dict(
+            distance=pc.distance[0],
+            depth=pc.depth[0],
+            reach=C.pairs_in_reach(model, q).sum(),
+            tau=ct.generalized_forces(model, q, v),
+            tau_budget=budget.generalized_forces(model, q, v),
+            D=js.velocity_derivative(v),
+            D_fwd=jax.jacfwd(js.forces)(v),
+            fn_end=js.normal_forces(v)[0],
+            dF=jax.grad(force)(model.geoms.margin[0]),
+        )
+
+    plain = jax.tree_util.tree_map(np.asarray, parts(_two_spheres()))
+    assert np.abs(plain["tau"]).max() == 0.0 and int(plain["reach"]) == 0
+    o = jax.tree_util.tree_map(np.asarray, parts(_two_spheres((0.02, 0.04))))
+    np.testing.assert_allclose(o["distance"], 0.05, rtol=1e-12)
+    np.testing.assert_allclose(o["depth"], 0.01, rtol=1e-12)
+    assert int(o["reach"]) == 1
     p = ct.params
     fn = float(p.stiffness) * 0.01 ** float(p.exponent) * (1 + float(p.damping) * 0.3)
-    np.testing.assert_allclose(np.asarray(tau), [-fn, fn], rtol=1e-12)
-    budget = C.Contact(collide_ground=False, max_pairs=1)
-    np.testing.assert_allclose(np.asarray(budget.generalized_forces(model, q, v)), np.asarray(tau), rtol=1e-12)
-    js = ct.joint_space(model, q, None, 1e-3, lookahead=1e-3)
-    np.testing.assert_allclose(np.asarray(js.velocity_derivative(v)), np.asarray(jax.jacfwd(js.forces)(v)), rtol=1e-12)
+    np.testing.assert_allclose(o["tau"], [-fn, fn], rtol=1e-12)
+    np.testing.assert_allclose(o["tau_budget"], o["tau"], rtol=1e-12)
+    np.testing.assert_allclose(o["D"], o["D_fwd"], rtol=1e-12)
     end = 0.01 + 1e-3 * 0.3  # the end-of-step depth: the spheres close at 0.3 m/s
-    np.testing.assert_allclose(float(js.normal_forces(v)[0]), fn * (end / 0.01) ** 1.5, rtol=1e-12)
-
-    def force(m):
-        geoms = dataclasses.replace(model.geoms, margin=model.geoms.margin.at[0].set(m))
-        return ct.generalized_forces(dataclasses.replace(model, geoms=geoms), q, jnp.zeros(2))[1]
-
-    dF = jax.grad(force)(0.02)
-    np.testing.assert_allclose(float(dF), 1.5 * float(p.stiffness) * 0.01**0.5, rtol=1e-12)
+    np.testing.assert_allclose(o["fn_end"], fn * (end / 0.01) ** 1.5, rtol=1e-12)
+    np.testing.assert_allclose(o["dF"], 1.5 * float(p.stiffness) * 0.01**0.5, rtol=1e-12)
 
 
 def test_bad_margins_are_refused_by_name():
