@@ -15,7 +15,6 @@ over the run (a standing robot barely spins or rolls its feet).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
@@ -23,13 +22,11 @@ import time
 
 import jax
 import jax.numpy as jnp
-import mujoco
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 from check_mujoco_standing import DT, scenario  # noqa: E402
-from harness import emit  # noqa: E402
-from standing import mujoco_stand  # noqa: E402
+from standing import mujoco_stand, stand_emit, stand_rows  # noqa: E402
 
 from jaxdyn import sim  # noqa: E402
 
@@ -69,14 +66,7 @@ def measure(robot, steps, rounds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--robot", nargs="+", default=["a1", "go2"])
-    ap.add_argument("--steps", type=int, default=1000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--out")
-    args = ap.parse_args()
-    jax.config.update("jax_enable_x64", True)
-    rows = [measure(r, args.steps, args.rounds) for r in args.robot]
+    args, rows = stand_rows(__doc__, ["a1", "go2"], measure)
     lines = [
         "| robot | jaxdyn ms/step, condim 3 / 6 | MuJoCo ms/step, condim 3 / 6 | condim 6 / 3, jaxdyn | condim 6 / 3, MuJoCo | "
         "jaxdyn speed / MuJoCo's, condim 6 | base height, condim 6 - 3 (jaxdyn, max) | jaxdyn compile s, condim 3 / 6 |",
@@ -88,13 +78,7 @@ def main():
             f"{r['jd6'] / r['jd3']:.2f}x | {r['mj6'] / r['mj3']:.2f}x | {r['mj6'] / r['jd6']:.3f}x | "
             f"{r['dz'] * 1e3:.3f} mm | {r['compile3']:.1f} / {r['compile6']:.1f} |"
         )
-    emit(
-        lines,
-        args.out,
-        mujoco=mujoco.__version__,
-        steps=args.steps,
-        rounds=f"best of {args.rounds} alternating, float64",
-    )
+    stand_emit(lines, args)
 
 
 if __name__ == "__main__":

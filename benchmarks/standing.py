@@ -77,15 +77,33 @@ def measure(robot, steps, rounds):
     )
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--robot", nargs="+", default=["go2", "a1"])
+def stand_rows(doc, robots, measure):
+    """The command line of the stand benchmarks (``--robot``, ``--steps``, ``--rounds``,
+    ``--out``; ``doc``'s first line describes it) and ``measure(robot, steps, rounds)`` of each
+    robot, in float64. Returns ``(args, rows)``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--robot", nargs="+", default=robots)
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
-    rows = [measure(r, args.steps, args.rounds) for r in args.robot]
+    return args, [measure(r, args.steps, args.rounds) for r in args.robot]
+
+
+def stand_emit(lines, args):
+    """Write a stand benchmark's table with the run's MuJoCo version, steps and rounds."""
+    emit(
+        lines,
+        args.out,
+        mujoco=mujoco.__version__,
+        steps=args.steps,
+        rounds=f"best of {args.rounds} alternating, float64",
+    )
+
+
+def main():
+    args, rows = stand_rows(__doc__, ["go2", "a1"], measure)
     lines = [
         "| robot | geoms (meshes) | jaxdyn ms/step | MuJoCo ms/step | jaxdyn speed / MuJoCo's | jaxdyn compile s |",
         "|---|---|---|---|---|---|",
@@ -95,13 +113,7 @@ def main():
             f"| {r['robot']} | {r['geoms']} ({r['meshes']}) | {r['jaxdyn_ms']:.3f} | {r['mujoco_ms']:.3f} | "
             f"{r['ratio']:.3f}x | {r['compile_s']:.1f} |"
         )
-    emit(
-        lines,
-        args.out,
-        mujoco=mujoco.__version__,
-        steps=args.steps,
-        rounds=f"best of {args.rounds} alternating, float64",
-    )
+    stand_emit(lines, args)
 
 
 if __name__ == "__main__":
