@@ -1164,8 +1164,9 @@ def _combined(g: geometry.Geoms, g1, g2):
     """MuJoCo's combination rule for contacts between geoms ``g1`` and ``g2`` (static ``(m,)``
     index arrays; ``-1``: a ground without a plane geom, priority 0, ``condim`` 3): the
     priorities ``p1``, ``p2`` (the higher one's parameters win, else the larger), the contact's
-    dimension (combined from the geoms' ``condim`` by the same rule) and the index of the
-    explicit pair of the two geoms (``-1``: none), all static ``(m,)`` arrays."""
+    dimension (combined from the geoms' ``condim`` by the same rule, or an explicit pair's own
+    ``Geoms.pair_condim``) and the index of the explicit pair of the two geoms (``-1``: none),
+    all static ``(m,)`` arrays."""
     prio = np.zeros(g.ng + 1, np.int64)  # the last entry (index -1): priority 0, condim 3
     prio[: len(g.priority)] = g.priority
     dims = np.full(g.ng + 1, 3, np.int64)
@@ -1175,6 +1176,9 @@ def _combined(g: geometry.Geoms, g1, g2):
     dim = np.where(p1 > p2, dims[i1], np.where(p1 < p2, dims[i2], np.maximum(dims[i1], dims[i2])))
     index = {p: k for k, p in enumerate(g.pairs)}
     k = np.array([index.get((min(a, b), max(a, b)), -1) for a, b in zip(i1, i2)], np.int64)
+    if np.any(k >= 0):
+        own = np.asarray(g.pair_condim if len(g.pair_condim) else (3,) * len(g.pairs), np.int64)
+        dim = np.where(k >= 0, own[np.maximum(k, 0)], dim)
     return p1, p2, dim, k
 
 
@@ -1194,10 +1198,10 @@ def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
     where the contact's dimension is 1 (frictionless)."""
     p1, p2, dim, k = _combined(g, g1, g2)
     mu = _by_priority(p1, p2, mu1, mu2)
-    if np.any(dim == 1):
-        mu = jnp.where(dim == 1, 0.0, mu)
     if np.any(k >= 0):
         mu = jnp.where(k >= 0, g.pair_friction[np.maximum(k, 0)].astype(mu.dtype), mu)
+    if np.any(dim == 1):
+        mu = jnp.where(dim == 1, 0.0, mu)
     return mu
 
 
@@ -1206,14 +1210,15 @@ def _angular_friction(g: geometry.Geoms, g1, g2):
     ``g2`` (:func:`_combined`; ``-1``: a ground without a plane geom, which has neither): the
     geoms' ``friction[1]`` and ``friction[2]`` combined as the sliding friction, the torsional
     one where the contact's dimension is 4 or 6 and the rolling one where it is 6, zero
-    elsewhere and for explicit pairs (whose own ``condim`` over 3 is not read). ``None`` where
-    no contact has either (static), so that models without them pay nothing."""
+    elsewhere; an explicit pair's own (``Geoms.pair_angular``, by its ``pair_condim``).
+    ``None`` where no contact has either (static), so that models without them pay nothing."""
     p1, p2, dim, k = _combined(g, g1, g2)
-    dim = np.where(k >= 0, 3, dim)
     if not np.any(dim >= 4):
         return None
     fr = jnp.concatenate([g.friction[:, 1:], jnp.zeros((1, 2), g.friction.dtype)])  # row -1: none
     mu = _by_priority(p1, p2, fr[np.asarray(g1, np.int64)], fr[np.asarray(g2, np.int64)])
+    if np.any(k >= 0):
+        mu = jnp.where((k >= 0)[:, None], g.pair_angular[np.maximum(k, 0)].astype(mu.dtype), mu)
     return jnp.where(np.stack([dim >= 4, dim == 6], -1), mu, 0.0)
 
 

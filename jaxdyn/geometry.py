@@ -62,7 +62,10 @@ class Geoms(eqx.Module):
         distance that is the sum of its two geoms' margins (the surfaces offset by it, as
         MuJoCo's soft contacts are; :mod:`jaxdyn.contact`);
       pair_margin ``(len(pairs),)``: each explicit pair's own margin, instead of the geoms'
-        (MJCF ``<pair margin>``; default 0).
+        (MJCF ``<pair margin>``; default 0);
+      pair_angular ``(len(pairs), 2)``: each explicit pair's own torsional and rolling friction
+        (MJCF ``<pair friction>``'s third and fourth numbers; MuJoCo's defaults 0.005, 0.0001),
+        acting where its ``pair_condim`` is 4 (torsional) or 6 (both).
 
     Static (tuples of ints / strings, one entry per geom): the integer data is static rather
     than integer array leaves because ``jax.grad`` refuses integer inputs, and a model must stay
@@ -85,6 +88,8 @@ class Geoms(eqx.Module):
         excluded only in part);
       pairs: geom index pairs ``(i, j)``, ``i < j``, that collide whatever the filter says (bit
         masks, same body, parent and child, ``exclude``): MJCF ``<contact><pair geom1 geom2>``;
+      pair_condim: each explicit pair's own contact dimension (MJCF ``<pair condim>``, default
+        3), instead of its geoms';
       vertex_geom: the geom of each row of ``vertices`` (a mesh geom);
       face_geom: the geom of each row of ``faces``;
       edge_geom: the geom of each row of ``edges``.
@@ -100,6 +105,7 @@ class Geoms(eqx.Module):
     pair_friction: Float[Array, " npair"]
     margin: Float[Array, " ng"]
     pair_margin: Float[Array, " npair"]
+    pair_angular: Float[Array, "npair 2"]
     type: tuple[int, ...] = eqx.field(static=True, default=())
     body: tuple[int, ...] = eqx.field(static=True, default=())
     contype: tuple[int, ...] = eqx.field(static=True, default=())
@@ -109,6 +115,7 @@ class Geoms(eqx.Module):
     names: tuple[str, ...] = eqx.field(static=True, default=())
     exclude: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
     pairs: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
+    pair_condim: tuple[int, ...] = eqx.field(static=True, default=())
     vertex_geom: tuple[int, ...] = eqx.field(static=True, default=())
     face_geom: tuple[int, ...] = eqx.field(static=True, default=())
     edge_geom: tuple[int, ...] = eqx.field(static=True, default=())
@@ -136,6 +143,8 @@ def make_geoms(
     pair_friction=None,
     margin=0.0,
     pair_margin=None,
+    pair_condim=None,
+    pair_angular=None,
     vertices=None,
     vertex_geom=(),
     dtype=None,
@@ -148,7 +157,9 @@ def make_geoms(
     ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0``,
     ``condim = 3`` (a scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
     index pairs, in either order; ``pair_friction``, one sliding friction per entry of
-    ``pairs``, default 1; ``pair_margin``, one margin per entry, default 0), ``margin`` 0 (a
+    ``pairs``, default 1; ``pair_margin``, one margin per entry, default 0; ``pair_condim``, one
+    contact dimension per entry, default 3; ``pair_angular``, one torsional and rolling friction
+    per entry, default MuJoCo's 0.005 and 0.0001), ``margin`` 0 (a
     scalar applies to every geom; a negative margin lets the surfaces overlap by it first, as in
     MuJoCo), no mesh ``vertices``
     (``(nvert, 3)`` in their geoms' frames, the geom
@@ -191,7 +202,13 @@ def make_geoms(
     if len(margin) != ng:
         raise ValueError(f"make_geoms: {len(margin)} entries in margin for {ng} geoms")
     _, pair_friction = _pair_values(pairs, pair_friction, ng, "pair_friction", 1.0)
-    pairs, pair_margin = _pair_values(pairs, pair_margin, ng, "pair_margin", 0.0)
+    _, pair_margin = _pair_values(pairs, pair_margin, ng, "pair_margin", 0.0)
+    _, pair_angular = _pair_values(pairs, pair_angular, ng, "pair_angular", (0.005, 0.0001))
+    pairs, pair_condim = _pair_values(pairs, pair_condim, ng, "pair_condim", 3.0)
+    pair_condim = tuple(int(c) for c in pair_condim)
+    bad = sorted(set(pair_condim) - {1, 3, 4, 6})
+    if bad:
+        raise ValueError(f"make_geoms: pair_condim must be 1, 3, 4 or 6 (MuJoCo's), got {bad[0]}")
     for what, values in (("margin", margin), ("pair_margin", pair_margin)):
         bad = [k for k, x in enumerate(np.asarray(values, np.float64)) if not np.isfinite(x)]
         if bad:
@@ -215,6 +232,7 @@ def make_geoms(
         pair_friction=f(pair_friction, (len(pairs),)),
         margin=f(margin, (ng,)),
         pair_margin=f(pair_margin, (len(pairs),)),
+        pair_angular=f(pair_angular, (len(pairs), 2)),
         type=type,
         body=body,
         contype=contype,
@@ -224,6 +242,7 @@ def make_geoms(
         names=names,
         exclude=exclude,
         pairs=pairs,
+        pair_condim=pair_condim,
         vertex_geom=vertex_geom,
         face_geom=face_geom,
         edge_geom=edge_geom,
@@ -255,19 +274,24 @@ def _hull_faces(vertices, vertex_geom):
 
 def _pair_values(pairs, values, ng, what, default):
     """The explicit pairs (:func:`_index_pairs`) and a value of each in that order (``what``:
-    ``pair_friction`` or ``pair_margin``), from ``values`` given per entry of ``pairs`` (None:
-    ``default`` each); a pair given twice must have one value."""
+    ``pair_friction``, ``pair_margin``, ...; a number or, like ``default``, a row of numbers),
+    from ``values`` given per entry of ``pairs`` (None: ``default`` each); a pair given twice
+    must have one value."""
     pairs = [tuple(p) for p in pairs]
-    values = np.full(len(pairs), default) if values is None else np.asarray(values, np.float64).reshape(-1)
-    if len(values) != len(pairs):
+    shape = np.shape(default)
+    if values is None:
+        values = np.broadcast_to(np.asarray(default, np.float64), (len(pairs), *shape))
+    values = np.asarray(values, np.float64)
+    if len(values) != len(pairs) or values.shape[1:] != shape:
         raise ValueError(f"make_geoms: {len(values)} entries in {what} for {len(pairs)} pairs")
     keys = _index_pairs(pairs, ng, "pairs")
     out: dict = {}
     for (i, j), x in zip(pairs, values):
         key = (min(int(i), int(j)), max(int(i), int(j)))
-        if out.setdefault(key, float(x)) != float(x):
+        row = tuple(np.atleast_1d(x).tolist())
+        if out.setdefault(key, row) != row:
             raise ValueError(f"make_geoms: pair {key} is given twice with different {what}")
-    return keys, [out[k] for k in keys]
+    return keys, [out[k] if shape else out[k][0] for k in keys]
 
 
 def _index_pairs(pairs, ng, what) -> tuple[tuple[int, int], ...]:
@@ -299,4 +323,5 @@ def empty_geoms(dtype=None) -> Geoms:
         pair_friction=jnp.zeros((0,), dtype),
         margin=jnp.zeros((0,), dtype),
         pair_margin=jnp.zeros((0,), dtype),
+        pair_angular=jnp.zeros((0, 2), dtype),
     )

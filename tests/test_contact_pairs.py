@@ -482,10 +482,14 @@ def test_filter_matches_mujoco():
     that body is merged into its parent in jaxdyn; explicit <pair>s that override the rest; a
     floor plane with its own masks), against jaxdyn's pair table and ground contacts."""
     path = os.path.join(HERE, "data", "mjcf", "contact_filter.xml")
-    with warnings.catch_warnings():  # every pair parameter in it is read (margin, condim 1, 3)
-        warnings.simplefilter("error")
+    with pytest.warns(UserWarning) as record:  # every pair parameter in it is read but one
         m = jaxdyn.load_mjcf(path)
-    assert np.allclose(m.geoms.pair_margin, [0.0, 0.0, 0.0, 0.0, 0.01])  # c2-e1's, in the pairs' order
+    (text,) = [str(w.message) for w in record]
+    assert "<pair geom1='d2' geom2='floor'>: MuJoCo's friction [0.7, 1.0," in text and "is anisotropic" in text
+    # in the pairs' order: c2-e1's margin; d1-w of condim 4 with torsional friction 0.02
+    assert np.allclose(m.geoms.pair_margin, [0.0, 0.0, 0.0, 0.0, 0.01])
+    assert m.geoms.pair_condim == (3, 4, 3, 3, 1)
+    np.testing.assert_allclose(np.asarray(m.geoms.pair_angular)[1], [0.02, 0.0001])
     assert m.geoms.condim[m.geoms.names.index("c3")] == 1
     with open(os.path.join(HERE, "data", "mujoco", "contact", "filter.json")) as fh:
         stored = json.load(fh)
@@ -524,7 +528,7 @@ def test_filter_matches_mujoco():
         mua = C._angular_friction(m.geoms, np.array([g1]), np.array([g2]))
         key = "|".join(sorted((names[g1], names[g2])))
         angular.setdefault(key, set()).add((0.0, 0.0) if mua is None else tuple(np.round(np.asarray(mua[0]), 6)))
-    assert len(stored["torsional"]) == 7 and len(stored["rolling"]) == 2
+    assert len(stored["torsional"]) == 8 and len(stored["rolling"]) == 2
     for key in stored["friction"]:
         want = (round(stored["torsional"].get(key, 0.0), 6), round(stored["rolling"].get(key, 0.0), 6))
         assert angular[key] == {want}, key

@@ -273,9 +273,10 @@ def test_a_pairs_couple_acts_on_both_bodies_equal_and_opposite():
 
 
 def test_mjcf_condim_and_friction_as_mujoco_combines_them():
-    """MJCF ``condim`` 4 and 6 load without a warning (a ``<pair>``'s own still warns); a geom's
-    couple takes the larger torsional and rolling friction of it and the plane, the higher
-    priority's where they differ, and none below ``condim`` 4 (torsional) or 6 (rolling)."""
+    """MJCF ``condim`` 4 and 6 load without a warning; a geom's couple takes the larger
+    torsional and rolling friction of it and the plane, the higher priority's where they differ,
+    and none below ``condim`` 4 (torsional) or 6 (rolling); an explicit ``<pair>`` its own
+    ``condim`` and ``friction``."""
     xml = """<mujoco><worldbody><geom name="floor" type="plane" size="0 0 1" friction="1 0.003 0.004" {floor}/>
 <body name="ball" pos="0 0 1"><freejoint/><geom name="b" type="sphere" size="0.05" mass="1" {ball}/></body>
 </worldbody></mujoco>"""
@@ -289,10 +290,19 @@ def test_mjcf_condim_and_friction_as_mujoco_combines_them():
         ('condim="6"', 'priority="1" friction="1 0.001 0.002"', (0.0, 0.0)),  # the ball's condim 3
         ('condim="6" priority="1"', 'friction="1 0.01 0.02"', (0.003, 0.004)),
     ]
-    for floor, ball, (mu_s, mu_r) in cases:
+    pair = xml.format(floor="{floor}", ball="{ball}").replace(
+        "</worldbody>", '</worldbody><contact><pair geom1="floor" geom2="b" {pair}/></contact>'
+    )
+    cases += [  # an explicit pair: its own condim and friction, whatever the geoms'
+        (pair.format(floor="", ball='condim="6"', pair='condim="4" friction="1 1 0.01 0.002 0.002"'), (0.01, 0.0)),
+        (pair.format(floor="", ball="", pair='condim="6" friction="1 1 0.01 0.002 0.002"'), (0.01, 0.002)),
+        (pair.format(floor="", ball='condim="6"', pair=""), (0.0, 0.0)),  # the pair's default condim 3
+    ]
+    scenes = [(xml.format(floor=c[0], ball=c[1]), c[2]) if len(c) == 3 else c for c in cases]
+    for scene, (mu_s, mu_r) in scenes:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            model = jaxdyn.load_mjcf(xml.format(floor=floor, ball=ball))
+            model = jaxdyn.load_mjcf(scene)
         ct = C.Contact(C.Ground.from_model(model))
         pf = ct.point_forces(model, q, qd)
         fn = float(pf.force[0, 2])
@@ -301,9 +311,4 @@ def test_mjcf_condim_and_friction_as_mujoco_combines_them():
         w = np.array([3.0, 2.0, 1.0])
         want = -mu_s * fn * w[2] / np.hypot(w[2], eps) * np.array([0, 0, 1.0])
         want -= mu_r * fn * np.array([3.0, 2.0, 0.0]) / np.sqrt(13 + eps**2)
-        np.testing.assert_allclose(np.asarray(pf.torque[0]), want, rtol=1e-12, atol=1e-15, err_msg=f"{floor} {ball}")
-    pair = xml.format(floor="", ball="").replace(
-        "</worldbody>", '</worldbody><contact><pair geom1="floor" geom2="b" condim="6"/></contact>'
-    )
-    with pytest.warns(UserWarning, match="condim=6"):
-        jaxdyn.load_mjcf(pair)
+        np.testing.assert_allclose(np.asarray(pf.torque[0]), want, rtol=1e-12, atol=1e-15, err_msg=scene)

@@ -105,15 +105,16 @@ MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``
 geom2>`` ``model.geoms.pairs`` (:mod:`jaxdyn.contact` collides them as MuJoCo does, with its own
 force law) with its sliding friction (the first of ``friction``, default 1) in
 ``model.geoms.pair_friction`` (0 for a pair of ``condim="1"``: frictionless) and its
-``margin`` in ``model.geoms.pair_margin``; a pair's own ``solref`` and ``solimp`` are warned
-about and not read. Geom ``margin`` goes to ``model.geoms.margin``: a contact acts from the sum
+``margin`` in ``model.geoms.pair_margin``, its ``condim`` in ``model.geoms.pair_condim`` and its
+torsional and rolling friction (``friction``'s third and fourth numbers) in
+``model.geoms.pair_angular``; a pair's own ``solref`` and ``solimp`` are warned about and not
+read. Geom ``margin`` goes to ``model.geoms.margin``: a contact acts from the sum
 of its geoms' margins on (a pair's own margin instead), as in MuJoCo 4. ``gap`` (geom or pair)
 only widens MuJoCo's contact detection, for contacts that carry no force, and is not read. A geom touching a
 plane uses the larger of the two sliding frictions (with ``jaxdyn.contact.Ground.from_model``),
 as MuJoCo. Geom ``condim`` goes to ``model.geoms.condim`` and ``friction`` (sliding, torsional,
 rolling) to ``model.geoms.friction``: a contact whose combined dimension is 1 is frictionless,
-3 has sliding friction, 4 adds torsional and 6 rolling friction, as in MuJoCo. A ``<pair>``'s
-own ``condim`` of 4 or 6 is warned about and acts as 3.
+3 has sliding friction, 4 adds torsional and 6 rolling friction, as in MuJoCo.
 
 Free-joint velocities
 ---------------------
@@ -766,7 +767,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
             g_mjbody.append(i)
             if gtype == "mesh":
                 mesh_geoms.append((len(g["type"]) - 1, a, gw))
-    exclude, pairs, pair_friction, pair_margin = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
+    exclude, pairs, pair_values = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
     in_pairs = {k for p in pairs for k in p}
     for k, a, gw in mesh_geoms:  # the hulls of the meshes that may collide (visual ones never do)
         if g["contype"][k] or g["conaffinity"][k] or k in in_pairs:
@@ -799,8 +800,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         names=tuple(g["names"]),
         exclude=exclude,
         pairs=pairs,
-        pair_friction=pair_friction,
-        pair_margin=pair_margin,
+        **pair_values,
         vertices=np.concatenate(g_vert),
         vertex_geom=g_vgeom,
         dtype=dtype,
@@ -868,9 +868,9 @@ def _mesh_hull(ctx, a, gw):
 
 
 # an explicit pair's contact parameters that jaxdyn's force law has no counterpart for (its
-# sliding friction, the first of ``friction``, its ``margin``, and ``condim`` 1 and 3 are read;
-# ``gap`` only widens MuJoCo's contact detection beyond the margin, for contacts without force)
-PAIR_PARAMETERS = ("solref", "solreffriction", "solimp", "condim")
+# ``friction``, ``margin`` and ``condim`` are read; ``gap`` only widens MuJoCo's contact
+# detection beyond the margin, for contacts without force)
+PAIR_PARAMETERS = ("solref", "solreffriction", "solimp")
 
 
 def _condim(a, what) -> int:
@@ -884,12 +884,13 @@ def _condim(a, what) -> int:
 def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
     """``<contact>``: ``<exclude body1 body2>`` as geom index pairs (every geom of the one
     MuJoCo body against every geom of the other), ``<pair geom1 geom2>`` as explicit geom pairs,
-    their sliding friction (the first of ``friction``, default 1 as MuJoCo's) and their
-    ``margin`` (default 0); the pairs' other contact parameters are not read (warned). Returns
-    ``(exclude, pairs, friction, margin)``."""
+    with their sliding, torsional and rolling friction (``friction``'s first, third and fourth
+    numbers, MuJoCo's defaults ``1 1 0.005 0.0001 0.0001``), ``condim`` and ``margin`` (default
+    0); the pairs' ``solref`` and ``solimp`` are not read (warned). Returns ``(exclude, pairs,
+    values)``, ``values`` the pairs' keyword arguments of :func:`~jaxdyn.geometry.make_geoms`."""
     body_ids = {b.name: i for i, b in enumerate(bodies) if b.name}
     geom_ids = {n: k for k, n in enumerate(g_names) if n}
-    exclude, pairs, own, friction, margin = [], [], [], [], []
+    exclude, pairs, own, friction, margin, condim, angular = [], [], [], [], [], [], []
     for c in root.findall("contact"):
         for e in c:
             if not isinstance(e.tag, str):
@@ -924,12 +925,20 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                 if names[0] == names[1]:
                     raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
                 key = (geom_ids[names[0]], geom_ids[names[1]])
-                mu = float(_numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)[0])
+                fr = np.array([1.0, 1.0, 0.005, 0.0001, 0.0001])  # MuJoCo's defaults
+                given = _numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)
+                fr[: len(given)] = given
+                mu = float(fr[0])
                 dim = _condim(a, what)
+                if (dim > 1 and fr[1] != fr[0]) or (dim == 6 and fr[4] != fr[3]):
+                    # MuJoCo's pair friction has two sliding and two rolling coefficients (the
+                    # second sliding one defaults to 1, whatever the first)
+                    ctx.warnings.append(
+                        f"{what}: MuJoCo's friction {fr.tolist()} is anisotropic; jaxdyn's is isotropic, with the "
+                        "first sliding and the first rolling coefficient"
+                    )
                 if dim == 1:  # a frictionless pair
                     mu = 0.0
-                elif dim > 3:
-                    own.append(f"condim={dim} (torsional or rolling friction) of {what}")
                 if key in pairs or key[::-1] in pairs:
                     ctx.warnings.append(
                         f"{what}: the pair is given twice; jaxdyn collides it once, with the first one's friction"
@@ -938,7 +947,9 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                 pairs.append(key)
                 friction.append(mu)
                 margin.append(float(_numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
-                own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a and k != "condim"]
+                condim.append(dim)
+                angular.append((float(fr[2]), float(fr[3])))
+                own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
     if own:
@@ -946,7 +957,11 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
             "contact parameters of explicit pairs are not read (each pair uses its sliding friction and "
             "the contact law of jaxdyn.contact.ContactParams): " + ", ".join(own)
         )
-    return exclude, pairs, friction, margin
+    return (
+        exclude,
+        pairs,
+        dict(pair_friction=friction, pair_margin=margin, pair_condim=condim, pair_angular=np.reshape(angular, (-1, 2))),
+    )
 
 
 def _finite(what, *xs):
