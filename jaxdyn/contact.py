@@ -517,8 +517,8 @@ class ContactPoints(eqx.Module):
     velocity of the body's material point at ``point``; mu ``(m,)`` the sliding friction: the
     larger of the geom's and the ground's (the higher-priority one's where the priorities
     differ), or that of an explicit pair of the geom and the ground's plane; margin ``(m,)`` the
-    contact margin (:func:`_contact_margin`: the geom's plus the ground plane's, or an explicit
-    pair's own).
+    contact margin (the geom's ``Geoms.margin`` plus the ground plane's, or an explicit pair's
+    own ``Geoms.pair_margin``).
     """
 
     centre: Float[Array, "m 3"]

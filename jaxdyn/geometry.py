@@ -155,16 +155,14 @@ def make_geoms(
     ``type`` (codes, module docstring), ``size`` ``(ng, 3)`` and ``body`` (``-1``: the world) are
     required; the rest defaults to MuJoCo's defaults: ``pos`` zero, ``R`` the identity,
     ``friction`` ``(1, 0.005, 0.0001)``, ``contype = conaffinity = 1``, ``priority = 0``,
-    ``condim = 3`` (a scalar applies to every geom), ``names`` empty, no ``exclude`` or explicit ``pairs`` (geom
-    index pairs, in either order; ``pair_friction``, one sliding friction per entry of
-    ``pairs``, default 1; ``pair_margin``, one margin per entry, default 0; ``pair_condim``, one
-    contact dimension per entry, default 3; ``pair_angular``, one torsional and rolling friction
-    per entry, default MuJoCo's 0.005 and 0.0001), ``margin`` 0 (a
-    scalar applies to every geom; a negative margin lets the surfaces overlap by it first, as in
-    MuJoCo), no mesh ``vertices``
-    (``(nvert, 3)`` in their geoms' frames, the geom
-    of each in ``vertex_geom``; give a mesh geom its convex hull's vertices). The hulls'
-    triangles (``faces``) are computed from the vertices (scipy's Qhull).
+    ``condim = 3`` and ``margin = 0`` (a scalar applies to every geom; a negative margin lets the
+    surfaces overlap by it before the contact acts, as in MuJoCo), ``names`` empty, no
+    ``exclude`` or explicit ``pairs`` (geom index pairs, in either order), and per entry of
+    ``pairs``: ``pair_friction`` (sliding, default 1), ``pair_margin`` (default 0),
+    ``pair_condim`` (default 3) and ``pair_angular`` ``(len(pairs), 2)`` (torsional and rolling,
+    default MuJoCo's 0.005 and 0.0001); no mesh ``vertices`` (``(nvert, 3)`` in their geoms'
+    frames, the geom of each in ``vertex_geom``; give a mesh geom its convex hull's vertices).
+    The hulls' triangles (``faces``) are computed from the vertices (scipy's Qhull).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -205,10 +203,10 @@ def make_geoms(
     _, pair_margin = _pair_values(pairs, pair_margin, ng, "pair_margin", 0.0)
     _, pair_angular = _pair_values(pairs, pair_angular, ng, "pair_angular", (0.005, 0.0001))
     pairs, pair_condim = _pair_values(pairs, pair_condim, ng, "pair_condim", 3.0)
-    pair_condim = tuple(int(c) for c in pair_condim)
     bad = sorted(set(pair_condim) - {1, 3, 4, 6})
     if bad:
         raise ValueError(f"make_geoms: pair_condim must be 1, 3, 4 or 6 (MuJoCo's), got {bad[0]}")
+    pair_condim = tuple(int(c) for c in pair_condim)
     for what, values in (("margin", margin), ("pair_margin", pair_margin)):
         bad = [k for k, x in enumerate(np.asarray(values, np.float64)) if not np.isfinite(x)]
         if bad:
