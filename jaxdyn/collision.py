@@ -24,7 +24,7 @@ pairs at once (batched array arithmetic, no Python per pair, no branch on data).
 
 Every normalisation is guarded (a fallback direction where a length is zero), so the
 derivatives are finite at coincident centres, parallel segments and points on a face or an
-edge; the module docstring of :mod:`jaxdyn.contact` states what is continuous.
+edge; the module docstring of :mod:`jaxdyn.contact.laws` states what is continuous.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def _rim_square(Rg, centres, r, n):
 
 def _cylinder_rims(Rg, cg, size, n):
     """The 8 rim points of each cylinder that meet a plane of normal ``n`` first (the ground's
-    contact points, module docstring of :mod:`jaxdyn.contact`; :func:`_rim_square` on both
+    contact points, module docstring of :mod:`jaxdyn.contact.ground`; :func:`_rim_square` on both
     rims). Returns ``(..., 8, 3)``."""
     a, hl = Rg[..., :, 2], size[..., 1, None]
     ends = jnp.stack([cg + hl * a, cg - hl * a], -2)  # (..., 2, 3)

@@ -18,6 +18,7 @@ import pytest
 import jaxdyn
 from jaxdyn import contact as C
 from jaxdyn import geometry, sim
+from jaxdyn.contact import frames, pairs
 
 HERE = os.path.dirname(__file__)
 XML = os.path.join(HERE, "data", "mjcf", "contact_pairs.xml")
@@ -83,14 +84,14 @@ def test_bounding_spheres_hold_their_shapes():
         dtype=np.float64,
     )
     m = eqx.tree_at(lambda m: m.geoms, _model(), g)  # every shape on the first free body
-    r = np.asarray(C._bounding_radii(m.geoms))
+    r = np.asarray(pairs._bounding_radii(m.geoms))
     normals = rng.normal(size=(400, 3))
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     q = _poses()[0][0]
 
     def support(n):
         cp = C.contact_points(m, q, jnp.zeros(m.nv), C.Ground(normal=n, height=-10.0))
-        Rg, cg = C._geom_poses(m, C._frames(m, q))
+        Rg, cg = frames._geom_poses(m, frames._frames(m, q))
         deepest = cp.centre - cp.radius[:, None] * n
         return jnp.linalg.norm(deepest - cg[np.asarray(cp.geom)], axis=1), cp.centre @ n - cp.radius
 
@@ -112,9 +113,9 @@ def test_pairs_in_reach_count_the_touching_pairs():
     *_, reach, dist = _evaluate(None)
     table = C.collision_pairs(m, EXCLUDE)
     kind_of = np.concatenate([np.full(len(i), k) for k, (_, i, _) in enumerate(table.kinds)])
-    radius = np.asarray(C._bounding_radii(m.geoms))
+    radius = np.asarray(pairs._bounding_radii(m.geoms))
     ij = np.asarray(table.pairs)
-    cg = np.asarray(jax.jit(jax.vmap(lambda q: C._geom_poses(m, C._frames(m, q))[1]))(_poses()[0]))
+    cg = np.asarray(jax.jit(jax.vmap(lambda q: frames._geom_poses(m, frames._frames(m, q))[1]))(_poses()[0]))
     gaps = np.linalg.norm(cg[:, ij[:, 1]] - cg[:, ij[:, 0]], axis=2) - radius[ij[:, 0]] - radius[ij[:, 1]]
     assert np.all(gaps[dist < 0] <= 0)
     want = np.stack([(gaps[:, kind_of == k] <= 0).sum(1) for k in range(len(table.kinds))], 1)

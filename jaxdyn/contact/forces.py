@@ -1,0 +1,444 @@
+"""What a simulation takes (:class:`Contact`), and the forces of all contacts of a model at a
+state: body wrenches, point forces and joint-space forces.
+The equations (S1)-(S6) and (R1)-(R2) cited here are those of :mod:`jaxdyn.contact.laws`.
+
+:func:`contact_wrenches` sums the point forces into one wrench per body, in the convention of
+``f_ext`` (``[moment; force]`` about the body origin in body coordinates), and :class:`Contact`
+carries ``(ground, params)`` and the choice of contacts into
+:func:`jaxdyn.sim.forward_dynamics`, :func:`jaxdyn.sim.step` and :func:`jaxdyn.sim.rollout`
+(argument ``contact``; added to ``f_ext``). In the default ``"implicit_euler"`` step the
+contact force is implicit in velocity (backward Euler in velocity, solved by Newton steps on
+convex subproblems, :func:`jaxdyn.sim.step`) and explicit in position; in the other integrators
+it is explicit (evaluated at the state of each step or stage). ``friction="spring"`` carries its :class:`ContactState` through
+``sim.step``/``sim.rollout`` (argument ``contact_state``; ``"implicit_euler"`` only).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ..algorithms.common import full_precision
+from ..algorithms.rnea import rnea_full
+from ..collision import _unit
+from ..model import Model
+from .frames import _add_wrenches, _Frames, _frames, _geom_poses
+from .ground import _contact_points, _has_ground_points, _n_ground_points
+from .joint_space import JointSpaceContacts, _joint_space_contacts
+from .laws import _force_law, _torques
+from .pairs import _pair_slots, collision_pairs
+from .params import FRICTION_LAWS, ContactParams, ContactState, Ground, _pairs_converter
+from .rules import _angular_friction
+
+
+class Contact(eqx.Module):
+    """Contact to add to the dynamics: ``sim.rollout(..., contact=Contact())``. A pytree (pass it
+    through ``jit``/``grad``/``vmap`` like the model).
+
+    ground, params: the ground half-space and the force law's parameters (array leaves).
+    collide_ground, collide_pairs (static): which contacts act, shapes against the ground and
+      shapes against each other (:func:`collision_pairs`); both on by default.
+    exclude (static): pairs of body names (``"world"`` for the world body) whose geoms never
+      collide with each other, as MJCF's ``<contact><exclude body1 body2>``.
+    friction (static): ``"regularised"`` (default; a function of ``(q, qd)``, creeps under a
+      static tangential load) or ``"spring"`` (stick-capable, with the bristle elongation as
+      state, :class:`ContactState`; ``sim.step`` and ``sim.rollout`` carry it, with
+      ``"implicit_euler"``). :mod:`jaxdyn.contact.laws`.
+    max_pairs (static): the broad phase. ``None`` (default): every pair of
+      :func:`collision_pairs` is evaluated at every state. An int ``K``: of each kind of pair
+      (sphere-box, box-box, ...) that has more than ``K`` pairs, the ``K`` whose bounding
+      spheres are nearest are evaluated (the smallest gaps ``|c_2 - c_1| - r_1 - r_2``, chosen
+      anew at each evaluation with ``lax.top_k``), so the cost of a step follows ``K``, not the
+      number of pairs (MJX's ``max_geom_pairs`` in the same role). The forces equal those of
+      every pair as long as no more than ``K`` pairs of a kind have bounding spheres that meet
+      (a pair whose spheres are apart does not touch); :func:`pairs_in_reach` counts them along
+      a trajectory, to choose ``K``. With ``SimOptions(contact_position="implicit")`` a pair
+      also acts when it would touch within the step: count with a ``margin`` of the step
+      times the largest closing speed. A pair that leaves the chosen ones with
+      ``friction="spring"`` starts again from a relaxed bristle.
+    """
+
+    ground: Ground = eqx.field(default_factory=Ground)
+    params: ContactParams = eqx.field(default_factory=ContactParams)
+    collide_ground: bool = eqx.field(static=True, default=True)
+    collide_pairs: bool = eqx.field(static=True, default=True)
+    exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=_pairs_converter)
+    friction: str = eqx.field(static=True, default="regularised")
+    max_pairs: int | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        if self.friction not in FRICTION_LAWS:
+            raise ValueError(f"Contact: unknown friction '{self.friction}', choose one of {', '.join(FRICTION_LAWS)}")
+        if self.max_pairs is not None and (
+            isinstance(self.max_pairs, bool) or not isinstance(self.max_pairs, (int, np.integer)) or self.max_pairs < 1
+        ):
+            raise ValueError(f"Contact: max_pairs must be a positive int or None, got {self.max_pairs!r}")
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the contact has a state to carry (``friction="spring"``)."""
+        return self.friction == "spring"
+
+    def init_state(self, model: Model) -> ContactState | None:
+        """The relaxed state (zero elongation) for ``model``; ``None`` for a contact without state."""
+        if not self.stateful:
+            return None
+        m = _n_ground_points(model.geoms) if self.collide_ground else 0
+        p = sum(collision_pairs(model, self.exclude).rows) if self.collide_pairs else 0
+        return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
+
+    @full_precision
+    def wrenches(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, "nb 6"]:
+        """Body wrenches (:func:`contact_wrenches`). ``state``, ``dt``: for ``friction="spring"``,
+        the elongation (``None``: relaxed) and the ``h`` of (S2) (``0``: continuous time);
+        ignored by the regularised law."""
+        return _evaluate(model, q, qd, self.ground, self.params, self._state(model, state), dt, **self._which())[0]
+
+    @full_precision
+    def generalized_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, " nv"]:
+        """The joint-space contact force ``sum J^T f`` (see :func:`generalized_forces`)."""
+        return _joint_space(model, q, self.wrenches(model, q, qd, state, dt))
+
+    @full_precision
+    def velocity_derivative(
+        self, model: Model, q, qd, state: ContactState | None = None, dt=0.0
+    ) -> Float[Array, "nv nv"]:
+        """``d tau_c / d qd``: how the joint-space contact force changes with the velocity, in
+        closed form (:meth:`JointSpaceContacts.velocity_derivative`); used by the
+        ``"implicit_euler"`` step, with the step's ``dt`` for ``friction="spring"``."""
+        return self.joint_space(model, q, state, dt).velocity_derivative(jnp.asarray(qd, model.dtype))
+
+    @full_precision
+    def joint_space(
+        self, model: Model, q, state: ContactState | None = None, dt=0.0, lookahead=None
+    ) -> JointSpaceContacts:
+        """Every contact (ground points, then pairs) at the configuration ``q`` with its
+        velocity Jacobian: the joint-space force and its velocity derivative at any velocity
+        without repeating the kinematics (:class:`JointSpaceContacts`). ``lookahead``: the
+        ``h`` of (J3) there (None: the penetrations of ``q``)."""
+        return _joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead)
+
+    @full_precision
+    def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
+        """``du/dt`` of (S4) at ``(q, qd, u)`` (``friction="spring"`` only)."""
+        self._require_state("state_rate")
+        state = self._state(model, state)
+        return _evaluate(model, q, qd, self.ground, self.params, state, dt, **self._which())[1]
+
+    @full_precision
+    def update_state(self, model: Model, q, qd, state: ContactState | None, dt) -> ContactState:
+        """The elongation after a step of ``dt``, (S5): ``u_t + dt du/dt`` with the rate (S4)
+        evaluated at ``(q, qd)``, ``qd`` the step's end velocity (``friction="spring"`` only)."""
+        self._require_state("update_state")
+        state = self._state(model, state)
+        _, rate, ut = _evaluate(model, q, qd, self.ground, self.params, state, dt, **self._which())
+        return jax.tree_util.tree_map(lambda u, r: u + dt * r, ut, rate)
+
+    def spring_energy(self, state: ContactState | None) -> Float[Array, ""]:
+        """The bristles' elastic energy ``sum k_t |u|^2 / 2`` (zero without state)."""
+        if state is None:
+            return jnp.zeros(())
+        kt = self.params.tangential_stiffness
+        return 0.5 * kt * (jnp.sum(state.ground * state.ground) + jnp.sum(state.pairs * state.pairs))
+
+    @full_precision
+    def point_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> PointForces:
+        """Where each contact force acts and how large it is, in world coordinates
+        (:class:`PointForces`), e.g. to draw them (:func:`jaxdyn.viewer.animate`) or to log
+        foot forces. ``state``, ``dt``: as for :meth:`wrenches`."""
+        kinds = self._kinds(model, q, qd, self._state(model, state), dt, table_rows=True)
+        dt_ = model.dtype
+        if not kinds:
+            z = jnp.zeros((0, 3), dt_)
+            return PointForces(z, z, jnp.zeros((0,), dt_), (), (), z)
+        ks = _split_world(kinds)
+        return PointForces(
+            jnp.concatenate([k.point for k in ks]),
+            jnp.concatenate([k.f for k in ks]),
+            jnp.concatenate([k.depth for k in ks]),
+            tuple(int(b) for k in ks for b in k.body),
+            tuple(int(b) for k in ks for b in k.other),
+            jnp.concatenate([jnp.zeros_like(k.f) if k.torque is None else k.torque for k in ks]),
+        )
+
+    def _kinds(self, model: Model, q, qd, state, dt=0.0, table_rows=False):
+        q, qd = jnp.asarray(q, model.dtype), jnp.asarray(qd, model.dtype)
+        if not _acts(model, self.collide_ground, self.collide_pairs, self.exclude):
+            return {}
+        return _kinds(
+            model, _frames(model, q, qd), self.ground, self.params, state, dt, table_rows=table_rows, **self._which()
+        )
+
+    def _state(self, model: Model, state):
+        if not self.stateful:
+            return None
+        return self.init_state(model) if state is None else state
+
+    def _require_state(self, what):
+        if not self.stateful:
+            raise ValueError(f"Contact.{what}: friction='{self.friction}' has no state; use friction='spring'")
+
+    def _which(self):
+        return dict(
+            collide_ground=self.collide_ground,
+            collide_pairs=self.collide_pairs,
+            exclude=self.exclude,
+            max_pairs=self.max_pairs,
+        )
+
+
+def contact_wrenches(
+    model: Model,
+    q,
+    qd,
+    ground: Ground | None = None,
+    params: ContactParams | None = None,
+    *,
+    collide_ground: bool = True,
+    collide_pairs: bool = True,
+    exclude=(),
+    state: ContactState | None = None,
+    dt=0.0,
+    max_pairs: int | None = None,
+) -> Float[Array, "nb 6"]:
+    """Contact wrenches on every body, ``(nb, 6)`` ``[moment; force]`` about the body origin in
+    body coordinates (the ``f_ext`` convention of :func:`~jaxdyn.aba`): the sum over the body's
+    contact forces ``f`` at world points ``p`` of ``(R^T ((p - o) x f), R^T f)`` with ``o, R``
+    the body's world pose; ground contact and shape pairs (each pair's force on both bodies)
+    as chosen. ``state``: the bristle elongations of the stick-capable friction
+    (:mod:`jaxdyn.contact.laws`, with ``dt`` the ``h`` of (S2)); ``None``: regularised friction. ``max_pairs``:
+    the broad phase's budget per kind of pair (:class:`Contact`)."""
+    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs)
+    return _evaluate(model, q, qd, ground, params, state, dt, **which)[0]
+
+
+class PointForces(eqx.Module):
+    """The world-frame contact forces at one state (:meth:`Contact.point_forces`): the ground
+    contact points in the order of :func:`contact_points`, then the contacts of the shape pairs
+    of :func:`collision_pairs` in the order of :func:`pair_contacts` (``m`` rows in all).
+
+    point ``(m, 3)`` where each force acts (the witness point); force ``(m, 3)`` the force on
+    ``body`` (for a pair, on its second geom's body, and ``-force`` on the first; for a pair
+    with the world, on the model's body); depth
+    ``(m,)`` the penetration (the force is zero where it is zero); body, other (static tuples of
+    ``m`` ints): the body the force acts on and the body that takes ``-force`` (``-1``: the world
+    or the ground); torque ``(m, 3)``: the couple of the torsional and rolling friction on
+    ``body`` (``-torque`` on ``other``), zero for contacts of ``condim`` below 4.
+    """
+
+    point: Float[Array, "m 3"]
+    force: Float[Array, "m 3"]
+    depth: Float[Array, " m"]
+    body: tuple[int, ...] = eqx.field(static=True)
+    other: tuple[int, ...] = eqx.field(static=True)
+    torque: Float[Array, "m 3"]
+
+
+class _Kind(NamedTuple):
+    """The forces of one kind of contact (ground points or shape pairs): ``f`` on ``body``,
+    ``-f`` on ``other`` (``-1``: the world or the ground; static, or traced for pairs chosen by
+    the broad phase); ``rate``, ``ut``: (S4) and (S1); ``row``: the rows of the whole pair table
+    that chosen pairs' contacts fill (traced; ``None``: every row, in order); ``torque``: the
+    torsional and rolling friction couple on ``body`` (``-torque`` on ``other``; ``None``: no
+    contact of the kind has either)."""
+
+    body: np.ndarray | Array
+    other: np.ndarray | Array
+    point: Array
+    depth: Array
+    f: Array
+    rate: Array
+    ut: Array
+    row: Array | None = None
+    torque: Array | None = None
+
+
+def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
+    """Whether any contact of the chosen kinds exists on ``model`` (static)."""
+    ground = collide_ground and _has_ground_points(model.geoms)
+    return ground or (collide_pairs and len(collision_pairs(model, exclude).pairs) > 0)
+
+
+def _split_world(kinds: dict) -> list:
+    """The kinds as a list, each pair's row flipped so that ``body`` is a body of the model where the
+    pair is with the world (``body2 = -1``): ``f`` then acts on ``body`` and ``-f`` on the world."""
+    out = []
+    for name, k in kinds.items():
+        if name == "pairs" and np.any(k.body < 0):
+            flip = k.body < 0
+            sign = jnp.asarray(np.where(flip, -1.0, 1.0), k.f.dtype)[:, None]
+            k = k._replace(
+                body=np.where(flip, k.other, k.body),
+                other=np.where(flip, k.body, k.other),
+                f=sign * k.f,
+                torque=None if k.torque is None else sign * k.torque,
+            )
+        out.append(k)
+    return out
+
+
+def _kinds(
+    model: Model,
+    F: _Frames,
+    ground,
+    params,
+    state,
+    dt,
+    *,
+    collide_ground,
+    collide_pairs,
+    exclude,
+    max_pairs=None,
+    table_rows=False,
+):
+    """The point forces of each kind of contact that acts, as ``{"ground": _Kind, "pairs": _Kind}``
+    (a kind is absent when it is off or the model has none). ``state``: the elongations of
+    ``friction="spring"`` (``None``: regularised friction). ``max_pairs``: the broad phase's
+    budget per kind of pair; with ``table_rows``, the chosen pairs' contacts are put in the rows
+    of the whole table (the others: no force, no depth, at the midpoint of the geoms' centres)."""
+    out = {}
+    spring = state is not None
+    if _acts(model, collide_ground, False, exclude):
+        cp = _contact_points(model, F, ground)
+        n = _unit(jnp.asarray(ground.normal, model.dtype))
+        u = state.ground if spring else None
+        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
+        body = np.asarray(cp.body, np.int64)
+        mua = _angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
+        tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype)
+        out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut, None, tq)
+    if _acts(model, False, collide_pairs, exclude):
+        pc = _pair_slots(model, F, exclude, max_pairs)
+        u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
+        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
+        tq = None
+        if pc.mu_angular is not None:
+            tq = _torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype)
+        k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, pc.row if pc.chosen else None, tq)
+        out["pairs"] = _table_rows(model, F, k, exclude) if table_rows and k.row is not None else k
+    return out
+
+
+def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
+    """The chosen pairs' contacts ``k`` put in the rows of the whole pair table: the other rows
+    have no force, rate, elongation or depth and lie at the midpoint of their geoms' centres."""
+    table = collision_pairs(model, exclude)
+    ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)[table.row_pair]
+    body = np.asarray(model.geoms.body, np.int64)
+    _, cg = _geom_poses(model, F)
+    into = lambda base, x: None if x is None else base.at[k.row].set(x)  # noqa: E731
+    z = jnp.zeros((len(ij), 3), k.f.dtype)
+    return _Kind(
+        body[ij[:, 1]],
+        body[ij[:, 0]],
+        into(0.5 * (cg[ij[:, 0]] + cg[ij[:, 1]]), k.point),
+        into(jnp.zeros(len(ij), k.depth.dtype), k.depth),
+        into(z, k.f),
+        into(z, k.rate),
+        into(z, k.ut),
+        None,
+        into(z, k.torque),
+    )
+
+
+def _evaluate(
+    model: Model, q, qd, ground, params, state, dt, *, collide_ground, collide_pairs, exclude, max_pairs=None
+):
+    """Wrenches (as :func:`contact_wrenches`) and, with a ``state``, its rate (S4) and the
+    elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``)."""
+    q = jnp.asarray(q, model.dtype)
+    qd = jnp.asarray(qd, model.dtype)
+    ground = Ground() if ground is None else ground
+    params = ContactParams() if params is None else params
+    out = jnp.zeros((model.nb + 1, 6), model.dtype)  # the world's row last, dropped
+    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs)
+    spring = state is not None
+    rates = [jnp.zeros_like(state.ground), jnp.zeros_like(state.pairs)] if spring else None
+    proj = [state.ground, state.pairs] if spring else None
+    if not _acts(model, collide_ground, collide_pairs, exclude):
+        return out[:-1], _as_state(rates), _as_state(proj)
+    F = _frames(model, q, qd)
+    kinds = _kinds(model, F, ground, params, state, dt, **which)
+    for slot, name in enumerate(("ground", "pairs")):
+        if name not in kinds:
+            continue
+        k = kinds[name]
+        if name == "ground":
+            out = _add_wrenches(out, F, k.body, k.point, k.f, k.torque)
+        else:
+            xp = np if isinstance(k.body, np.ndarray) else jnp
+            out = _add_wrenches(
+                out,
+                F,
+                xp.concatenate([k.body, k.other]),
+                jnp.concatenate([k.point, k.point]),
+                jnp.concatenate([k.f, -k.f]),
+                None if k.torque is None else jnp.concatenate([k.torque, -k.torque]),
+            )
+        if spring and k.row is not None:  # chosen pairs: the others' elongations relax to zero
+            z = jnp.zeros_like(state.pairs)
+            rates[slot], proj[slot] = z.at[k.row].set(k.rate), z.at[k.row].set(k.ut)
+        elif spring:
+            rates[slot], proj[slot] = k.rate, k.ut
+    return out[:-1], _as_state(rates), _as_state(proj)
+
+
+def _as_state(x):
+    return None if x is None else ContactState(*x)
+
+
+def total_force(
+    model: Model, q, qd, contact: Contact | None = None, state: ContactState | None = None
+) -> Float[Array, " 3"]:
+    """Sum of the world-frame contact forces on the model's bodies from the ground and from
+    geoms on the world body (e.g. to compare with the weight; forces between two bodies
+    cancel). ``state``: the elongations for ``friction="spring"`` (``None``: relaxed)."""
+    contact = Contact() if contact is None else contact
+    total = jnp.zeros(3, model.dtype)
+    for k in contact._kinds(model, q, qd, contact._state(model, state)).values():
+        sign = (k.body >= 0) * 1.0 - (k.other >= 0) * 1.0
+        total = total + jnp.sum(jnp.asarray(sign, model.dtype)[:, None] * k.f, 0)
+    return total
+
+
+def generalized_forces(
+    model: Model,
+    q,
+    qd,
+    ground: Ground | None = None,
+    params: ContactParams | None = None,
+    *,
+    collide_ground: bool = True,
+    collide_pairs: bool = True,
+    exclude=(),
+    state: ContactState | None = None,
+    dt=0.0,
+    max_pairs: int | None = None,
+) -> Float[Array, " nv"]:
+    """The contact wrenches as joint-space forces, ``tau_c = sum_b J_b^T f_b``: minus the
+    inverse dynamics of the wrenches alone (RNEA at zero velocity, acceleration and gravity,
+    whose ``f_k = -f_ext_k`` gives ``tau = -J^T f_ext``)."""
+    w = contact_wrenches(
+        model,
+        q,
+        qd,
+        ground,
+        params,
+        collide_ground=collide_ground,
+        collide_pairs=collide_pairs,
+        exclude=exclude,
+        state=state,
+        dt=dt,
+        max_pairs=max_pairs,
+    )
+    return _joint_space(model, q, w)
+
+
+def _joint_space(model: Model, q, w):
+    z = jnp.zeros(model.nv, model.dtype)
+    return -rnea_full(model, jnp.asarray(q, model.dtype), z, z, w, gravity=False).tau

@@ -1,0 +1,291 @@
+"""The contacts of a model at one configuration as functions of the joint velocity, for the
+``"implicit_euler"`` step (:func:`jaxdyn.sim.step`), (J1)-(J4). The force laws' equations
+(S1)-(S6) and (R1)-(R2) are those of :mod:`jaxdyn.contact.laws`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ..algorithms.common import full_precision
+from ..algorithms.kinematics import dof_motions_world
+from ..collision import _dot, _unit
+from ..model import Model
+from .frames import _frames, _point_jacobians
+from .ground import _contact_points, _has_ground_points
+from .laws import _angular_friction_law, _force_law, _friction, _normal_force, _tangential
+from .pairs import _pair_slots, collision_pairs
+from .params import ContactParams
+from .rules import _angular_friction
+
+if TYPE_CHECKING:
+    from .forces import Contact
+
+
+class JointSpaceContacts(eqx.Module):
+    """The ``m`` contacts of a model at one configuration (:meth:`Contact.joint_space`), as
+    functions of the joint velocity ``v``: contact ``c`` has the penetration ``d_c``, unit normal
+    ``n_c`` and friction ``mu_c`` of the configuration, and the velocity ``v_c = G_c v`` of the
+    pushed body's material point at the witness (relative to the other body's for a pair), with
+    ``G_c`` ``(3, nv)`` the world-frame point Jacobian (``J_2 - J_1`` for a pair). By the
+    principle of virtual power the joint-space force is
+
+        tau_c(v) = sum_c G_c^T f_c(G_c v),                                              (J1)
+
+    equal to :func:`generalized_forces` (which goes through the body wrenches and RNEA), and its
+    velocity derivative, with the 3x3 force-velocity Jacobian of the contact law per contact,
+
+        D(v) = d tau_c / d v = sum_c G_c^T (d f_c / d v_c) G_c.                          (J2)
+
+    ``d f_c / d v_c`` is ``jax.jacfwd`` of the law over the 3 velocity components, vmapped over
+    the contacts: 3 directions instead of ``nv`` directions through kinematics and RNEA.
+
+    With a ``lookahead`` ``h > 0`` (the ``"implicit_euler"`` step's, :func:`jaxdyn.sim.step`) the
+    penetration is the one at the end of a step of ``h`` at the velocity ``v``: the signed
+    distance ``phi_c`` of the configuration moved by the normal velocity over the step, with the
+    normal and the Jacobian of the configuration,
+
+        d_c(v) = max(0, -(phi_c + h n_c . v_c)),                                         (J3)
+
+    so the contact's position stiffness enters ``D`` (a term ``-h (d f_c / d d_c) n_c^T``,
+    BaraffWitkin98 (6)'s ``h^2 df/dx``) and a point that would cross the surface within the step
+    pushes back in that step. ``h = 0``: the penetration of the configuration.
+
+    With the friction bound ``mu_c f_n`` replaced by ``mu_c fbar_c``, a fixed non-negative
+    ``fbar_c`` (``friction_normal=``), the force is the negative gradient of a convex function
+    of the contact velocity,
+
+        f_c(v_c) = -d psi_c / d v_c,   psi_c = -int_0^{v_n} f_n(s) ds + mu_c fbar_c phi_t(v_t),   (J4)
+
+    since ``f_n`` does not increase with the normal velocity ``v_n = n_c . v_c`` (the
+    Hunt-Crossley factor ``1 - c_d v_n`` and, with the lookahead, the end-of-step penetration
+    both fall as the point leaves the surface) and the friction is the gradient of a convex
+    function of the tangential velocity ``v_t``: ``phi_t = sqrt(|v_t|^2 + eps^2)`` for the
+    regularised law, and for the bristle the Huber function of ``w = k_t u_t + b v_t`` with
+    threshold ``mu_c fbar_c``, divided by ``b`` ((S3): its gradient is the projection onto the
+    disk). So ``D`` of (J4) is symmetric negative semi-definite. The ``"implicit_euler"`` step
+    solves its velocity equation as a sequence of these convex problems
+    (:func:`jaxdyn.sim.step`); at its fixed point ``fbar_c = f_n(v)`` the force is (J1)'s.
+
+    Contacts with torsional or rolling friction (``condim`` 4 or 6) add the couple ``t_c`` of
+    (R1)-(R2) at the relative angular velocity ``w_c = A_c v`` (``A_c`` ``(3, nv)`` the
+    world-frame angular Jacobian, ``A_2 - A_1`` for a pair): ``tau_c`` gains ``A_c^T t_c``, (J2)
+    the blocks of ``t_c``'s derivative over ``(v_c, w_c)`` (through ``f_n``, and in ``w_c``),
+    and ``psi_c`` of (J4) the convex ``mu_s fbar_c sqrt(w_n^2 + eps_w^2) + mu_r fbar_c
+    sqrt(|w_r|^2 + eps_w^2)``. ``A`` and ``mu_angular`` ``(m, 2)`` are ``None`` for a model
+    without such contacts.
+    """
+
+    depth: Float[Array, " m"]
+    normal: Float[Array, "m 3"]
+    mu: Float[Array, " m"]
+    G: Float[Array, "m 3 nv"]
+    elongation: Float[Array, "m 3"] | None
+    params: ContactParams
+    dt: Float[Array, ""]
+    distance: Float[Array, " m"] | None = None
+    lookahead: Float[Array, ""] | None = None
+    A: Float[Array, "m 3 nv"] | None = None
+    mu_angular: Float[Array, "m 2"] | None = None
+
+    def _depth(self, vel):
+        """(J3) at the contact velocities ``vel`` ``(m, 3)``."""
+        if self.lookahead is None:
+            return self.depth
+        return _end_depth(self.distance, self.lookahead, _dot(self.normal, vel))
+
+    @full_precision
+    def normal_forces(self, v) -> Float[Array, " m"]:
+        """The normal force ``f_n`` ``(m,)`` of every contact at the joint velocity ``v``
+        ``(nv,)``: the Hunt-Crossley part of (J1), at the penetration of (J3)."""
+        vel = _mv_rows(self.G, v)
+        return _normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype)
+
+    def elastic_normal_forces(self) -> Float[Array, " m"]:
+        """The normal force ``k d^p`` ``(m,)`` of every contact at rest (no normal velocity),
+        with the penetration of the configuration."""
+        return _normal_force(self.depth, self.normal, jnp.zeros_like(self.normal), self.params, self.G.dtype)
+
+    @full_precision
+    def point_forces(self, v, friction_normal=None) -> Float[Array, "m 3"]:
+        """World force ``f_c`` of every contact at the joint velocity ``v``; with
+        ``friction_normal`` ``(m,)``, the friction bounded by ``mu`` times it instead of the
+        normal force at ``v`` ((J4))."""
+        vel = _mv_rows(self.G, v)
+        d = self._depth(vel)
+        return _force_law(
+            d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt, friction_normal
+        )[0]
+
+    @full_precision
+    def torques(self, v, friction_normal=None) -> Float[Array, "m 3"]:
+        """World couple ``t_c`` of the torsional and rolling friction of every contact at the
+        joint velocity ``v`` (zero rows without ``A``); ``friction_normal`` as for
+        :meth:`point_forces`."""
+        if self.A is None:
+            return jnp.zeros_like(self.normal)
+        fb = self.normal_forces(v) if friction_normal is None else friction_normal
+        w = _mv_rows(self.A, v)
+        return _angular_friction_law(fb, self.normal, w, self.mu_angular, self.params, self.G.dtype)[0]
+
+    @full_precision
+    def forces(self, v, friction_normal=None) -> Float[Array, " nv"]:
+        """``tau_c(v)``, (J1); ``friction_normal`` as for :meth:`point_forces`."""
+        tau = _mtv_rows(self.G, self.point_forces(v, friction_normal))
+        if self.A is None:
+            return tau
+        return tau + _mtv_rows(self.A, self.torques(v, friction_normal))
+
+    @full_precision
+    def velocity_derivative(self, v, friction_normal=None) -> Float[Array, "nv nv"]:
+        """``D(v)``, (J2); with ``friction_normal``, the derivative of (J4)'s force, in which
+        the friction bound is held fixed (symmetric and negative semi-definite)."""
+        dtype = self.G.dtype
+
+        h = self.lookahead
+        fixed = friction_normal is not None
+
+        def law(d, phi, n, vel, mu, u, fb):
+            if h is not None:
+                d = _end_depth(phi, h, _dot(n, vel))
+            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None)[0]
+
+        phi = self.depth if self.distance is None else self.distance
+        vel = _mv_rows(self.G, v)
+        fb = friction_normal if fixed else jnp.zeros_like(self.depth)
+        if self.A is None:
+            K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation, fb)
+            return _congruence(K, self.G)
+
+        def law6(d, phi, n, x, mu, u, fb, mua):  # [f; t] of the contact velocity x = [v_c; w_c]
+            f = law(d, phi, n, x[:3], mu, u, fb)
+            dd = _end_depth(phi, h, _dot(n, x[:3])) if h is not None else d
+            fn = fb if fixed else _normal_force(dd, n, x[:3], self.params, dtype)
+            return jnp.concatenate([f, _angular_friction_law(fn, n, x[3:], mua, self.params, dtype)[0]])
+
+        GA = jnp.concatenate([self.G, self.A], axis=1)
+        x = _mv_rows(GA, v)
+        K = jax.vmap(jax.jacfwd(law6, argnums=3))(
+            self.depth, phi, self.normal, x, self.mu, self.elongation, fb, self.mu_angular
+        )
+        return _congruence(K, GA)
+
+    @full_precision
+    def newton_matrix(self, v, friction_normal) -> Float[Array, "nv nv"]:
+        """``(nv, nv)``: at the joint velocity ``v`` ``(nv,)`` and the friction bounds
+        ``friction_normal`` ``(m,)``, a symmetric negative semi-definite ``D_bar`` with
+        ``D_bar <= D`` of (J4) (so
+        ``M - h D_bar`` majorises the convex problem's Hessian): the normal part of (J2) exact,
+        ``f_n'(v_n) n n^T`` per contact, and the friction's tangential derivative replaced by the
+        isotropic ``-c (I - n n^T)``, the slope of the friction's magnitude over the tangential
+        speed: ``c = mu fbar / sqrt(|v_t|^2 + eps^2)`` (regularised), ``c = b min(1, mu fbar /
+        |w|)`` (bristle, ``w = k_t u_t + b v_t``). This is the secant (iteratively reweighted)
+        curvature of ``phi_t`` of (J4), which bounds ``phi_t`` from above by a quadratic: a
+        Newton step with it decreases the friction's part of the convex function without a line
+        search, where the exact curvature ``mu fbar eps^2 / r^3`` along a fast slip would send
+        the step far past the stick region (Weiszfeld's step for a sum of norms). Torsional and
+        rolling friction add ``A_c^T (-c_s n n^T - c_r (I - n n^T)) A_c`` with their secant
+        slopes (:func:`_angular_friction_law`)."""
+        dtype = self.G.dtype
+        h = self.lookahead
+        p = self.params
+
+        def normal(d, phi, n, vn):
+            if h is not None:
+                d = _end_depth(phi, h, vn)
+            return _normal_force(d, n, vn * n, p, dtype)
+
+        phi = self.depth if self.distance is None else self.distance
+        vel = _mv_rows(self.G, v)
+        vn = _dot(vel, self.normal)
+        slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
+        vt = vel - vn[:, None] * self.normal
+        ut = None if self.elongation is None else _tangential(self.elongation, self.normal)
+        c = _friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
+        nn = self.normal[:, :, None] * self.normal[:, None, :]
+        tangent = jnp.eye(3, dtype=dtype) - nn
+        K = slope[:, None, None] * nn - c[:, None, None] * tangent
+        D = _congruence(K, self.G)
+        if self.A is None:
+            return D
+        w = _mv_rows(self.A, v)
+        _, cs, cr = _angular_friction_law(friction_normal, self.normal, w, self.mu_angular, p, dtype)
+        return D + _congruence(-cs[:, None, None] * nn - cr[:, None, None] * tangent, self.A)
+
+
+def _congruence(K, G):
+    """``sum_c G_c^T K_c G_c`` ``(nv, nv)`` of per-contact blocks ``K`` ``(m, k, k)`` and
+    Jacobians ``G`` ``(m, k, nv)``."""
+    return jnp.einsum("mik,min->kn", G, jnp.einsum("mij,mjn->min", K, G))
+
+
+def _end_depth(phi, h, vn):
+    """(J3): the penetration after a step of ``h`` at the normal velocity ``vn`` from the signed
+    distance ``phi``."""
+    return jnp.maximum(-(phi + h * vn), 0.0)
+
+
+def _mv_rows(G, v):
+    return jnp.einsum("min,n->mi", G, v)
+
+
+def _mtv_rows(G, f):
+    return jnp.einsum("min,mi->n", G, f)
+
+
+def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahead=None) -> JointSpaceContacts:
+    dtype = model.dtype
+    q = jnp.asarray(q, dtype)
+    depth, normal, mu, J, u, phi, mua = [], [], [], [], [], [], []
+    use_ground = contact.collide_ground and _has_ground_points(model.geoms)
+    use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
+    Jw, X = dof_motions_world(model, q)
+    F = _frames(model, q, X=X)
+    if use_ground:
+        cp = _contact_points(model, F, contact.ground)
+        n = _unit(jnp.asarray(contact.ground.normal, dtype))
+        depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
+        phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius - cp.margin)
+        J.append(_point_jacobians(model, Jw, cp.body, cp.point, angular=True))
+        mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
+        if state is not None:
+            u.append(state.ground)
+    if use_pairs:
+        pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
+        depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
+        phi.append(pc.distance - pc.margin)
+        J.append(
+            _point_jacobians(model, Jw, pc.body2, pc.point, angular=True)
+            - _point_jacobians(model, Jw, pc.body1, pc.point, angular=True)
+        )
+        mua.append(pc.mu_angular)
+        if state is not None:
+            u.append(state.pairs[pc.row] if pc.chosen else state.pairs)
+    if not depth:
+        z = jnp.zeros((0,), dtype)
+        depth, mu, normal, J = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 6, model.nv), dtype)]
+        phi = [z]
+        u = [jnp.zeros((0, 3), dtype)] if state is not None else []
+    cat = jnp.concatenate
+    J = cat(J)
+    angular = any(m is not None for m in mua)
+    if angular:  # zero coefficients for the kind without torsional or rolling friction
+        mua = cat([jnp.zeros((len(d), 2), dtype) if m is None else m.astype(dtype) for m, d in zip(mua, depth)])
+    return JointSpaceContacts(
+        cat(depth),
+        cat(normal),
+        cat(mu),
+        J[:, 3:],
+        cat(u) if state is not None else None,
+        contact.params,
+        jnp.asarray(dt, dtype),
+        cat(phi),
+        None if lookahead is None else jnp.asarray(lookahead, dtype),
+        J[:, :3] if angular else None,
+        mua if angular else None,
+    )
