@@ -20,7 +20,10 @@ pairs at once (batched array arithmetic, no Python per pair, no branch on data).
 * a mesh's convex hull (outward triangles): its exact signed distance (:func:`_hull_distance`:
   the faces' planes inside, the nearest triangle outside, Ericson05 5.1.5), against a sphere
   and a capsule as against a box, and against a box or a cylinder with its vertices and edges
-  deepest in the other shape (:func:`_box_hull_contacts`, :func:`_cylinder_hull_contacts`).
+  deepest in the other shape (:func:`_box_hull_contacts`, :func:`_cylinder_hull_contacts`);
+* an ellipsoid: a point's closest point on it by Newton's method on the Lagrange multiplier
+  (:func:`_ellipsoid_closest`), so its exact signed distance against a sphere and, along a
+  capsule's segment by golden section, against a capsule (:func:`_segment_ellipsoid_contacts`).
 
 Every normalisation is guarded (a fallback direction where a length is zero), so the
 derivatives are finite at coincident centres, parallel segments and points on a face or an
@@ -250,6 +253,100 @@ def _segment_cylinder_contacts(p, d, r, cc, Rc, size):
     d0, n0, w0 = _sphere_cylinder(p, r, cc, Rc, size)
     d1, n1, w1 = _sphere_cylinder(p + d, r, cc, Rc, size)
     ds, ns, ws = _segment_cylinder(p, d, r, cc, Rc, size)
+    di = _beyond_ends(ds, d0, d1)
+    return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
+
+
+ELLIPSOID_STEPS = 24  # Newton steps for a point's closest point on an ellipsoid (monotone)
+
+
+def _ellipsoid_closest(y, a):
+    """The point ``x`` of the ellipsoid ``sum (x_i / a_i)^2 = 1`` (semi-axes ``a``, its own frame)
+    closest to ``y``, and the outward unit normal there, ``unit(x / a^2)``. The closest point
+    is ``x_i = a_i^2 y_i / (a_i^2 + t)`` with ``t`` the root of ``psi(t) = 1 / |v(t)| - 1``,
+    ``v_i = a_i y_i / (a_i^2 + t)`` (the Lagrange condition, Eberly's "distance from a point to
+    an ellipsoid"): ``psi`` is increasing and concave on ``t > -a_min^2`` (``1 / |v|`` is a power
+    mean of order -2 of the linear ``(a_i^2 + t) / (a_i |y_i|)``), so it has one root there and
+    Newton's method from the lower bound ``max_i (a_i |y_i| - a_i^2)`` rises to it monotonically
+    (:data:`ELLIPSOID_STEPS` steps, without derivatives; for a sphere one step is exact). One more
+    Newton step with derivatives gives ``t`` the derivative of the root (implicit function
+    theorem). Outside points have ``t >= 0``, inside points ``t < 0``. Where the root would lie
+    at ``-a_min^2`` (a point deep inside, on the plane of the shortest axis, with two closest
+    points) the shortest axis' coordinate takes what the others leave, with ``y``'s sign."""
+    dtype = y.dtype
+    a2 = a * a
+    k = jnp.argmin(a, -1)
+    short = jax.nn.one_hot(k, 3, dtype=dtype)
+    floor = -jnp.take_along_axis(a2, k[..., None], -1)[..., 0] * (1.0 - 1e-6)
+    tiny = jnp.finfo(dtype).tiny
+
+    def psi(t, y, a, a2):  # psi and its derivative
+        den = a2 + t[..., None]
+        v = a * y / den
+        vv = _dot(v, v)
+        ok = vv > tiny
+        inv = jnp.where(ok, jax.lax.rsqrt(jnp.where(ok, vv, 1.0)), 0.0)
+        slope = _dot(v, v / den) * inv**3
+        return jnp.where(ok, inv - 1.0, 1.0), jnp.where(ok, slope, 1.0)
+
+    y0, a0, a20 = (jax.lax.stop_gradient(x) for x in (y, a, a2))
+    t0 = jnp.maximum(jnp.max(a0 * jnp.abs(y0) - a20, -1), jax.lax.stop_gradient(floor))
+
+    def step(_, t):
+        f, df = psi(t, y0, a0, a20)
+        return jnp.maximum(t - f / df, jax.lax.stop_gradient(floor))
+
+    t = jax.lax.fori_loop(0, ELLIPSOID_STEPS, step, t0)
+    at_floor = t - jax.lax.stop_gradient(floor) <= -1e-6 * jax.lax.stop_gradient(floor)
+    f, df = psi(t, y, a, a2)
+    t = jnp.where(at_floor, floor, jnp.maximum(t - f / jax.lax.stop_gradient(df), floor))
+    x = a2 * y / (a2 + t[..., None])
+    others = x * (1.0 - short)  # at the floor: the shortest axis takes what the others leave
+    q = others / a
+    left = 1.0 - _dot(q, q)
+    deep = at_floor & (left > 0)
+    fill = jnp.where(deep, jnp.sqrt(jnp.where(deep, left, 1.0)), 0.0) * jnp.where(_dot(y, short) >= 0, 1.0, -1.0)
+    fill = fill * jnp.take_along_axis(a, k[..., None], -1)[..., 0]
+    x = jnp.where(at_floor[..., None], others + fill[..., None] * short, x)
+    _, n, _ = _length(x / a2)
+    return x, n
+
+
+def _ellipsoid_distance(p, ce, Re, a):
+    """Signed distance of the points ``p`` to the ellipsoids ``(ce, Re, semi-axes a)``, the unit
+    outward normal at the closest surface point, and that point (world frame;
+    :func:`_ellipsoid_closest`): ``(y - x) . n`` in the ellipsoid's frame, ``|y - x|`` outside."""
+    y = mtv(Re, p - ce)
+    x, n = _ellipsoid_closest(y, a)
+    return _dot(y - x, n), mv(Re, n), ce + mv(Re, x)
+
+
+def _sphere_ellipsoid(c, r, ce, Re, a):
+    """Sphere ``(c, r)`` against the ellipsoid: signed distance, unit normal from the ellipsoid
+    to the sphere, witness midway between the surfaces (exact, :func:`_ellipsoid_distance`)."""
+    sd, n, s = _ellipsoid_distance(c, ce, Re, a)
+    return sd - r, n, 0.5 * (s + c - r[..., None] * n)
+
+
+def _segment_ellipsoid(p, d, r, ce, Re, a):
+    """Capsule (segment ``p + t d``, radius ``r``) against the ellipsoid: :func:`_sphere_ellipsoid`
+    at the segment's point deepest in it, the minimiser of the ellipsoid's signed distance along
+    the segment (convex), by golden section (as :func:`_segment_cylinder`)."""
+    p0, d0, ce0, Re0, a0 = (jax.lax.stop_gradient(x) for x in (p, d, ce, Re, a))
+    f = lambda t: _ellipsoid_distance(p0 + t[..., None] * d0, ce0, Re0, a0)[0]  # noqa: E731
+    lo, hi = jnp.zeros(p.shape[:-1], p.dtype), jnp.ones(p.shape[:-1], p.dtype)
+    t = _golden_minimum(f, lo, hi)
+    return _sphere_ellipsoid(p + t[..., None] * d, r, ce, Re, a)
+
+
+def _segment_ellipsoid_contacts(p, d, r, ce, Re, a):
+    """Capsule against ellipsoid as three contacts, as :func:`_segment_box_contacts`: the two end
+    spheres and the segment's deepest point counted beyond them (B1). Returns signed distances
+    ``(..., 3)``, normals from the ellipsoid to the capsule ``(..., 3, 3)``, witnesses and the
+    capsule's signed distance ``(...)``."""
+    d0, n0, w0 = _sphere_ellipsoid(p, r, ce, Re, a)
+    d1, n1, w1 = _sphere_ellipsoid(p + d, r, ce, Re, a)
+    ds, ns, ws = _segment_ellipsoid(p, d, r, ce, Re, a)
     di = _beyond_ends(ds, d0, d1)
     return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
 

@@ -1326,3 +1326,95 @@ def test_condim_one_is_frictionless(sphere, floor, mu):
     assert float(cp.mu[0]) == pytest.approx(mu, rel=1e-6)
     with pytest.raises(ValueError, match="condim must be 1, 3, 4 or 6"):
         geometry.make_geoms(type=[geometry.SPHERE], size=np.zeros((1, 3)), body=[0], condim=2)
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-9), (jnp.float32, 5e-7)])
+def test_ellipsoid_pairs_match_mujoco(dtype, tol):
+    """Sphere-ellipsoid and capsule-ellipsoid at 83 poses each
+    (tests/reference/generate_mujoco_ellipsoid_pairs.py; the ellipsoid 0.2 x 0.12 x 0.07 m at
+    random orientations, 11 and 14 of the random poses overlapping). Sphere-ellipsoid equals
+    MuJoCo's mj_geomDistance everywhere (GJK apart, EPA's minimum translation overlapping):
+    the sphere's centre against the ellipsoid's exact distance. Capsule-ellipsoid: apart, the
+    pair's distance and its three contacts' smallest equal MuJoCo's; overlapping, never deeper
+    than the minimum translation; at the chosen poses (level across the top 1 mm deep and 2 mm
+    above, standing on it 1 mm deep) equal. Unit normals from the first geom to the ellipsoid."""
+    from jaxdyn import collision as K
+
+    r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "ellipsoid_pairs.npz"))
+    rot = jax.vmap(jaxdyn.spatial.quat_to_rotation)
+    a = lambda x: jnp.asarray(x, dtype)  # noqa: E731
+    n, chosen = len(r["sphere_dist"]), int(r["chosen"])
+    size = a(np.tile(r["ellipsoid_size"], (n, 1)))
+    zero = a(np.zeros((n, 3)))
+    sph = a(np.full(n, r["sphere_size"][0]))
+    sd, normal, _ = jax.jit(K._sphere_ellipsoid)(
+        a(r["sphere_pos"]), sph, zero, rot(a(r["sphere_ellipsoid_quat"])), size
+    )
+    mj = r["sphere_dist"]
+    assert (mj[:-chosen] < 0).sum() >= 10 and (mj[:-chosen] > 0).sum() >= 40
+    np.testing.assert_allclose(np.asarray(sd, np.float64), mj, rtol=0, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(normal, np.float64), axis=-1), 1.0, rtol=0, atol=10 * tol)
+
+    rc, hl = r["capsule_size"]
+    p, d = K._segment_of(rot(a(r["capsule_quat"])), a(r["capsule_pos"]), a(np.tile([rc, hl, 0.0], (n, 1))))
+    contacts = jax.jit(K._segment_ellipsoid_contacts)
+    dist, normal, _, phi = (
+        np.asarray(x, np.float64)
+        for x in contacts(p, d, a(np.full(n, rc)), zero, rot(a(r["capsule_ellipsoid_quat"])), size)
+    )
+    mj = r["capsule_dist"]
+    apart, overlap = mj > 0, mj < 0
+    assert apart[:-chosen].sum() >= 40 and overlap[:-chosen].sum() >= 10 and dist.shape == (n, 3)
+    np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
+    np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
+    assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
+    np.testing.assert_allclose(phi[-chosen:], mj[-chosen:], rtol=0, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0, rtol=0, atol=10 * tol)
+
+
+ELLIPSOID_POST = """<mujoco><worldbody>
+<geom name="post" type="ellipsoid" size="0.2 0.12 0.07" pos="0 0 0.5" euler="0 0 30"/>
+<body name="b"><freejoint/>GEOM</body>
+</worldbody></mujoco>"""
+
+
+def test_sphere_and_capsule_rest_on_an_ellipsoid():
+    """A 1 kg sphere dropped onto the top of an ellipsoid on the world rests there at
+    (m g / k)^(1/p), and a 0.5 kg capsule dropped level across the top rests on its deepest
+    point (the interior contact, (B1)) as deep, the normal force equal to the weight; still
+    after 1 s (the top is an unstable equilibrium: dropped off it both roll off, and the
+    capsule's round-off grows into a turn within 3 s). Derivatives are finite with the sphere's centre at the
+    ellipsoid's (deep inside, on the plane of its shortest axis) and the capsule's segment
+    through it."""
+    k, p = 1e6, 1.5
+    ct = C.Contact(collide_ground=False)
+    level = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
+    cases = {
+        "sphere": ('<geom type="sphere" size="0.04" mass="1"/>', [0.0, 0.0, 0.62, 1.0, 0, 0, 0], 1, 1.0),
+        "capsule": ('<geom type="capsule" size="0.02 0.06" mass="0.5"/>', [0.0, 0.0, 0.6, *level], 3, 0.5),
+    }
+    for name, (geom, q0, rows, mass) in cases.items():
+        m = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", geom), dtype=jnp.float64)
+        assert C.collision_pairs(m).rows == (rows,) and C.collision_pairs(m).unsupported == ()
+
+        @jax.jit
+        def settle(q0, m=m):
+            tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1000, 6)), 1e-3, contact=ct)
+            q, qd = tr.q[-1], tr.qd[-1]
+            return q, qd, C.pair_contacts(m, q, qd).distance, C.total_force(m, q, qd, ct), tr.nonfinite_step
+
+        q, qd, dist, force, bad = (np.asarray(x) for x in settle(jnp.asarray(q0)))
+        assert int(bad) == -1 and np.abs(qd).max() < 1e-5, name
+        np.testing.assert_allclose(force, [0.0, 0.0, mass * G], rtol=0, atol=1e-6 * mass * G)
+        r = 0.04 if name == "sphere" else 0.02
+        depth = (mass * G / k) ** (1 / p)
+        np.testing.assert_allclose(np.hypot(q[0], q[1]), 0.0, atol=1e-4)  # on the top
+        np.testing.assert_allclose(0.57 + r - q[2], depth, rtol=1e-4)
+        np.testing.assert_allclose(np.min(dist), -depth, rtol=1e-4)
+    m = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", cases["sphere"][0]), dtype=jnp.float64)
+    cap = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", cases["capsule"][0]), dtype=jnp.float64)
+    for model in (m, cap):
+        special = jnp.array([0.0, 0.0, 0.5, 1.0, 0, 0, 0])  # the centres coincide
+        gm, gq = jax.jit(jax.grad(lambda m, q: jnp.sum(C.pair_distances(m, q)), argnums=(0, 1)))(model, special)
+        assert np.all(np.isfinite(np.asarray(gq)))
+        assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(gm))

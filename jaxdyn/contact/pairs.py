@@ -11,7 +11,10 @@ the broad phase.
   ``Geoms.faces``) against a sphere, a capsule, a box or a cylinder (the hull's exact signed
   distance; its 8 vertices and edges deepest in the other shape: :func:`jaxdyn.collision.
   _box_hull_contacts`, :func:`jaxdyn.collision._cylinder_hull_contacts`), two meshes (the 8
-  vertices of each hull deepest in the other: :func:`jaxdyn.collision._hull_hull_contacts`), between
+  vertices of each hull deepest in the other: :func:`jaxdyn.collision._hull_hull_contacts`), and an
+  ellipsoid against a sphere or a capsule (its exact signed distance, Newton's method on the
+  closest point's Lagrange multiplier: :func:`jaxdyn.collision._ellipsoid_closest`; the capsule
+  with the three contacts of capsule-box), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -85,12 +88,14 @@ from ..collision import (
     _hull_hull_contacts,
     _segment_box_contacts,
     _segment_cylinder_contacts,
+    _segment_ellipsoid_contacts,
     _segment_hull_contacts,
     _segment_of,
     _segment_point,
     _segment_segment_contacts,
     _sphere_box,
     _sphere_cylinder,
+    _sphere_ellipsoid,
     _sphere_hull,
     _spheres,
 )
@@ -150,6 +155,8 @@ _PAIR_KINDS = (
     (geometry.CYLINDER, geometry.MESH),
     (geometry.BOX, geometry.MESH),
     (geometry.MESH, geometry.MESH),
+    (geometry.SPHERE, geometry.ELLIPSOID),
+    (geometry.CAPSULE, geometry.ELLIPSOID),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
@@ -162,6 +169,7 @@ _PAIR_KINDS = (
 # (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices (collision._hull_hull_contacts);
 # one for the others
 _PAIR_ROWS = {
+    (geometry.CAPSULE, geometry.ELLIPSOID): 3,
     (geometry.CAPSULE, geometry.MESH): 3,
     (geometry.CYLINDER, geometry.MESH): 28,
     (geometry.BOX, geometry.MESH): 28,
@@ -181,15 +189,15 @@ class CollisionPairs(NamedTuple):
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
       sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
       capsule-cylinder, cylinder-cylinder, cylinder-box, then sphere, capsule, cylinder and box
-      against a mesh, mesh-mesh; within a pair the geom
+      against a mesh, mesh-mesh, sphere-ellipsoid, capsule-ellipsoid; within a pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
-    unsupported: pairs the filter admits but whose shape combination is not collided
-      (anything with an ellipsoid, a flat mesh).
+    unsupported: pairs the filter admits but whose shape combination is not collided (an
+      ellipsoid against anything but a sphere or a capsule, a flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
-      the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder and
-      capsule-mesh, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
+      the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder,
+      capsule-mesh and capsule-ellipsoid, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
       box-mesh and cylinder-mesh, 16 for mesh-mesh, 1 for the others.
     """
 
@@ -258,7 +266,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
     filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
-    ellipsoid, a mesh whose vertices span no volume) are warned about, by name."""
+    ellipsoid against anything but a sphere or a capsule, a mesh whose vertices span no volume)
+    are warned about, by name."""
     g = model.geoms
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
     table = _pair_table(
@@ -280,7 +289,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
             f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
-            f"with an ellipsoid, no flat mesh; exclude them to silence this): {listed}",
+            f"of an ellipsoid with other than a sphere or a capsule, no flat mesh; exclude them to "
+            f"silence this): {listed}",
             UserWarning,
             stacklevel=2,
         )
@@ -379,6 +389,13 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
             out.append(_cylinder_cylinder_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         elif (t1, t2) == (geometry.CYLINDER, geometry.BOX):  # the normal from the cylinder to the box
             out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
+        elif (t1, t2) == (geometry.SPHERE, geometry.ELLIPSOID):  # the normal from the sphere to the ellipsoid
+            dd, n, p = _sphere_ellipsoid(cg[i], r1, cg[j], Rg[j], size[j])
+            out.append(one(dd, -n, p))
+        elif (t1, t2) == (geometry.CAPSULE, geometry.ELLIPSOID):  # the normal from the capsule to the ellipsoid
+            p1, d1 = _segment_of(Rg[i], cg[i], size[i])
+            dd, n, p, phi = _segment_ellipsoid_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
+            out.append((dd, -n, p, phi))
         elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
             T1, V1, valid1, _, _ = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
             T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
