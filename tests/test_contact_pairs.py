@@ -1057,7 +1057,9 @@ def test_cylinder_rests_on_a_box():
         np.testing.assert_allclose(f[s], [0.0, 0.0, mass * G], rtol=1e-6, atol=1e-6)  # 2e-7 of the weight
         touching = np.sort(dist[s])[: rows + 1]
         np.testing.assert_allclose(touching[:rows], -depth, rtol=1e-6)
-        assert touching[rows] >= -1e-10, s  # the others carry nothing (1e-10 m: under 1e-9 N)
+        # the others carry nothing: 1e-9 m is under 4e-8 N (the tilted one's fifth rim contact
+        # ends 1e-10 to 4e-10 m deep, by CPU: its 2 s of rocking amplify round-off differently)
+        assert touching[rows] >= -1e-9, s
     assert np.abs(qd[:2]).max() < 1e-6
     # lying, it may only roll (no rolling friction), and slowly: 1.7e-5 rad/s after the drop
     np.testing.assert_allclose(qd[2, [0, 1, 3, 5]], 0.0, atol=1e-9)
