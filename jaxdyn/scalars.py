@@ -50,3 +50,35 @@ def neg(a):
 def sub(a, b):
     """``a - b``, folding literal zeros."""
     return add(a, neg(b))
+
+
+def ldl_factor(M):
+    """``(L, d^-1)`` of an unrolled ``L diag(d) L^T`` factorisation of a symmetric positive
+    definite ``n x n`` ``M`` (a list of rows of scalars, the lower triangle read; no pivoting is
+    needed for SPD matrices): the joint-space blocks ``D = S^T P S`` of Rodriguez86 (8.5)."""
+    n = len(M)
+    LD = [[None] * n for _ in range(n)]  # L[i][k] * d[k]
+    L = [[None] * n for _ in range(n)]
+    d = [None] * n
+    for j in range(n):
+        d[j] = sub(M[j][j], add(*[mul(L[j][k], LD[j][k]) for k in range(j)]))
+        inv = 1.0 / d[j]
+        for i in range(j + 1, n):
+            LD[i][j] = sub(M[i][j], add(*[mul(L[i][k], LD[j][k]) for k in range(j)]))
+            L[i][j] = mul(LD[i][j], inv)
+        d[j] = inv
+    return L, d
+
+
+def ldl_solve(factor, b):
+    """``M^-1 b`` from :func:`ldl_factor`'s ``(L, d^-1)`` (``b`` a list of scalars): forward
+    and back substitution."""
+    L, d = factor
+    n = len(b)
+    y = []
+    for i in range(n):
+        y.append(sub(b[i], add(*[mul(L[i][k], y[k]) for k in range(i)])))
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = sub(mul(y[i], d[i]), add(*[mul(L[k][i], x[k]) for k in range(i + 1, n)]))
+    return x

@@ -25,6 +25,9 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from . import scalars
+from . import spatial_formulas as formulas
+
 
 def skew(w: Float[Array, "... 3"]) -> Float[Array, "... 3 3"]:
     """Cross-product matrix: ``skew(w) @ x == cross(w, x)``."""
@@ -83,6 +86,83 @@ def mmt(A, B):
     return _sum_terms([A[..., :, None, j] * B[..., None, :, j] for j in range(A.shape[-1])])
 
 
+def _swap(M):
+    return jnp.swapaxes(M, -1, -2)
+
+
+class ArrayOps:
+    """The 3-vector operations of the array layout for :mod:`jaxdyn.spatial_formulas`: vectors
+    ``(..., 3)``, scalars ``(...)``, 3x3 matrices ``(..., 3, 3)``, symmetric ones stored whole."""
+
+    cross = staticmethod(cross)
+    mv = staticmethod(mv)
+    mtv = staticmethod(mtv)
+    mm = staticmethod(mm)
+    sym_mv = staticmethod(mv)
+    skew = staticmethod(skew)
+    transpose = staticmethod(_swap)
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def sub(a, b):
+        return a - b
+
+    @staticmethod
+    def scale(s, a):
+        return s[..., None] * a
+
+    @staticmethod
+    def dot(a, b):
+        return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+    @staticmethod
+    def rot_sym(R, S):
+        return mm(mm(R, S), _swap(R))
+
+    rot_gen = rot_sym
+
+    @staticmethod
+    def sym_full(S):
+        return S
+
+    sym_of = sym_full
+
+    @staticmethod
+    def eye(s):
+        return s[..., None, None] * jnp.eye(3, dtype=s.dtype)
+
+    @staticmethod
+    def outer(a, b):
+        return a[..., :, None] * b[..., None, :]
+
+    @staticmethod
+    def gadd(*Ms):
+        return _sum_terms(list(Ms))
+
+    @staticmethod
+    def gsub(A, B):
+        return A - B
+
+    @staticmethod
+    def sadd(*xs):
+        return _sum_terms(list(xs))
+
+    @staticmethod
+    def smul(a, b):
+        return a * b
+
+
+def _halves(x):
+    return x[..., :3], x[..., 3:]
+
+
+def _joined(halves):
+    return jnp.concatenate(halves, -1)
+
+
 class Pose(NamedTuple):
     """Placement of frame B in frame A: rotation ``R`` (B->A coordinates), origin ``p`` (in A)."""
 
@@ -100,7 +180,7 @@ def identity_pose(dtype=jnp.float32, batch_shape=()) -> Pose:
 
 def compose(a: Pose, b: Pose) -> Pose:
     """Placement of C in A from B in A (``a``) and C in B (``b``)."""
-    return Pose(mm(a.R, b.R), a.p + mv(a.R, b.p))
+    return Pose(*formulas.compose(ArrayOps, a.R, a.p, b.R, b.p))
 
 
 def inverse(a: Pose) -> Pose:
@@ -116,26 +196,22 @@ def transform_point(X: Pose, x):
 
 def motion_to_parent(X: Pose, m):
     """Motion vector in B -> same motion in A (``AX_B m``; Pinocchio's ``act``)."""
-    w = mv(X.R, m[..., :3])
-    return jnp.concatenate([w, mv(X.R, m[..., 3:]) + cross(X.p, w)], -1)
+    return _joined(formulas.motion_to_parent(ArrayOps, X.R, X.p, *_halves(m)))
 
 
 def motion_to_child(X: Pose, m):
     """Motion vector in A -> same motion in B (``BX_A m``, Rodriguez86's ``phi^T``)."""
-    w = m[..., :3]
-    return jnp.concatenate([mtv(X.R, w), mtv(X.R, m[..., 3:] - cross(X.p, w))], -1)
+    return _joined(formulas.motion_to_child(ArrayOps, X.R, X.p, *_halves(m)))
 
 
 def force_to_parent(X: Pose, f):
     """Force vector in B -> same force in A (``AX*_B f``, Rodriguez86's ``phi``)."""
-    fl = mv(X.R, f[..., 3:])
-    return jnp.concatenate([mv(X.R, f[..., :3]) + cross(X.p, fl), fl], -1)
+    return _joined(formulas.force_to_parent(ArrayOps, X.R, X.p, *_halves(f)))
 
 
 def force_to_child(X: Pose, f):
     """Force vector in A -> same force in B."""
-    fl = f[..., 3:]
-    return jnp.concatenate([mtv(X.R, f[..., :3] - cross(X.p, fl)), mtv(X.R, fl)], -1)
+    return _joined(formulas.force_to_child(ArrayOps, X.R, X.p, *_halves(f)))
 
 
 def motion_matrix_to_parent(X: Pose, S):
@@ -152,14 +228,12 @@ def map_columns(fn, X, S):
 
 def cross_motion(v, m):
     """Spatial motion cross product ``v x m`` (JainRodriguez95 (5.5); Featherstone ``crm``)."""
-    w, vl = v[..., :3], v[..., 3:]
-    return jnp.concatenate([cross(w, m[..., :3]), cross(w, m[..., 3:]) + cross(vl, m[..., :3])], -1)
+    return _joined(formulas.cross_motion(ArrayOps, *_halves(v), *_halves(m)))
 
 
 def cross_force(v, f):
     """Spatial force cross product ``v x* f`` (Featherstone ``crf``; ``-V~^T f`` in JainRodriguez95)."""
-    w, vl = v[..., :3], v[..., 3:]
-    return jnp.concatenate([cross(w, f[..., :3]) + cross(vl, f[..., 3:]), cross(w, f[..., 3:])], -1)
+    return _joined(formulas.cross_force(ArrayOps, *_halves(v), *_halves(f)))
 
 
 class RigidInertia(NamedTuple):
@@ -182,20 +256,13 @@ def inertia_from_com(m, c, I_com) -> RigidInertia:
 
 def inertia_apply(I: RigidInertia, v):
     """``I @ v`` -> force."""
-    w, vl = v[..., :3], v[..., 3:]
-    n = mv(I.Ibar, w) + cross(I.h, vl)
-    f = I.m[..., None] * vl - cross(I.h, w)
-    return jnp.concatenate([n, f], -1)
+    return _joined(formulas.inertia_apply(ArrayOps, I.m, I.h, I.Ibar, *_halves(v)))
 
 
 def inertia_to_parent(X: Pose, I: RigidInertia) -> RigidInertia:
-    """Express a rigid inertia given in B in frame A (``X*_B I BX_A``), compactly."""
-    h = mv(X.R, I.h)
-    Ib = mm(mm(X.R, I.Ibar), jnp.swapaxes(X.R, -1, -2))
-    P, H = skew(X.p), skew(h)
-    hA = h + I.m[..., None] * X.p
-    IA = Ib - mm(P, skew(hA)) - mm(H, P)
-    return RigidInertia(I.m, hA, IA)
+    """Express a rigid inertia given in B in frame A (``X*_B I BX_A``), compactly
+    (:func:`jaxdyn.spatial_formulas.rigid_to_parent`)."""
+    return RigidInertia(*formulas.rigid_to_parent(ArrayOps, X.R, X.p, I.m, I.h, I.Ibar))
 
 
 def inertia_add(a: RigidInertia, b: RigidInertia) -> RigidInertia:
@@ -213,20 +280,12 @@ def inertia_matrix(I: RigidInertia) -> Float[Array, "... 6 6"]:
 
 
 def matrix_inertia_to_parent(X: Pose, M: Float[Array, "... 6 6"]) -> Float[Array, "... 6 6"]:
-    """A general symmetric 6x6 inertia (e.g. articulated) from B to A: ``X* M X``.
-
-    Block form with ``M = [[A, B], [B^T, C]]`` and ``A', B', C'`` rotated by ``R``:
-    ``C_A = C'``, ``B_A = B' + p~ C'``, ``A_A = A' + p~ B'^T - B' p~ - p~ C' p~``.
-    """
-    R, Rt = X.R, jnp.swapaxes(X.R, -1, -2)
+    """A general symmetric 6x6 inertia (e.g. articulated) from B to A: ``X* M X``, by blocks
+    ``M = [[A, B], [B^T, C]]`` (:func:`jaxdyn.spatial_formulas.art_to_parent`)."""
     A, B, C = M[..., :3, :3], M[..., :3, 3:], M[..., 3:, 3:]
-    A1, B1, C1 = mm(mm(R, A), Rt), mm(mm(R, B), Rt), mm(mm(R, C), Rt)
-    P = skew(X.p)
-    PC = mm(P, C1)
-    Bn = B1 + PC
-    An = A1 + mm(P, jnp.swapaxes(B1, -1, -2)) - mm(B1, P) - mm(PC, P)
+    An, Bn, Cn = formulas.art_to_parent(ArrayOps, X.R, X.p, A, B, C)
     top = jnp.concatenate([An, Bn], -1)
-    bot = jnp.concatenate([jnp.swapaxes(Bn, -1, -2), C1], -1)
+    bot = jnp.concatenate([_swap(Bn), Cn], -1)
     return jnp.concatenate([top, bot], -2)
 
 
@@ -355,28 +414,18 @@ def log6(quat, p) -> Float[Array, "... 6"]:
 
 def spd_inverse(D):
     """``D^-1`` for small symmetric positive definite ``D (..., k, k)`` (the joint-space blocks
-    ``D = S^T P S`` of Rodriguez86 (8.5)), by an unrolled ``L diag(d) L^T`` factorisation of the
-    lower triangle (no pivoting is needed for SPD matrices): ``D^-1 = L^-T diag(d)^-1 L^-1``,
-    written as elementwise operations on ``D``'s entries. Unlike ``jnp.linalg.inv`` (a LAPACK /
-    cuSOLVER call per batch on CPU / GPU, which XLA cannot fuse) it fuses with the rest of a link
-    step; k <= 6 here (the free root)."""
+    ``D = S^T P S`` of Rodriguez86 (8.5)): the columns ``D^-1 e_c`` from the unrolled ``L diag(d)
+    L^T`` factorisation of :func:`jaxdyn.scalars.ldl_factor` (the batch kernels' too), written as
+    elementwise operations on ``D``'s entries (the unit vectors ``e_c`` are literals, so their
+    zeros fold away). Unlike ``jnp.linalg.inv`` (a LAPACK / cuSOLVER call per batch on CPU /
+    GPU, which XLA cannot fuse) it fuses with the rest of a link step; k <= 6 here (the free
+    root)."""
     k = D.shape[-1]
     if k == 1:
         return 1.0 / D
-    L = [[None] * k for _ in range(k)]
-    d = [None] * k
-    for j in range(k):
-        d[j] = D[..., j, j] - sum(L[j][m] * L[j][m] * d[m] for m in range(j))
-        for i in range(j + 1, k):
-            L[i][j] = (D[..., i, j] - sum(L[i][m] * L[j][m] * d[m] for m in range(j))) / d[j]
-    # Li = L^-1 (unit lower triangular) by forward substitution, then D^-1[r, c] = sum_m Li[m, r] Li[m, c] / d[m]
-    Li = [[1.0 if i == j else None for j in range(k)] for i in range(k)]
-    for i in range(k):
-        for j in range(i):
-            Li[i][j] = -sum(L[i][m] * Li[m][j] for m in range(j, i))
-    di = [1.0 / dm for dm in d]
-    rows = [[sum(Li[m][r] * Li[m][c] * di[m] for m in range(max(r, c), k)) for c in range(k)] for r in range(k)]
-    return jnp.stack([jnp.stack(r, -1) for r in rows], -2)
+    factor = scalars.ldl_factor([[D[..., r, c] for c in range(k)] for r in range(k)])
+    cols = [scalars.ldl_solve(factor, [1.0 if r == c else 0.0 for r in range(k)]) for c in range(k)]
+    return jnp.stack([jnp.stack([cols[c][r] for c in range(k)], -1) for r in range(k)], -2)
 
 
 class ArrayAlgebra:

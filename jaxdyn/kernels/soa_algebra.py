@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import scalars
+from .. import spatial_formulas as formulas
 
 # --- values computed once (XLA CPU) -------------------------------------------------------------
 #
@@ -175,38 +176,78 @@ def _rot_gen(R, M):
     return tuple(_dot(_row(T, r), _row(R, c)) for r in range(3) for c in range(3))
 
 
-# --- spatial algebra on SoA tuples (motion [w; v], force [n; f]) ---------------------------------
+# --- spatial algebra on SoA tuples: jaxdyn.spatial_formulas over SoAOps ---------------------------
+
+
+class SoAOps:
+    """The 3-vector operations of the SoA layout for :mod:`jaxdyn.spatial_formulas`: a 3-vector
+    a tuple of 3 scalars, a 3x3 matrix 9 (row-major), a symmetric one its 6 upper entries; the
+    products' dot products computed once (:func:`_keep`)."""
+
+    add = staticmethod(_v_add)
+    sub = staticmethod(_v_sub)
+    scale = staticmethod(_v_scale)
+    dot = staticmethod(_dot)
+    cross = staticmethod(_cross)
+    mv = staticmethod(_mv)
+    mtv = staticmethod(_mtv)
+    mm = staticmethod(_mm)
+    sym_mv = staticmethod(_sym_mv)
+    rot_sym = staticmethod(_rot_sym)
+    rot_gen = staticmethod(_rot_gen)
+    skew = staticmethod(_skew)
+    sym_full = staticmethod(_sym_full)
+    sadd = staticmethod(_add)
+    smul = staticmethod(_mul)
+
+    @staticmethod
+    def sym_of(M):
+        return tuple(M[3 * r + c] for r, c in _UPPER)
+
+    @staticmethod
+    def transpose(M):
+        return tuple(M[3 * c + r] for r in range(3) for c in range(3))
+
+    @staticmethod
+    def eye(s):
+        return (s, 0.0, 0.0, 0.0, s, 0.0, 0.0, 0.0, s)
+
+    @staticmethod
+    def outer(a, b):
+        return tuple(_mul(a[r], b[c]) for r in range(3) for c in range(3))
+
+    @staticmethod
+    def gadd(*Ms):
+        return tuple(_add(*xs) for xs in zip(*Ms))
+
+    @staticmethod
+    def gsub(A, B):
+        return tuple(_sub(x, y) for x, y in zip(A, B))
 
 
 @_kept
 def _motion_to_child(R, p, w, v):
-    """``BX_A m`` (Rodriguez86's ``phi^T``): ``[R^T w; R^T (v - p x w)]``."""
-    return _mtv(R, w), _mtv(R, _v_sub(v, _cross(p, w)))
+    return formulas.motion_to_child(SoAOps, R, p, w, v)
 
 
 @_kept
 def _force_to_parent(R, p, n, f):
-    """``AX*_B f`` (Rodriguez86's ``phi``): ``[R n + p x R f; R f]``."""
-    fr = _mv(R, f)
-    return _v_add(_mv(R, n), _cross(p, fr)), fr
+    return formulas.force_to_parent(SoAOps, R, p, n, f)
 
 
 @_kept
 def _cross_motion(w, v, mw, mv):
-    """``[w; v] x [mw; mv]`` (Featherstone ``crm``)."""
-    return _cross(w, mw), _v_add(_cross(w, mv), _cross(v, mw))
+    return formulas.cross_motion(SoAOps, w, v, mw, mv)
 
 
 @_kept
 def _cross_force(w, v, n, f):
-    """``[w; v] x* [n; f]`` (Featherstone ``crf``)."""
-    return _v_add(_cross(w, n), _cross(v, f)), _cross(w, f)
+    return formulas.cross_force(SoAOps, w, v, n, f)
 
 
 @_kept
 def _inertia_apply(m, h, Ib, w, v):
-    """Rigid inertia ``(m, h, Ibar)`` times motion: ``[Ibar w + h x v; m v - h x w]``."""
-    return _v_add(_sym_mv(Ib, w), _cross(h, v)), _v_sub(_v_scale(m, v), _cross(h, w))
+    return formulas.inertia_apply(SoAOps, m, h, Ib, w, v)
 
 
 @_kept
@@ -217,66 +258,12 @@ def _rigid_to_art(m, h, Ib):
 
 @_kept
 def _art_to_parent(R, p, A, B, C):
-    """``X* P X`` for a symmetric 6x6 ``P = [[A, B], [B^T, C]]`` (as spatial.matrix_inertia_to_parent):
-    ``C' = R C R^T``, ``B' = R B R^T + [p]x C'``, ``A' = R A R^T - K - K^T - [p]x C' [p]x``
-    with ``K = (R B R^T) [p]x``."""
-    A1, B1, C1 = _rot_sym(R, A), _rot_gen(R, B), _rot_sym(R, C)
-    P = _skew(p)
-    PC = _mm(P, _sym_full(C1))
-    Bn = _v_add(B1, PC)
-    K = _mm(B1, P)
-    An = tuple(
-        _sub(_sub(A1[k], _add(K[3 * r + c], K[3 * c + r])), _dot(_row(PC, r), _col(P, c)))
-        for k, (r, c) in enumerate(_UPPER)
-    )
-    return An, Bn, C1
+    return formulas.art_to_parent(SoAOps, R, p, A, B, C)
 
 
 @_kept
 def _rigid_to_parent(R, p, m, h, Ib):
-    """``X* I X`` for a rigid inertia, compactly: ``h' = R h + m p`` and
-    ``Ibar' = R Ibar R^T + (2 p.(R h) + m p.p) 1 - (R h) p^T - p (R h)^T - m p p^T``
-    (parallel-axis theorem: a mass ``m`` at ``c`` moved to ``c + p`` adds
-    ``m ((2 c.p + p.p) 1 - c p^T - p c^T - p p^T)``)."""
-    hr = _mv(R, h)
-    Ibr = _rot_sym(R, Ib)
-    mp = _v_scale(m, p)
-    tr = _add(_mul(2.0, _dot(p, hr)), _dot(mp, p))
-    Ibn = tuple(
-        _sub(_add(Ibr[k], tr if r == c else 0.0), _add(_mul(hr[r], p[c]), _mul(p[r], hr[c]), _mul(mp[r], p[c])))
-        for k, (r, c) in enumerate(_UPPER)
-    )
-    return m, _v_add(hr, mp), Ibn
-
-
-def _ldl_factor(M):
-    """``(L, d^-1)`` of an unrolled ``L diag(d) L^T`` factorisation of a symmetric positive
-    definite ``n x n`` ``M`` (list of rows of scalars, lower triangle read; no pivoting needed)."""
-    n = len(M)
-    LD = [[None] * n for _ in range(n)]  # L[i][k] * d[k]
-    L = [[None] * n for _ in range(n)]
-    d = [None] * n
-    for j in range(n):
-        d[j] = _sub(M[j][j], _add(*[_mul(L[j][k], LD[j][k]) for k in range(j)]))
-        inv = 1.0 / d[j]
-        for i in range(j + 1, n):
-            LD[i][j] = _sub(M[i][j], _add(*[_mul(L[i][k], LD[j][k]) for k in range(j)]))
-            L[i][j] = _mul(LD[i][j], inv)
-        d[j] = inv
-    return L, d
-
-
-def _ldl_apply(factor, b):
-    """``M^-1 b`` from :func:`_ldl_factor`'s ``(L, d^-1)``: forward and back substitution."""
-    L, d = factor
-    n = len(b)
-    y = []
-    for i in range(n):
-        y.append(_sub(b[i], _add(*[_mul(L[i][k], y[k]) for k in range(i)])))
-    x = [None] * n
-    for i in reversed(range(n)):
-        x[i] = _sub(_mul(y[i], d[i]), _add(*[_mul(L[k][i], x[k]) for k in range(i + 1, n)]))
-    return x
+    return formulas.rigid_to_parent(SoAOps, R, p, m, h, Ib)
 
 
 def _art_matrix(A, B, C):
@@ -380,8 +367,7 @@ class SoAAlgebra:
 
     @staticmethod
     def compose(a, b):
-        (Ra, pa), (Rb, pb) = a, b
-        return _mm(Ra, Rb), _v_add(pa, _mv(Ra, pb))
+        return formulas.compose(SoAOps, *a, *b)
 
     @staticmethod
     def inertia_to_parent(X, I):
@@ -392,9 +378,7 @@ class SoAAlgebra:
         """A joint's ``S`` (a motion, or a list of them) from B to A: ``[R w; R v + p x R w]``."""
         if isinstance(S, list):
             return [SoAAlgebra.subspace_to_parent(X, Sk) for Sk in S]
-        (R, p), (sa, sl) = X, S
-        saw = _mv(R, sa)
-        return saw, _v_add(_mv(R, sl), _cross(p, saw))
+        return formulas.motion_to_parent(SoAOps, *X, *S)
 
     # articulated inertias: the 21 entries (A sym 6, B 9, C sym 6) of [[A, B], [B^T, C]]
     @staticmethod
@@ -447,16 +431,16 @@ class SoAAlgebra:
 
     @staticmethod
     def joint_factor(D):
-        return _keep(_ldl_factor(D)) if isinstance(D, list) else 1.0 / D
+        return _keep(scalars.ldl_factor(D)) if isinstance(D, list) else 1.0 / D
 
     @staticmethod
     def joint_solve(F, r):
-        return _keep(_ldl_apply(F, r)) if isinstance(r, list) else _mul(F, r)
+        return _keep(scalars.ldl_solve(F, r)) if isinstance(r, list) else _mul(F, r)
 
     @staticmethod
     def gain(U, Dinv):
         if isinstance(U, list):  # G = U D^-1: each of the six rows of U solved with D (symmetric)
-            rows = [_ldl_apply(Dinv, [Uk[h][r] for Uk in U]) for h in range(2) for r in range(3)]
+            rows = [scalars.ldl_solve(Dinv, [Uk[h][r] for Uk in U]) for h in range(2) for r in range(3)]
             return _keep(
                 [(tuple(rows[r][k] for r in range(3)), tuple(rows[3 + r][k] for r in range(3))) for k in range(len(U))]
             )
