@@ -1003,9 +1003,17 @@ def _check_cylinder_pair(contacts, r, shapes, rows, dtype, tol):
     pad = lambda size: a(np.tile(np.pad(size, (0, 3 - len(size))), (n, 1)))  # noqa: E731
     args = (a(np.zeros((n, 3))), rot(a(quat1)), pad(size1), a(pos2), rot(a(quat2)), pad(size2))
     dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(contacts)(*args))
-    mj = r["dist"]
+    assert dist.shape == (n, rows)
+    _assert_as_epa(dist, normal, phi, r["dist"], chosen, tol)
+
+
+def _assert_as_epa(dist, normal, phi, mj, chosen, tol):
+    """A pair's contacts' distances ``dist`` ``(n, rows)``, normals and the pair's distance
+    ``phi`` against MuJoCo's ``mj_geomDistance`` ``mj`` (the last ``chosen`` poses chosen): apart
+    (over 40 poses), ``phi`` and the rows' smallest equal it; overlapping (over 10), never deeper
+    than its minimum translation; at the chosen poses equal; unit normals."""
     apart, overlap = mj > 0, mj < 0
-    assert dist.shape == (n, rows) and apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 10
+    assert apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 10
     np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
     np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
     assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
@@ -1332,14 +1340,14 @@ def test_condim_one_is_frictionless(sphere, floor, mu):
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-9), (jnp.float32, 5e-7)])
 def test_ellipsoid_pairs_match_mujoco(dtype, tol):
-    """Sphere-ellipsoid and capsule-ellipsoid at 83 poses each
+    """Sphere-ellipsoid, capsule-ellipsoid and ellipsoid-ellipsoid at 83 poses each
     (tests/reference/generate_mujoco_ellipsoid_pairs.py; the ellipsoid 0.2 x 0.12 x 0.07 m at
-    random orientations, 11 and 14 of the random poses overlapping). Sphere-ellipsoid equals
-    MuJoCo's mj_geomDistance everywhere (GJK apart, EPA's minimum translation overlapping):
-    the sphere's centre against the ellipsoid's exact distance. Capsule-ellipsoid: apart, the
-    pair's distance and its three contacts' smallest equal MuJoCo's; overlapping, never deeper
-    than the minimum translation; at the chosen poses (level across the top 1 mm deep and 2 mm
-    above, standing on it 1 mm deep) equal. Unit normals from the first geom to the ellipsoid."""
+    random orientations, 11, 14 and 12 of the random poses overlapping). Sphere-ellipsoid and
+    ellipsoid-ellipsoid equal MuJoCo's mj_geomDistance everywhere (GJK apart, EPA's minimum
+    translation overlapping). Capsule-ellipsoid: apart, the pair's distance and its three
+    contacts' smallest equal MuJoCo's; overlapping, never deeper than the minimum translation;
+    at the chosen poses (level across the top 1 mm deep and 2 mm above, standing on it 1 mm
+    deep) equal. Unit normals."""
     from jaxdyn import collision as K
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "ellipsoid_pairs.npz"))
@@ -1364,14 +1372,16 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
         np.asarray(x, np.float64)
         for x in contacts(p, d, a(np.full(n, rc)), zero, rot(a(r["capsule_ellipsoid_quat"])), size)
     )
-    mj = r["capsule_dist"]
-    apart, overlap = mj > 0, mj < 0
-    assert apart[:-chosen].sum() >= 40 and overlap[:-chosen].sum() >= 10 and dist.shape == (n, 3)
-    np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
-    np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
-    assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
-    np.testing.assert_allclose(phi[-chosen:], mj[-chosen:], rtol=0, atol=tol)
-    np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0, rtol=0, atol=10 * tol)
+    assert dist.shape == (n, 3)
+    _assert_as_epa(dist, normal, phi, r["capsule_dist"], chosen, tol)
+
+    R2, size2 = rot(a(r["ellipsoid2_quat"])), a(np.tile(r["ellipsoid2_size"], (n, 1)))
+    args = (zero, rot(a(r["ellipsoid2_ellipsoid_quat"])), size, a(r["ellipsoid2_pos"]), R2, size2)
+    sd, normal, _ = jax.jit(K._ellipsoid_ellipsoid)(*args)
+    mj = r["ellipsoid2_dist"]
+    assert (mj[:-chosen] < 0).sum() >= 10 and (mj[:-chosen] > 0).sum() >= 40
+    np.testing.assert_allclose(np.asarray(sd, np.float64), mj, rtol=0, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(normal, np.float64), axis=-1), 1.0, rtol=0, atol=10 * tol)
 
 
 ELLIPSOID_POST = """<mujoco><worldbody>
@@ -1380,20 +1390,27 @@ ELLIPSOID_POST = """<mujoco><worldbody>
 </worldbody></mujoco>"""
 
 
-def test_sphere_and_capsule_rest_on_an_ellipsoid():
+def test_shapes_rest_on_an_ellipsoid():
     """A 1 kg sphere dropped onto the top of an ellipsoid on the world rests there at
-    (m g / k)^(1/p), and a 0.5 kg capsule dropped level across the top rests on its deepest
-    point (the interior contact, (B1)) as deep, the normal force equal to the weight; still
-    after 1 s (the top is an unstable equilibrium: dropped off it both roll off, and the
-    capsule's round-off grows into a turn within 3 s). Derivatives are finite with the sphere's centre at the
-    ellipsoid's (deep inside, on the plane of its shortest axis) and the capsule's segment
-    through it."""
+    (m g / k)^(1/p), a 0.5 kg capsule dropped level across the top rests on its deepest point
+    (the interior contact, (B1)) and a 0.8 kg ellipsoid dropped level on its flattest side as
+    deep, the normal force equal to the weight; still after 1 s (the top is an unstable
+    equilibrium: dropped off it they roll off, and the capsule's round-off grows into a turn
+    within 3 s). Derivatives are finite with the centres coinciding (the sphere's deep inside,
+    on the plane of the ellipsoid's shortest axis; the capsule's segment through it; the
+    ellipsoids' minimum translation two-fold)."""
     k, p = 1e6, 1.5
     ct = C.Contact(collide_ground=False)
     level = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
     cases = {
         "sphere": ('<geom type="sphere" size="0.04" mass="1"/>', [0.0, 0.0, 0.62, 1.0, 0, 0, 0], 1, 1.0),
         "capsule": ('<geom type="capsule" size="0.02 0.06" mass="0.5"/>', [0.0, 0.0, 0.6, *level], 3, 0.5),
+        "ellipsoid": (
+            '<geom type="ellipsoid" size="0.1 0.06 0.03" mass="0.8"/>',
+            [0.0, 0.0, 0.61, 1.0, 0, 0, 0],
+            1,
+            0.8,
+        ),
     }
     for name, (geom, q0, rows, mass) in cases.items():
         m = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", geom), dtype=jnp.float64)
@@ -1408,14 +1425,15 @@ def test_sphere_and_capsule_rest_on_an_ellipsoid():
         q, qd, dist, force, bad = (np.asarray(x) for x in settle(jnp.asarray(q0)))
         assert int(bad) == -1 and np.abs(qd).max() < 1e-5, name
         np.testing.assert_allclose(force, [0.0, 0.0, mass * G], rtol=0, atol=1e-6 * mass * G)
-        r = 0.04 if name == "sphere" else 0.02
+        r = {"sphere": 0.04, "capsule": 0.02, "ellipsoid": 0.03}[name]  # the lowest point below the centre
         depth = (mass * G / k) ** (1 / p)
         np.testing.assert_allclose(np.hypot(q[0], q[1]), 0.0, atol=1e-4)  # on the top
         np.testing.assert_allclose(0.57 + r - q[2], depth, rtol=1e-4)
         np.testing.assert_allclose(np.min(dist), -depth, rtol=1e-4)
     m = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", cases["sphere"][0]), dtype=jnp.float64)
     cap = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", cases["capsule"][0]), dtype=jnp.float64)
-    for model in (m, cap):
+    egg = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", cases["ellipsoid"][0]), dtype=jnp.float64)
+    for model in (m, cap, egg):
         special = jnp.array([0.0, 0.0, 0.5, 1.0, 0, 0, 0])  # the centres coincide
         gm, gq = jax.jit(jax.grad(lambda m, q: jnp.sum(C.pair_distances(m, q)), argnums=(0, 1)))(model, special)
         assert np.all(np.isfinite(np.asarray(gq)))

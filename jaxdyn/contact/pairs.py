@@ -14,7 +14,9 @@ the broad phase.
   vertices of each hull deepest in the other: :func:`jaxdyn.collision._hull_hull_contacts`), and an
   ellipsoid against a sphere or a capsule (its exact signed distance, Newton's method on the
   closest point's Lagrange multiplier: :func:`jaxdyn.collision._ellipsoid_closest`; the capsule
-  with the three contacts of capsule-box), between
+  with the three contacts of capsule-box) or another ellipsoid (the maximum over directions of
+  the support functions' separation, by Newton's method on the sphere:
+  :func:`jaxdyn.collision._ellipsoid_ellipsoid`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -85,6 +87,7 @@ from ..collision import (
     _cylinder_box_contacts,
     _cylinder_cylinder_contacts,
     _cylinder_hull_contacts,
+    _ellipsoid_ellipsoid,
     _hull_hull_contacts,
     _segment_box_contacts,
     _segment_cylinder_contacts,
@@ -157,6 +160,7 @@ _PAIR_KINDS = (
     (geometry.MESH, geometry.MESH),
     (geometry.SPHERE, geometry.ELLIPSOID),
     (geometry.CAPSULE, geometry.ELLIPSOID),
+    (geometry.ELLIPSOID, geometry.ELLIPSOID),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
@@ -189,12 +193,13 @@ class CollisionPairs(NamedTuple):
     pairs: ``(geom1, geom2)`` index pairs in evaluation order (grouped by kind: sphere-sphere,
       sphere-capsule, capsule-capsule, sphere-box, capsule-box, box-box, sphere-cylinder,
       capsule-cylinder, cylinder-cylinder, cylinder-box, then sphere, capsule, cylinder and box
-      against a mesh, mesh-mesh, sphere-ellipsoid, capsule-ellipsoid; within a pair the geom
+      against a mesh, mesh-mesh, sphere-ellipsoid, capsule-ellipsoid, ellipsoid-ellipsoid; within a
+      pair the geom
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided (an
-      ellipsoid against anything but a sphere or a capsule, a flat mesh).
+      ellipsoid against a box, a cylinder or a mesh; a flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder,
       capsule-mesh and capsule-ellipsoid, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
@@ -266,8 +271,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
     filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
-    ellipsoid against anything but a sphere or a capsule, a mesh whose vertices span no volume)
-    are warned about, by name."""
+    ellipsoid against a box, a cylinder or a mesh, a mesh whose vertices span no volume) are
+    warned about, by name."""
     g = model.geoms
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
     table = _pair_table(
@@ -289,7 +294,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
             f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
-            f"of an ellipsoid with other than a sphere or a capsule, no flat mesh; exclude them to "
+            f"of an ellipsoid with a box, a cylinder or a mesh, no flat mesh; exclude them to "
             f"silence this): {listed}",
             UserWarning,
             stacklevel=2,
@@ -396,6 +401,8 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
             dd, n, p, phi = _segment_ellipsoid_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
             out.append((dd, -n, p, phi))
+        elif (t1, t2) == (geometry.ELLIPSOID, geometry.ELLIPSOID):
+            out.append(one(*_ellipsoid_ellipsoid(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j])))
         elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
             T1, V1, valid1, _, _ = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
             T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)

@@ -1,4 +1,4 @@
-"""MuJoCo reference for the sphere-ellipsoid and capsule-ellipsoid pairs of jaxdyn.contact
+"""MuJoCo reference for the sphere-ellipsoid, capsule-ellipsoid and ellipsoid-ellipsoid pairs of jaxdyn.contact
 (tests/test_contact_pairs.py). MuJoCo is not a jaxdyn dependency.
 
     pip install mujoco          # 4.x
@@ -6,10 +6,13 @@
 
 An ellipsoid (semi-axes 0.2, 0.12, 0.07 m) at the origin at random orientations, and a sphere
 (radius 0.05 m) and a capsule (radius 0.04 m, half-length 0.1 m) at random poses around it, 80 of
-each; then chosen poses with the ellipsoid level: the sphere 1 mm into and 1 mm above the top of
-the ellipsoid, and 2 mm into its end along the long axis; the capsule lying level across the top
-1 mm deep and 2 mm above it, and standing on the top 1 mm deep. Stored
-(``tests/data/mujoco/contact/ellipsoid_pairs.npz``): ``sphere_dist`` and ``capsule_dist``,
+each, and a second ellipsoid (semi-axes 0.1, 0.06, 0.05 m) likewise; then chosen poses with the
+ellipsoid level: the sphere 1 mm into and 1 mm above the top of the ellipsoid, and 2 mm into its
+end along the long axis; the capsule lying level across the top 1 mm deep and 2 mm above it, and
+standing on the top 1 mm deep; the second ellipsoid level on the top 3 cm off-centre 1 mm deep
+and 1 mm above, and turned by 90 degrees against the end 2 mm deep. Stored
+(``tests/data/mujoco/contact/ellipsoid_pairs.npz``): ``sphere_dist``, ``capsule_dist`` and
+``ellipsoid2_dist``,
 MuJoCo's ``mj_geomDistance`` of the two geoms (GJK for shapes apart, EPA for overlapping ones:
 the minimum translation, with ``ccd_tolerance`` 1e-12 and 10,000 iterations); the poses
 (positions, quaternions ``w, x, y, z``) and sizes; ``chosen``, the number of chosen poses at the
@@ -26,12 +29,13 @@ from generate_mujoco_pairs import _quat_axis_angle as _quat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "ellipsoid_pairs.npz")
-ELL, SPH, CAP = (0.2, 0.12, 0.07), 0.05, (0.04, 0.1)
+ELL, SPH, CAP, ELL2 = (0.2, 0.12, 0.07), 0.05, (0.04, 0.1), (0.1, 0.06, 0.05)
 
 PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><worldbody>
 <body mocap="true"><geom name="ell" type="ellipsoid" size="{ELL[0]} {ELL[1]} {ELL[2]}"/></body>
 <body mocap="true" pos="5 5 5"><geom name="sph" type="sphere" size="{SPH}"/></body>
 <body mocap="true" pos="-5 5 5"><geom name="cap" type="capsule" size="{CAP[0]} {CAP[1]}"/></body>
+<body mocap="true" pos="5 -5 5"><geom name="ell2" type="ellipsoid" size="{ELL2[0]} {ELL2[1]} {ELL2[2]}"/></body>
 </worldbody></mujoco>"""
 
 
@@ -43,7 +47,7 @@ def _distances(m, d, body, geom, ell_quat, pos, quat):
         d.mocap_pos[body], d.mocap_quat[body] = pos[k], quat[k]
         mujoco.mj_kinematics(m, d)
         dist.append(mujoco.mj_geomDistance(m, d, g1, g2, 10.0, None))
-    d.mocap_pos[body] = [5.0 * (1 if body == 1 else -1), 5.0, 5.0]
+    d.mocap_pos[body] = {1: [5.0, 5.0, 5.0], 2: [-5.0, 5.0, 5.0], 3: [5.0, -5.0, 5.0]}[body]
     return np.array(dist)
 
 
@@ -53,7 +57,12 @@ def main():
     d = mujoco.MjData(m)
     n = 80
     up = np.array([1.0, 0.0, 0.0, 0.0])
-    out = dict(ellipsoid_size=np.array(ELL), sphere_size=np.array([SPH]), capsule_size=np.array(CAP))
+    out = dict(
+        ellipsoid_size=np.array(ELL),
+        sphere_size=np.array([SPH]),
+        capsule_size=np.array(CAP),
+        ellipsoid2_size=np.array(ELL2),
+    )
     for name, body, chosen in (
         (
             "sphere",
@@ -73,11 +82,21 @@ def main():
                 (up, [0.0, 0.0, ELL[2] + CAP[1] + CAP[0] - 0.001]),
             ],
         ),
+        (
+            "ellipsoid2",
+            3,
+            [
+                (up, [0.03, 0.0, ELL[2] + ELL2[2] - 0.001]),
+                (up, [0.03, 0.0, ELL[2] + ELL2[2] + 0.001]),
+                (_quat([0.0, 0.0, 1.0], np.pi / 2), [ELL[0] + ELL2[1] - 0.002, 0.0, 0.0]),
+            ],
+        ),
     ):
         ell_quat = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)] + [up] * len(chosen)
         pos = list(rng.uniform(-0.3, 0.3, size=(n, 3))) + [np.asarray(p, float) for _, p in chosen]
         quat = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)] + [q for q, _ in chosen]
-        dist = _distances(m, d, body, "sph" if name == "sphere" else "cap", ell_quat, pos, quat)
+        geom = {"sphere": "sph", "capsule": "cap", "ellipsoid2": "ell2"}[name]
+        dist = _distances(m, d, body, geom, ell_quat, pos, quat)
         out.update(
             {
                 f"{name}_ellipsoid_quat": np.array(ell_quat),
