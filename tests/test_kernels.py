@@ -105,12 +105,12 @@ def test_packed_scan_outputs_match_generic(tree, monkeypatch):
 def test_packing_default_per_backend_and_algorithm(monkeypatch):
     """Packed scan outputs by default for the ABA and CRBA on a GPU backend only; never for the
     RNEA (measured slower packed on a long chain); ``_pack`` overrides."""
-    from jaxdyn.kernels import soa
+    from jaxdyn.kernels import soa_common
 
-    assert not any(soa._pack_outputs(None, a) for a in ("aba", "rnea", "crba"))  # this CPU
+    assert not any(soa_common._pack_outputs(None, a) for a in ("aba", "rnea", "crba"))  # this CPU
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert [soa._pack_outputs(None, a) for a in ("aba", "rnea", "crba")] == [True, False, True]
-    assert soa._pack_outputs(True, "rnea") and not soa._pack_outputs(False, "aba")
+    assert [soa_common._pack_outputs(None, a) for a in ("aba", "rnea", "crba")] == [True, False, True]
+    assert soa_common._pack_outputs(True, "rnea") and not soa_common._pack_outputs(False, "aba")
 
 
 def test_chunked_batches_equal_whole(tree):

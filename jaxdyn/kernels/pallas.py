@@ -36,7 +36,8 @@ import jax.numpy as jnp
 
 from ..model import Model
 from ._checks import _check_args
-from .soa import Constants, _aba_unroll, _check_joints, _crba_unroll, _rnea_unroll
+from .soa_common import Constants, _check_joints
+from .soa_unrolled import _aba_unroll, _crba_unroll, _rnea_unroll
 
 # Largest robot (scanned links) each kernel is unrolled for: Triton's compile time grows steeply
 # with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240 s; of the

@@ -5,8 +5,8 @@ whole recursion into one straight-line Triton program, and Triton's compile time
 with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 240 s). Here each
 sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program holds one
 link step per sweep and compiles in a time flat in the number of links, like the ``"scan"``
-traversal of :mod:`jaxdyn.kernels.soa`. The link steps are the same functions (the ABA in
-aligned frames, :func:`~jaxdyn.kernels.soa._aba_kin_step`, ``_aba_aligned_filter_step``,
+traversal of :mod:`jaxdyn.kernels.soa` (:mod:`jaxdyn.kernels.soa_scanned`). The link steps are the same functions (the ABA in
+aligned frames, :func:`~jaxdyn.kernels.soa_scanned._aba_kin_step`, ``_aba_aligned_filter_step``,
 ``_aba_aligned_smooth_step``; ``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so
 the equations and their seed
 references are those of :mod:`jaxdyn.kernels.soa`: ABA Rodriguez86 Result 8.1, (8.3)-(8.13); RNEA
@@ -14,7 +14,7 @@ Rodriguez86 (5.1)-(5.6); CRBA Rodriguez86 (7.7)-(7.11) / Featherstone table 6.2,
 
 Per program (a block of ``block`` samples) the loop reads its link's data with dynamic indices:
 
-* the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa._link_numbers`:
+* the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa_scanned._link_numbers`:
   ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d``, ``S = [sa; sl]``) and the link's topology
   (rows of ``q``/``qd``, branch slots, ancestor ranges) as scalars from small tables;
 * the per-sample values a later sweep needs (ABA: what the kinematics sweep stores per link
@@ -47,22 +47,18 @@ import numpy as np
 from .. import tree
 from ..model import Model
 from ._checks import _check_args
-from .soa import (
-    _ART,
+from .soa_algebra import _ZERO3, _art_matrix, _dot, _inertia_apply, _rigid_to_art
+from .soa_common import _ART, _MOTION, Constants, _check_joints, _model_numbers
+from .soa_scanned import (
     _I3,
-    _MOTION,
-    Constants,
     _aba_aligned_filter_step,
     _aba_aligned_smooth_step,
     _aba_kin_step,
-    _check_joints,
     _crba_pose_step,
     _link_numbers,
-    _model_numbers,
     _rnea_back_step,
     _rnea_fwd_step,
 )
-from .soa_algebra import _ZERO3, _art_matrix, _dot, _inertia_apply, _rigid_to_art
 
 tmap = jax.tree_util.tree_map
 
@@ -241,7 +237,7 @@ def _root_x(tabs, **per_dof):
 
 def _aligned_like(tabs):
     """The structure of what the aligned-frame kinematics sweep stores per link
-    (:func:`jaxdyn.kernels.soa._aba_kin_step`): ``d``, ``S`` (``Sa``, plus ``Sl`` if the model
+    (:func:`jaxdyn.kernels.soa_scanned._aba_kin_step`): ``d``, ``S`` (``Sa``, plus ``Sl`` if the model
     has prismatic joints), ``c``, the rigid inertia ``(R h, R Ibar R^T)`` and the bias force."""
     S = (_ZERO3, _ZERO3) if "d" in tabs.cols else (_ZERO3,)
     return (_ZERO3, S, _MOTION, (_ZERO3, (0.0,) * 6), _MOTION)
@@ -253,7 +249,7 @@ def _aligned_rows(tabs):
 
 def _aba_body(tabs, K, qT, qdT, tauT, out):
     """ABA (Rodriguez86 Result 8.1) in aligned frames: the three sweeps of
-    :func:`jaxdyn.kernels.soa._aba_tree` (the parent-to-child transforms are translations, the
+    :func:`jaxdyn.kernels.soa_scanned._aba_tree` (the parent-to-child transforms are translations, the
     rotations are in the kinematics sweep)."""
     floating = tabs.floating
     like = _aligned_like(tabs)
@@ -326,7 +322,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
 
 
 def _rnea_body(tabs, K, qT, qdT, qddT, out):
-    """RNEA (Rodriguez86 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa._rnea_tree`)."""
+    """RNEA (Rodriguez86 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa_scanned._rnea_tree`)."""
     floating = tabs.floating
     world = tabs.consts.world
     base_f = 0  # scratch rows: per link f (6) | slots (_scratch_layout)
@@ -365,7 +361,7 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
 
 def _crba_body(tabs, K, qT, out):
     """Mass matrix ``M(q) + diag(armature)`` in the common frame (the world, or the free root's
-    body frame; the form of :func:`jaxdyn.kernels.soa._crba_tree`, Featherstone (6.2), Rodriguez86
+    body frame; the form of :func:`jaxdyn.kernels.soa_scanned._crba_tree`, Featherstone (6.2), Rodriguez86
     (7.7)-(7.11)): a scatter of poses gives each link's motion subspace ``S`` and rigid inertia
     in that frame, a gather sums composite inertias ``Ic`` (no transforms: one frame), then per
     link ``F = Ic S``, ``M_ii = S^T F + armature`` and ``M_ji = M_ij = S_j^T F`` for its
@@ -466,7 +462,7 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
     model's numbers baked in (not differentiable w.r.t. the model):
 
     * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``, in aligned frames
-      (:func:`jaxdyn.kernels.soa._aba_tree`);
+      (:func:`jaxdyn.kernels.soa_scanned._aba_tree`);
     * ``"rnea"``: ``f(q, qd, qdd) -> tau (B, nv)``;
     * ``"crba"``: ``f(q) -> M (B, nv, nv)`` (armature included)."""
     name = f"{algo.split('_')[0]}_pallas"

@@ -1,0 +1,200 @@
+"""The unrolled traversal of the struct-of-arrays kernels (:mod:`jaxdyn.kernels.soa`): a Python
+loop over links with static parents and joint types (fastest per sample; compile time grows with
+the number of links). The Pallas kernels (:mod:`jaxdyn.kernels.pallas`) trace these same
+functions with the model's numbers folded in."""
+
+from __future__ import annotations
+
+from ..algorithms import aba as aba_steps
+from ..algorithms import rnea as rnea_steps
+from .soa_algebra import (
+    _ZERO3,
+    SoAAlgebra,
+    _add,
+    _dot,
+    _force_to_parent,
+    _inertia_apply,
+    _keep,
+    _rigid_to_parent,
+    _v_add,
+)
+from .soa_common import (
+    _MOTION,
+    _SPHERICAL_S,
+    Constants,
+    _bias_force,
+    _body,
+    _fe,
+    _free_root_solve,
+    _free_X,
+    _joint_S,
+    _joint_X,
+    _riccati,
+    _set_slots,
+    _slots,
+    _smooth,
+    _spherical_X,
+    _velocity,
+    _world_acc,
+    _wrench,
+)
+
+# --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
+
+
+def _kinematics_unroll(model, nums, qT):
+    """Per body: numbers, placement ``(R, p)`` in the parent, motion subspace (None for a free
+    root)."""
+    lay = model.layout
+    bodies = []
+    for i, t in enumerate(model.joint_types):
+        bn = _body(nums, i)
+        qs = int(lay.q_start[i])
+        if t == "free":
+            bodies.append((bn, _free_X(tuple(qT[qs + k] for k in range(7))), None))
+        elif t == "spherical":
+            bodies.append((bn, _spherical_X(bn, tuple(qT[qs + k] for k in range(4))), _SPHERICAL_S))
+        else:
+            bodies.append((bn, _joint_X(t, bn, qT[qs]), _joint_S(t, bn)))
+    return bodies
+
+
+def _aba_unroll(model, nums, qT, qdT, tauT, feT):
+    lay = model.layout
+    parents = model.parents
+    arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
+    kin = _kinematics_unroll(model, nums, qT)
+    nb = model.nb
+    V, Cb, P, Z = [None] * nb, [None] * nb, [None] * nb, [None] * nb
+    # 1. outward: velocities v, bias accelerations c = v x S qd, bias forces z = v x* I v - f_ext
+    for i in range(nb):
+        bn, (R, p), S = kin[i]
+        vs = int(lay.v_start[i])
+        if S is None:  # free root: v = qd[0:6] (body frame), c = v x v = 0
+            V[i], Cb[i] = (tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])), (_ZERO3, _ZERO3)
+        else:
+            pa = parents[i]
+            V[i], Cb[i] = _velocity(R, p, S, _slots(qdT, vs, S), None if pa < 0 else V[pa])
+        Z[i] = _bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
+        P[i] = SoAAlgebra.art_of((bn["m"], bn["h"], bn["Ib"]))
+    # 2. inward Riccati sweep (the filter)
+    U, Dinv, E = [None] * nb, [None] * nb, [None] * nb
+    for i in reversed(range(nb)):
+        bn, (R, p), S = kin[i]
+        if S is None:
+            continue
+        vs = int(lay.v_start[i])
+        pa = parents[i]
+        P[i], Z[i] = _keep((P[i], Z[i]))  # the sums over the children, read by many terms
+        U[i], Dinv[i], E[i], Pa, za = _riccati(
+            P[i], Z[i], S, _slots(arm, vs, S), _slots(tauT, vs, S), Cb[i], to_parent=pa >= 0
+        )
+        if pa < 0:
+            continue
+        (An, Bn, Cn), (fn, ff) = aba_steps.to_parent(SoAAlgebra, (R, p), Pa, za)
+        Ap, Bp, Cp = P[pa]
+        P[pa] = (_v_add(Ap, An), _v_add(Bp, Bn), _v_add(Cp, Cn))
+        Z[pa] = (_v_add(Z[pa][0], fn), _v_add(Z[pa][1], ff))
+    # 3. outward accelerations (the smoother)
+    Acc = [None] * nb
+    qdd = [None] * model.nv
+    world = nums.world if isinstance(nums, Constants) else _world_acc(model)
+    for i in range(nb):
+        bn, (R, p), S = kin[i]
+        vs = int(lay.v_start[i])
+        if S is None:
+            P[i], Z[i] = _keep((P[i], Z[i]))
+            Acc[i], x = _free_root_solve(R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
+            qdd[vs : vs + 6] = x
+            continue
+        pa = parents[i]
+        Acc[i], x = _smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
+        _set_slots(qdd, vs, S, x)
+    return qdd
+
+
+def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
+    lay = model.layout
+    parents = model.parents
+    const = isinstance(nums, Constants)  # Python floats only: traceable inside a Pallas kernel
+    arm = nums.armature if const else model.armature.astype(model.dtype)
+    kin = _kinematics_unroll(model, nums, qT)
+    nb = model.nb
+    world = nums.world if const else _world_acc(model)
+    V, Acc, F = [None] * nb, [None] * nb, [None] * nb
+    # outward, then inward: the link steps of jaxdyn.algorithms.rnea (a free root: S = 1_6)
+    for i in range(nb):
+        bn, X, S = kin[i]
+        vs = int(lay.v_start[i])
+        pa = parents[i]
+        if S is None:
+            qd, qdd = tuple(qdT[vs : vs + 6]), tuple(qddT[vs : vs + 6])
+        else:
+            qd, qdd = _slots(qdT, vs, S), _slots(qddT, vs, S)
+        parent = (_MOTION, world) if pa < 0 else (V[pa], Acc[pa])
+        (V[i], Acc[i]), F[i] = _keep(
+            rnea_steps.forward_step(
+                SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), _wrench(_fe(feT, i)), parent
+            )
+        )
+    tau = [None] * model.nv
+    for i in reversed(range(nb)):
+        bn, X, S = kin[i]
+        vs = int(lay.v_start[i])
+        if S is None:
+            _, tau[vs : vs + 6] = rnea_steps.backward_step(
+                SoAAlgebra, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], _keep(F[i])
+            )
+            continue
+        fp, x = rnea_steps.backward_step(SoAAlgebra, X, S, _slots(arm, vs, S), _slots(qddT, vs, S), _keep(F[i]))
+        _set_slots(tau, vs, S, x)
+        pa = parents[i]
+        if pa >= 0:
+            F[pa] = SoAAlgebra.add(F[pa], fp)
+    return tau
+
+
+def _crba_unroll(model, nums, qT):
+    """Mass matrix ``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the
+    tree (Featherstone table 6.2; Rodriguez86 (7.7)-(7.11)): composite inertias ``Ic_p += X* Ic X``
+    inward (rigid, compact), then per dof ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature`` and
+    ``F <- X* F`` up the ancestors ``j``: ``M_ji = M_ij = S_j^T F``. A free root's ``S`` is
+    ``1_6`` (its six unit motions). Entries of bodies on different branches are exact zeros."""
+    lay = model.layout
+    parents = model.parents
+    arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
+    kin = _kinematics_unroll(model, nums, qT)
+    nb, nv = model.nb, model.nv
+    Ic = [(bn["m"], bn["h"], bn["Ib"]) for bn, _, _ in kin]
+    for i in reversed(range(nb)):
+        Ic[i] = _keep(Ic[i])  # with the children's inertias added
+        pa = parents[i]
+        if pa >= 0:
+            _, (R, p), _ = kin[i]
+            m, h, Ib = _rigid_to_parent(R, p, *Ic[i])
+            Ic[pa] = (_add(Ic[pa][0], m), _v_add(Ic[pa][1], h), _v_add(Ic[pa][2], Ib))
+    e = [tuple(float(k == j) for j in range(3)) for k in range(3)]
+    unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
+
+    def subspace(i):
+        S = kin[i][2]
+        return unit if S is None else S if isinstance(S, list) else [S]
+
+    M = [[0.0] * nv for _ in range(nv)]
+    for i in range(nb):
+        vs = int(lay.v_start[i])
+        for c, Sc in enumerate(subspace(i)):
+            col = vs + c
+            F = _inertia_apply(*Ic[i], *Sc)
+            for r, Sr in enumerate(subspace(i)):
+                M[vs + r][col] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
+            M[col][col] = _add(M[col][col], arm[col])
+            j = i
+            while parents[j] >= 0:
+                _, (R, p), _ = kin[j]
+                F = _force_to_parent(R, p, *F)
+                j = parents[j]
+                vj = int(lay.v_start[j])
+                for r, Sr in enumerate(subspace(j)):
+                    M[vj + r][col] = M[col][vj + r] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
+    return [x for row in M for x in row]
