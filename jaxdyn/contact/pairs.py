@@ -187,6 +187,26 @@ _PAIR_ROWS = {
 }
 
 
+# the narrow phase by the shapes' arguments: a sphere ``(c, r)`` or a capsule's segment ``(p, d,
+# r)`` against a shape ``(c, R, size)`` (normals from the shape), two shapes ``(c, R, size)``
+# (normals from the first)
+_SPHERE_AGAINST = {
+    geometry.BOX: _sphere_box,
+    geometry.CYLINDER: _sphere_cylinder,
+    geometry.ELLIPSOID: _sphere_ellipsoid,
+}
+_SEGMENT_AGAINST = {
+    geometry.BOX: _segment_box_contacts,
+    geometry.CYLINDER: _segment_cylinder_contacts,
+    geometry.ELLIPSOID: _segment_ellipsoid_contacts,
+}
+_SOLID_PAIRS = {
+    (geometry.BOX, geometry.BOX): _box_box_contacts,
+    (geometry.CYLINDER, geometry.CYLINDER): _cylinder_cylinder_contacts,
+    (geometry.CYLINDER, geometry.BOX): _cylinder_box_contacts,
+}
+
+
 class CollisionPairs(NamedTuple):
     """The geom pairs of a model that collide (:func:`collision_pairs`).
 
@@ -374,35 +394,17 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
         elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
             segs = (*_segment_of(Rg[i], cg[i], size[i]), r1, *_segment_of(Rg[j], cg[j], size[j]), size[j, 0])
             out.append(_segment_segment_contacts(*segs))
-        elif (t1, t2) == (geometry.SPHERE, geometry.BOX):  # the normal from the sphere to the box
-            dd, n, p = _sphere_box(cg[i], r1, cg[j], Rg[j], size[j])
+        elif t1 == geometry.SPHERE and t2 in _SPHERE_AGAINST:  # the normal from the sphere to the other
+            dd, n, p = _SPHERE_AGAINST[t2](cg[i], r1, cg[j], Rg[j], size[j])
             out.append(one(dd, -n, p))
-        elif (t1, t2) == (geometry.CAPSULE, geometry.BOX):  # the normal from the capsule to the box
+        elif t1 == geometry.CAPSULE and t2 in _SEGMENT_AGAINST:  # the normal from the capsule to the other
             p1, d1 = _segment_of(Rg[i], cg[i], size[i])
-            dd, n, p, phi = _segment_box_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
-            out.append((dd, -n, p, phi))
-        elif (t1, t2) == (geometry.BOX, geometry.BOX):
-            out.append(_box_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
-        elif (t1, t2) == (geometry.SPHERE, geometry.CYLINDER):  # the normal from the sphere to the cylinder
-            dd, n, p = _sphere_cylinder(cg[i], r1, cg[j], Rg[j], size[j])
-            out.append(one(dd, -n, p))
-        elif (t1, t2) == (geometry.CAPSULE, geometry.CYLINDER):  # the normal from the capsule to the cylinder
-            p1, d1 = _segment_of(Rg[i], cg[i], size[i])
-            dd, n, p, phi = _segment_cylinder_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
-            out.append((dd, -n, p, phi))
-        elif (t1, t2) == (geometry.CYLINDER, geometry.CYLINDER):
-            out.append(_cylinder_cylinder_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
-        elif (t1, t2) == (geometry.CYLINDER, geometry.BOX):  # the normal from the cylinder to the box
-            out.append(_cylinder_box_contacts(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
-        elif (t1, t2) == (geometry.SPHERE, geometry.ELLIPSOID):  # the normal from the sphere to the ellipsoid
-            dd, n, p = _sphere_ellipsoid(cg[i], r1, cg[j], Rg[j], size[j])
-            out.append(one(dd, -n, p))
-        elif (t1, t2) == (geometry.CAPSULE, geometry.ELLIPSOID):  # the normal from the capsule to the ellipsoid
-            p1, d1 = _segment_of(Rg[i], cg[i], size[i])
-            dd, n, p, phi = _segment_ellipsoid_contacts(p1, d1, r1, cg[j], Rg[j], size[j])
+            dd, n, p, phi = _SEGMENT_AGAINST[t2](p1, d1, r1, cg[j], Rg[j], size[j])
             out.append((dd, -n, p, phi))
         elif (t1, t2) == (geometry.ELLIPSOID, geometry.ELLIPSOID):
             out.append(one(*_ellipsoid_ellipsoid(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j])))
+        elif (t1, t2) in _SOLID_PAIRS:  # the normal from the first to the second
+            out.append(_SOLID_PAIRS[(t1, t2)](cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
             T1, V1, valid1, _, _ = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
             T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
