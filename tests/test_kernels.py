@@ -313,13 +313,14 @@ def test_pallas_matches_generic_interpret(algo):
 def test_crba_unrolled_and_pallas_match_generic():
     """The unrolled SoA mass matrix (a branched floating tree: off-branch zeros, the free root's
     6x6 block) equals ``vmap(jaxdyn.crba)``, plain and as a Pallas kernel (interpret mode)."""
-    from jaxdyn.kernels import pallas, soa
+    from jaxdyn.kernels import pallas, soa_common, soa_unrolled
 
     m = builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=4, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q, _, _, _ = _state(m, 11, seed=3)
     ref = _ref_crba(m, q)
-    plain = jax.jit(lambda q: soa._rows(soa._crba_unroll(m, soa._model_numbers(m), q.T), 11, m.dtype))(q)
+    unrolled = lambda q: soa_unrolled._crba_unroll(m, soa_common._model_numbers(m), q.T)  # noqa: E731
+    plain = jax.jit(lambda q: soa_common._rows(unrolled(q), 11, m.dtype))(q)
     plain = plain.T.reshape(11, m.nv, m.nv)
     fused = jax.jit(pallas.crba_pallas(m, block=8, interpret=True))(q)
     for out in (plain, fused):

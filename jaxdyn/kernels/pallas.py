@@ -7,7 +7,7 @@ The struct-of-arrays ABA of :mod:`jaxdyn.kernels.soa` (unrolled over links; equa
 references there) is traced inside one ``pallas_call`` body: each program of the grid loads a
 block of ``block`` samples of every input coordinate, runs the whole recursion on them in
 registers and writes ``qdd``: one GPU kernel per call, no intermediate in device memory. The
-model's numbers are folded in as constants (:class:`~jaxdyn.kernels.soa.Constants`), so the
+model's numbers are folded in as constants (:class:`~jaxdyn.kernels.soa_common.Constants`), so the
 kernel is specialised to the robot (like generated code) and is not differentiable w.r.t. the
 model; it is for forward simulation at scale. Results equal :func:`jaxdyn.kernels.aba_batch`
 to rounding. For robots with more than :data:`PALLAS_MAX_LINKS` links (whose straight-line
