@@ -1,0 +1,159 @@
+"""Ellipsoids: a point's closest point (Newton's method on the Lagrange multiplier), so sphere- and
+capsule-ellipsoid, and two ellipsoids (the largest separation of their support functions).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..spatial import mm, mtv, mv, spd_inverse
+from .segments import _beyond_ends, _dot, _golden_minimum, _length
+
+ELLIPSOID_STEPS = 24  # Newton steps for a point's closest point on an ellipsoid (monotone)
+
+
+def _ellipsoid_closest(y, a):
+    """The point ``x`` of the ellipsoid ``sum (x_i / a_i)^2 = 1`` (semi-axes ``a``, its own frame)
+    closest to ``y``, and the outward unit normal there, ``unit(x / a^2)``. The closest point
+    is ``x_i = a_i^2 y_i / (a_i^2 + t)`` with ``t`` the root of ``psi(t) = 1 / |v(t)| - 1``,
+    ``v_i = a_i y_i / (a_i^2 + t)`` (the Lagrange condition, Eberly's "distance from a point to
+    an ellipsoid"): ``psi`` is increasing and concave on ``t > -a_min^2`` (``1 / |v|`` is a power
+    mean of order -2 of the linear ``(a_i^2 + t) / (a_i |y_i|)``), so it has one root there and
+    Newton's method from the lower bound ``max_i (a_i |y_i| - a_i^2)`` rises to it monotonically
+    (:data:`ELLIPSOID_STEPS` steps, without derivatives; for a sphere one step is exact). One more
+    Newton step with derivatives gives ``t`` the derivative of the root (implicit function
+    theorem). Outside points have ``t >= 0``, inside points ``t < 0``. Where the root would lie
+    at ``-a_min^2`` (a point deep inside, on the plane of the shortest axis, with two closest
+    points) the shortest axis' coordinate takes what the others leave, with ``y``'s sign."""
+    dtype = y.dtype
+    a2 = a * a
+    k = jnp.argmin(a, -1)
+    short = jax.nn.one_hot(k, 3, dtype=dtype)
+    floor = -jnp.take_along_axis(a2, k[..., None], -1)[..., 0] * (1.0 - 1e-6)
+    tiny = jnp.finfo(dtype).tiny
+
+    def psi(t, y, a, a2):  # psi and its derivative
+        den = a2 + t[..., None]
+        v = a * y / den
+        vv = _dot(v, v)
+        ok = vv > tiny
+        inv = jnp.where(ok, jax.lax.rsqrt(jnp.where(ok, vv, 1.0)), 0.0)
+        slope = _dot(v, v / den) * inv**3
+        return jnp.where(ok, inv - 1.0, 1.0), jnp.where(ok, slope, 1.0)
+
+    y0, a0, a20 = (jax.lax.stop_gradient(x) for x in (y, a, a2))
+    t0 = jnp.maximum(jnp.max(a0 * jnp.abs(y0) - a20, -1), jax.lax.stop_gradient(floor))
+
+    def step(_, t):
+        f, df = psi(t, y0, a0, a20)
+        return jnp.maximum(t - f / df, jax.lax.stop_gradient(floor))
+
+    t = jax.lax.fori_loop(0, ELLIPSOID_STEPS, step, t0)
+    at_floor = t - jax.lax.stop_gradient(floor) <= -1e-6 * jax.lax.stop_gradient(floor)
+    f, df = psi(t, y, a, a2)
+    t = jnp.where(at_floor, floor, jnp.maximum(t - f / jax.lax.stop_gradient(df), floor))
+    x = a2 * y / (a2 + t[..., None])
+    others = x * (1.0 - short)  # at the floor: the shortest axis takes what the others leave
+    q = others / a
+    left = 1.0 - _dot(q, q)
+    deep = at_floor & (left > 0)
+    fill = jnp.where(deep, jnp.sqrt(jnp.where(deep, left, 1.0)), 0.0) * jnp.where(_dot(y, short) >= 0, 1.0, -1.0)
+    fill = fill * jnp.take_along_axis(a, k[..., None], -1)[..., 0]
+    x = jnp.where(at_floor[..., None], others + fill[..., None] * short, x)
+    _, n, _ = _length(x / a2)
+    return x, n
+
+
+def _ellipsoid_distance(p, ce, Re, a):
+    """Signed distance of the points ``p`` to the ellipsoids ``(ce, Re, semi-axes a)``, the unit
+    outward normal at the closest surface point, and that point (world frame;
+    :func:`_ellipsoid_closest`): ``(y - x) . n`` in the ellipsoid's frame, ``|y - x|`` outside."""
+    y = mtv(Re, p - ce)
+    x, n = _ellipsoid_closest(y, a)
+    return _dot(y - x, n), mv(Re, n), ce + mv(Re, x)
+
+
+def _sphere_ellipsoid(c, r, ce, Re, a):
+    """Sphere ``(c, r)`` against the ellipsoid: signed distance, unit normal from the ellipsoid
+    to the sphere, witness midway between the surfaces (exact, :func:`_ellipsoid_distance`)."""
+    sd, n, s = _ellipsoid_distance(c, ce, Re, a)
+    return sd - r, n, 0.5 * (s + c - r[..., None] * n)
+
+
+def _segment_ellipsoid(p, d, r, ce, Re, a):
+    """Capsule (segment ``p + t d``, radius ``r``) against the ellipsoid: :func:`_sphere_ellipsoid`
+    at the segment's point deepest in it, the minimiser of the ellipsoid's signed distance along
+    the segment (convex), by golden section (as :func:`_segment_cylinder`)."""
+    p0, d0, ce0, Re0, a0 = (jax.lax.stop_gradient(x) for x in (p, d, ce, Re, a))
+    f = lambda t: _ellipsoid_distance(p0 + t[..., None] * d0, ce0, Re0, a0)[0]  # noqa: E731
+    lo, hi = jnp.zeros(p.shape[:-1], p.dtype), jnp.ones(p.shape[:-1], p.dtype)
+    t = _golden_minimum(f, lo, hi)
+    return _sphere_ellipsoid(p + t[..., None] * d, r, ce, Re, a)
+
+
+def _segment_ellipsoid_contacts(p, d, r, ce, Re, a):
+    """Capsule against ellipsoid as three contacts, as :func:`_segment_box_contacts`: the two end
+    spheres and the segment's deepest point counted beyond them (B1). Returns signed distances
+    ``(..., 3)``, normals from the ellipsoid to the capsule ``(..., 3, 3)``, witnesses and the
+    capsule's signed distance ``(...)``."""
+    d0, n0, w0 = _sphere_ellipsoid(p, r, ce, Re, a)
+    d1, n1, w1 = _sphere_ellipsoid(p + d, r, ce, Re, a)
+    ds, ns, ws = _segment_ellipsoid(p, d, r, ce, Re, a)
+    di = _beyond_ends(ds, d0, d1)
+    return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
+
+
+SUPPORT_STEPS = 30  # Newton steps on the sphere of directions for two ellipsoids
+
+
+def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
+    """Two ellipsoids ``(c, R, semi-axes a)``: signed distance, unit normal from the first to the
+    second, and witness midway between the surfaces. The separation along a unit direction ``n``
+    is ``f(n) = (c2 - c1) . n - |A1 R1^T n| - |A2 R2^T n|`` (the support functions: the first's
+    farthest point along ``n`` is ``c1 + R1 A1^2 R1^T n / |A1 R1^T n|``), and the signed distance
+    is its maximum over unit ``n``: the distance where they are apart, minus the minimum
+    translation where they overlap. ``f`` is concave (a linear function less two norms), so for
+    shapes apart its maximum on the sphere is unique; Newton's method on the sphere from the
+    centre line finds it (:data:`SUPPORT_STEPS` steps without derivatives, each at most 0.5 rad,
+    with the tangent Hessian ``P f'' P - f P``, shifted to stay negative definite where ``f < 0``);
+    one more step with derivatives gives the direction's derivative (implicit function theorem)
+    and ``f`` there the distance's (envelope theorem)."""
+    dtype = c1.dtype
+    eye = jnp.eye(3, dtype=dtype)
+
+    def parts(n, R, a):  # |A R^T n|, its gradient (the support offset) and Hessian
+        a2 = a * a
+        m = mtv(R, n)
+        sq = _dot(a * m, a * m)
+        ok = sq > jnp.finfo(dtype).tiny
+        r = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 1.0)
+        g = mv(R, a2 * m) / r[..., None]
+        Q = mm(R * a2[..., None, :], jnp.swapaxes(R, -1, -2))
+        return r, g, (Q - g[..., :, None] * g[..., None, :]) / r[..., None, None]
+
+    def newton(n, dc, R1, a1, R2, a2, exact):  # f at n and the Newton step for its maximum
+        r1, g1, H1 = parts(n, R1, a1)
+        r2, g2, H2 = parts(n, R2, a2)
+        f = _dot(dc, n) - r1 - r2
+        grad = dc - g1 - g2
+        grad = grad - _dot(grad, n)[..., None] * n  # on the tangent plane
+        nn = n[..., :, None] * n[..., None, :]
+        P = eye - nn
+        shift = f if exact else jnp.abs(f)
+        negH = mm(mm(P, H1 + H2), P) + shift[..., None, None] * P + nn  # minus the tangent Hessian
+        return f, mv(spd_inverse(jax.lax.stop_gradient(negH)), grad)
+
+    fixed = tuple(jax.lax.stop_gradient(x) for x in (c2 - c1, R1, a1, R2, a2))
+    _, n0, _ = _length(fixed[0])
+
+    def step(_, n):
+        s = newton(n, *fixed, False)[1]
+        size = jnp.sqrt(_dot(s, s))
+        return _length(n + s * jnp.minimum(1.0, 0.5 / jnp.maximum(size, 1e-30))[..., None])[1]
+
+    n = jax.lax.fori_loop(0, SUPPORT_STEPS, step, n0)
+    n = _length(n + newton(n, c2 - c1, R1, a1, R2, a2, True)[1])[1]  # with derivatives
+    r1, g1, _ = parts(n, R1, a1)
+    r2, g2, _ = parts(n, R2, a2)
+    return _dot(c2 - c1, n) - r1 - r2, n, 0.5 * ((c1 + g1) + (c2 - g2))

@@ -1,0 +1,232 @@
+"""Convex hulls of mesh geoms (outward triangles ``T (..., F, 3, 3)`` in world coordinates): the
+exact signed distance of a point (Ericson05 5.1.5), and a hull against a sphere, a capsule, a
+box, a cylinder or another hull.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..spatial import cross, mv
+from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
+from .cylinders import _rim_points, _rim_rows, _segment_cylinder, _sphere_cylinder
+from .segments import _beyond_ends, _dot, _golden_minimum, _length
+
+HULL_POINTS = 8  # a hull's vertices that count against another shape: its this many deepest
+
+
+def _closest_on_triangles(p, a, b, c):
+    """The point of each triangle ``(a, b, c)`` nearest to ``p`` (Ericson05 5.1.5, its Voronoi
+    regions tested in turn, here as selections so that every triangle is one batched
+    expression). Shapes broadcast; degenerate triangles fall back to a vertex or an edge."""
+    ab, ac, ap = b - a, c - a, p - a
+    d1, d2 = _dot(ab, ap), _dot(ac, ap)
+    bp = p - b
+    d3, d4 = _dot(ab, bp), _dot(ac, bp)
+    cp = p - c
+    d5, d6 = _dot(ab, cp), _dot(ac, cp)
+    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
+    safe = lambda x: jnp.where(x == 0, 1.0, x)  # noqa: E731
+    den = safe(va + vb + vc)
+    inside = a + (vb / den)[..., None] * ab + (vc / den)[..., None] * ac
+    e_bc = (d4 - d3) / safe((d4 - d3) + (d5 - d6))
+    on_bc = b + e_bc[..., None] * (c - b)
+    on_ac = a + (d2 / safe(d2 - d6))[..., None] * ac
+    on_ab = a + (d1 / safe(d1 - d3))[..., None] * ab
+    # Ericson's order of tests, the first that holds wins: so select from the last one back
+    q = inside
+    q = jnp.where(((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0))[..., None], on_bc, q)
+    q = jnp.where(((vb <= 0) & (d2 >= 0) & (d6 <= 0))[..., None], on_ac, q)
+    q = jnp.where(((d6 >= 0) & (d5 <= d6))[..., None], c, q)
+    q = jnp.where(((vc <= 0) & (d1 >= 0) & (d3 <= 0))[..., None], on_ab, q)
+    q = jnp.where(((d3 >= 0) & (d4 <= d3))[..., None], b, q)
+    return jnp.where(((d1 <= 0) & (d2 <= 0))[..., None], a, q)
+
+
+def _hull_distance(p, T):
+    """Signed distance of points ``p`` ``(..., k, 3)`` to the convex hull bounded by the outward
+    triangles ``T`` ``(..., F, 3, 3)`` (one hull per leading index), and the outward unit normal
+    of its nearest surface point. Inside (no face plane with the point in front), the largest
+    of the planes' distances ``n_f . p - n_f . a_f``, along that face's normal: exact for a
+    convex body. Outside, the distance to the nearest triangle's nearest point, along the line
+    from it (the planes' largest distance is only a lower bound there, near edges and
+    vertices). The nearest face is chosen by index, so the derivative is that face's."""
+    a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
+    n = cross(b - a, c - a)
+    _, n, _ = _length(n)
+    pk = p[..., :, None, :]  # (..., k, 1, 3)
+    s = _dot(n, pk - a)  # (..., k, F)
+    f = jnp.argmax(s, -1)
+    take = lambda x: jnp.take_along_axis(x, f[..., None], -1)[..., 0]  # noqa: E731
+    s_max = take(s)
+    n_in = jnp.take_along_axis(jnp.broadcast_to(n, s.shape + (3,)), f[..., None, None], -2)[..., 0, :]
+    q = _closest_on_triangles(pk, a, b, c)  # (..., k, F, 3)
+    dq = _dot(pk - q, pk - q)
+    j = jnp.argmin(dq, -1)
+    q_near = jnp.take_along_axis(q, j[..., None, None], -2)[..., 0, :]
+    d_out, n_out, ok = _length(p - q_near)
+    outside = (s_max > 0) & ok
+    return jnp.where(outside, d_out, s_max), jnp.where(outside[..., None], n_out, n_in)
+
+
+def _sphere_hull(c, r, T):
+    """Spheres ``(c, r)`` ``(..., k)`` against the hull ``T``: signed distance, unit normal from
+    the hull to the sphere and witness midway between the surfaces (:func:`_hull_distance`)."""
+    sd, n = _hull_distance(c, T)
+    surface = c - sd[..., None] * n
+    return sd - r, n, 0.5 * (surface + c - r[..., None] * n)
+
+
+def _hull_sdf_of(T):
+    """The hull's signed distance and outward normal as a function of points ``(..., 2, k, 3)``,
+    without derivatives (for :func:`_rim_points`)."""
+    T0 = jax.lax.stop_gradient(T)[..., None, :, :, :]  # a rim axis
+    return lambda pts: _hull_distance(pts, T0)
+
+
+def _segment_hull(p, d, r, T):
+    """Capsules (segment ``p + t d``, radius ``r``) against the hull ``T``: :func:`_sphere_hull`
+    at the segment's point deepest in the hull, the minimiser of the hull's signed distance
+    along it (convex: a convex body's), by golden section (as :func:`_segment_cylinder`)."""
+    p0, d0, T0 = (jax.lax.stop_gradient(x) for x in (p, d, T))
+    f = lambda t: _hull_distance((p0 + t[..., None] * d0)[..., None, :], T0)[0][..., 0]  # noqa: E731
+    lo, hi = jnp.zeros(p.shape[:-1], p.dtype), jnp.ones(p.shape[:-1], p.dtype)
+    t = _golden_minimum(f, lo, hi)
+    dist, n, w = _sphere_hull((p + t[..., None] * d)[..., None, :], r[..., None], T)
+    return dist[..., 0], n[..., 0, :], w[..., 0, :]
+
+
+def _segment_hull_contacts(p, d, r, T):
+    """Capsule against hull as three contacts, as :func:`_segment_box_contacts`: the two end
+    spheres and the segment's deepest point counted beyond them (B1). Returns signed distances
+    ``(..., 3)``, normals from the hull to the capsule ``(..., 3, 3)``, witnesses and the
+    capsule's signed distance ``(...)``."""
+    ends = jnp.stack([p, p + d], -2)
+    de, ne, we = _sphere_hull(ends, jnp.stack([r, r], -1), T)
+    ds, ns, ws = _segment_hull(p, d, r, T)
+    di = _beyond_ends(ds, de[..., 0], de[..., 1])
+    dist = jnp.concatenate([de, di[..., None]], -1)
+    return dist, jnp.concatenate([ne, ns[..., None, :]], -2), jnp.concatenate([we, ws[..., None, :]], -2), ds
+
+
+FAR = 1e3  # metres: the distance of a row that stands for no contact (farther than any)
+
+
+def _deepest(dist, valid):
+    """The rows (``(..., K)`` indices into the last axis of ``dist``, and whether each is a
+    valid row) of the :data:`HULL_POINTS` smallest distances among the valid ones: a hull's
+    vertices or edges that meet another shape first, chosen anew at each evaluation
+    (``lax.top_k``; the choice has no derivative, the chosen rows' distances do). Invalid rows
+    (padding to the largest hull) come last, so they are chosen only from a hull with fewer
+    valid rows than ``K``. Of fewer than ``K`` rows, the indices are padded with row 0 marked
+    invalid, so a pair's number of contacts does not depend on its hull's size."""
+    m = dist.shape[-1]
+    _, k = jax.lax.top_k(jnp.where(valid, -dist, -jnp.inf), min(HULL_POINTS, m))
+    ok = jnp.take_along_axis(valid, k, -1)
+    if m < HULL_POINTS:
+        pad = k.shape[:-1] + (HULL_POINTS - m,)
+        k = jnp.concatenate([k, jnp.zeros(pad, k.dtype)], -1)
+        ok = jnp.concatenate([ok, jnp.zeros(pad, bool)], -1)
+    return k, ok
+
+
+def _take(x, k):
+    """Rows ``k`` ``(..., K)`` of ``x`` ``(..., M)`` or ``(..., M, 3)``."""
+    return jnp.take_along_axis(x, k, -1) if x.ndim == k.ndim else jnp.take_along_axis(x, k[..., None], -2)
+
+
+def _box_hull_contacts(cb, Rb, h, T, V, valid):
+    """Box ``(cb, Rb, half-sizes h)`` against a hull (triangles ``T``, vertices ``V`` with
+    ``valid``) as 28 point contacts: the box's 8 corners against the hull's exact signed
+    distance (:func:`_sphere_hull` of radius 0), its 12 edges as interior contacts (B1) of
+    segments of radius 0 (the edge's deepest point, :func:`_segment_hull`, counted beyond its
+    corners), and the hull's :data:`HULL_POINTS` vertices deepest in the box
+    (:func:`_sphere_box` of radius 0). Returns signed distances ``(..., 28)``, unit normals from
+    the box to the hull, witnesses, and the pair's signed distance: the smallest over the
+    edges' deepest points and the vertices, exact where the shapes are apart (their closest
+    points lie on an edge of the box or at a vertex of the hull, or are equally near along a
+    whole face or edge that ends there)."""
+    dtype = cb.dtype
+    zero = jnp.zeros((), dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    corners = x(cb) + mv(X(Rb), jnp.asarray(_CORNERS, dtype) * x(h))
+    dc, nc, wc = _sphere_hull(corners, jnp.zeros(corners.shape[:-1], dtype), T)  # normals hull -> box
+    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
+    p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))
+    Te = T[..., None, :, :, :]  # one hull per edge
+    seg, ne, we = _segment_hull(p, d, jnp.zeros(p.shape[:-1], dtype), Te)
+    de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+    dv, nv, wv = _sphere_box(V, zero, x(cb), X(Rb), x(h))  # normals box -> vertex
+    k, ok = _deepest(dv, valid)
+    dv, nv, wv = jnp.where(ok, _take(dv, k), FAR), _take(nv, k), _take(wv, k)
+    dist = jnp.concatenate([dc, de, dv], -1)
+    normal = jnp.concatenate([-nc, -ne, nv], -2)
+    witness = jnp.concatenate([wc, we, wv], -2)
+    return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(dv, -1))
+
+
+def _cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
+    """Cylinder ``(cc, Rc, size)`` against a hull (triangles ``T``, vertices ``V``, edges ``E``
+    ``(..., M, 2, 3)``, with their ``valid`` masks) as 28 point contacts: the cylinder's rims
+    against the hull's exact signed distance, 4 points on each rim and each rim's deepest points
+    counted beyond them (:func:`_rim_points`, :func:`_rim_rows`); the hull's
+    :data:`HULL_POINTS` vertices deepest in the cylinder (:func:`_sphere_cylinder` of radius 0);
+    and its :data:`HULL_POINTS` edges that reach deepest into it, each the interior contact (B1)
+    of a segment of radius 0 (:func:`_segment_cylinder`) counted beyond its two vertices.
+    Returns signed distances ``(..., 28)``, unit normals from the cylinder to the hull,
+    witnesses, and the pair's signed distance: the smallest over the rims' deepest points and
+    the edges' (exact where the shapes are apart: their closest points lie on a rim, or on an
+    edge of the hull)."""
+    zero = jnp.zeros((), cc.dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    square, deepest, second = _rim_points(cc, Rc, size, _hull_sdf_of(T))
+    dq, nq, wq = _sphere_hull(square, jnp.zeros(square.shape[:-1], cc.dtype), T)  # normals hull -> rim
+    dd, nd, wd = _sphere_hull(deepest, jnp.zeros(deepest.shape[:-1], cc.dtype), T)
+    drim, nrim, wrim = _rim_rows(dq, -nq, wq, dd, -nd, wd, second, size[..., 0])
+    dv, nv, wv = _sphere_cylinder(V, zero, x(cc), X(Rc), x(size))  # normals cylinder -> vertex
+    k, ok = _deepest(dv, valid)
+    dv, nv, wv = jnp.where(ok, _take(dv, k), FAR), _take(nv, k), _take(wv, k)
+    p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
+    seg, ne, we = _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size))
+    d0 = _sphere_cylinder(p, zero, x(cc), X(Rc), x(size))[0]
+    d1 = _sphere_cylinder(p + d, zero, x(cc), X(Rc), x(size))[0]
+    k, ok = _deepest(seg, e_valid)  # the deepest edges, each counted beyond its ends (B1)
+    de = jnp.where(ok, _beyond_ends(_take(seg, k), _take(d0, k), _take(d1, k)), FAR)
+    ne, we = _take(ne, k), _take(we, k)
+    dist = jnp.concatenate([drim, dv, de], -1)
+    normal = jnp.concatenate([nrim, nv, ne], -2)
+    witness = jnp.concatenate([wrim, wv, we], -2)
+    apart = jnp.min(jnp.where(e_valid, seg, jnp.inf), -1)
+    return dist, normal, witness, jnp.minimum(jnp.min(dd, -1), apart)
+
+
+def _vertices_in_hull(V, valid, T):
+    """The :data:`HULL_POINTS` vertices ``V`` ``(..., M, 3)`` (with ``valid``) deepest in the
+    hull ``T``: chosen by the largest of the hull's face-plane distances (the signed distance
+    inside, a lower bound outside, so every vertex inside comes before every vertex outside),
+    then their exact signed distances (:func:`_sphere_hull` of radius 0), unit normals from the
+    hull to the vertex and witnesses; ``FAR`` for padding."""
+    a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
+    _, n, _ = _length(cross(b - a, c - a))
+    planes = jnp.max(_dot(n, V[..., :, None, :] - a), -1)  # (..., M)
+    k, ok = _deepest(planes, valid)
+    Vk = _take(V, k)
+    d, nrm, w = _sphere_hull(Vk, jnp.zeros(Vk.shape[:-1], V.dtype), T)
+    return jnp.where(ok, d, FAR), nrm, w
+
+
+def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2):
+    """Two convex hulls (triangles ``T``, vertices ``V`` with ``valid``) as 16 point contacts:
+    the :data:`HULL_POINTS` vertices of each deepest in the other (:func:`_vertices_in_hull`).
+    Returns signed distances ``(..., 16)``, unit normals from the first hull to the second,
+    witnesses, and the pair's signed distance: the smallest of the rows, exact where the hulls
+    are apart and their closest points include a vertex (a vertex against a face, an edge or a
+    vertex); where two edges are closest it is larger than the true distance, and two hulls
+    that cross edge through edge with no vertex inside the other have no contact."""
+    d1, n1, w1 = _vertices_in_hull(V1, valid1, T2)  # normals hull 2 -> a vertex of hull 1
+    d2, n2, w2 = _vertices_in_hull(V2, valid2, T1)  # hull 1 -> a vertex of hull 2
+    dist = jnp.concatenate([d1, d2], -1)
+    return dist, jnp.concatenate([-n1, n2], -2), jnp.concatenate([w1, w2], -2), jnp.min(dist, -1)
