@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on a lent GPU machine (the workplace's `device` tool): `bash benchmarks/gpu_session.sh PART`.
+# One call on a GPU machine without network access: `bash benchmarks/gpu_session.sh PART`.
 # The machine has jax (CUDA) preinstalled and no network: the peers (frax, mujoco + mujoco-mjx and
 # their missing pure-Python needs) travel as wheels in .whl/ (see benchmarks/README.md, "On a GPU").
 # Each step runs under its own `timeout`, so a stalled case cannot eat the whole call; the

@@ -75,6 +75,7 @@ from .ellipsoids import (  # noqa: F401
     _ellipsoid_closest,
     _ellipsoid_distance,
     _ellipsoid_ellipsoid,
+    _ellipsoid_support,
     _segment_ellipsoid,
     _segment_ellipsoid_contacts,
     _sphere_ellipsoid,

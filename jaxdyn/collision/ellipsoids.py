@@ -104,6 +104,19 @@ def _segment_ellipsoid_contacts(p, d, r, ce, Re, a):
     return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
 
 
+def _ellipsoid_support(R, a, n):
+    """The support function of ellipsoids (rotation ``R``, semi-axes ``a``) at the directions ``n``
+    and their support offsets: ``|A R^T n|`` and ``R A^2 R^T n / |A R^T n|``, the point of the
+    ellipsoid farthest along ``n`` less its centre (its gradient; a sphere's ``r n``). Also the
+    divisor used, ``|A R^T n|`` or 1 where it underflows (a zero-size ellipsoid, offset 0)."""
+    m = mtv(R, n)
+    sq = _dot(a * m, a * m)
+    ok = sq > jnp.finfo(sq.dtype).tiny
+    r = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
+    safe = jnp.where(ok, r, 1.0)
+    return r, mv(R, a * a * m) / safe[..., None], safe
+
+
 SUPPORT_STEPS = 30  # Newton steps on the sphere of directions for two ellipsoids
 
 
@@ -123,14 +136,9 @@ def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
     eye = jnp.eye(3, dtype=dtype)
 
     def parts(n, R, a):  # |A R^T n|, its gradient (the support offset) and Hessian
-        a2 = a * a
-        m = mtv(R, n)
-        sq = _dot(a * m, a * m)
-        ok = sq > jnp.finfo(dtype).tiny
-        r = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 1.0)
-        g = mv(R, a2 * m) / r[..., None]
-        Q = mm(R * a2[..., None, :], jnp.swapaxes(R, -1, -2))
-        return r, g, (Q - g[..., :, None] * g[..., None, :]) / r[..., None, None]
+        r, g, safe = _ellipsoid_support(R, a, n)
+        Q = mm(R * (a * a)[..., None, :], jnp.swapaxes(R, -1, -2))
+        return r, g, (Q - g[..., :, None] * g[..., None, :]) / safe[..., None, None]
 
     def newton(n, dc, R1, a1, R2, a2, exact):  # f at n and the Newton step for its maximum
         r1, g1, H1 = parts(n, R1, a1)
@@ -154,6 +162,6 @@ def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
 
     n = jax.lax.fori_loop(0, SUPPORT_STEPS, step, n0)
     n = _length(n + newton(n, c2 - c1, R1, a1, R2, a2, True)[1])[1]  # with derivatives
-    r1, g1, _ = parts(n, R1, a1)
-    r2, g2, _ = parts(n, R2, a2)
+    r1, g1, _ = _ellipsoid_support(R1, a1, n)
+    r2, g2, _ = _ellipsoid_support(R2, a2, n)
     return _dot(c2 - c1, n) - r1 - r2, n, 0.5 * ((c1 + g1) + (c2 - g2))

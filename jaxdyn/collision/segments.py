@@ -9,9 +9,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ..spatial import ArrayOps
 
-def _dot(a, b):
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+_dot = ArrayOps.dot  # a . b over the last axis, an explicit sum
 
 
 def _length(x):

@@ -39,9 +39,9 @@ from jaxtyping import Array, Float
 
 from .. import geometry
 from ..algorithms.common import full_precision
-from ..collision import HULL_POINTS, _cylinder_rims, _deepest, _dot, _take, _unit
+from ..collision import HULL_POINTS, _cylinder_rims, _deepest, _dot, _ellipsoid_support, _take, _unit
 from ..model import Model
-from ..spatial import mtv, mv
+from ..spatial import mv
 from .frames import _Frames, _frames, _geom_poses, _point_velocity
 from .laws import _force_law
 from .params import ContactParams, Ground
@@ -150,15 +150,6 @@ def _n_ground_points(geoms: geometry.Geoms) -> int:
     return len(_point_table(geoms)[0]) + 8 * len(_cylinders(geoms)) + meshes + len(_ellipsoids(geoms))
 
 
-def _ellipsoid_support(Rg, cg, size, n):
-    """The point of each ellipsoid (semi-axes ``size`` along its frame's axes) lowest along the
-    ground normal ``n``: ``c - R A^2 m / sqrt(m^T A^2 m)`` with ``m = R^T n`` and ``A`` the
-    semi-axes (the support point in direction ``-n``; a sphere's ``c - r n``): ``(m, 3)``."""
-    m = mtv(Rg, jnp.broadcast_to(n, cg.shape))
-    a2m = size * size * m
-    return cg - mv(Rg, a2m) / jnp.sqrt(_dot(m, a2m))[..., None]
-
-
 def _has_ground_points(geoms: geometry.Geoms) -> bool:
     return _n_ground_points(geoms) > 0
 
@@ -190,8 +181,8 @@ def _contact_points(model: Model, F: _Frames, ground: Ground) -> ContactPoints:
         radius.append(jnp.zeros(8 * len(ci), dt))
         geom.append(np.repeat(ci, 8))
     ei = _ellipsoids(g)
-    if len(ei):  # ellipsoids: the point lowest along the normal, radius 0
-        centre.append(_ellipsoid_support(Rg[ei], cg[ei], g.size[ei], n))
+    if len(ei):  # ellipsoids: the point lowest along the normal (the support point along -n), radius 0
+        centre.append(cg[ei] - _ellipsoid_support(Rg[ei], g.size[ei], jnp.broadcast_to(n, cg[ei].shape))[1])
         radius.append(jnp.zeros(len(ei), dt))
         geom.append(ei)
     vi, li, table, valid = _mesh_rows(g)
