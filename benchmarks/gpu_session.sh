@@ -94,11 +94,11 @@ case "$PART" in
   # part8, part7a and part9 (panda) ran on 2026-11-27 (results/h100-2026-11-27.md: 4, 3.5 and
   # 4 minutes on a warm H100); part10 at 1, 1024 and 16384 environments and part11 (6 and 3
   # minutes, NaN from the first epoch) on an H200 the same day
-  # (results/gpu-2026-11-27-h200-envs-quadruped.md, docs/rl.md). Still to run, in order of value:
-  # part11 again with the convex contact solve and the guards (MINUTES as the budget allows), part10's
-  # 64 and 4096 rows, part7b (talos CRBA, solo12; at most 8 minutes), part7d (talos launch
-  # parameters), part7c (chains, panda), part7e (arms' CRBA launch), part9t (aba_derivatives on
-  # talos).
+  # (results/gpu-2026-11-27-h200-envs-quadruped.md, docs/rl.md). On an H200 on 2026-11-28
+  # (results/gpu-2026-11-28-h200.md): part10 at 64, 4096 and 16384 environments, part11 (5
+  # minutes: finite, learned to walk), part9t without frax, part7b at 131072 without frax, part7c's
+  # panda rows. Still to run, in order of value: part7d (talos launch parameters), part7c's chains,
+  # part7e (arms' CRBA launch), the frax columns of part9t and part7b (carry frax's wheel).
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the earlier ones> for the status.
   part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
