@@ -114,7 +114,7 @@ def test_readers_return_the_solid(tmp_path, kind):
     expect = CORNERS @ DAE_R.T + DAE_T if kind == "dae" else CORNERS
     _same_points(meshes.hull_vertices(data.points), expect, atol=1e-15)
     if kind != "dae":  # the triangles bound the box: its volume, outward
-        from jaxdyn.io.mjcf_inertia import mesh_volume_inertia
+        from jaxdyn.io.mjcf import mesh_volume_inertia
 
         vol, com, _ = mesh_volume_inertia(data.triangles)
         assert vol == pytest.approx(8 * np.prod(HALF), rel=1e-12)

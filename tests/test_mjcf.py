@@ -577,6 +577,24 @@ def test_inertia_policies():
     np.testing.assert_allclose(np.diag(np.asarray(m.inertia[0])), [0.08 / 3] * 3)
 
 
+def test_inertia_warning_names_the_body_at_fault():
+    """In a tree of several bodies the warning names the body whose inertia is inconsistent (the
+    first here), and a body with a consistent <inertial> or no mass is not named."""
+    xml = """<mujoco><worldbody>
+      <body name="first"><joint name="j1"/><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.02 0.05"/>
+        <body name="middle"><joint name="j2"/><geom type="sphere" size="0.1"/>
+          <body name="last"><joint name="j3"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>
+        </body>
+      </body></worldbody></mujoco>"""
+    with pytest.warns(jaxdyn.InertiaWarning) as rec:
+        load_mjcf(xml)
+    text = " ".join(str(w.message) for w in rec)
+    assert "body 'first' <inertial>" in text, text
+    assert "'last'" not in text and "'middle'" not in text, text
+    with pytest.raises(MJCFError, match="body 'first' <inertial>"):
+        load_mjcf(xml, inertia="strict")
+
+
 def test_autolimits_false():
     xml = '<mujoco><compiler autolimits="false"/>' + body('<joint name="j" range="-1 1"/><geom size="0.1"/>')[8:]
     with pytest.raises(MJCFError, match="range given without limited"):

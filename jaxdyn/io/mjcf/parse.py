@@ -1,6 +1,7 @@
 """MJCF parsing helpers (:mod:`jaxdyn.io.mjcf`): numbers and orientations of elements, the
-compiler settings and default classes, ``<include>`` expansion and actuator semantics. Every
-error names the element at fault (:class:`MJCFError`).
+compiler settings and default classes, ``<include>`` expansion, actuator semantics, ``limited``
+flags with MuJoCo's autolimits, and the finiteness check of compiled numbers. Every error names
+the element at fault (:class:`MJCFError`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .errors import LoadError
+from ..errors import LoadError
 
 
 class MJCFError(LoadError):
@@ -275,3 +276,28 @@ def _parse_defaults(elem, parent, ctx, top=False):
     for child in elem:
         if child.tag == "default":
             _parse_defaults(child, d, ctx)
+
+
+def _flag(a, key, what, default):
+    v = a.get(key, default)
+    if v not in ("true", "false", "auto"):
+        raise MJCFError(f"{what}: {key}={v!r}, expected true, false or auto")
+    return v
+
+
+def _limited(a, key_lim, key_range, ctx, what):
+    """Whether an element's range is in force (``limited`` with MuJoCo's autolimits)."""
+    v = _flag(a, key_lim, what, "auto")
+    if v == "auto":
+        if ctx.autolimits:
+            return key_range in a
+        if key_range in a and np.any(_numbers(a[key_range], 2, f"{what} {key_range}") != 0):
+            raise MJCFError(f"{what}: {key_range} given without {key_lim} (compiler autolimits='false')")
+        return False
+    return v == "true"
+
+
+def _finite(what, *xs):
+    for x in xs:
+        if not np.all(np.isfinite(np.asarray(x, np.float64))):
+            raise MJCFError(f"{what}: numbers out of range (not finite after compilation)")

@@ -10,9 +10,9 @@ import os
 
 import numpy as np
 
-from ..geometry import TYPE_CODES
-from .meshes import MeshError, hull_triangles, read_mesh
-from .mjcf_parse import (
+from ...geometry import TYPE_CODES
+from ..meshes import MeshError, hull_triangles, read_mesh
+from .parse import (
     ORIENT,
     MJCFError,
     _compose,

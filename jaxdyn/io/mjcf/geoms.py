@@ -1,0 +1,237 @@
+"""Geoms and contact lists of an MJCF model (:mod:`jaxdyn.io.mjcf`): the collision shapes on
+their jaxdyn bodies (:func:`jaxdyn.geometry.make_geoms`), the convex hulls of mesh geoms, and
+``<contact>``'s excluded body pairs and explicit geom pairs. Every error and warning names the
+geom or pair."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...geometry import TYPE_CODES, make_geoms
+from ..meshes import hull_vertices
+from .geom_inertia import _geom_shape, mesh_points
+from .parse import MJCFError, _compose, _desc, _finite, _numbers, _pose
+
+
+def _frames(bodies, owner, bnames):
+    """The model's frames: the world, every MuJoCo body (in its jaxdyn body) and every named
+    site (``site:<name>`` where a body has the same name)."""
+    frames = [("world", -1, np.eye(3), np.zeros(3))]
+    site_frames = []
+    for i, b in enumerate(bodies):
+        ob, Ro, po = owner[i]
+        if i:
+            frames.append((b.name, ob, Ro, po))
+        for sn, R, p in b.sites:
+            site_frames.append((f"site:{sn}" if sn in bnames else sn, ob, Ro @ R, Ro @ p + po))
+    frames += site_frames
+    for f in frames:
+        _finite(f"frame '{f[0]}': pose", f[2], f[3])
+    return frames
+
+
+def _geoms(root, ctx, bodies, owner, dtype):
+    """Every geom but height fields and SDFs (skipped) on the jaxdyn body that carries its MuJoCo
+    body, with friction, contact filter, priority, ``condim``, margin, the exclusions and
+    explicit pairs of ``<contact>``, and the hull vertices of the mesh geoms that may collide."""
+    g = dict(
+        type=[],
+        size=[],
+        body=[],
+        pos=[],
+        R=[],
+        friction=[],
+        contype=[],
+        conaffinity=[],
+        priority=[],
+        condim=[],
+        margin=[],
+        names=[],
+    )
+    g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
+    g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
+    mesh_geoms = []  # (geom index, attributes, description) of the mesh geoms
+    skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
+    for i, b in enumerate(bodies):
+        ob, Ro, po = owner[i]
+        for elem, a, pose in b.geoms:
+            gw = f"geom {_desc(elem)} in body '{b.name}'"
+            gtype = a.get("type", "sphere")
+            if gtype in ("hfield", "sdf"):
+                skipped_geoms.add(a.get("name"))
+                continue
+            if gtype in ("mesh", "plane"):
+                R, p = _compose(pose, _pose(a, ctx, gw))
+                raw = _numbers(a["size"], 3, f"{gw} size", at_least=1) if "size" in a else np.zeros(0)
+                size = np.zeros(3)
+                if gtype == "plane":
+                    size[: len(raw)] = raw
+            else:
+                gtype, size, R, p = _geom_shape(elem, a, ctx, pose, gw)
+            fr = np.array([1.0, 0.005, 0.0001])
+            if "friction" in a:
+                f = _numbers(a["friction"], 3, f"{gw} friction", at_least=1)
+                fr[: len(f)] = f
+            g["type"].append(TYPE_CODES[gtype])
+            g["size"].append(size)
+            g["body"].append(ob)
+            g["pos"].append(Ro @ p + po)
+            g["R"].append(Ro @ R)
+            g["friction"].append(fr)
+            g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
+            g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
+            g["priority"].append(int(_numbers(a.get("priority", "0"), 1, f"{gw} priority", ints=True)[0]))
+            g["condim"].append(_condim(a, gw))
+            g["margin"].append(float(_numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
+            g["names"].append(a.get("name", ""))
+            g_mjbody.append(i)
+            if gtype == "mesh":
+                mesh_geoms.append((len(g["type"]) - 1, a, gw))
+    exclude, pairs, pair_values = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
+    in_pairs = {k for p in pairs for k in p}
+    for k, a, gw in mesh_geoms:  # the hulls of the meshes that may collide (visual ones never do)
+        if g["contype"][k] or g["conaffinity"][k] or k in in_pairs:
+            hull = _mesh_hull(ctx, a, gw)
+            g_vert.append(hull)
+            g_vgeom += [k] * len(hull)
+    for k in range(len(g["type"])):
+        _finite(
+            f"geom '{g['names'][k] or k}': size, pose or friction",
+            g["size"][k],
+            g["pos"][k],
+            g["R"][k],
+            g["friction"][k],
+        )
+    ng = len(g["type"])
+    geoms = make_geoms(
+        type=np.array(g["type"], np.int64),
+        size=np.array(g["size"]).reshape(ng, 3),
+        body=np.array(g["body"], np.int64),
+        pos=np.array(g["pos"]).reshape(ng, 3),
+        R=np.array(g["R"]).reshape(ng, 3, 3),
+        friction=np.array(g["friction"]).reshape(ng, 3),
+        contype=np.array(g["contype"], np.int64),
+        conaffinity=np.array(g["conaffinity"], np.int64),
+        priority=np.array(g["priority"], np.int64),
+        condim=np.array(g["condim"], np.int64),
+        margin=np.array(g["margin"], np.float64),
+        names=tuple(g["names"]),
+        exclude=exclude,
+        pairs=pairs,
+        **pair_values,
+        vertices=np.concatenate(g_vert),
+        vertex_geom=g_vgeom,
+        dtype=dtype,
+    )
+    return geoms
+
+
+def _mesh_hull(ctx, a, gw):
+    """The convex-hull vertices of a mesh geom's mesh in the geom frame, or none (warned) where
+    jaxdyn cannot read the mesh: the geom then does not collide."""
+    mesh = ctx.meshes.get(a.get("mesh"))
+    try:
+        if mesh is None:
+            raise MJCFError(f"the mesh '{a.get('mesh')}' it names is not defined in <asset>")
+        vert, _ = mesh_points(mesh[1], ctx, f"<mesh name='{mesh[1].get('_name')}'>")
+    except MJCFError as e:
+        ctx.warnings.append(f"{gw}: {e}; the geom does not collide")
+        return np.zeros((0, 3))
+    return hull_vertices(vert)
+
+
+# an explicit pair's contact parameters that jaxdyn's force law has no counterpart for (its
+# ``friction``, ``margin`` and ``condim`` are read; ``gap`` only widens MuJoCo's contact
+# detection beyond the margin, for contacts without force)
+PAIR_PARAMETERS = ("solref", "solreffriction", "solimp")
+
+
+def _condim(a, what) -> int:
+    """A geom's or pair's ``condim`` (MuJoCo's default 3); 1, 3, 4 or 6."""
+    dim = int(_numbers(a.get("condim", "3"), 1, f"{what} condim", ints=True)[0])
+    if dim not in (1, 3, 4, 6):
+        raise MJCFError(f"{what}: condim must be 1, 3, 4 or 6, got {dim}")
+    return dim
+
+
+def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
+    """``<contact>``: ``<exclude body1 body2>`` as geom index pairs (every geom of the one
+    MuJoCo body against every geom of the other), ``<pair geom1 geom2>`` as explicit geom pairs,
+    with their sliding, torsional and rolling friction (``friction``'s first, third and fourth
+    numbers, MuJoCo's defaults ``1 1 0.005 0.0001 0.0001``), ``condim`` and ``margin`` (default
+    0); the pairs' ``solref`` and ``solimp`` are not read (warned). Returns ``(exclude, pairs,
+    values)``, ``values`` the pairs' keyword arguments of :func:`~jaxdyn.geometry.make_geoms`."""
+    body_ids = {b.name: i for i, b in enumerate(bodies) if b.name}
+    geom_ids = {n: k for k, n in enumerate(g_names) if n}
+    exclude, pairs, own, friction, margin, condim, angular = [], [], [], [], [], [], []
+    for c in root.findall("contact"):
+        for e in c:
+            if not isinstance(e.tag, str):
+                continue
+            keys = ("body1", "body2") if e.tag == "exclude" else ("geom1", "geom2")
+            what = f"<{e.tag} " + " ".join(f"{k}='{e.get(k)}'" for k in keys if e.get(k) is not None) + ">"
+            if e.tag == "exclude":
+                ids = []
+                for key in ("body1", "body2"):
+                    name = e.get(key)
+                    if name is None:
+                        raise MJCFError(f"{what}: missing attribute {key}")
+                    if name not in body_ids:
+                        raise MJCFError(f"{what}: {key}='{name}' is not a body of the model")
+                    ids.append(body_ids[name])
+                g1 = [k for k, b in enumerate(g_mjbody) if b == ids[0]]
+                g2 = [k for k, b in enumerate(g_mjbody) if b == ids[1]]
+                exclude += [(i, j) for i in g1 for j in g2 if i != j]
+            elif e.tag == "pair":
+                a = ctx.attrs(e, "main")
+                names = []
+                for key in ("geom1", "geom2"):
+                    name = a.get(key)
+                    if name is None:
+                        raise MJCFError(f"{what}: missing attribute {key}")
+                    if name not in geom_ids and name not in skipped:
+                        raise MJCFError(f"{what}: {key}='{name}' is not a geom of the model")
+                    names.append(name)
+                if any(n in skipped for n in names):
+                    ctx.warnings.append(f"{what}: a height field or SDF is not collided by jaxdyn (pair ignored)")
+                    continue
+                if names[0] == names[1]:
+                    raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
+                key = (geom_ids[names[0]], geom_ids[names[1]])
+                fr = np.array([1.0, 1.0, 0.005, 0.0001, 0.0001])  # MuJoCo's defaults
+                given = _numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)
+                fr[: len(given)] = given
+                mu = float(fr[0])
+                dim = _condim(a, what)
+                if (dim > 1 and fr[1] != fr[0]) or (dim == 6 and fr[4] != fr[3]):
+                    # MuJoCo's pair friction has two sliding and two rolling coefficients (the
+                    # second sliding one defaults to 1, whatever the first)
+                    ctx.warnings.append(
+                        f"{what}: MuJoCo's friction {fr.tolist()} is anisotropic; jaxdyn's is isotropic, with the "
+                        "first sliding and the first rolling coefficient"
+                    )
+                if dim == 1:  # a frictionless pair
+                    mu = 0.0
+                if key in pairs or key[::-1] in pairs:
+                    ctx.warnings.append(
+                        f"{what}: the pair is given twice; jaxdyn collides it once, with the first one's friction"
+                    )
+                    continue
+                pairs.append(key)
+                friction.append(mu)
+                margin.append(float(_numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
+                condim.append(dim)
+                angular.append((float(fr[2]), float(fr[3])))
+                own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
+            else:
+                raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
+    if own:
+        ctx.warnings.append(
+            "contact parameters of explicit pairs are not read (each pair uses its sliding friction and "
+            "the contact law of jaxdyn.contact.ContactParams): " + ", ".join(own)
+        )
+    return (
+        exclude,
+        pairs,
+        dict(pair_friction=friction, pair_margin=margin, pair_condim=condim, pair_angular=np.reshape(angular, (-1, 2))),
+    )
