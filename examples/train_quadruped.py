@@ -15,8 +15,8 @@ wall times, returns) and ``params.pkl`` (the policy at the latest evaluation, sa
 evaluation). ``render`` also measures the policy on five commands (forward, backward,
 sideways, turning, forward while turning; ``COMMANDS``, the first drawn in the GIF): the base
 velocity reached and the feet's duty factors and touchdowns (``run.json`` ``tracking``).
-``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges
-(:func:`make_env`). ``--resume DIR`` continues a saved run (its settings, networks, observation
+``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges, and
+``--obs-noise 1`` with Playground's observation noise (:func:`make_env`). ``--resume DIR`` continues a saved run (its settings, networks, observation
 statistics and curve) for ``--timesteps`` more steps, so a long training can run in parts. ``--minutes`` stops the training at the first evaluation after that wall time;
 ``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
@@ -99,16 +99,16 @@ def _brax_on_new_jax():
 GAIT_COMMANDS = ((-1.1, 1.1), (-0.6, 0.6), (-1.2, 1.2))
 
 
-def make_env(gait=False):
+def make_env(gait=False, obs_noise=0.0):
     """The Solo12 joystick task with the feet colliding with the ground only: the feet of a
     gait do not touch each other, and the foot pairs cost a collision table per physics step.
     ``gait``: Playground's gait-shaping reward terms weighted (``GAIT_REWARD_WEIGHTS``) and its
     wider command ranges (``GAIT_COMMANDS``), under which standing still earns little of the
-    tracking reward."""
+    tracking reward. ``obs_noise``: the level of the observation noise (1: Playground's)."""
     if gait:
-        env = QuadrupedJoystick(reward_weights=GAIT_REWARD_WEIGHTS, command_range=GAIT_COMMANDS)
+        env = QuadrupedJoystick(reward_weights=GAIT_REWARD_WEIGHTS, command_range=GAIT_COMMANDS, obs_noise=obs_noise)
     else:
-        env = QuadrupedJoystick()
+        env = QuadrupedJoystick(obs_noise=obs_noise)
     return eqx.tree_at(lambda e: e.contact, env, dataclasses.replace(env.contact, collide_pairs=False))
 
 
@@ -148,7 +148,7 @@ def train(cfg, seed, out, minutes=None, resume=None):
     budget stopped the run."""
     _brax_on_new_jax()
     ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
-    env = make_env(cfg.get("gait", False))
+    env = make_env(cfg.get("gait", False), cfg.get("obs_noise", 0.0))
     curve, times = [], []
     step0, wall0 = 0, 0.0
     if resume is not None:
@@ -297,7 +297,7 @@ def render(out, seed):
     with open(os.path.join(out, "params.pkl"), "rb") as f:
         saved = pickle.load(f)
     _brax_on_new_jax()
-    env = make_env(run["config"].get("gait", False))
+    env = make_env(run["config"].get("gait", False), run["config"].get("obs_noise", 0.0))
     policy = make_networks(env, run["config"])(saved["params"], deterministic=True)
     curve = [(c["steps"], c["ret"], c["std"]) for c in run["curve"]]
     plot_curve(curve, os.path.join(out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({run['label']})")
@@ -348,6 +348,12 @@ def main():
         "--gait", action="store_true", help="Playground's gait-shaping reward terms and wider command ranges"
     )
     ap.add_argument(
+        "--obs-noise",
+        type=float,
+        default=0.0,
+        help="observation noise level (1: MuJoCo Playground's Go1 noise scales; default 0)",
+    )
+    ap.add_argument(
         "--resume",
         metavar="DIR",
         default=None,
@@ -370,6 +376,7 @@ def main():
     else:
         cfg = dict(QUICK if args.quick else FULL)
         cfg["gait"] = args.gait
+        cfg["obs_noise"] = args.obs_noise
         if args.timesteps:
             cfg["num_timesteps"] = args.timesteps
     if args.evals:

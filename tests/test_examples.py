@@ -140,9 +140,20 @@ class TestTrainQuadruped:
         Learning itself needs a longer run (docs/rl.md)."""
         pytest.importorskip("brax.training.agents.ppo.train", reason="Brax not installed (extra 'rl')")
         out = run_example(
-            "train_quadruped.py", tmp_path, "--timesteps", "3840", "--evals", "3", "--minutes", "0", "--no-render"
+            "train_quadruped.py",
+            tmp_path,
+            "--timesteps",
+            "3840",
+            "--evals",
+            "3",
+            "--minutes",
+            "0",
+            "--no-render",
+            "--obs-noise",
+            "1",
         )
         run = json.loads((tmp_path / "run.json").read_text())
+        assert run["config"]["obs_noise"] == 1.0  # Playground's noise, kept by --resume and --render
         assert run["stopped_by_wall_budget"] and [c["steps"] for c in run["curve"]][0] == 0
         assert len(run["curve"]) == 2 and all(np.isfinite(c["ret"]) for c in run["curve"])
         assert not (tmp_path / "walk.gif").exists() and (tmp_path / "params.pkl").is_file()

@@ -284,6 +284,52 @@ def test_gait_terms_match_their_definitions():
     assert gait.weight("feet_air_time") == 0.1 and env.weight("feet_air_time") == 0.0
 
 
+def test_dof_pos_limits_and_observation_noise():
+    """Playground's ``dof_pos_limits``: the distance beyond the soft limits (the range shrunk to
+    0.95 about its middle), 0 inside them and for a joint without a finite limit. Observation
+    noise: ``level * scale * U(-1, 1)`` on the observed quantities with Playground's scales, the
+    command and the last action exact; a fresh draw at every step, the same for the same state."""
+    base = _probe()["env"]
+    m = base.model
+    lo = m.q_lower.at[7:].set(-1.0).at[7 + 3].set(-jnp.inf)  # joint 3 unbounded below
+    hi = m.q_upper.at[7:].set(2.0)
+    env = QuadrupedJoystick(model=m.replace(q_lower=lo, q_upper=hi), obs_noise=0.5, reset_velocity=0.0)
+    s = env.reset(jax.random.PRNGKey(3))
+    dtype = s.q.dtype
+    soft_lo, soft_hi = (np.asarray(x) for x in env.soft_limits())
+    assert soft_lo[0] == pytest.approx(0.5 - 1.5 * 0.95) and soft_hi[0] == pytest.approx(0.5 + 1.5 * 0.95)
+    assert soft_lo[3] == -np.inf and soft_hi[3] == np.inf
+    # the soft range is [-0.925, 1.925]: joint 0 0.575 above, joint 1 0.275 below, joint 3 free
+    q = s.q.at[7:].set(0.5).at[7].set(2.5).at[8].set(-1.2).at[10].set(-50.0)
+    terms = jax.jit(lambda *x: env.reward_terms(*x))
+    t = terms(s, jnp.zeros(12, dtype), jnp.zeros(12, dtype), _with(s, q=q))
+    assert float(t["dof_pos_limits"]) == pytest.approx(0.575 + 0.275, rel=1e-12)
+    inside = terms(s, jnp.zeros(12, dtype), jnp.zeros(12, dtype), _with(s, q=s.q.at[7:].set(0.5)))
+    assert float(inside["dof_pos_limits"]) == 0.0
+    assert float(base.reward_terms(s, jnp.zeros(12), jnp.zeros(12), s)["dof_pos_limits"]) == 0.0  # +-10 rad
+    assert envs.quadruped.GAIT_REWARD_WEIGHTS["dof_pos_limits"] == -1.0 and base.weight("dof_pos_limits") == 0.0
+
+    # noise: the same state twice, then 4000 steps of one episode
+    obs = jax.jit(lambda st: env.observation(st))
+    clean = np.asarray(base.observation(s))
+    np.testing.assert_array_equal(np.asarray(obs(s)), np.asarray(obs(s)))
+    steps = jnp.arange(4000, dtype=s.steps.dtype)
+    draws = jax.jit(jax.vmap(lambda k: env.observation(_with(s, steps=k))))(steps)
+    scale = np.asarray(env.observation_noise_scales())
+    k = envs.quadruped.OBS_NOISE_SCALES
+    want = [k["linvel"]] * 3 + [k["gyro"]] * 3 + [k["gravity"]] * 3 + [0.0] * 3 + [k["joint_pos"]] * 12
+    np.testing.assert_array_equal(scale, want + [k["joint_vel"]] * 12 + [0.0] * 12)
+    noised = scale > 0
+    np.testing.assert_array_equal(np.asarray(draws)[:, ~noised], np.broadcast_to(clean[~noised], (4000, 12 + 3)))
+    u = (np.asarray(draws) - clean)[:, noised] / (0.5 * scale[noised])
+    assert np.abs(u).max() <= 1.0 + 1e-9 and np.abs(u).max(axis=0).min() > 0.99
+    np.testing.assert_allclose(np.abs(u).mean(axis=0), 0.5, atol=0.05)  # E|U(-1, 1)| = 1/2
+    np.testing.assert_allclose(u.mean(axis=0), 0.0, atol=0.06)
+    assert np.all(np.abs(np.diff(u, axis=0)).max(axis=0) > 0)  # a fresh draw at every step
+    with pytest.raises(ValueError, match="obs_noise must be a non-negative number"):
+        QuadrupedJoystick(obs_noise=-1.0)
+
+
 def test_gait_record_in_a_rollout():
     """The transition's gait record: feet standing stay in contact with no air time; under random
     actions feet leave the ground, and a foot has air time only while it is off the ground."""

@@ -41,6 +41,13 @@ gravity ``R^T [0, 0, -1]`` (3), command ``[vx, vy, yaw rate]`` (3), ``q - q_defa
 joints (12), joint velocities (12), last action (12). The linear velocity is what the tracking
 reward compares with the command (on a robot, a state estimator's).
 
+Observation noise (``obs_noise``, Playground's ``noise_config.level``; 0 by default): each
+observed linear velocity, angular velocity, projected gravity, joint position and joint velocity
+gets ``obs_noise * scale * u`` with ``u ~ U(-1, 1)`` drawn afresh at every control step, the
+scales Playground's Go1 ``noise_config`` (:data:`OBS_NOISE_SCALES`: 0.1 m/s, 0.2 rad/s, 0.05,
+0.03 rad, 1.5 rad/s); the command and the last action are exact. The draw comes from the
+state's key and step count, so the same state gives the same observation.
+
 Reward, ``max(0, dt * sum_i w_i r_i)`` (``clip_reward=True``, Playground's and legged_gym's
 "only positive rewards"), with the terms of :meth:`QuadrupedJoystick.reward_terms`:
 
@@ -84,8 +91,11 @@ feet_air_time       ``sum_f (t_air,f - 0.1)`` at first contact, if ``|c| > 0.01`
 
 with ``z_f`` the height of the foot frame above the ground and ``v_f`` its world velocity.
 ``max_foot_height`` defaults to 0.075 m: Playground's 0.1 m for the Go1 scaled by the ratio of
-the legs' segment lengths (Solo12 0.16 m, Go1 0.213 m). Playground's ``dof_pos_limits`` is not
-included.
+the legs' segment lengths (Solo12 0.16 m, Go1 0.213 m). Playground's ``dof_pos_limits`` is
+computed too (weighted 0 by default, -1 in :data:`GAIT_REWARD_WEIGHTS`): ``sum_j
+max(0, l_j - q_j) + max(0, q_j - u_j)`` over the soft limits ``[l_j, u_j]``, the model's joint
+range shrunk about its middle to 0.95 of its width (Playground's ``soft_joint_pos_limit_factor``);
+0 for a joint without finite limits (the shipped Solo12's URDF gives +-10 rad).
 
 Termination: the base's up axis points below the horizon (``R[2, 2] < 0``, flipped), the base
 origin is lower than ``min_height``, a joint turns faster than ``max_joint_speed`` (default 200
@@ -145,6 +155,7 @@ REWARD_WEIGHTS = (
     ("feet_clearance", 0.0),
     ("feet_height", 0.0),
     ("feet_air_time", 0.0),
+    ("dof_pos_limits", 0.0),
 )
 # MuJoCo Playground's Go1JoystickFlatTerrain weights of the gait-shaping terms (module docstring)
 GAIT_REWARD_WEIGHTS = {
@@ -155,7 +166,14 @@ GAIT_REWARD_WEIGHTS = {
     "feet_clearance": -2.0,
     "feet_height": -0.2,
     "feet_air_time": 0.1,
+    "dof_pos_limits": -1.0,
 }
+# MuJoCo Playground's Go1 observation noise scales (``noise_config.scales``) for the observed
+# quantities in the observation's order: linear velocity, angular velocity, projected gravity,
+# joint positions, joint velocities (the command and the last action are not noised)
+OBS_NOISE_SCALES = {"linvel": 0.1, "gyro": 0.2, "gravity": 0.05, "joint_pos": 0.03, "joint_vel": 1.5}
+# the soft joint limits of ``dof_pos_limits``: the range shrunk about its middle to this fraction
+SOFT_LIMIT_FACTOR = 0.95
 # abduction, hip, knee weights of the pose term, per leg
 _POSE_WEIGHTS = (1.0, 1.0, 0.1) * 4
 
@@ -238,6 +256,7 @@ class QuadrupedJoystick(Env):
       min_height: base height below which the episode terminates [m].
       max_joint_speed: joint speed above which the episode terminates [rad/s].
       reset_velocity: half-width of the uniform draw of the initial base twist.
+      obs_noise: level of the observation noise (module docstring; 1 is Playground's).
     """
 
     contact: Contact
@@ -257,6 +276,7 @@ class QuadrupedJoystick(Env):
     min_height: float = eqx.field(static=True)
     max_joint_speed: float = eqx.field(static=True)
     reset_velocity: float = eqx.field(static=True)
+    obs_noise: float = eqx.field(static=True)
 
     def __init__(
         self,
@@ -284,6 +304,7 @@ class QuadrupedJoystick(Env):
         min_height: float = 0.1,
         max_joint_speed: float = 200.0,
         reset_velocity: float = 0.5,
+        obs_noise: float = 0.0,
         dtype=None,
     ):
         if model is None:
@@ -315,6 +336,8 @@ class QuadrupedJoystick(Env):
         ):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ValueError(f"QuadrupedJoystick: {name} must be a positive number, got {v!r}")
+        if not (isinstance(obs_noise, (int, float)) and obs_noise >= 0):
+            raise ValueError(f"QuadrupedJoystick: obs_noise must be a non-negative number, got {obs_noise!r}")
         if not (isinstance(kd, (int, float)) and kd >= 0):
             raise ValueError(f"QuadrupedJoystick: kd must be a non-negative number, got {kd!r}")
         if kd > 0 and not options.damping:
@@ -345,6 +368,7 @@ class QuadrupedJoystick(Env):
         self.reward_weights = tuple(weights.items())
         self.clip_reward, self.min_height, self.reset_velocity = bool(clip_reward), float(min_height), reset_velocity
         self.max_joint_speed = float(max_joint_speed)
+        self.obs_noise = float(obs_noise)
         # base height that puts the lowest foot sphere on the ground in the default pose
         q0 = np.zeros(19)
         q0[3], q0[7:] = 1.0, default_pose
@@ -421,9 +445,30 @@ class QuadrupedJoystick(Env):
     def observation(self, state: QuadrupedState) -> jax.Array:
         R = self.base_rotation(state.q)
         g = R[2] * -1.0  # R^T [0, 0, -1]
-        return jnp.concatenate(
+        obs = jnp.concatenate(
             [state.qd[3:6], state.qd[0:3], g, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
         )
+        if self.obs_noise == 0:
+            return obs
+        u = jax.random.uniform(jax.random.fold_in(state.key, state.steps), obs.shape, obs.dtype, -1.0, 1.0)
+        return obs + self.obs_noise * self.observation_noise_scales() * u
+
+    def observation_noise_scales(self) -> jax.Array:
+        """The noise scale of each observed number (:data:`OBS_NOISE_SCALES`; 0 for the command
+        and the last action)."""
+        k = OBS_NOISE_SCALES
+        parts = [(k["linvel"], 3), (k["gyro"], 3), (k["gravity"], 3), (0.0, 3), (k["joint_pos"], 12)]
+        parts += [(k["joint_vel"], 12), (0.0, 12)]
+        return jnp.asarray(np.concatenate([np.full(n, v) for v, n in parts]), self.model.dtype)
+
+    def soft_limits(self) -> tuple[jax.Array, jax.Array]:
+        """The joints' soft position limits of ``dof_pos_limits`` (module docstring); infinite
+        where the model's range is not finite."""
+        lo, hi = self.model.q_lower[7:], self.model.q_upper[7:]
+        finite = jnp.isfinite(lo) & jnp.isfinite(hi)
+        mid = jnp.where(finite, (lo + hi) / 2, 0.0)
+        half = jnp.where(finite, (hi - lo) / 2 * SOFT_LIMIT_FACTOR, jnp.inf)
+        return mid - half, mid + half
 
     def feet_kinematics(self, q, qd) -> tuple[jax.Array, jax.Array]:
         """Height above the contact's ground ``(4,)`` (along its normal) and the squared speed
@@ -477,6 +522,7 @@ class QuadrupedJoystick(Env):
         # |v| ** (1/2) with a finite derivative at rest
         root_speed = jnp.where(slip > 0, jnp.where(slip > 0, slip, 1.0) ** 0.25, 0.0)
         h = self.max_foot_height
+        lower, upper = self.soft_limits()
         return {
             "tracking_lin_vel": jnp.exp(-jnp.sum((c[:2] - qd[3:5]) ** 2) / sig),
             "tracking_ang_vel": jnp.exp(-((c[2] - qd[2]) ** 2) / sig),
@@ -493,6 +539,7 @@ class QuadrupedJoystick(Env):
             "feet_clearance": jnp.sum(jnp.abs(f["z"] - h) * root_speed),
             "feet_height": jnp.where(moving, jnp.sum((f["swing_peak"] / h - 1.0) ** 2 * first), 0.0),
             "feet_air_time": jnp.where(moving, jnp.sum((f["air_time"] - 0.1) * first), 0.0),
+            "dof_pos_limits": jnp.sum(jnp.maximum(lower - q[7:], 0.0) + jnp.maximum(q[7:] - upper, 0.0)),
         }
 
     def total_reward(self, terms: dict) -> jax.Array:
