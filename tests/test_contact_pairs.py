@@ -1117,18 +1117,19 @@ def test_cylinder_pair_derivatives_are_finite():
 
 
 def test_pairs_not_collided_are_warned_about_by_name():
-    """An ellipsoid against a box and against a cylinder is admitted by the filter but not
-    collided: collision_pairs lists those pairs as unsupported and warns, naming the geoms."""
+    """An ellipsoid against a cylinder is admitted by the filter but not collided:
+    collision_pairs lists those pairs as unsupported and warns, naming the geoms; against a box
+    it is collided."""
     xml = """<mujoco><worldbody><geom name="table" type="box" size="0.3 0.3 0.05"/>
     <body name="a" pos="0 0 0.3"><freejoint/><geom name="can1" type="cylinder" size="0.04 0.08" mass="1"/></body>
     <body name="b" pos="0.2 0 0.3"><freejoint/><geom name="can2" type="cylinder" size="0.04 0.08" mass="1"/>
     <geom name="egg" type="ellipsoid" size="0.03 0.02 0.02" pos="0 0.1 0" mass="0.1"/></body>
     </worldbody></mujoco>"""
     m = jaxdyn.load_mjcf(xml)
-    with pytest.warns(UserWarning, match=r"2 geom pairs are not collided .*'egg'-'table' \(ellipsoid-box\)") as w:
+    with pytest.warns(UserWarning, match=r"1 geom pairs are not collided .*'egg'-'can1' \(ellipsoid-cylinder\)") as w:
         table = C.collision_pairs(m)
-    assert "'egg'-'can1' (ellipsoid-cylinder)" in str(w[0].message)
-    assert len(table.unsupported) == 2 and len(table.pairs) == 3  # the cans on the table and each other
+    assert "table" not in str(w[0].message)
+    assert len(table.unsupported) == 1 and len(table.pairs) == 4  # the cans on the table and each other, the egg
 
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-10), (jnp.float32, 2e-6)])
@@ -1340,14 +1341,15 @@ def test_condim_one_is_frictionless(sphere, floor, mu):
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-9), (jnp.float32, 5e-7)])
 def test_ellipsoid_pairs_match_mujoco(dtype, tol):
-    """Sphere-ellipsoid, capsule-ellipsoid and ellipsoid-ellipsoid at 83 poses each
+    """Sphere-ellipsoid, capsule-ellipsoid, ellipsoid-ellipsoid and ellipsoid-box at 83 poses each
     (tests/reference/generate_mujoco_ellipsoid_pairs.py; the ellipsoid 0.2 x 0.12 x 0.07 m at
     random orientations, 11, 14 and 12 of the random poses overlapping). Sphere-ellipsoid and
     ellipsoid-ellipsoid equal MuJoCo's mj_geomDistance everywhere (GJK apart, EPA's minimum
     translation overlapping). Capsule-ellipsoid: apart, the pair's distance and its three
     contacts' smallest equal MuJoCo's; overlapping, never deeper than the minimum translation;
     at the chosen poses (level across the top 1 mm deep and 2 mm above, standing on it 1 mm
-    deep) equal. Unit normals."""
+    deep) equal. Ellipsoid-box likewise (14 random poses overlapping; chosen: a face 1 mm into
+    the bottom and 1 mm below it, an edge 0.5 mm into it). Unit normals."""
     from jaxdyn import collision as K
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "ellipsoid_pairs.npz"))
@@ -1383,11 +1385,59 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
     np.testing.assert_allclose(np.asarray(sd, np.float64), mj, rtol=0, atol=tol)
     np.testing.assert_allclose(np.linalg.norm(np.asarray(normal, np.float64), axis=-1), 1.0, rtol=0, atol=10 * tol)
 
+    # ellipsoid-box: 26 contacts (corners, edges, the ellipsoid's support points along the faces)
+    hb = a(np.tile(r["box_size"], (n, 1)))
+    args = (zero, rot(a(r["box_ellipsoid_quat"])), size, a(r["box_pos"]), rot(a(r["box_quat"])), hb)
+    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._ellipsoid_box_contacts)(*args))
+    assert dist.shape == (n, 26)
+    _assert_as_epa(dist, normal, phi, r["box_dist"], chosen, tol)
+
 
 ELLIPSOID_POST = """<mujoco><worldbody>
 <geom name="post" type="ellipsoid" size="0.2 0.12 0.07" pos="0 0 0.5" euler="0 0 30"/>
 <body name="b"><freejoint/>GEOM</body>
 </worldbody></mujoco>"""
+
+
+ELLIPSOID_ON_BOX = """<mujoco><worldbody>
+<geom name="table" type="box" size="0.3 0.25 0.05" pos="0.05 0 0.5" euler="0 0 20"/>
+<body name="b"><freejoint/><geom type="ellipsoid" size="0.1 0.06 0.03" mass="0.8"/></body>
+</worldbody></mujoco>"""
+
+
+def test_ellipsoid_and_box_rest_on_each_other():
+    """A 0.8 kg ellipsoid dropped level onto a box on the world (top face z = 0.55) rests on its
+    lowest point, the support point along the face's normal, at (m g / k)^(1/p); a 0.6 kg box
+    dropped level onto the top of an ellipsoid on the world rests there as deep; the normal
+    force equal to the weight, still after 1 s. Derivatives are finite with the centres
+    coinciding."""
+    k, p = 1e6, 1.5
+    ct = C.Contact(collide_ground=False)
+    box_on_top = ELLIPSOID_POST.replace("GEOM", '<geom type="box" size="0.05 0.04 0.02" mass="0.6"/>')
+    for xml, q0, mass, top in (
+        (ELLIPSOID_ON_BOX, [0.0, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03),
+        (box_on_top, [0.0, 0.0, 0.595, 1.0, 0, 0, 0], 0.6, 0.57 + 0.02),
+    ):
+        m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
+        assert C.collision_pairs(m).rows == (26,) and C.collision_pairs(m).unsupported == ()
+
+        @jax.jit
+        def settle(q0, m=m):
+            tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1000, 6)), 1e-3, contact=ct)
+            q, qd = tr.q[-1], tr.qd[-1]
+            return q, qd, C.pair_contacts(m, q, qd).distance, C.total_force(m, q, qd, ct), tr.nonfinite_step
+
+        q, qd, dist, force, bad = (np.asarray(x) for x in settle(jnp.asarray(q0)))
+        assert int(bad) == -1 and np.abs(qd).max() < 1e-5
+        np.testing.assert_allclose(force, [0.0, 0.0, mass * G], rtol=0, atol=1e-6 * mass * G)
+        depth = (mass * G / k) ** (1 / p)
+        np.testing.assert_allclose(top - q[2], depth, rtol=1e-4)
+        np.testing.assert_allclose(np.min(dist), -depth, rtol=1e-4)
+        assert np.sum(dist < 0) == 1  # one contact carries it
+        special = jnp.asarray(q0).at[:3].set(m.geoms.pos[0])  # the centres coincide
+        gm, gq = jax.jit(jax.grad(lambda m, q: jnp.sum(C.pair_distances(m, q)), argnums=(0, 1)))(m, special)
+        assert np.all(np.isfinite(np.asarray(gq)))
+        assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(gm))
 
 
 def test_shapes_rest_on_an_ellipsoid():

@@ -27,7 +27,9 @@ functions, the interface :mod:`jaxdyn.contact` uses.
   deepest in the other shape (:func:`_box_hull_contacts`, :func:`_cylinder_hull_contacts`);
 * an ellipsoid: a point's closest point on it by Newton's method on the Lagrange multiplier
   (:func:`_ellipsoid_closest`), so its exact signed distance against a sphere and, along a
-  capsule's segment by golden section, against a capsule (:func:`_segment_ellipsoid_contacts`);
+  capsule's segment by golden section, against a capsule (:func:`_segment_ellipsoid_contacts`),
+  and against a box with the box's corners and edges and its own support points along the
+  faces' normals (:func:`_ellipsoid_box_contacts`);
   two ellipsoids: the largest separation of their support functions over directions, by Newton's
   method on the sphere (:func:`_ellipsoid_ellipsoid`), the distance apart and the minimum
   translation overlapping.
@@ -72,6 +74,7 @@ from .cylinders import (  # noqa: F401
 from .ellipsoids import (  # noqa: F401
     ELLIPSOID_STEPS,
     SUPPORT_STEPS,
+    _ellipsoid_box_contacts,
     _ellipsoid_closest,
     _ellipsoid_distance,
     _ellipsoid_ellipsoid,

@@ -1,5 +1,5 @@
-"""Ellipsoids: a point's closest point (Newton's method on the Lagrange multiplier), so sphere- and
-capsule-ellipsoid, and two ellipsoids (the largest separation of their support functions).
+"""Ellipsoids: a point's closest point (Newton's method on the Lagrange multiplier), so sphere-,
+capsule- and box-ellipsoid, and two ellipsoids (the largest separation of their support functions).
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..spatial import mm, mtv, mv, spd_inverse
+from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
 from .segments import _beyond_ends, _dot, _golden_minimum, _length
 
 ELLIPSOID_STEPS = 24  # Newton steps for a point's closest point on an ellipsoid (monotone)
@@ -165,3 +166,43 @@ def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
     r1, g1, _ = _ellipsoid_support(R1, a1, n)
     r2, g2, _ = _ellipsoid_support(R2, a2, n)
     return _dot(c2 - c1, n) - r1 - r2, n, 0.5 * ((c1 + g1) + (c2 - g2))
+
+
+def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
+    """Ellipsoid ``(ce, Re, semi-axes a)`` against box ``(cb, Rb, half-sizes h)`` as 26 point
+    contacts, as :func:`jaxdyn.collision.cylinders._cylinder_box_contacts`:
+
+    * the box's 8 corners against the ellipsoid's exact signed distance (:func:`_sphere_ellipsoid`
+      of radius 0);
+    * the box's 12 edges, each the interior contact (B1) of a segment of radius 0: the edge's
+      point deepest in the ellipsoid (:func:`_segment_ellipsoid`) counted beyond its corners;
+    * the ellipsoid's 6 support points along the inward normals of the box's faces, its points
+      deepest through each face's plane (:func:`_ellipsoid_support`), against the box
+      (:func:`~jaxdyn.collision.boxes._sphere_box` of radius 0).
+
+    An ellipsoid resting on a face of the box acts at its lowest point along the face's normal,
+    as on the ground; an edge or corner of the box against the ellipsoid acts at its deepest
+    point. Returns signed distances ``(..., 26)``, unit normals from the ellipsoid to the box
+    ``(..., 26, 3)``, witnesses ``(..., 26, 3)`` (corners, edges, support points) and the pair's
+    signed distance: the smallest over the edges' deepest points and the support points, exact
+    where the shapes are apart (their closest points are on an edge of the box, or on a face of
+    the box and the ellipsoid's point lowest along the face's normal)."""
+    dtype = ce.dtype
+    zero = jnp.zeros((), dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    corners = jnp.asarray(_CORNERS, dtype)
+    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
+    # _sphere_ellipsoid's normal points from the ellipsoid to the point (of the box): kept
+    dc, nc, wc = _sphere_ellipsoid(x(cb) + mv(X(Rb), corners * x(h)), zero, x(ce), X(Re), x(a))  # (..., 8)
+    p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))  # the 12 edges
+    seg, ne, we = _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a))
+    de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+    # the faces' inward normals -sigma R e_i (faces -x, +x, -y, +y, -z, +z)
+    inward = -jnp.swapaxes(Rb, -1, -2)[..., [0, 0, 1, 1, 2, 2], :] * jnp.asarray([-1.0, 1.0] * 3, dtype)[:, None]
+    _, offset, _ = _ellipsoid_support(X(Re), x(a), inward)
+    ds, ns, ws = _sphere_box(x(ce) + offset, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
+    dist = jnp.concatenate([dc, de, ds], -1)
+    normal = jnp.concatenate([nc, ne, -ns], -2)
+    witness = jnp.concatenate([wc, we, ws], -2)
+    return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(ds, -1))
