@@ -1399,6 +1399,32 @@ ELLIPSOID_POST = """<mujoco><worldbody>
 </worldbody></mujoco>"""
 
 
+def test_ellipsoid_near_a_box_edge_acts_once():
+    """An ellipsoid lying level on a box's top face 0.2 mm deep: in the middle, 5 mm inside an
+    edge, right above it and hanging 5 mm over it, exactly one of the 26 contacts acts, the
+    support point on the face or the edge's deepest point ((B1): the edge counted beyond its
+    faces' support points), and its depth moves continuously from the one to the other."""
+    from jaxdyn import collision as K
+
+    f = jax.jit(K._ellipsoid_box_contacts)
+    a, h = jnp.asarray([0.1, 0.06, 0.03]), jnp.asarray([0.1, 0.07, 0.05])
+    eye = jnp.eye(3)
+    lowest = {}
+    for name, x0 in (("middle", 0.0), ("inside", 0.095), ("above", 0.1), ("over", 0.105)):
+        ce = jnp.asarray([x0, 0.0, 0.05 + 0.03 - 0.0002])
+        dist = np.asarray(f(ce, eye, a, jnp.zeros(3), eye, h)[0])
+        acting = np.flatnonzero(dist < 0)
+        assert len(acting) == 1, (name, acting, dist[acting])
+        lowest[name] = (int(acting[0]), float(dist[acting[0]]))
+    assert lowest["middle"] == (25, pytest.approx(-2e-4, abs=1e-12))  # the support point on +z
+    assert lowest["inside"] == (25, pytest.approx(-2e-4, abs=1e-12))
+    assert lowest["above"][0] in range(8, 20) and lowest["above"][1] == pytest.approx(-2e-4, abs=1e-9)
+    # the edge below the surface 5 mm off the lowest point (vertically; the distance is along the
+    # surface's normal, tilted by 0.015 rad there)
+    depth_over = 2e-4 - 0.03 * (1 - np.sqrt(1 - 0.05**2))
+    assert lowest["over"][0] in range(8, 20) and lowest["over"][1] == pytest.approx(-depth_over, rel=2e-4)
+
+
 ELLIPSOID_ON_BOX = """<mujoco><worldbody>
 <geom name="table" type="box" size="0.3 0.25 0.05" pos="0.05 0 0.5" euler="0 0 20"/>
 <body name="b"><freejoint/><geom type="ellipsoid" size="0.1 0.06 0.03" mass="0.8"/></body>

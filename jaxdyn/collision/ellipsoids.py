@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..spatial import mm, mtv, mv, spd_inverse
 from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
@@ -168,6 +169,19 @@ def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
     return _dot(c2 - c1, n) - r1 - r2, n, 0.5 * ((c1 + g1) + (c2 - g2))
 
 
+def _edge_faces():
+    """The two faces (indices in the order -x, +x, -y, +y, -z, +z) that meet at each edge of
+    :data:`~jaxdyn.collision.boxes._EDGE_START`."""
+    out = []
+    for s, d in zip(_EDGE_START, _EDGE_DIRECTION):
+        j = int(np.argmax(np.abs(d)))
+        out.append([2 * k + int(s[k] > 0) for k in range(3) if k != j])
+    return np.asarray(out)
+
+
+_EDGE_FACES = _edge_faces()
+
+
 def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     """Ellipsoid ``(ce, Re, semi-axes a)`` against box ``(cb, Rb, half-sizes h)`` as 26 point
     contacts, as :func:`jaxdyn.collision.cylinders._cylinder_box_contacts`:
@@ -175,7 +189,9 @@ def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     * the box's 8 corners against the ellipsoid's exact signed distance (:func:`_sphere_ellipsoid`
       of radius 0);
     * the box's 12 edges, each the interior contact (B1) of a segment of radius 0: the edge's
-      point deepest in the ellipsoid (:func:`_segment_ellipsoid`) counted beyond its corners;
+      point deepest in the ellipsoid (:func:`_segment_ellipsoid`) counted beyond its corners and
+      beyond the support points of its two faces (below), so an ellipsoid resting on a face near
+      an edge rests on its support point alone, and an edge acts where the ellipsoid hangs over it;
     * the ellipsoid's 6 support points along the inward normals of the box's faces, its points
       deepest through each face's plane (:func:`_ellipsoid_support`), against the box
       (:func:`~jaxdyn.collision.boxes._sphere_box` of radius 0).
@@ -197,11 +213,13 @@ def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     dc, nc, wc = _sphere_ellipsoid(x(cb) + mv(X(Rb), corners * x(h)), zero, x(ce), X(Re), x(a))  # (..., 8)
     p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))  # the 12 edges
     seg, ne, we = _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a))
-    de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
     # the faces' inward normals -sigma R e_i (faces -x, +x, -y, +y, -z, +z)
     inward = -jnp.swapaxes(Rb, -1, -2)[..., [0, 0, 1, 1, 2, 2], :] * jnp.asarray([-1.0, 1.0] * 3, dtype)[:, None]
     _, offset, _ = _ellipsoid_support(X(Re), x(a), inward)
     ds, ns, ws = _sphere_box(x(ce) + offset, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
+    # an edge counted beyond its corners and beyond the support points of its two faces (B1)
+    ends = jnp.minimum(dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+    de = _beyond_ends(seg, ends, jnp.minimum(ds[..., _EDGE_FACES[:, 0]], ds[..., _EDGE_FACES[:, 1]]))
     dist = jnp.concatenate([dc, de, ds], -1)
     normal = jnp.concatenate([nc, ne, -ns], -2)
     witness = jnp.concatenate([wc, we, ws], -2)
