@@ -173,7 +173,7 @@ SLOW = {
     "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[panda-fixed]",
     "tests/test_contact_pairs.py::test_box_falls_onto_box",
     "tests/test_contact_pairs.py::test_capsule_falls_onto_box",
-    "tests/test_contact_pairs.py::test_ellipsoid_and_box_rest_on_each_other",
+    "tests/test_contact_pairs.py::test_ellipsoids_boxes_and_cylinders_rest_on_each_other",
     "tests/test_kernels.py::test_crba_unrolled_and_pallas_match_generic",
     "tests/test_kernels.py::test_pallas_aba_lowers_for_cuda",
     "tests/test_urdf_published.py::test_float32_matches_pinocchio",

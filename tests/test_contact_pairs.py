@@ -1010,10 +1010,10 @@ def _check_cylinder_pair(contacts, r, shapes, rows, dtype, tol):
 def _assert_as_epa(dist, normal, phi, mj, chosen, tol):
     """A pair's contacts' distances ``dist`` ``(n, rows)``, normals and the pair's distance
     ``phi`` against MuJoCo's ``mj_geomDistance`` ``mj`` (the last ``chosen`` poses chosen): apart
-    (over 40 poses), ``phi`` and the rows' smallest equal it; overlapping (over 10), never deeper
+    (over 40 poses), ``phi`` and the rows' smallest equal it; overlapping (10 or more), never deeper
     than its minimum translation; at the chosen poses equal; unit normals."""
     apart, overlap = mj > 0, mj < 0
-    assert apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() > 10
+    assert apart[:-chosen].sum() > 40 and overlap[:-chosen].sum() >= 10
     np.testing.assert_allclose(phi[apart], mj[apart], rtol=0, atol=tol)
     np.testing.assert_allclose(dist[apart].min(1), mj[apart], rtol=0, atol=tol)
     assert np.all(phi[overlap] >= mj[overlap] - tol) and np.all(phi[overlap] < 0)
@@ -1117,19 +1117,21 @@ def test_cylinder_pair_derivatives_are_finite():
 
 
 def test_pairs_not_collided_are_warned_about_by_name():
-    """An ellipsoid against a cylinder is admitted by the filter but not collided:
-    collision_pairs lists those pairs as unsupported and warns, naming the geoms; against a box
-    it is collided."""
-    xml = """<mujoco><worldbody><geom name="table" type="box" size="0.3 0.3 0.05"/>
-    <body name="a" pos="0 0 0.3"><freejoint/><geom name="can1" type="cylinder" size="0.04 0.08" mass="1"/></body>
-    <body name="b" pos="0.2 0 0.3"><freejoint/><geom name="can2" type="cylinder" size="0.04 0.08" mass="1"/>
+    """An ellipsoid against a mesh is admitted by the filter but not collided: collision_pairs
+    lists the pair as unsupported and warns, naming the geoms; against a box and a cylinder it
+    is collided."""
+    xml = """<mujoco><asset><mesh name="tet" vertex="0 0 0  0.05 0 0  0 0.05 0  0 0 0.05"/></asset>
+    <worldbody><geom name="table" type="box" size="0.3 0.3 0.05"/>
+    <body name="a" pos="0 0 0.3"><freejoint/><geom name="rock" type="mesh" mesh="tet" mass="1"/></body>
+    <body name="b" pos="0.2 0 0.3"><freejoint/><geom name="can" type="cylinder" size="0.04 0.08" mass="1"/>
     <geom name="egg" type="ellipsoid" size="0.03 0.02 0.02" pos="0 0.1 0" mass="0.1"/></body>
     </worldbody></mujoco>"""
     m = jaxdyn.load_mjcf(xml)
-    with pytest.warns(UserWarning, match=r"1 geom pairs are not collided .*'egg'-'can1' \(ellipsoid-cylinder\)") as w:
+    with pytest.warns(UserWarning, match=r"1 geom pairs are not collided .*'egg'-'rock' \(ellipsoid-mesh\)") as w:
         table = C.collision_pairs(m)
-    assert "table" not in str(w[0].message)
-    assert len(table.unsupported) == 1 and len(table.pairs) == 4  # the cans on the table and each other, the egg
+    assert "table" not in str(w[0].message) and "'can'" not in str(w[0].message)
+    # the rock and the can on the table, the rock and the can, the egg on the table
+    assert len(table.unsupported) == 1 and len(table.pairs) == 4
 
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-10), (jnp.float32, 2e-6)])
@@ -1341,7 +1343,8 @@ def test_condim_one_is_frictionless(sphere, floor, mu):
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-9), (jnp.float32, 5e-7)])
 def test_ellipsoid_pairs_match_mujoco(dtype, tol):
-    """Sphere-ellipsoid, capsule-ellipsoid, ellipsoid-ellipsoid and ellipsoid-box at 83 poses each
+    """Sphere-ellipsoid, capsule-ellipsoid, ellipsoid-ellipsoid, ellipsoid-box and
+    ellipsoid-cylinder at 83 poses each
     (tests/reference/generate_mujoco_ellipsoid_pairs.py; the ellipsoid 0.2 x 0.12 x 0.07 m at
     random orientations, 11, 14 and 12 of the random poses overlapping). Sphere-ellipsoid and
     ellipsoid-ellipsoid equal MuJoCo's mj_geomDistance everywhere (GJK apart, EPA's minimum
@@ -1349,7 +1352,9 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
     contacts' smallest equal MuJoCo's; overlapping, never deeper than the minimum translation;
     at the chosen poses (level across the top 1 mm deep and 2 mm above, standing on it 1 mm
     deep) equal. Ellipsoid-box likewise (14 random poses overlapping; chosen: a face 1 mm into
-    the bottom and 1 mm below it, an edge 0.5 mm into it). Unit normals."""
+    the bottom and 1 mm below it, an edge 0.5 mm into it) and ellipsoid-cylinder (10
+    overlapping; chosen: standing on the top 1 mm deep and 1 mm above, lying across it 1 mm
+    deep). Unit normals."""
     from jaxdyn import collision as K
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "ellipsoid_pairs.npz"))
@@ -1392,6 +1397,14 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
     assert dist.shape == (n, 26)
     _assert_as_epa(dist, normal, phi, r["box_dist"], chosen, tol)
 
+    # ellipsoid-cylinder: 15 contacts (the rims, the ellipsoid's support points along the disks,
+    # the side line facing the ellipsoid)
+    sc = a(np.tile([*r["cylinder_size"], 0.0], (n, 1)))
+    args = (zero, rot(a(r["cylinder_ellipsoid_quat"])), size, a(r["cylinder_pos"]), rot(a(r["cylinder_quat"])), sc)
+    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._ellipsoid_cylinder_contacts)(*args))
+    assert dist.shape == (n, 15)
+    _assert_as_epa(dist, normal, phi, r["cylinder_dist"], chosen, tol)
+
 
 ELLIPSOID_POST = """<mujoco><worldbody>
 <geom name="post" type="ellipsoid" size="0.2 0.12 0.07" pos="0 0 0.5" euler="0 0 30"/>
@@ -1425,27 +1438,58 @@ def test_ellipsoid_near_a_box_edge_acts_once():
     assert lowest["over"][0] in range(8, 20) and lowest["over"][1] == pytest.approx(-depth_over, rel=2e-4)
 
 
+def test_ellipsoid_on_a_cylinder_acts_once():
+    """An ellipsoid (0.03 x 0.02 x 0.015 m) level on a standing cylinder's disk 0.2 mm deep: in
+    the middle and 0.5 mm inside the rim it acts through its support point; right above the rim
+    and hanging 0.5-2 mm over it through the rim, as deep as the rim is under its surface; a
+    cylinder lying across the ellipsoid's top through its side line. One contact each (rows of
+    depth above 1e-9 m: the rim's deepest point, counted beyond the rim's 4 points, is 0 there
+    to round-off)."""
+    from jaxdyn import collision as K
+
+    f = jax.jit(K._ellipsoid_cylinder_contacts)
+    a, size, eye = jnp.asarray([0.03, 0.02, 0.015]), jnp.asarray([0.04, 0.08, 0.0]), jnp.eye(3)
+    for x0 in (0.0, 0.0395, 0.04, 0.0405, 0.042):
+        dist = np.asarray(f(jnp.asarray([x0, 0.0, 0.08 + 0.015 - 2e-4]), eye, a, jnp.zeros(3), eye, size)[0])
+        acting = np.flatnonzero(dist < -1e-9)
+        assert len(acting) == 1, (x0, acting, dist[acting])
+        over = max(x0 - 0.04, 0.0)  # the rim under the surface, vertically (the distance is along the normal)
+        depth = 2e-4 - 0.015 * (1 - np.sqrt(1 - (over / 0.03) ** 2))
+        assert dist[acting[0]] == pytest.approx(-depth, rel=1e-3), x0  # the normal tilts by 0.03 rad at 2 mm
+        assert (acting[0] == 12) == (x0 < 0.04)  # the support point along the top disk's normal
+    lying = jnp.asarray([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # the axis along y
+    dist = np.asarray(f(jnp.zeros(3), eye, a, jnp.asarray([0.0, 0.0, 0.015 + 0.04 - 2e-4]), lying, size)[0])
+    assert np.flatnonzero(dist < -1e-9).tolist() == [14] and dist[14] == pytest.approx(-2e-4, abs=1e-12)
+
+
 ELLIPSOID_ON_BOX = """<mujoco><worldbody>
 <geom name="table" type="box" size="0.3 0.25 0.05" pos="0.05 0 0.5" euler="0 0 20"/>
 <body name="b"><freejoint/><geom type="ellipsoid" size="0.1 0.06 0.03" mass="0.8"/></body>
 </worldbody></mujoco>"""
 
 
-def test_ellipsoid_and_box_rest_on_each_other():
+def test_ellipsoids_boxes_and_cylinders_rest_on_each_other():
     """A 0.8 kg ellipsoid dropped level onto a box on the world (top face z = 0.55) rests on its
     lowest point, the support point along the face's normal, at (m g / k)^(1/p); a 0.6 kg box
-    dropped level onto the top of an ellipsoid on the world rests there as deep; the normal
-    force equal to the weight, still after 1 s. Derivatives are finite with the centres
+    dropped level onto the top of an ellipsoid on the world rests there as deep; so do the
+    ellipsoid dropped 5 cm off the axis onto a standing cylinder's disk (the disk's support
+    point) and a 0.6 kg cylinder dropped lying across the ellipsoid's top (its side line); the
+    normal force equal to the weight, still after 1 s. Derivatives are finite with the centres
     coinciding."""
     k, p = 1e6, 1.5
     ct = C.Contact(collide_ground=False)
     box_on_top = ELLIPSOID_POST.replace("GEOM", '<geom type="box" size="0.05 0.04 0.02" mass="0.6"/>')
-    for xml, q0, mass, top in (
-        (ELLIPSOID_ON_BOX, [0.0, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03),
-        (box_on_top, [0.0, 0.0, 0.595, 1.0, 0, 0, 0], 0.6, 0.57 + 0.02),
+    can_across = ELLIPSOID_POST.replace("GEOM", '<geom type="cylinder" size="0.04 0.08" mass="0.6"/>')
+    egg_on_can = ELLIPSOID_ON_BOX.replace('type="box" size="0.3 0.25 0.05"', 'type="cylinder" size="0.12 0.05"')
+    level = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # the axis along y
+    for xml, q0, mass, top, rows in (
+        (ELLIPSOID_ON_BOX, [0.0, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03, 26),
+        (box_on_top, [0.0, 0.0, 0.595, 1.0, 0, 0, 0], 0.6, 0.57 + 0.02, 26),
+        (egg_on_can, [0.05, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03, 15),
+        (can_across, [0.0, 0.0, 0.615, *level], 0.6, 0.57 + 0.04, 15),
     ):
         m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
-        assert C.collision_pairs(m).rows == (26,) and C.collision_pairs(m).unsupported == ()
+        assert C.collision_pairs(m).rows == (rows,) and C.collision_pairs(m).unsupported == ()
 
         @jax.jit
         def settle(q0, m=m):

@@ -28,8 +28,10 @@ functions, the interface :mod:`jaxdyn.contact` uses.
 * an ellipsoid: a point's closest point on it by Newton's method on the Lagrange multiplier
   (:func:`_ellipsoid_closest`), so its exact signed distance against a sphere and, along a
   capsule's segment by golden section, against a capsule (:func:`_segment_ellipsoid_contacts`),
-  and against a box with the box's corners and edges and its own support points along the
-  faces' normals (:func:`_ellipsoid_box_contacts`);
+  against a box with the box's corners and edges and its own support points along the
+  faces' normals (:func:`_ellipsoid_box_contacts`), and against a cylinder with the cylinder's
+  rims and side line and its own support points along the disks' normals
+  (:func:`_ellipsoid_cylinder_contacts`);
   two ellipsoids: the largest separation of their support functions over directions, by Newton's
   method on the sphere (:func:`_ellipsoid_ellipsoid`), the distance apart and the minimum
   translation overlapping.
@@ -76,8 +78,10 @@ from .ellipsoids import (  # noqa: F401
     SUPPORT_STEPS,
     _ellipsoid_box_contacts,
     _ellipsoid_closest,
+    _ellipsoid_cylinder_contacts,
     _ellipsoid_distance,
     _ellipsoid_ellipsoid,
+    _ellipsoid_sdf_of,
     _ellipsoid_support,
     _segment_ellipsoid,
     _segment_ellipsoid_contacts,

@@ -1,5 +1,6 @@
 """Ellipsoids: a point's closest point (Newton's method on the Lagrange multiplier), so sphere-,
-capsule- and box-ellipsoid, and two ellipsoids (the largest separation of their support functions).
+capsule-, box- and cylinder-ellipsoid, and two ellipsoids (the largest separation of their support
+functions).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..spatial import mm, mtv, mv, spd_inverse
 from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
+from .cylinders import _rim_points, _rim_rows, _sphere_cylinder
 from .segments import _beyond_ends, _dot, _golden_minimum, _length
 
 ELLIPSOID_STEPS = 24  # Newton steps for a point's closest point on an ellipsoid (monotone)
@@ -224,3 +226,74 @@ def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     normal = jnp.concatenate([nc, ne, -ns], -2)
     witness = jnp.concatenate([wc, we, ws], -2)
     return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(ds, -1))
+
+
+def _ellipsoid_sdf_of(ce, Re, a):
+    """The ellipsoid's signed distance and outward normal as a function of points ``(..., 2, k,
+    3)``, without derivatives (for :func:`~jaxdyn.collision.cylinders._rim_points`)."""
+    ce0, a0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (ce, a))
+    Re0 = jax.lax.stop_gradient(Re)[..., None, None, :, :]
+
+    def sdf(pts):
+        dist, n, _ = _ellipsoid_distance(pts, ce0, Re0, a0)
+        return dist, n
+
+    return sdf
+
+
+def _ellipsoid_cylinder_contacts(ce, Re, a, cc, Rc, size):
+    """Ellipsoid ``(ce, Re, semi-axes a)`` against cylinder ``(cc, Rc, size)`` as 15 point
+    contacts, as :func:`jaxdyn.collision.cylinders._cylinder_cylinder_contacts`:
+
+    * the cylinder's rims against the ellipsoid's exact signed distance (:func:`_sphere_ellipsoid`
+      of radius 0): 4 points on each rim and each rim's deepest points counted beyond them
+      (:func:`~jaxdyn.collision.cylinders._rim_points`, :func:`~jaxdyn.collision.cylinders.
+      _rim_rows`), and all of a rim's rows counted beyond its disk's support point (next);
+    * the ellipsoid's 2 support points along the disks' inward normals, its points deepest
+      through each disk's plane (:func:`_ellipsoid_support`), against the cylinder
+      (:func:`~jaxdyn.collision.cylinders._sphere_cylinder` of radius 0);
+    * the cylinder's side line facing the ellipsoid (through the rims' points in the direction,
+      across the axis, from the axis's point nearest the ellipsoid to the ellipsoid), the
+      interior contact (B1) of a segment of radius 0: its point deepest in the ellipsoid
+      (:func:`_segment_ellipsoid`) counted beyond its ends.
+
+    An ellipsoid on a disk acts at its lowest point along the disk's normal, against the side at
+    the side line's deepest point, and a rim against the ellipsoid at the rim's deepest point.
+    Returns signed distances ``(..., 15)``, unit normals from the ellipsoid to the cylinder
+    ``(..., 15, 3)``, witnesses ``(..., 15, 3)`` (the rim rows, the support points, the side
+    line) and the pair's signed distance: the smallest over the rims' deepest points, the
+    support points and the side line's deepest point, exact where the shapes are apart (their
+    closest points are on a rim, on a disk and the ellipsoid's point lowest along its normal, or
+    on the side line facing the ellipsoid)."""
+    dtype = ce.dtype
+    zero = jnp.zeros((), dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    r, hl = size[..., 0], size[..., 1]
+    axis = Rc[..., :, 2]
+    # the ellipsoid's points deepest through the disks' planes (disk 0 at +hl: inward -axis)
+    _, offset, _ = _ellipsoid_support(X(Re), x(a), jnp.stack([-axis, axis], -2))
+    dsup, nsup, wsup = _sphere_cylinder(x(ce) + offset, zero, x(cc), X(Rc), x(size))  # normals cylinder -> point
+    # the rims (rim 0 at +hl), each counted beyond its disk's support point
+    square, deepest, second = _rim_points(cc, Rc, size, _ellipsoid_sdf_of(ce, Re, a))
+    dq, nq, wq = _sphere_ellipsoid(square, zero, x(ce), X(Re), x(a))  # normals ellipsoid -> rim point
+    dd, nd, wd = _sphere_ellipsoid(deepest, zero, x(ce), X(Re), x(a))
+    drim, nrim, wrim = _rim_rows(dq, nq, wq, dd, nd, wd, second, r)
+    rim_of_row = np.asarray([0] * 4 + [1] * 4 + [0, 0, 1, 1])  # _rim_rows: 4 + 4 points, 2 + 2 deepest
+    drim = drim - jnp.minimum(0.0, dsup[..., rim_of_row])
+    # the side line facing the ellipsoid
+    p, d = cc - hl[..., None] * axis, 2.0 * hl[..., None] * axis
+    _, n_axis, _ = _segment_ellipsoid(p, d, zero, ce, Re, a)  # from the ellipsoid to the axis
+    w = -n_axis - _dot(-n_axis, axis)[..., None] * axis
+    sq = _dot(w, w)
+    ok = sq > jnp.finfo(dtype).tiny
+    u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], Rc[..., :, 0])
+    start = p + r[..., None] * u
+    seg, ns, ws = _segment_ellipsoid(start, d, zero, ce, Re, a)
+    e0 = _sphere_ellipsoid(start, zero, ce, Re, a)[0]
+    e1 = _sphere_ellipsoid(start + d, zero, ce, Re, a)[0]
+    dside = _beyond_ends(seg, e0, e1)
+    dist = jnp.concatenate([drim, dsup, dside[..., None]], -1)
+    normal = jnp.concatenate([nrim, -nsup, ns[..., None, :]], -2)
+    witness = jnp.concatenate([wrim, wsup, ws[..., None, :]], -2)
+    return dist, normal, witness, jnp.minimum(jnp.minimum(jnp.min(dd, -1), jnp.min(dsup, -1)), seg)

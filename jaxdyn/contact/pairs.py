@@ -16,7 +16,9 @@ the broad phase.
   closest point's Lagrange multiplier: :func:`jaxdyn.collision._ellipsoid_closest`; the capsule
   with the three contacts of capsule-box), a box (the box's corners and edges against it, its
   support points along the faces' inward normals against the box:
-  :func:`jaxdyn.collision._ellipsoid_box_contacts`) or another ellipsoid (the maximum over
+  :func:`jaxdyn.collision._ellipsoid_box_contacts`), a cylinder (the cylinder's rims and side
+  line against it, its support points along the disks' normals against the cylinder:
+  :func:`jaxdyn.collision._ellipsoid_cylinder_contacts`) or another ellipsoid (the maximum over
   directions of the support functions' separation, by Newton's method on the sphere:
   :func:`jaxdyn.collision._ellipsoid_ellipsoid`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
@@ -90,6 +92,7 @@ from ..collision import (
     _cylinder_cylinder_contacts,
     _cylinder_hull_contacts,
     _ellipsoid_box_contacts,
+    _ellipsoid_cylinder_contacts,
     _ellipsoid_ellipsoid,
     _hull_hull_contacts,
     _segment_box_contacts,
@@ -165,6 +168,7 @@ _PAIR_KINDS = (
     (geometry.CAPSULE, geometry.ELLIPSOID),
     (geometry.ELLIPSOID, geometry.ELLIPSOID),
     (geometry.ELLIPSOID, geometry.BOX),
+    (geometry.ELLIPSOID, geometry.CYLINDER),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
@@ -175,7 +179,9 @@ _PAIR_KINDS = (
 # (collision._segment_hull_contacts), cylinder-mesh 12 rim points, 8 hull vertices and 8 edges
 # (collision._cylinder_hull_contacts), box-mesh 8 corners, 12 edges and 8 hull vertices
 # (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices (collision._hull_hull_contacts),
-# ellipsoid-box 8 corners, 12 edges and 6 support points (collision._ellipsoid_box_contacts);
+# ellipsoid-box 8 corners, 12 edges and 6 support points (collision._ellipsoid_box_contacts),
+# ellipsoid-cylinder 12 rim points, 2 support points and a side line
+# (collision._ellipsoid_cylinder_contacts);
 # one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.ELLIPSOID): 3,
@@ -190,6 +196,7 @@ _PAIR_ROWS = {
     (geometry.CYLINDER, geometry.BOX): 32,
     (geometry.CYLINDER, geometry.CYLINDER): 25,
     (geometry.ELLIPSOID, geometry.BOX): 26,
+    (geometry.ELLIPSOID, geometry.CYLINDER): 15,
 }
 
 
@@ -211,6 +218,7 @@ _SOLID_PAIRS = {
     (geometry.CYLINDER, geometry.CYLINDER): _cylinder_cylinder_contacts,
     (geometry.CYLINDER, geometry.BOX): _cylinder_box_contacts,
     (geometry.ELLIPSOID, geometry.BOX): _ellipsoid_box_contacts,
+    (geometry.ELLIPSOID, geometry.CYLINDER): _ellipsoid_cylinder_contacts,
 }
 
 
@@ -226,11 +234,12 @@ class CollisionPairs(NamedTuple):
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided (an
-      ellipsoid against a cylinder or a mesh; a flat mesh).
+      ellipsoid against a mesh; a flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder,
       capsule-mesh and capsule-ellipsoid, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
-      box-mesh and cylinder-mesh, 26 for ellipsoid-box, 16 for mesh-mesh, 1 for the others.
+      box-mesh and cylinder-mesh, 26 for ellipsoid-box, 15 for ellipsoid-cylinder, 16 for mesh-mesh, 1
+      for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -298,7 +307,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
     filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
-    ellipsoid against a cylinder or a mesh, a mesh whose vertices span no volume) are
+    ellipsoid against a mesh, a mesh whose vertices span no volume) are
     warned about, by name."""
     g = model.geoms
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
@@ -321,7 +330,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
             f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
-            f"of an ellipsoid with a cylinder or a mesh, no flat mesh; exclude them to "
+            f"of an ellipsoid with a mesh, no flat mesh; exclude them to "
             f"silence this): {listed}",
             UserWarning,
             stacklevel=2,

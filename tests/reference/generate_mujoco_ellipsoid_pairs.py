@@ -1,4 +1,4 @@
-"""MuJoCo reference for the sphere-, capsule-, box- and ellipsoid-ellipsoid pairs of jaxdyn.contact
+"""MuJoCo reference for the sphere-, capsule-, box-, cylinder- and ellipsoid-ellipsoid pairs of jaxdyn.contact
 (tests/test_contact_pairs.py). MuJoCo is not a jaxdyn dependency.
 
     pip install mujoco          # 4.x
@@ -13,8 +13,11 @@ standing on the top 1 mm deep; the second ellipsoid level on the top 3 cm off-ce
 and 1 mm above, and turned by 90 degrees against the end 2 mm deep; a box (half-sizes 0.1, 0.07,
 0.05 m) likewise, then level under the ellipsoid 2 cm off-centre, its top face 1 mm into the
 ellipsoid and 1 mm below it, and turned by 45 degrees about x with its top edge 1 mm above the
-ellipsoid's lowest point (0.5 mm into it, 1.4 cm off the axis). Stored (``tests/data/mujoco/contact/ellipsoid_pairs.npz``): ``sphere_dist``,
-``capsule_dist``, ``ellipsoid2_dist`` and ``box_dist``,
+ellipsoid's lowest point (0.5 mm into it, 1.4 cm off the axis); a cylinder (radius 0.04 m,
+half-length 0.08 m) likewise, then standing on the top of the ellipsoid 2 cm off-centre 1 mm deep
+and 1 mm above, and lying level across the top 1 mm deep. Stored
+(``tests/data/mujoco/contact/ellipsoid_pairs.npz``): ``sphere_dist``, ``capsule_dist``,
+``ellipsoid2_dist``, ``box_dist`` and ``cylinder_dist``,
 MuJoCo's ``mj_geomDistance`` of the two geoms (GJK for shapes apart, EPA for overlapping ones:
 the minimum translation, with ``ccd_tolerance`` 1e-12 and 10,000 iterations); the poses
 (positions, quaternions ``w, x, y, z``) and sizes; ``chosen``, the number of chosen poses at the
@@ -32,6 +35,7 @@ from generate_mujoco_pairs import _quat_axis_angle as _quat
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "ellipsoid_pairs.npz")
 ELL, SPH, CAP, ELL2, BOX = (0.2, 0.12, 0.07), 0.05, (0.04, 0.1), (0.1, 0.06, 0.05), (0.1, 0.07, 0.05)
+CYL = (0.04, 0.08)
 
 PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><worldbody>
 <body mocap="true"><geom name="ell" type="ellipsoid" size="{ELL[0]} {ELL[1]} {ELL[2]}"/></body>
@@ -39,6 +43,7 @@ PROBE = f"""<mujoco><option ccd_tolerance="1e-12" ccd_iterations="10000"/><world
 <body mocap="true" pos="-5 5 5"><geom name="cap" type="capsule" size="{CAP[0]} {CAP[1]}"/></body>
 <body mocap="true" pos="5 -5 5"><geom name="ell2" type="ellipsoid" size="{ELL2[0]} {ELL2[1]} {ELL2[2]}"/></body>
 <body mocap="true" pos="-5 -5 5"><geom name="box" type="box" size="{BOX[0]} {BOX[1]} {BOX[2]}"/></body>
+<body mocap="true" pos="5 5 -5"><geom name="cyl" type="cylinder" size="{CYL[0]} {CYL[1]}"/></body>
 </worldbody></mujoco>"""
 
 
@@ -50,7 +55,13 @@ def _distances(m, d, body, geom, ell_quat, pos, quat):
         d.mocap_pos[body], d.mocap_quat[body] = pos[k], quat[k]
         mujoco.mj_kinematics(m, d)
         dist.append(mujoco.mj_geomDistance(m, d, g1, g2, 10.0, None))
-    d.mocap_pos[body] = {1: [5.0, 5.0, 5.0], 2: [-5.0, 5.0, 5.0], 3: [5.0, -5.0, 5.0], 4: [-5.0, -5.0, 5.0]}[body]
+    d.mocap_pos[body] = {
+        1: [5.0, 5.0, 5.0],
+        2: [-5.0, 5.0, 5.0],
+        3: [5.0, -5.0, 5.0],
+        4: [-5.0, -5.0, 5.0],
+        5: [5.0, 5.0, -5.0],
+    }[body]
     return np.array(dist)
 
 
@@ -66,6 +77,7 @@ def main():
         capsule_size=np.array(CAP),
         ellipsoid2_size=np.array(ELL2),
         box_size=np.array(BOX),
+        cylinder_size=np.array(CYL),
     )
     for name, body, chosen in (
         (
@@ -104,11 +116,20 @@ def main():
                 (_quat([1.0, 0.0, 0.0], np.pi / 4), [0.0, 0.0, -ELL[2] + 0.001 - (BOX[1] + BOX[2]) / np.sqrt(2)]),
             ],
         ),
+        (
+            "cylinder",
+            5,
+            [
+                (up, [0.02, 0.0, ELL[2] + CYL[1] - 0.001]),
+                (up, [0.02, 0.0, ELL[2] + CYL[1] + 0.001]),
+                (_quat([1.0, 0.0, 0.0], np.pi / 2), [0.0, 0.0, ELL[2] + CYL[0] - 0.001]),
+            ],
+        ),
     ):
         ell_quat = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)] + [up] * len(chosen)
         pos = list(rng.uniform(-0.3, 0.3, size=(n, 3))) + [np.asarray(p, float) for _, p in chosen]
         quat = [_quat(rng.normal(size=3), rng.uniform(0, np.pi)) for _ in range(n)] + [q for q, _ in chosen]
-        geom = {"sphere": "sph", "capsule": "cap", "ellipsoid2": "ell2", "box": "box"}[name]
+        geom = {"sphere": "sph", "capsule": "cap", "ellipsoid2": "ell2", "box": "box", "cylinder": "cyl"}[name]
         dist = _distances(m, d, body, geom, ell_quat, pos, quat)
         out.update(
             {
