@@ -107,6 +107,7 @@ SLOW = {
     "tests/test_meshes.py::test_mesh_pairs_match_mujoco[capsule-float32-1e-06]",
     "tests/test_meshes.py::test_mesh_pairs_match_mujoco[cylinder-float32-1e-06]",
     "tests/test_meshes.py::test_mesh_pairs_match_mujoco[box-float32-1e-06]",
+    "tests/test_meshes.py::test_mesh_pairs_match_mujoco[ellipsoid-float32-1e-06]",
     "tests/test_meshes.py::test_mesh_pair_derivatives_are_finite",
     "tests/test_meshes.py::test_primitives_meet_a_mesh_cube_as_the_box_it_is",
     # the broad phase: a step and its Jacobian against every pair's (the forces, the point
@@ -173,7 +174,7 @@ SLOW = {
     "tests/test_pinocchio_reference.py::test_batched_public_api_matches_pinocchio[panda-fixed]",
     "tests/test_contact_pairs.py::test_box_falls_onto_box",
     "tests/test_contact_pairs.py::test_capsule_falls_onto_box",
-    "tests/test_contact_pairs.py::test_ellipsoids_boxes_and_cylinders_rest_on_each_other",
+    "tests/test_contact_pairs.py::test_ellipsoids_and_other_shapes_rest_on_each_other",
     "tests/test_kernels.py::test_crba_unrolled_and_pallas_match_generic",
     "tests/test_kernels.py::test_pallas_aba_lowers_for_cuda",
     "tests/test_urdf_published.py::test_float32_matches_pinocchio",

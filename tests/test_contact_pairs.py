@@ -1117,21 +1117,28 @@ def test_cylinder_pair_derivatives_are_finite():
 
 
 def test_pairs_not_collided_are_warned_about_by_name():
-    """An ellipsoid against a mesh is admitted by the filter but not collided: collision_pairs
-    lists the pair as unsupported and warns, naming the geoms; against a box and a cylinder it
-    is collided."""
-    xml = """<mujoco><asset><mesh name="tet" vertex="0 0 0  0.05 0 0  0 0.05 0  0 0 0.05"/></asset>
+    """A flat mesh (its points span no volume) is admitted by the filter but not collided:
+    collision_pairs lists its pairs as unsupported and warns, naming the geoms; an ellipsoid is
+    collided with a box, a cylinder and a mesh."""
+    xml = """<mujoco><asset><mesh name="tri" vertex="0 0 0  0.05 0 0  0 0.05 0"/>
+    <mesh name="tet" vertex="0 0 0  0.05 0 0  0 0.05 0  0 0 0.05"/></asset>
     <worldbody><geom name="table" type="box" size="0.3 0.3 0.05"/>
-    <body name="a" pos="0 0 0.3"><freejoint/><geom name="rock" type="mesh" mesh="tet" mass="1"/></body>
+    <body name="a" pos="0 0 0.3"><freejoint/><inertial pos="0 0 0" mass="1" diaginertia="1e-3 1e-3 1e-3"/>
+    <geom name="sheet" type="mesh" mesh="tri"/></body>
     <body name="b" pos="0.2 0 0.3"><freejoint/><geom name="can" type="cylinder" size="0.04 0.08" mass="1"/>
     <geom name="egg" type="ellipsoid" size="0.03 0.02 0.02" pos="0 0.1 0" mass="0.1"/></body>
+    <body name="c" pos="-0.2 0 0.3"><freejoint/><geom name="rock" type="mesh" mesh="tet" mass="1"/></body>
     </worldbody></mujoco>"""
     m = jaxdyn.load_mjcf(xml)
-    with pytest.warns(UserWarning, match=r"1 geom pairs are not collided .*'egg'-'rock' \(ellipsoid-mesh\)") as w:
+    with pytest.warns(UserWarning, match=r"4 geom pairs are not collided .*'sheet'") as w:
         table = C.collision_pairs(m)
-    assert "table" not in str(w[0].message) and "'can'" not in str(w[0].message)
-    # the rock and the can on the table, the rock and the can, the egg on the table
-    assert len(table.unsupported) == 1 and len(table.pairs) == 4
+    assert all(
+        f"'sheet'-'{o}'" in str(w[0].message) or f"'{o}'-'sheet'" in str(w[0].message)
+        for o in ("table", "can", "egg", "rock")
+    )
+    assert "'egg'-'rock'" not in str(w[0].message)
+    # collided: the can, the egg and the rock on the table; the can and the egg with the rock
+    assert len(table.unsupported) == 4 and len(table.pairs) == 5
 
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-10), (jnp.float32, 2e-6)])
@@ -1468,12 +1475,13 @@ ELLIPSOID_ON_BOX = """<mujoco><worldbody>
 </worldbody></mujoco>"""
 
 
-def test_ellipsoids_boxes_and_cylinders_rest_on_each_other():
+def test_ellipsoids_and_other_shapes_rest_on_each_other():
     """A 0.8 kg ellipsoid dropped level onto a box on the world (top face z = 0.55) rests on its
     lowest point, the support point along the face's normal, at (m g / k)^(1/p); a 0.6 kg box
     dropped level onto the top of an ellipsoid on the world rests there as deep; so do the
     ellipsoid dropped 5 cm off the axis onto a standing cylinder's disk (the disk's support
-    point) and a 0.6 kg cylinder dropped lying across the ellipsoid's top (its side line); the
+    point) and onto a mesh slab the size of the box (its support point through the top face),
+    and a 0.6 kg cylinder dropped lying across the ellipsoid's top (its side line); the
     normal force equal to the weight, still after 1 s. Derivatives are finite with the centres
     coinciding."""
     k, p = 1e6, 1.5
@@ -1481,12 +1489,18 @@ def test_ellipsoids_boxes_and_cylinders_rest_on_each_other():
     box_on_top = ELLIPSOID_POST.replace("GEOM", '<geom type="box" size="0.05 0.04 0.02" mass="0.6"/>')
     can_across = ELLIPSOID_POST.replace("GEOM", '<geom type="cylinder" size="0.04 0.08" mass="0.6"/>')
     egg_on_can = ELLIPSOID_ON_BOX.replace('type="box" size="0.3 0.25 0.05"', 'type="cylinder" size="0.12 0.05"')
+    slab = " ".join(f"{x * 0.3} {y * 0.25} {z * 0.05}" for x in (-1, 1) for y in (-1, 1) for z in (-1, 1))
+    egg_on_slab = ELLIPSOID_ON_BOX.replace(
+        "<worldbody>", f'<asset><mesh name="slab" vertex="{slab}"/></asset><worldbody>'
+    )
+    egg_on_slab = egg_on_slab.replace('type="box" size="0.3 0.25 0.05"', 'type="mesh" mesh="slab"')
     level = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # the axis along y
     for xml, q0, mass, top, rows in (
         (ELLIPSOID_ON_BOX, [0.0, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03, 26),
         (box_on_top, [0.0, 0.0, 0.595, 1.0, 0, 0, 0], 0.6, 0.57 + 0.02, 26),
         (egg_on_can, [0.05, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03, 15),
         (can_across, [0.0, 0.0, 0.615, *level], 0.6, 0.57 + 0.04, 15),
+        (egg_on_slab, [0.0, 0.0, 0.585, 1.0, 0, 0, 0], 0.8, 0.55 + 0.03, 17),
     ):
         m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
         assert C.collision_pairs(m).rows == (rows,) and C.collision_pairs(m).unsupported == ()

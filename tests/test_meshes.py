@@ -324,13 +324,14 @@ def _mesh_pair_reference(kind, dtype):
 
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-14), (jnp.float32, 1e-6)])
-@pytest.mark.parametrize("kind", ["sphere", "capsule", "cylinder", "box"])
+@pytest.mark.parametrize("kind", ["sphere", "capsule", "cylinder", "box", "ellipsoid"])
 def test_mesh_pairs_match_mujoco(kind, dtype, tol):
     """A primitive against a mesh (the convex hull of 30 points on an ellipsoid, 56 triangles),
     60 poses each, against MuJoCo's mj_geomDistance (GJK / EPA at 1e-12): the pair's signed
-    distance equals MuJoCo's where the shapes are apart (the cylinder's rim search is a
-    golden-section search: 1e-12), and where they overlap it is negative and never deeper than
-    EPA's minimum translation (a sphere's equal to it); in float32 to 1e-6 m."""
+    distance equals MuJoCo's where the shapes are apart (the cylinder's rim search and the
+    ellipsoid's edge search are golden-section searches: 1e-11), and where they overlap it is
+    negative and never deeper than EPA's minimum translation (a sphere's equal to it); in float32
+    to 1e-6 m."""
     from jaxdyn import collision as K
 
     ref, T, V, E, R, S = _mesh_pair_reference(kind, dtype)
@@ -343,13 +344,18 @@ def test_mesh_pairs_match_mujoco(kind, dtype, tol):
         d = jax.jit(K._segment_hull_contacts)(p, dd, S[:, 0], T)[3]
     elif kind == "cylinder":
         d = jax.jit(K._cylinder_hull_contacts)(c, R, S, T, V, valid, E, e_valid)[3]
+    elif kind == "ellipsoid":
+        dist, normal, _, d = jax.jit(K._ellipsoid_hull_contacts)(c, R, S, T, V, valid, E, e_valid)
+        assert dist.shape == (len(ref), 17)
+        np.testing.assert_allclose(np.linalg.norm(np.asarray(normal, np.float64), axis=-1), 1.0, atol=10 * tol)
     else:
         d = jax.jit(K._box_hull_contacts)(c, R, S, T, V, valid)[3]
     d = np.asarray(d)
     apart = ref > 0
     assert apart.sum() >= 40 and (~apart).sum() >= 8
     assert d.dtype == dtype
-    np.testing.assert_allclose(d[apart], ref[apart], rtol=0, atol=max(tol, 2e-12) if kind == "cylinder" else tol)
+    atol = max(tol, 1e-11) if kind in ("cylinder", "ellipsoid") else tol
+    np.testing.assert_allclose(d[apart], ref[apart], rtol=0, atol=atol)
     assert np.all(d[~apart] < 0) and np.all(d[~apart] >= ref[~apart] - max(tol, 1e-12))
     if kind == "sphere":
         np.testing.assert_allclose(d[~apart], ref[~apart], rtol=0, atol=tol)

@@ -31,7 +31,9 @@ functions, the interface :mod:`jaxdyn.contact` uses.
   against a box with the box's corners and edges and its own support points along the
   faces' normals (:func:`_ellipsoid_box_contacts`), and against a cylinder with the cylinder's
   rims and side line and its own support points along the disks' normals
-  (:func:`_ellipsoid_cylinder_contacts`);
+  (:func:`_ellipsoid_cylinder_contacts`), and against a mesh's hull with the hull's vertices and
+  edges and its own support point deepest through the hull's faces
+  (:func:`_ellipsoid_hull_contacts`);
   two ellipsoids: the largest separation of their support functions over directions, by Newton's
   method on the sphere (:func:`_ellipsoid_ellipsoid`), the distance apart and the minimum
   translation overlapping.
@@ -94,6 +96,7 @@ from .hulls import (  # noqa: F401
     _closest_on_triangles,
     _cylinder_hull_contacts,
     _deepest,
+    _ellipsoid_hull_contacts,
     _hull_distance,
     _hull_hull_contacts,
     _hull_sdf_of,

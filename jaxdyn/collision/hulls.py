@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from ..spatial import cross, mv
 from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
 from .cylinders import _rim_points, _rim_rows, _segment_cylinder, _sphere_cylinder
+from .ellipsoids import _ellipsoid_support, _segment_ellipsoid, _sphere_ellipsoid
 from .segments import _beyond_ends, _dot, _golden_minimum, _length
 
 HULL_POINTS = 8  # a hull's vertices that count against another shape: its this many deepest
@@ -230,3 +231,53 @@ def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2):
     d2, n2, w2 = _vertices_in_hull(V2, valid2, T1)  # hull 1 -> a vertex of hull 2
     dist = jnp.concatenate([d1, d2], -1)
     return dist, jnp.concatenate([-n1, n2], -2), jnp.concatenate([w1, w2], -2), jnp.min(dist, -1)
+
+
+def _ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):
+    """Ellipsoid ``(ce, Re, semi-axes a)`` against a hull (triangles ``T``, vertices ``V``, edges
+    ``E`` ``(..., M, 2, 3)``, with their ``valid`` masks) as 17 point contacts:
+
+    * the ellipsoid's support point deepest through the hull's face planes: for every face its
+      point farthest along the face's inward normal (:func:`~jaxdyn.collision.ellipsoids.
+      _ellipsoid_support`), against the hull's exact signed distance (:func:`_sphere_hull` of
+      radius 0), the deepest of them;
+    * the hull's :data:`HULL_POINTS` vertices deepest in the ellipsoid (its exact signed
+      distance, :func:`~jaxdyn.collision.ellipsoids._sphere_ellipsoid` of radius 0);
+    * its :data:`HULL_POINTS` edges that reach deepest into the ellipsoid, each the interior
+      contact (B1) of a segment of radius 0 (:func:`~jaxdyn.collision.ellipsoids.
+      _segment_ellipsoid`) counted beyond its two vertices;
+
+    the vertices and edges counted beyond the support point (B1), so an ellipsoid resting on a
+    face acts through its support point, and a vertex or an edge where it reaches into the
+    ellipsoid deeper than that. Returns signed distances ``(..., 17)``, unit normals from the
+    ellipsoid to the hull, witnesses, and the pair's signed distance: the smallest over the
+    support points, the vertices and the edges, exact where the shapes are apart (their closest
+    points lie on a face of the hull and the ellipsoid's point farthest along its inward normal,
+    on an edge, or at a vertex)."""
+    dtype = ce.dtype
+    zero = jnp.zeros((), dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one ellipsoid per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    _, n, _ = _length(cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))  # outward
+    _, offset, _ = _ellipsoid_support(X(Re), x(a), -n)
+    sup = x(ce) + offset  # (..., F, 3)
+    dsup, nsup, wsup = _sphere_hull(sup, jnp.zeros(sup.shape[:-1], dtype), T)  # normals hull -> point
+    k = jnp.argmin(dsup, -1)[..., None]
+    ds, ns, ws = _take(dsup, k), -_take(nsup, k), _take(wsup, k)  # (..., 1)
+    beyond = jnp.minimum(0.0, ds)
+    dv, nv, wv = _sphere_ellipsoid(V, zero, x(ce), X(Re), x(a))  # normals ellipsoid -> vertex
+    vertex_min = jnp.min(jnp.where(valid, dv, jnp.inf), -1)
+    k, ok = _deepest(dv, valid)
+    dv, nv, wv = jnp.where(ok, _take(dv, k) - beyond, FAR), _take(nv, k), _take(wv, k)
+    p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
+    seg, ne, we = _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a))
+    d0 = _sphere_ellipsoid(p, zero, x(ce), X(Re), x(a))[0]
+    d1 = _sphere_ellipsoid(p + d, zero, x(ce), X(Re), x(a))[0]
+    k, ok = _deepest(seg, e_valid)  # the deepest edges, each counted beyond its ends (B1)
+    de = jnp.where(ok, _beyond_ends(_take(seg, k), _take(d0, k), _take(d1, k)) - beyond, FAR)
+    ne, we = _take(ne, k), _take(we, k)
+    dist = jnp.concatenate([ds, dv, de], -1)
+    normal = jnp.concatenate([ns, nv, ne], -2)
+    witness = jnp.concatenate([ws, wv, we], -2)
+    apart = jnp.min(jnp.where(e_valid, seg, jnp.inf), -1)
+    return dist, normal, witness, jnp.minimum(jnp.minimum(ds[..., 0], vertex_min), apart)

@@ -18,7 +18,9 @@ the broad phase.
   support points along the faces' inward normals against the box:
   :func:`jaxdyn.collision._ellipsoid_box_contacts`), a cylinder (the cylinder's rims and side
   line against it, its support points along the disks' normals against the cylinder:
-  :func:`jaxdyn.collision._ellipsoid_cylinder_contacts`) or another ellipsoid (the maximum over
+  :func:`jaxdyn.collision._ellipsoid_cylinder_contacts`), a mesh (the hull's vertices and edges
+  against it, its support point deepest through the hull's faces against the hull:
+  :func:`jaxdyn.collision._ellipsoid_hull_contacts`) or another ellipsoid (the maximum over
   directions of the support functions' separation, by Newton's method on the sphere:
   :func:`jaxdyn.collision._ellipsoid_ellipsoid`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
@@ -94,6 +96,7 @@ from ..collision import (
     _ellipsoid_box_contacts,
     _ellipsoid_cylinder_contacts,
     _ellipsoid_ellipsoid,
+    _ellipsoid_hull_contacts,
     _hull_hull_contacts,
     _segment_box_contacts,
     _segment_cylinder_contacts,
@@ -169,6 +172,7 @@ _PAIR_KINDS = (
     (geometry.ELLIPSOID, geometry.ELLIPSOID),
     (geometry.ELLIPSOID, geometry.BOX),
     (geometry.ELLIPSOID, geometry.CYLINDER),
+    (geometry.ELLIPSOID, geometry.MESH),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
 # capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
@@ -181,7 +185,8 @@ _PAIR_KINDS = (
 # (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices (collision._hull_hull_contacts),
 # ellipsoid-box 8 corners, 12 edges and 6 support points (collision._ellipsoid_box_contacts),
 # ellipsoid-cylinder 12 rim points, 2 support points and a side line
-# (collision._ellipsoid_cylinder_contacts);
+# (collision._ellipsoid_cylinder_contacts), ellipsoid-mesh a support point, 8 hull vertices and 8
+# edges (collision._ellipsoid_hull_contacts);
 # one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.ELLIPSOID): 3,
@@ -197,6 +202,7 @@ _PAIR_ROWS = {
     (geometry.CYLINDER, geometry.CYLINDER): 25,
     (geometry.ELLIPSOID, geometry.BOX): 26,
     (geometry.ELLIPSOID, geometry.CYLINDER): 15,
+    (geometry.ELLIPSOID, geometry.MESH): 17,
 }
 
 
@@ -234,12 +240,12 @@ class CollisionPairs(NamedTuple):
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
     unsupported: pairs the filter admits but whose shape combination is not collided (an
-      ellipsoid against a mesh; a flat mesh).
+      flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder,
       capsule-mesh and capsule-ellipsoid, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
-      box-mesh and cylinder-mesh, 26 for ellipsoid-box, 15 for ellipsoid-cylinder, 16 for mesh-mesh, 1
-      for the others.
+      box-mesh and cylinder-mesh, 26 for ellipsoid-box, 15 for ellipsoid-cylinder, 17 for
+      ellipsoid-mesh, 16 for mesh-mesh, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -307,7 +313,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
     filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
-    ellipsoid against a mesh, a mesh whose vertices span no volume) are
+    mesh whose vertices span no volume) are
     warned about, by name."""
     g = model.geoms
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
@@ -330,7 +336,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
             f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
-            f"of an ellipsoid with a mesh, no flat mesh; exclude them to "
+            f"with a flat mesh; exclude them to "
             f"silence this): {listed}",
             UserWarning,
             stacklevel=2,
@@ -436,6 +442,8 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
                 out.append((dd, -n, p, phi))
             elif t1 == geometry.CYLINDER:
                 out.append(_cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
+            elif t1 == geometry.ELLIPSOID:
+                out.append(_ellipsoid_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
             else:
                 out.append(_box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
     return out, ids

@@ -1,5 +1,5 @@
 """MuJoCo reference for the pairs of a mesh (its convex hull) with a sphere, a capsule, a
-cylinder and a box (tests/test_meshes.py). MuJoCo is not a jaxdyn dependency.
+cylinder, a box and an ellipsoid (tests/test_meshes.py). MuJoCo is not a jaxdyn dependency.
 
     pip install mujoco          # 4.x
     python tests/reference/generate_mujoco_mesh_pairs.py
@@ -25,7 +25,13 @@ from generate_mujoco_pairs import _quat_axis_angle as _quat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "mujoco", "contact", "mesh_pairs.npz")
-SIZES = {"sphere": (0.06, 0, 0), "capsule": (0.04, 0.1, 0), "cylinder": (0.07, 0.09, 0), "box": (0.09, 0.06, 0.05)}
+SIZES = {
+    "sphere": (0.06, 0, 0),
+    "capsule": (0.04, 0.1, 0),
+    "cylinder": (0.07, 0.09, 0),
+    "box": (0.09, 0.06, 0.05),
+    "ellipsoid": (0.14, 0.09, 0.07),
+}
 N = 60
 
 
