@@ -97,7 +97,8 @@ case "$PART" in
   # (results/gpu-2026-11-27-h200-envs-quadruped.md, docs/rl.md). On an H200 on 2026-11-28
   # (results/gpu-2026-11-28-h200.md): part10 at 64, 4096 and 16384 environments, part11 (5
   # minutes: finite, learned to walk), part9t without frax, part7b at 131072 without frax, part7c's
-  # panda rows. Still to run, in order of value: part7d (talos launch parameters), part7c's chains,
+  # panda rows. Still to run, in order of value: part12 (the fused CRBA's frames, 2 minutes),
+  # part7d (talos launch parameters), part7c's chains,
   # part7e (arms' CRBA launch), the frax columns of part9t and part7b (carry frax's wheel).
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the earlier ones> for the status.
   part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
@@ -184,6 +185,15 @@ case "$PART" in
     echo "=== $(date +%T) train_quadruped: ${TIMESTEPS:=300000000} steps at most, ${MINUTES:=6} minutes"
     timeout $((MINUTES * 60 + 150)) $PY examples/train_quadruped.py --timesteps "$TIMESTEPS" --evals "${EVALS:-60}" \
       --minutes "$MINUTES" --no-render --out "$OUT/train" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$OUT/log-train.txt"
+    ;;
+  part12)  # the unrolled fused CRBA, body frame (shipped) against the common-frame step that every
+           # other CRBA executor runs (benchmarks/crba_frames_ab.py; deviceless: 1.6-2.8x the fp
+           # instructions, results/gpu-aot-h100-crba-frames.md); about 2 minutes
+    bash "$0" info | tee "$OUT/info.txt"
+    echo "=== $(date +%T) crba_frames_ab"
+    timeout 240 $PY benchmarks/crba_frames_ab.py --robots ur5 panda solo12 --batch 131072 --rounds 3 \
+      --out "$W/crba-frames-ab.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-crba-frames.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     ;;
   part9t)  # part9's talos rows (the 2026-11-27 run reached panda only)
     bash "$0" info | tee "$OUT/info.txt"

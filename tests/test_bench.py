@@ -140,3 +140,18 @@ def test_targets_status_from_result_files(tmp_path):
     assert "| 5.00 | met |" in talos_rnea and "not measured" in talos_rnea  # no MJX timing anywhere
     talos_crba = next(line for line in lines.splitlines() if line.startswith("| crba >= 1x frax | talos"))
     assert talos_crba.count("not measured") == 2
+
+
+def test_crba_frames_ab_checks_both_frames(tmp_path):
+    """benchmarks/crba_frames_ab.py (the GPU A/B of the unrolled fused CRBA's body-frame and
+    common-frame recursions) in Pallas interpret mode on a tiny batch: both kernels equal the
+    one-sample CRBA of a floating-base robot, and the table is written."""
+    import crba_frames_ab
+
+    out = tmp_path / "ab.md"
+    rows = crba_frames_ab.main(
+        ["--interpret", "--batch", "8", "--rounds", "0", "--robots", "solo12", "--out", str(out)]
+    )
+    ((name, best, err),) = rows
+    assert name == "solo12" and best == {} and err["body"] < 1e-5 and err["common"] < 1e-5
+    assert "| solo12 | - | - | - |" in out.read_text()
