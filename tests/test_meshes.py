@@ -536,14 +536,15 @@ def test_mjcf_reads_collision_meshes_only(tmp_path):
 
 def _hull_at(V, pos, mat, dtype):
     """The hull of the points ``V`` (geom frame) at the world poses ``pos``, ``mat``: triangles
-    ``(P, F, 3, 3)`` and vertices ``(P, V, 3)``."""
+    ``(P, F, 3, 3)``, vertices ``(P, V, 3)`` and edges ``(P, M, 2, 3)``."""
     gm = geometry.make_geoms(
         type=[geometry.MESH], size=np.zeros((1, 3)), body=[0], vertices=V, vertex_geom=[0] * len(V)
     )
-    faces = np.asarray(gm.faces, np.float64)
+    faces, edges = np.asarray(gm.faces, np.float64), np.asarray(gm.edges, np.float64)
     T = pos[:, None, None] + np.einsum("pij,fkj->pfki", mat, faces)
     W = pos[:, None] + np.einsum("pij,vj->pvi", mat, V)
-    return jnp.asarray(T, dtype), jnp.asarray(W, dtype)
+    E = pos[:, None, None] + np.einsum("pij,ekj->peki", mat, edges)
+    return jnp.asarray(T, dtype), jnp.asarray(W, dtype), jnp.asarray(E, dtype)
 
 
 @pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 1e-6)])
@@ -551,10 +552,11 @@ def test_mesh_mesh_matches_mujoco(dtype, tol):
     """Two meshes (hulls of 30 and 16 points on ellipsoids) at 100 poses against MuJoCo's
     mj_geomDistance (GJK / EPA at 1e-12; tests/reference/generate_mujoco_mesh_mesh.py). The
     pair's distance is the smallest exact distance of the 8 + 8 vertices deepest in the other
-    hull: apart, never nearer than MuJoCo's, and equal to it wherever a vertex is among the
-    closest points (where the smallest distance of every vertex, found here by brute force,
-    equals MuJoCo's); overlapping with a vertex inside the other hull, negative and never
-    deeper than EPA's minimum translation. Unit normals; float32 to 1e-6 m."""
+    hull and of the first hull's 8 edges reaching deepest into the second: apart, equal to
+    MuJoCo's at every pose, those where a vertex is among the closest points (the smallest
+    distance of every vertex, found here by brute force, equals MuJoCo's) and those where two
+    edges are; overlapping (a vertex inside the other hull at each), negative and never deeper
+    than EPA's minimum translation. Unit normals; float32 to 1e-6 m."""
     from jaxdyn import collision as K
 
     r = np.load(os.path.join(DATA, "mujoco", "contact", "mesh_mesh.npz"))
@@ -562,11 +564,12 @@ def test_mesh_mesh_matches_mujoco(dtype, tol):
         *_hull_at(r["rock_vertices"], r["rock_pos"], r["rock_mat"], dt),
         *_hull_at(r["pebble_vertices"], r["pebble_pos"], r["pebble_mat"], dt),
     )
-    T1, V1, T2, V2 = hulls(dtype)
+    T1, V1, E1, T2, V2, _ = hulls(dtype)
     ones = lambda V: jnp.ones(V.shape[:2], bool)  # noqa: E731
-    dist, normal, _, d = (np.asarray(x) for x in jax.jit(K._hull_hull_contacts)(T1, V1, ones(V1), T2, V2, ones(V2)))
-    assert dist.shape == (100, 16) and d.dtype == dtype
-    T1, V1, T2, V2 = hulls(jnp.float64)  # every vertex against the other hull, in float64
+    contacts = jax.jit(K._hull_hull_contacts)
+    dist, normal, _, d = (np.asarray(x) for x in contacts(T1, V1, ones(V1), T2, V2, ones(V2), E1, ones(E1)))
+    assert dist.shape == (100, 24) and d.dtype == dtype
+    T1, V1, _, T2, V2, _ = hulls(jnp.float64)  # every vertex against the other hull, in float64
     every = np.minimum(
         np.asarray(jax.jit(K._hull_distance)(V1, T2)[0]).min(1), np.asarray(jax.jit(K._hull_distance)(V2, T1)[0]).min(1)
     )
@@ -574,12 +577,45 @@ def test_mesh_mesh_matches_mujoco(dtype, tol):
     apart = ref > 0
     at_vertex = apart & (np.abs(every - ref) < 1e-9)
     assert at_vertex.sum() >= 50 and (apart & ~at_vertex).sum() >= 20  # vertex-face and edge-edge poses
-    np.testing.assert_allclose(d[at_vertex], ref[at_vertex], rtol=0, atol=tol)
-    assert np.all(d[apart] >= ref[apart] - tol)
+    np.testing.assert_allclose(d[apart], ref[apart], rtol=0, atol=tol)
     inside = ~apart & (every < 0)
     assert inside.sum() == (~apart).sum() == 25  # at each overlapping pose a vertex is inside
     assert np.all(d[inside] < 0) and np.all(d[inside] >= ref[inside] - max(tol, 1e-12))
     np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0, rtol=0, atol=10 * tol)
+
+
+def test_mesh_cubes_crossed_edge_through_edge_touch_at_the_crossing():
+    """Two mesh cubes (half-size 5 cm), the lower turned 45 degrees about x so that its top edge
+    runs along x, the upper turned 45 degrees about y so that its bottom edge runs along y, the
+    edges crossing 1 mm deep: no vertex is inside the other cube, and the pair acts through the
+    lower cube's top edge at the crossing, its point 1 mm / sqrt(2) deep in the upper cube's
+    wedge, along one of the wedge's face normals (the 8 + 8 vertex rows stay apart). 0.5 mm
+    apart, the pair's distance is 0.5 mm."""
+    from jaxdyn import collision as K
+
+    h = 0.05
+    corner = h * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    c, s_ = np.cos(np.pi / 4), np.sin(np.pi / 4)
+    about_x = np.array([[[1, 0, 0], [0, c, -s_], [0, s_, c]]], float)
+    about_y = np.array([[[c, 0, s_], [0, 1, 0], [-s_, 0, c]]], float)
+    contacts = jax.jit(K._hull_hull_contacts)
+    for gap, want in ((-1e-3, -1e-3 / np.sqrt(2)), (5e-4, 5e-4)):
+        T1, V1, E1 = _hull_at(corner, np.zeros((1, 3)), about_x, jnp.float64)
+        z2 = 2 * h * np.sqrt(2) + gap  # the centres' height difference: edge tips h sqrt(2) from each centre
+        T2, V2, _ = _hull_at(corner, np.array([[0.0, 0.0, z2]]), about_y, jnp.float64)
+        ones = lambda V: jnp.ones(V.shape[:2], bool)  # noqa: E731
+        dist, normal, w, d = (np.asarray(x)[0] for x in contacts(T1, V1, ones(V1), T2, V2, ones(V2), E1, ones(E1)))
+        assert np.all(dist[:16] > 0)  # no vertex inside the other cube
+        assert d == pytest.approx(want, abs=1e-12)
+        if gap < 0:
+            acting = np.flatnonzero(dist < 0)
+            assert acting.tolist() and set(acting) <= set(range(16, 24)), acting
+            assert dist[acting].min() == pytest.approx(want, abs=1e-12)
+            k = acting[np.argmin(dist[acting])]
+            # at the crossing: the point of the edge at x = 0, y = 0, 1 mm / sqrt(2) from either face
+            # of the upper cube's wedge; the normal that face's, the witness midway to it
+            np.testing.assert_allclose(np.abs(normal[k]), [s_, 0.0, c], atol=1e-9)
+            np.testing.assert_allclose(np.abs(w[k][:2]), [2.5e-4, 0.0], atol=1e-9)
 
 
 def test_a_mesh_cube_meets_a_mesh_slab_as_a_box_meets_a_box():
@@ -625,7 +661,7 @@ def test_a_mesh_cube_meets_a_mesh_slab_as_a_box_meets_a_box():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (dm, fm), (db, fb) = run(model(True)), run(model(False))
-    assert contact.collision_pairs(model(True)).rows == (16,)
+    assert contact.collision_pairs(model(True)).rows == (24,)
     np.testing.assert_allclose(dm[:, 0], gap, rtol=0, atol=1e-12)
     np.testing.assert_allclose(dm, db, rtol=0, atol=1e-12)
     assert (gap < 0).sum() >= 10 and np.all(np.asarray(fm)[gap < 0, 2] > 0)
@@ -657,7 +693,7 @@ def test_a_hull_of_fewer_than_8_vertices_keeps_its_rows():
     )
     m = eqx.tree_at(lambda m: m.geoms, body, g)
     table = contact.collision_pairs(m)
-    assert table.rows == (28, 28, 16)  # cylinder-mesh, box-mesh, mesh-mesh
+    assert table.rows == (28, 28, 24)  # cylinder-mesh, box-mesh, mesh-mesh
     base = {1: [0.0, 0.0, -0.002], 2: [1.0, 0.0, -0.002], 3: [2.0, 0.0, 0.1 - 0.002]}  # by the world's geom
     qs = jnp.asarray([np.concatenate([base[a if b == 0 else b], [1.0, 0, 0, 0]]) for a, b in table.pairs])
     pcs = jax.jit(jax.vmap(lambda q: contact.pair_contacts(m, q, jnp.zeros(m.nv))))(qs)

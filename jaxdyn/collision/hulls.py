@@ -219,18 +219,51 @@ def _vertices_in_hull(V, valid, T):
     return jnp.where(ok, d, FAR), nrm, w
 
 
-def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2):
-    """Two convex hulls (triangles ``T``, vertices ``V`` with ``valid``) as 16 point contacts:
-    the :data:`HULL_POINTS` vertices of each deepest in the other (:func:`_vertices_in_hull`).
-    Returns signed distances ``(..., 16)``, unit normals from the first hull to the second,
-    witnesses, and the pair's signed distance: the smallest of the rows, exact where the hulls
-    are apart and their closest points include a vertex (a vertex against a face, an edge or a
-    vertex); where two edges are closest it is larger than the true distance, and two hulls
-    that cross edge through edge with no vertex inside the other have no contact."""
+EDGE_SAMPLES = 9  # points along an edge at which its face-plane bound is sampled (ranking only)
+
+
+def _edges_in_hull(E, e_valid, T):
+    """The :data:`HULL_POINTS` edges ``E`` ``(..., M, 2, 3)`` (with ``e_valid``) that reach
+    deepest into the hull ``T``, each the interior contact (B1) of a segment of radius 0: its
+    point deepest in the hull (:func:`_segment_hull`) counted beyond its two ends. Chosen by the
+    hull's largest face-plane distance (exact inside, a lower bound outside) at
+    :data:`EDGE_SAMPLES` points along each edge; ``FAR`` for padding. Returns the (B1)
+    distances, unit normals from the hull to the edge's point, witnesses, and the chosen edges'
+    own deepest distances (for the pair's distance)."""
+    a, b, c = (T[..., None, None, :, j, :] for j in range(3))  # (..., 1, 1, F, 3)
+    _, n, _ = _length(cross(b - a, c - a))
+    t = jnp.linspace(0.0, 1.0, EDGE_SAMPLES, dtype=E.dtype)[:, None, None]  # (S, 1, 1)
+    p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
+    pts = p[..., :, None, None, :] + t * d[..., :, None, None, :]  # (..., M, S, 1, 3)
+    bound = jnp.min(jnp.max(_dot(n, pts - a), -1), -1)  # (..., M)
+    k, ok = _deepest(bound, e_valid)
+    pk, dk = _take(p, k), _take(d, k)
+    Tk = T[..., None, :, :, :]  # one hull per chosen edge
+    seg, ne, we = _segment_hull(pk, dk, jnp.zeros(pk.shape[:-1], E.dtype), Tk)
+    ends = jnp.stack([pk, pk + dk], -2)  # (..., K, 2, 3)
+    d_end = _hull_distance(ends, Tk)[0]  # (..., K, 2)
+    di = _beyond_ends(seg, d_end[..., 0], d_end[..., 1])
+    return jnp.where(ok, di, FAR), ne, we, jnp.where(ok, seg, FAR)
+
+
+def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1):
+    """Two convex hulls (triangles ``T``, vertices ``V`` with ``valid``, the first's edges
+    ``E1`` with ``e_valid1``) as 24 point contacts: the :data:`HULL_POINTS` vertices of each
+    deepest in the other (:func:`_vertices_in_hull`), and the :data:`HULL_POINTS` edges of the
+    first that reach deepest into the second, counted beyond their ends (B1)
+    (:func:`_edges_in_hull`): two hulls crossing edge through edge touch there (the second's
+    edges are not added, which would count that contact twice, as a cylinder pair's side line).
+    Returns signed distances ``(..., 24)``, unit normals from the first hull to the second,
+    witnesses, and the pair's signed distance: the smallest over the vertices and the edges'
+    deepest points, exact where the hulls are apart and their closest points include a vertex,
+    or a point of an edge of the first among those chosen."""
     d1, n1, w1 = _vertices_in_hull(V1, valid1, T2)  # normals hull 2 -> a vertex of hull 1
     d2, n2, w2 = _vertices_in_hull(V2, valid2, T1)  # hull 1 -> a vertex of hull 2
-    dist = jnp.concatenate([d1, d2], -1)
-    return dist, jnp.concatenate([-n1, n2], -2), jnp.concatenate([w1, w2], -2), jnp.min(dist, -1)
+    de, ne, we, seg = _edges_in_hull(E1, e_valid1, T2)  # hull 2 -> a point of an edge of hull 1
+    dist = jnp.concatenate([d1, d2, de], -1)
+    normal = jnp.concatenate([-n1, n2, -ne], -2)
+    witness = jnp.concatenate([w1, w2, we], -2)
+    return dist, normal, witness, jnp.minimum(jnp.min(jnp.concatenate([d1, d2], -1), -1), jnp.min(seg, -1))
 
 
 def _ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):

@@ -11,7 +11,8 @@ the broad phase.
   ``Geoms.faces``) against a sphere, a capsule, a box or a cylinder (the hull's exact signed
   distance; its 8 vertices and edges deepest in the other shape: :func:`jaxdyn.collision.
   _box_hull_contacts`, :func:`jaxdyn.collision._cylinder_hull_contacts`), two meshes (the 8
-  vertices of each hull deepest in the other: :func:`jaxdyn.collision._hull_hull_contacts`), and an
+  vertices of each hull deepest in the other and the first hull's 8 edges reaching deepest into
+  the second: :func:`jaxdyn.collision._hull_hull_contacts`), and an
   ellipsoid against a sphere or a capsule (its exact signed distance, Newton's method on the
   closest point's Lagrange multiplier: :func:`jaxdyn.collision._ellipsoid_closest`; the capsule
   with the three contacts of capsule-box), a box (the box's corners and edges against it, its
@@ -182,7 +183,8 @@ _PAIR_KINDS = (
 # (collision._cylinder_cylinder_contacts), capsule-mesh as capsule-box
 # (collision._segment_hull_contacts), cylinder-mesh 12 rim points, 8 hull vertices and 8 edges
 # (collision._cylinder_hull_contacts), box-mesh 8 corners, 12 edges and 8 hull vertices
-# (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices (collision._hull_hull_contacts),
+# (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices and 8 edges of the first
+# (collision._hull_hull_contacts),
 # ellipsoid-box 8 corners, 12 edges and 6 support points (collision._ellipsoid_box_contacts),
 # ellipsoid-cylinder 12 rim points, 2 support points and a side line
 # (collision._ellipsoid_cylinder_contacts), ellipsoid-mesh a support point, 8 hull vertices and 8
@@ -193,7 +195,7 @@ _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.MESH): 3,
     (geometry.CYLINDER, geometry.MESH): 28,
     (geometry.BOX, geometry.MESH): 28,
-    (geometry.MESH, geometry.MESH): 16,
+    (geometry.MESH, geometry.MESH): 24,
     (geometry.CAPSULE, geometry.CYLINDER): 3,
     (geometry.CAPSULE, geometry.CAPSULE): 3,
     (geometry.CAPSULE, geometry.BOX): 3,
@@ -245,7 +247,7 @@ class CollisionPairs(NamedTuple):
       the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder,
       capsule-mesh and capsule-ellipsoid, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
       box-mesh and cylinder-mesh, 26 for ellipsoid-box, 15 for ellipsoid-cylinder, 17 for
-      ellipsoid-mesh, 16 for mesh-mesh, 1 for the others.
+      ellipsoid-mesh, 24 for mesh-mesh, 1 for the others.
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -428,9 +430,9 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
         elif (t1, t2) in _SOLID_PAIRS:  # the normal from the first to the second
             out.append(_SOLID_PAIRS[(t1, t2)](cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
-            T1, V1, valid1, _, _ = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
+            T1, V1, valid1, E1, e_valid1 = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
             T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
-            out.append(_hull_hull_contacts(T1, V1, valid1, T2, V2, valid2))
+            out.append(_hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1))
         else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
             T, V, valid, E, e_valid = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
             if t1 == geometry.SPHERE:
