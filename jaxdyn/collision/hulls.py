@@ -224,26 +224,36 @@ EDGE_SAMPLES = 9  # points along an edge at which its face-plane bound is sample
 
 def _edges_in_hull(E, e_valid, T):
     """The :data:`HULL_POINTS` edges ``E`` ``(..., M, 2, 3)`` (with ``e_valid``) that reach
-    deepest into the hull ``T``, each the interior contact (B1) of a segment of radius 0: its
-    point deepest in the hull (:func:`_segment_hull`) counted beyond its two ends. Chosen by the
-    hull's largest face-plane distance (exact inside, a lower bound outside) at
-    :data:`EDGE_SAMPLES` points along each edge; ``FAR`` for padding. Returns the (B1)
-    distances, unit normals from the hull to the edge's point, witnesses, and the chosen edges'
-    own deepest distances (for the pair's distance)."""
-    a, b, c = (T[..., None, None, :, j, :] for j in range(3))  # (..., 1, 1, F, 3)
+    deepest into the hull ``T``, each the interior contact (B1) of a segment of radius 0: the
+    hull's exact signed distance (:func:`_sphere_hull`) at the edge's point deepest through the
+    hull's face planes, counted beyond its two ends. The face-plane distance ``max_f n_f . x -
+    o_f`` is the signed distance inside (exact there) and a lower bound outside; along an edge it
+    is convex, so the edges are chosen by it at :data:`EDGE_SAMPLES` points and each chosen
+    edge's deepest point is its minimiser by golden section (one plane evaluation a step, not a
+    point-triangle search: the cost of a published mesh's hull). An edge crossing into the hull
+    acts at its deepest point exactly; apart, the point is the closest to the hull only where
+    the planes' minimiser is (the distance is that of a point of the edge, never below the
+    edge's). ``FAR`` for padding. Returns the (B1) distances, unit normals from the hull to the
+    edge's point, witnesses, and the chosen edges' points' distances (for the pair's
+    distance)."""
+    a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
     _, n, _ = _length(cross(b - a, c - a))
-    t = jnp.linspace(0.0, 1.0, EDGE_SAMPLES, dtype=E.dtype)[:, None, None]  # (S, 1, 1)
+    o = _dot(n, a)  # (..., 1, F)
     p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
-    pts = p[..., :, None, None, :] + t * d[..., :, None, None, :]  # (..., M, S, 1, 3)
-    bound = jnp.min(jnp.max(_dot(n, pts - a), -1), -1)  # (..., M)
+    t = jnp.linspace(0.0, 1.0, EDGE_SAMPLES, dtype=E.dtype)[:, None]  # (S, 1)
+    pts = p[..., :, None, :] + t * d[..., :, None, :]  # (..., M, S, 3)
+    planes = lambda x: jnp.max(_dot(n[..., None, :, :], x[..., None, :]) - o[..., None, :], -1)  # noqa: E731
+    bound = jnp.min(planes(pts), -1)  # (..., M)
     k, ok = _deepest(bound, e_valid)
     pk, dk = _take(p, k), _take(d, k)
-    Tk = T[..., None, :, :, :]  # one hull per chosen edge
-    seg, ne, we = _segment_hull(pk, dk, jnp.zeros(pk.shape[:-1], E.dtype), Tk)
-    ends = jnp.stack([pk, pk + dk], -2)  # (..., K, 2, 3)
-    d_end = _hull_distance(ends, Tk)[0]  # (..., K, 2)
-    di = _beyond_ends(seg, d_end[..., 0], d_end[..., 1])
-    return jnp.where(ok, di, FAR), ne, we, jnp.where(ok, seg, FAR)
+    n0, o0, pk0, dk0 = (jax.lax.stop_gradient(x) for x in (n, o, pk, dk))
+    along = lambda s: jnp.max(_dot(n0, (pk0 + s[..., None] * dk0)[..., None, :]) - o0, -1)  # noqa: E731
+    zeros = jnp.zeros(pk.shape[:-1], E.dtype)
+    tk = _golden_minimum(along, zeros, zeros + 1.0)
+    pts = jnp.stack([pk + tk[..., None] * dk, pk, pk + dk], -2)  # (..., K, 3, 3): deepest, ends
+    dist, nrm, w = _sphere_hull(pts, jnp.zeros(pts.shape[:-1], E.dtype), T[..., None, :, :, :])
+    di = _beyond_ends(dist[..., 0], dist[..., 1], dist[..., 2])
+    return jnp.where(ok, di, FAR), nrm[..., 0, :], w[..., 0, :], jnp.where(ok, dist[..., 0], FAR)
 
 
 def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1):
