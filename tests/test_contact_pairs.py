@@ -1419,6 +1419,19 @@ ELLIPSOID_POST = """<mujoco><worldbody>
 </worldbody></mujoco>"""
 
 
+def _settle(m, q0, ct, steps=1000):
+    """A free body's rollout from ``q0`` at rest for ``steps`` steps of 1 ms: its final ``q``,
+    ``qd``, pair distances, total contact force and the first non-finite step (numpy)."""
+
+    @jax.jit
+    def run(q0):
+        tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((steps, 6)), 1e-3, contact=ct)
+        q, qd = tr.q[-1], tr.qd[-1]
+        return q, qd, C.pair_contacts(m, q, qd).distance, C.total_force(m, q, qd, ct), tr.nonfinite_step
+
+    return tuple(np.asarray(x) for x in run(jnp.asarray(q0)))
+
+
 def test_ellipsoid_near_a_box_edge_acts_once():
     """An ellipsoid lying level on a box's top face 0.2 mm deep: in the middle, 5 mm inside an
     edge, right above it and hanging 5 mm over it, exactly one of the 26 contacts acts, the
@@ -1505,13 +1518,7 @@ def test_ellipsoids_and_other_shapes_rest_on_each_other():
         m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
         assert C.collision_pairs(m).rows == (rows,) and C.collision_pairs(m).unsupported == ()
 
-        @jax.jit
-        def settle(q0, m=m):
-            tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1000, 6)), 1e-3, contact=ct)
-            q, qd = tr.q[-1], tr.qd[-1]
-            return q, qd, C.pair_contacts(m, q, qd).distance, C.total_force(m, q, qd, ct), tr.nonfinite_step
-
-        q, qd, dist, force, bad = (np.asarray(x) for x in settle(jnp.asarray(q0)))
+        q, qd, dist, force, bad = _settle(m, q0, ct)
         assert int(bad) == -1 and np.abs(qd).max() < 1e-5
         np.testing.assert_allclose(force, [0.0, 0.0, mass * G], rtol=0, atol=1e-6 * mass * G)
         depth = (mass * G / k) ** (1 / p)
@@ -1550,13 +1557,7 @@ def test_shapes_rest_on_an_ellipsoid():
         m = jaxdyn.load_mjcf(ELLIPSOID_POST.replace("GEOM", geom), dtype=jnp.float64)
         assert C.collision_pairs(m).rows == (rows,) and C.collision_pairs(m).unsupported == ()
 
-        @jax.jit
-        def settle(q0, m=m):
-            tr = sim.rollout(m, q0, jnp.zeros(6), jnp.zeros((1000, 6)), 1e-3, contact=ct)
-            q, qd = tr.q[-1], tr.qd[-1]
-            return q, qd, C.pair_contacts(m, q, qd).distance, C.total_force(m, q, qd, ct), tr.nonfinite_step
-
-        q, qd, dist, force, bad = (np.asarray(x) for x in settle(jnp.asarray(q0)))
+        q, qd, dist, force, bad = _settle(m, q0, ct)
         assert int(bad) == -1 and np.abs(qd).max() < 1e-5, name
         np.testing.assert_allclose(force, [0.0, 0.0, mass * G], rtol=0, atol=1e-6 * mass * G)
         r = {"sphere": 0.04, "capsule": 0.02, "ellipsoid": 0.03}[name]  # the lowest point below the centre

@@ -55,6 +55,7 @@ from .boxes import (  # noqa: F401
     _FACE_SIGN,
     _box_box_contacts,
     _box_edges,
+    _box_features,
     _box_sdf,
     _capsule_box,
     _corner_index,

@@ -143,6 +143,22 @@ def _corner_index(signs):
 _EDGE_CORNERS = np.array([[_corner_index(s), _corner_index(s + d)] for s, d in zip(_EDGE_START, _EDGE_DIRECTION)])
 
 
+def _box_features(cb, Rb, h, corner_rows, edge_rows):
+    """A box ``(cb, Rb, half-sizes h)`` against another shape through its 8 corners and 12 edges:
+    ``corner_rows(points (..., 8, 3))`` and ``edge_rows(starts, directions (..., 12, 3))`` give
+    the other shape's ``(distance, normal, witness)`` at the corners and at each edge's deepest
+    point. Returns both triples and the smaller of each edge's two corners' distances (for
+    (B1): an edge's deepest point counted beyond its corners)."""
+    dtype = cb.dtype
+    x = lambda v: v[..., None, :]  # noqa: E731  one box per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
+    corners = x(cb) + mv(X(Rb), jnp.asarray(_CORNERS, dtype) * x(h))
+    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
+    c = corner_rows(corners)
+    e = edge_rows(x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h)))
+    return c, e, jnp.minimum(c[0][..., _EDGE_CORNERS[:, 0]], c[0][..., _EDGE_CORNERS[:, 1]])
+
+
 def _box_box_contacts(c1, R1, h1, c2, R2, h2):
     """Box ``(c1, R1, h1)`` against box ``(c2, R2, h2)`` as 40 point contacts: the 8 corners of
     each box against the other (:func:`_sphere_box` with radius 0), and the 12 edges of each box

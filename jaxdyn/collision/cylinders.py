@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..spatial import cross, mtv, mv
-from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _box_sdf, _sphere_box
+from .boxes import _box_features, _box_sdf, _sphere_box
 from .segments import _beyond_ends, _dot, _golden_minimum, _segments
 
 
@@ -223,13 +223,15 @@ def _cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    corners = jnp.asarray(_CORNERS, dtype)
-    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
     # _sphere_cylinder's normal points from the cylinder to the point (of the box): kept
-    dc, nc, wc = _sphere_cylinder(x(cb) + mv(X(Rb), corners * x(h)), zero, x(cc), X(Rc), x(size))  # (..., 8)
-    p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))  # the 12 edges
-    seg, ne, we = _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size))
-    de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+    (dc, nc, wc), (seg, ne, we), ends = _box_features(
+        cb,
+        Rb,
+        h,
+        lambda pts: _sphere_cylinder(pts, zero, x(cc), X(Rc), x(size)),
+        lambda p, d: _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size)),
+    )
+    de = _beyond_ends(seg, ends, ends)
     square, deepest, second = _rim_points(cc, Rc, size, _box_sdf(cb, Rb, h))
     dr, nr, wr = _sphere_box(square, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
     dd, nd, wd = _sphere_box(deepest, zero, x(cb), X(Rb), x(h))

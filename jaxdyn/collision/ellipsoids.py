@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..spatial import mm, mtv, mv, spd_inverse
-from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
+from .boxes import _EDGE_DIRECTION, _EDGE_START, _box_features, _sphere_box
 from .cylinders import _rim_points, _rim_rows, _sphere_cylinder
 from .segments import _beyond_ends, _dot, _golden_minimum, _length
 
@@ -209,19 +209,20 @@ def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    corners = jnp.asarray(_CORNERS, dtype)
-    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
     # _sphere_ellipsoid's normal points from the ellipsoid to the point (of the box): kept
-    dc, nc, wc = _sphere_ellipsoid(x(cb) + mv(X(Rb), corners * x(h)), zero, x(ce), X(Re), x(a))  # (..., 8)
-    p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))  # the 12 edges
-    seg, ne, we = _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a))
+    (dc, nc, wc), (seg, ne, we), corner_ends = _box_features(
+        cb,
+        Rb,
+        h,
+        lambda pts: _sphere_ellipsoid(pts, zero, x(ce), X(Re), x(a)),
+        lambda p, d: _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a)),
+    )
     # the faces' inward normals -sigma R e_i (faces -x, +x, -y, +y, -z, +z)
     inward = -jnp.swapaxes(Rb, -1, -2)[..., [0, 0, 1, 1, 2, 2], :] * jnp.asarray([-1.0, 1.0] * 3, dtype)[:, None]
     _, offset, _ = _ellipsoid_support(X(Re), x(a), inward)
     ds, ns, ws = _sphere_box(x(ce) + offset, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
     # an edge counted beyond its corners and beyond the support points of its two faces (B1)
-    ends = jnp.minimum(dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
-    de = _beyond_ends(seg, ends, jnp.minimum(ds[..., _EDGE_FACES[:, 0]], ds[..., _EDGE_FACES[:, 1]]))
+    de = _beyond_ends(seg, corner_ends, jnp.minimum(ds[..., _EDGE_FACES[:, 0]], ds[..., _EDGE_FACES[:, 1]]))
     dist = jnp.concatenate([dc, de, ds], -1)
     normal = jnp.concatenate([nc, ne, -ns], -2)
     witness = jnp.concatenate([wc, we, ws], -2)

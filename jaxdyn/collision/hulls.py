@@ -8,8 +8,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..spatial import cross, mv
-from .boxes import _CORNERS, _EDGE_CORNERS, _EDGE_DIRECTION, _EDGE_START, _sphere_box
+from ..spatial import cross
+from .boxes import _box_features, _sphere_box
 from .cylinders import _rim_points, _rim_rows, _segment_cylinder, _sphere_cylinder
 from .ellipsoids import _ellipsoid_support, _segment_ellipsoid, _sphere_ellipsoid
 from .segments import _beyond_ends, _dot, _golden_minimum, _length
@@ -152,13 +152,15 @@ def _box_hull_contacts(cb, Rb, h, T, V, valid):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    corners = x(cb) + mv(X(Rb), jnp.asarray(_CORNERS, dtype) * x(h))
-    dc, nc, wc = _sphere_hull(corners, jnp.zeros(corners.shape[:-1], dtype), T)  # normals hull -> box
-    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
-    p, d = x(cb) + mv(X(Rb), e0 * x(h)), mv(X(Rb), e1 * x(h))
     Te = T[..., None, :, :, :]  # one hull per edge
-    seg, ne, we = _segment_hull(p, d, jnp.zeros(p.shape[:-1], dtype), Te)
-    de = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
+    (dc, nc, wc), (seg, ne, we), ends = _box_features(  # normals hull -> box
+        cb,
+        Rb,
+        h,
+        lambda pts: _sphere_hull(pts, jnp.zeros(pts.shape[:-1], dtype), T),
+        lambda p, d: _segment_hull(p, d, jnp.zeros(p.shape[:-1], dtype), Te),
+    )
+    de = _beyond_ends(seg, ends, ends)
     dv, nv, wv = _sphere_box(V, zero, x(cb), X(Rb), x(h))  # normals box -> vertex
     k, ok = _deepest(dv, valid)
     dv, nv, wv = jnp.where(ok, _take(dv, k), FAR), _take(nv, k), _take(wv, k)
