@@ -177,6 +177,7 @@ SLOW = {
     "tests/test_contact_pairs.py::test_ellipsoids_and_other_shapes_rest_on_each_other",
     "tests/test_kernels.py::test_crba_unrolled_and_pallas_match_generic",
     "tests/test_bench.py::test_crba_frames_ab_checks_both_frames",
+    "tests/test_examples.py::TestShippedQuadrupedPolicy::test_the_shipped_policy_walks_every_command",
     "tests/test_kernels.py::test_pallas_aba_lowers_for_cuda",
     "tests/test_urdf_published.py::test_float32_matches_pinocchio",
     "tests/test_contact.py::test_gradient_through_contact_rollout_matches_finite_differences",
