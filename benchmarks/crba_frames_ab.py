@@ -81,18 +81,7 @@ def crba_common_unroll(model, nums, qT):
 def common_frame_kernel(model, block=128, interpret=None, num_warps=None):
     """``f(q (B, nq)) -> M (B, nv, nv)``: :func:`crba_common_unroll` as one Pallas kernel, built
     as :func:`jaxdyn.kernels.pallas.crba_pallas` builds the body-frame one."""
-    nv = model.nv
-    f = pallas._fused(
-        model,
-        "crba_pallas",
-        lambda c, q: crba_common_unroll(model, c, q),
-        ("q",),
-        block,
-        interpret,
-        num_warps,
-        out_width=nv * nv,
-    )
-    return lambda q: f(q).reshape(q.shape[0], nv, nv)
+    return pallas._mass_matrix_kernel(model, crba_common_unroll, block, interpret, num_warps)
 
 
 def main(argv=None):

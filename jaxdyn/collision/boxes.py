@@ -172,22 +172,22 @@ def _box_box_contacts(c1, R1, h1, c2, R2, h2):
     signed distance where they are apart (the smallest over the 24 edges of the distance of
     the edge's deepest point: exact for separated boxes, whose closest points include a point
     on an edge of one of them)."""
-    dtype = c1.dtype
-    corners = jnp.asarray(_CORNERS, dtype)
-    e0, e1 = jnp.asarray(_EDGE_START, dtype), jnp.asarray(_EDGE_DIRECTION, dtype)
-    zero = jnp.zeros((), dtype)
-    x = lambda v: v[..., None, :]  # one box per row of points
-    X = lambda M: M[..., None, :, :]
+    zero = jnp.zeros((), c1.dtype)
+    x = lambda v: v[..., None, :]  # noqa: E731  one box per row of points
+    X = lambda M: M[..., None, :, :]  # noqa: E731
     corner_rows, edge_rows, apart = [], [], []
     # sign: _sphere_box's normal points from the box (b) to the point (of a), so from box 1 to
     # box 2 it is -n for the points of box 1 and +n for those of box 2
     for (ca, Ra, ha), (cb, Rb, hb), sign in (((c1, R1, h1), (c2, R2, h2), -1.0), ((c2, R2, h2), (c1, R1, h1), 1.0)):
-        dc, n, w = _sphere_box(x(ca) + mv(X(Ra), corners * x(ha)), zero, x(cb), X(Rb), x(hb))  # (..., 8)
-        corner_rows.append((dc, sign * n, w))
-        p, d = x(ca) + mv(X(Ra), e0 * x(ha)), mv(X(Ra), e1 * x(ha))  # the 12 edges
-        seg, n, w = _capsule_box(p, d, zero, x(cb), X(Rb), x(hb))
-        di = _beyond_ends(seg, dc[..., _EDGE_CORNERS[:, 0]], dc[..., _EDGE_CORNERS[:, 1]])
-        edge_rows.append((di, sign * n, w))
+        (dc, nc, wc), (seg, ne, we), ends = _box_features(
+            ca,
+            Ra,
+            ha,
+            lambda pts, cb=cb, Rb=Rb, hb=hb: _sphere_box(pts, zero, x(cb), X(Rb), x(hb)),
+            lambda p, d, cb=cb, Rb=Rb, hb=hb: _capsule_box(p, d, zero, x(cb), X(Rb), x(hb)),
+        )
+        corner_rows.append((dc, sign * nc, wc))
+        edge_rows.append((_beyond_ends(seg, ends, ends), sign * ne, we))
         apart.append(seg)
     rows = corner_rows + edge_rows
     dist = jnp.concatenate([r[0] for r in rows], -1)

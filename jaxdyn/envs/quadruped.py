@@ -454,16 +454,16 @@ class QuadrupedJoystick(Env):
         return obs + self.obs_noise * self.observation_noise_scales() * u
 
     def observation_noise_scales(self) -> jax.Array:
-        """The noise scale of each observed number (:data:`OBS_NOISE_SCALES`; 0 for the command
-        and the last action)."""
+        """``(48,)`` the noise scale of each observed number, in the observation's order
+        (:data:`OBS_NOISE_SCALES`; 0 for the command and the last action)."""
         k = OBS_NOISE_SCALES
         parts = [(k["linvel"], 3), (k["gyro"], 3), (k["gravity"], 3), (0.0, 3), (k["joint_pos"], 12)]
         parts += [(k["joint_vel"], 12), (0.0, 12)]
         return jnp.asarray(np.concatenate([np.full(n, v) for v, n in parts]), self.model.dtype)
 
     def soft_limits(self) -> tuple[jax.Array, jax.Array]:
-        """The joints' soft position limits of ``dof_pos_limits`` (module docstring); infinite
-        where the model's range is not finite."""
+        """``(lower (12,), upper (12,))``: the joints' soft position limits of ``dof_pos_limits``
+        (module docstring); infinite where the model's range is not finite at both ends."""
         lo, hi = self.model.q_lower[7:], self.model.q_upper[7:]
         finite = jnp.isfinite(lo) & jnp.isfinite(hi)
         mid = jnp.where(finite, (lo + hi) / 2, 0.0)

@@ -150,13 +150,20 @@ def crba_pallas(
     the composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table 6.2,
     Rodriguez86 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
-    nv = model.nv
     if resolve_traversal(model, "crba_pallas", traversal) == "scan":
         return _looped(model, "crba", block, interpret, num_warps)
+    return _mass_matrix_kernel(model, _crba_unroll, block, interpret, num_warps)
+
+
+def _mass_matrix_kernel(model, rows, block, interpret, num_warps):
+    """``f(q (B, nq)) -> M (B, nv, nv)``: one Pallas kernel of ``rows(model, constants, qT)``, a
+    mass matrix's ``nv * nv`` row-major scalars (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`;
+    ``benchmarks/crba_frames_ab.py`` passes its common-frame form)."""
+    nv = model.nv
     f = _fused(
         model,
         "crba_pallas",
-        lambda c, q: _crba_unroll(model, c, q),
+        lambda c, q: rows(model, c, q),
         ("q",),
         block,
         interpret,
