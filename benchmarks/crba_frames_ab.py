@@ -1,13 +1,14 @@
 """The unrolled fused (Pallas) CRBA in its two frames, same process, alternating.
 
-``jaxdyn.kernels.pallas.crba_pallas`` (traversal ``"unroll"``) runs the body-frame recursion
+The unrolled CRBA (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`) runs the link steps of
+``jaxdyn.algorithms.crba`` (Rodriguez86 (7.7)-(7.10)) with either of two sets of inputs.
+``jaxdyn.kernels.pallas.crba_pallas`` (traversal ``"unroll"``) gives them in body frames
 (composite inertias and forces moved up the tree, Featherstone08 table 6.2), where the model's
 numbers are compile-time constants: a joint's motion subspace is a literal unit axis and its
-placement mostly literal, so the structural zeros cost nothing. Every other CRBA executor runs the
-common-frame step ``jaxdyn.algorithms.crba.world_step`` (Rodriguez86 (7.8)-(7.11)). This script
-builds the same unrolled kernel from that common-frame step (:func:`crba_common_unroll`, kept
-here and not in the library) and times both, with the generic ``vmap`` of the one-sample CRBA as
-the correctness reference. A deviceless H100 compile gave the common-frame form 1.6-2.8x the
+placement mostly literal, so the structural zeros cost nothing. Every other CRBA executor works
+in a common frame (``crba.world_step``); this script builds the same unrolled kernel with
+common-frame inputs and times both, with the generic ``vmap`` of the one-sample CRBA as the
+correctness reference. A deviceless H100 compile gave the common-frame form 1.6-2.8x the
 floating-point instructions and up to 128 registers (``results/gpu-aot-h100-crba-frames.md``);
 whether that costs time on a GPU is what this measures.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import platform
 
 import jax
@@ -26,62 +28,16 @@ import jax.numpy as jnp
 from harness import _model, best_of_rounds
 
 import jaxdyn
-from jaxdyn.algorithms import crba as crba_steps
 from jaxdyn.algorithms.crba import crba as crba_one
-from jaxdyn.kernels import pallas
-from jaxdyn.kernels.soa_algebra import _ZERO3, SoAAlgebra, _add, _dot, _inertia_apply, _keep, _v_add
-from jaxdyn.kernels.soa_common import Constants
-from jaxdyn.kernels.soa_unrolled import _kinematics_unroll
-
-
-def crba_common_unroll(model, nums, qT):
-    """``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the tree in the
-    common frame (the world, or the free root's body frame): the outward step
-    :func:`jaxdyn.algorithms.crba.world_step` per link, composite inertias as subtree sums,
-    ``M_ji = M_ij = S_j^T Ic_i S_i`` for the dofs ``j`` of body ``i``'s ancestors."""
-    lay, parents = model.layout, model.parents
-    arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
-    kin = _kinematics_unroll(model, nums, qT)
-    nb, nv = model.nb, model.nv
-    e = [tuple(float(k == j) for j in range(3)) for k in range(3)]
-    ident = (sum(e, ()), _ZERO3)  # literals: the root's placement folds away
-    unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
-    Xw, Sw, Ic = [None] * nb, [None] * nb, [None] * nb
-    for i, (bn, X, S) in enumerate(kin):
-        inertia = (bn["m"], bn["h"], bn["Ib"])
-        if S is None:  # the free root: its body frame is the common frame
-            Xw[i], Sw[i], Ic[i] = ident, unit, inertia
-            continue
-        Xp = ident if parents[i] < 0 else Xw[parents[i]]
-        Xw[i], (Sw[i], Ic[i]) = crba_steps.world_step(SoAAlgebra, Xp, X, S, inertia)
-        Sw[i] = Sw[i] if isinstance(Sw[i], list) else [Sw[i]]
-    for i in reversed(range(nb)):
-        Ic[i] = _keep(Ic[i])
-        pa = parents[i]
-        if pa >= 0:
-            Ic[pa] = (_add(Ic[pa][0], Ic[i][0]), _v_add(Ic[pa][1], Ic[i][1]), _v_add(Ic[pa][2], Ic[i][2]))
-    M = [[0.0] * nv for _ in range(nv)]
-    for i in range(nb):
-        vs = int(lay.v_start[i])
-        for c, Sc in enumerate(Sw[i]):
-            col = vs + c
-            F = _inertia_apply(*Ic[i], *Sc)
-            for r, Sr in enumerate(Sw[i]):
-                M[vs + r][col] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
-            M[col][col] = _add(M[col][col], arm[col])
-            j = i
-            while parents[j] >= 0:
-                j = parents[j]
-                vj = int(lay.v_start[j])
-                for r, Sr in enumerate(Sw[j]):
-                    M[vj + r][col] = M[col][vj + r] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
-    return [x for row in M for x in row]
+from jaxdyn.kernels import pallas, soa_unrolled
 
 
 def common_frame_kernel(model, block=128, interpret=None, num_warps=None):
-    """``f(q (B, nq)) -> M (B, nv, nv)``: :func:`crba_common_unroll` as one Pallas kernel, built
-    as :func:`jaxdyn.kernels.pallas.crba_pallas` builds the body-frame one."""
-    return pallas._mass_matrix_kernel(model, crba_common_unroll, block, interpret, num_warps)
+    """``f(q (B, nq)) -> M (B, nv, nv)``: the unrolled CRBA with common-frame inputs
+    (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`, ``frames="common"``) as one Pallas kernel,
+    built as :func:`jaxdyn.kernels.pallas.crba_pallas` builds the body-frame one."""
+    rows = functools.partial(soa_unrolled._crba_unroll, frames="common")
+    return pallas._mass_matrix_kernel(model, rows, block, interpret, num_warps)
 
 
 def main(argv=None):

@@ -186,8 +186,8 @@ case "$PART" in
     timeout $((MINUTES * 60 + 150)) $PY examples/train_quadruped.py --timesteps "$TIMESTEPS" --evals "${EVALS:-60}" \
       --minutes "$MINUTES" --no-render --out "$OUT/train" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$OUT/log-train.txt"
     ;;
-  part12)  # the unrolled fused CRBA, body frame (shipped) against the common-frame step that every
-           # other CRBA executor runs (benchmarks/crba_frames_ab.py; deviceless: 1.6-2.8x the fp
+  part12)  # the unrolled fused CRBA's steps, body-frame inputs (shipped) against common-frame inputs as
+           # every other CRBA executor (benchmarks/crba_frames_ab.py; deviceless: 1.6-2.8x the fp
            # instructions, results/gpu-aot-h100-crba-frames.md); about 2 minutes
     bash "$0" info | tee "$OUT/info.txt"
     echo "=== $(date +%T) crba_frames_ab"

@@ -465,8 +465,14 @@ class ArrayAlgebra:
         """``a - b`` for joint-space values."""
         return a - b
 
+    @staticmethod
+    def dot(m, f):
+        """The pairing ``m . f`` of a motion and a force (a power)."""
+        return _sum_terms([m[..., k] * f[..., k] for k in range(6)])
+
     compose = staticmethod(compose)
     inertia_to_parent = staticmethod(inertia_to_parent)
+    inertia_add = staticmethod(inertia_add)
     subspace_to_parent = staticmethod(motion_matrix_to_parent)
 
     # articulated inertias: symmetric (..., 6, 6) matrices (Rodriguez86 (8.4))

@@ -312,20 +312,61 @@ def test_pallas_matches_generic_interpret(algo):
 
 def test_crba_unrolled_and_pallas_match_generic():
     """The unrolled SoA mass matrix (a branched floating tree: off-branch zeros, the free root's
-    6x6 block) equals ``vmap(jaxdyn.crba)``, plain and as a Pallas kernel (interpret mode)."""
+    6x6 block) equals ``vmap(jaxdyn.crba)``, plain with body-frame and common-frame inputs, and as
+    a Pallas kernel (interpret mode)."""
     from jaxdyn.kernels import pallas, soa_common, soa_unrolled
 
     m = builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=4, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q, _, _, _ = _state(m, 11, seed=3)
     ref = _ref_crba(m, q)
-    unrolled = lambda q: soa_unrolled._crba_unroll(m, soa_common._model_numbers(m), q.T)  # noqa: E731
-    plain = jax.jit(lambda q: soa_common._rows(unrolled(q), 11, m.dtype))(q)
-    plain = plain.T.reshape(11, m.nv, m.nv)
-    fused = jax.jit(pallas.crba_pallas(m, block=8, interpret=True))(q)
-    for out in (plain, fused):
+    unrolled = lambda q, f="body": soa_unrolled._crba_unroll(m, soa_common._model_numbers(m), q.T, f)  # noqa: E731
+    outs = [jax.jit(pallas.crba_pallas(m, block=8, interpret=True))(q)]
+    for frames in ("body", "common"):  # the same steps with body-frame or common-frame inputs
+        plain = jax.jit(lambda q, f=frames: soa_common._rows(unrolled(q, f), 11, m.dtype))(q)
+        outs.append(plain.T.reshape(11, m.nv, m.nv))
+    for out in outs:
         np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="frames must be 'body' or 'common'"):
+        unrolled(q, "aligned")
     assert np.any(np.asarray(ref[0]) == 0.0)  # off-branch entries exist (the test covers them)
+
+
+def test_crba_link_steps_over_arrays():
+    """The CRBA's link steps (``crba.composite_step``, ``column_force``, ``column_step``,
+    ``entry``) run unchanged over the array algebra: the body-frame recursion for one sample,
+    written here as a plain loop over a branched floating tree, equals ``jaxdyn.crba``."""
+    from jaxdyn import spatial
+    from jaxdyn.algorithms import crba as steps
+    from jaxdyn.algorithms.common import joint_data
+
+    m = builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=6, dtype=jnp.float64)
+    m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
+    q = _state(m, 1, seed=2)[0][0]
+    alg, lay, jd = spatial.ArrayAlgebra, m.layout, joint_data(m, q)
+    I_all = m.body_inertias()
+    X, S = [None] * m.nb, [None] * m.nb
+    for j, b in enumerate(np.asarray(lay.link_bodies)):
+        X[b], S[b] = spatial.Pose(jd.X.R[j], jd.X.p[j]), jd.S[j]
+    X[0], S[0] = jd.X_root, jd.S_root  # the free root: S = 1_6
+    Ic = [spatial.RigidInertia(I_all.m[b], I_all.h[b], I_all.Ibar[b]) for b in range(m.nb)]
+    for i in reversed(range(m.nb)):
+        if m.parents[i] >= 0:
+            Ic[m.parents[i]] = steps.composite_step(alg, X[i], Ic[i], Ic[m.parents[i]])
+    M = np.zeros((m.nv, m.nv))
+    for i in range(m.nb):
+        vs = int(lay.v_start[i])
+        for c in range(S[i].shape[-1]):
+            F, j = steps.column_force(alg, Ic[i], S[i][:, c]), i
+            while True:
+                vj = int(lay.v_start[j])
+                for r in range(S[j].shape[-1]):
+                    M[vj + r, vs + c] = M[vs + c, vj + r] = steps.entry(alg, S[j][:, r], F)
+                if m.parents[j] < 0:
+                    break
+                F, j = steps.column_step(alg, X[j], F), m.parents[j]
+    M += np.diag(np.asarray(m.armature))
+    np.testing.assert_allclose(M, jaxdyn.crba(m, q), rtol=1e-12, atol=1e-12)
 
 
 def test_pallas_aba_jacobian_matches_jacfwd_interpret():

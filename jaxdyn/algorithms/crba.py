@@ -1,11 +1,20 @@
 """Composite-rigid-body algorithm: the joint-space mass matrix (Rodriguez86 (7.7)-(7.11)).
 
-Rodriguez writes ``M_{k,i} = H_k R_{k,i} H_i^T`` with ``R_{k,i} = phi_{k,i} R_{i,i}`` for
-``i <= k`` and ``R_{i,i}`` the composite inertia from the "Lyapunov-like" recursion
-``R_{k+1,k+1} = phi R_{k,k} phi^T + M_{k+1}`` (7.8)-(7.9). Expressed in world coordinates every
-``phi`` is absorbed into the coordinates: the composite inertia of a subtree is a plain sum of
-its bodies' world-frame inertias (a gather), and ``M[r, c] = S_r^T Ic_{b(c)} S_c`` whenever the
-body of dof r is an ancestor of (or equal to) the body of dof c. The last step is one dense
+Rodriguez writes ``M_{k,i} = H_k R_{k,i} H_i^T`` (7.10) with ``R_{k,i} = phi_{k,i} R_{i,i}`` for
+``i <= k`` (7.7) and ``R_{i,i}`` the composite inertia from the "Lyapunov-like" recursion
+``R_{k+1,k+1} = phi R_{k,k} phi^T + M_{k+1}`` (7.8)-(7.9). The link steps below state these
+equations once, over an algebra ``alg`` (docs/architecture.md):
+
+* :func:`composite_step`: (7.9), a child's composite inertia added to its parent's;
+* :func:`column_force`, :func:`column_step`: a column ``R_{k,i} H_i^T`` of (7.7), started at its
+  own link and moved one joint toward the base;
+* :func:`entry`: (7.10), ``M_{k,i} = H_k R_{k,i} H_i^T``.
+
+Frames are inputs to them. In body frames every ``phi`` is a joint's placement (Featherstone08
+table 6.2). In a common frame (the world, or a free root's body frame) :func:`world_step` first
+moves each link's ``H^T`` and ``M`` there; every ``phi`` of the recursion is then the identity,
+composite inertias are plain subtree sums and a column is the same force at every ancestor.
+The one-sample :func:`crba` takes the common frame and forms all entries as one dense
 ``S^T F`` product, which is what a GPU does best; cost O(N) for the gather plus O(N^2) entries.
 """
 
@@ -48,6 +57,32 @@ def to_common(alg, Xw, S, I):
     and ``inertia_to_parent``) to all links at once, through :func:`dof_motions_world` and
     :func:`composite_inertias_from_poses`, which the Jacobians and the centre of mass share."""
     return alg.subspace_to_parent(Xw, S), alg.inertia_to_parent(Xw, I)
+
+
+def composite_step(alg, X, Ic, Ic_parent):
+    """Rodriguez86 (7.9) on a tree, one child at a time: the parent's composite inertia
+    ``Ic_parent`` (its own ``M``, plus the children added so far) gains the child's ``Ic``
+    moved across the joint, ``phi Ic phi^T``; ``X`` is the child's placement in the parent."""
+    return alg.inertia_add(Ic_parent, alg.inertia_to_parent(X, Ic))
+
+
+def column_force(alg, Ic, s):
+    """``R_{i,i} H_i^T`` for one column ``s`` (a motion) of a link's motion subspace: the force
+    ``Ic s`` (Rodriguez86 (7.7) with ``k = i``)."""
+    return alg.inertia_apply(Ic, s)
+
+
+def column_step(alg, X, F):
+    """``R_{k,i} H_i^T = phi_{k,i} R_{i,i} H_i^T`` one joint further toward the base
+    (Rodriguez86 (7.7)): the column's force moved to the parent, ``X`` the placement of the link
+    it was expressed at."""
+    return alg.force_to_parent(X, F)
+
+
+def entry(alg, s, F):
+    """``M_{k,i} = H_k R_{k,i} H_i^T`` (Rodriguez86 (7.10)) for one column ``s`` of link k's
+    motion subspace and a column force ``F`` expressed at link k: ``s . F``."""
+    return alg.dot(s, F)
 
 
 @full_precision

@@ -351,7 +351,7 @@ class SoAAlgebra:
             return [SoAAlgebra.stmul(Sk, f) for Sk in S]
         if _is_art(S):  # the free root's U = P 1_6: U^T f = P f (P symmetric)
             return SoAAlgebra.stmul(None, SoAAlgebra.art_apply(S, f))
-        return _add(_dot(S[0], f[0]), _dot(S[1], f[1]))
+        return SoAAlgebra.dot(S, f)
 
     @staticmethod
     def joint_axpy(a, x, y):
@@ -366,12 +366,20 @@ class SoAAlgebra:
         return _sub(a, b)
 
     @staticmethod
+    def dot(m, f):
+        return _add(_dot(m[0], f[0]), _dot(m[1], f[1]))
+
+    @staticmethod
     def compose(a, b):
         return formulas.compose(SoAOps, *a, *b)
 
     @staticmethod
     def inertia_to_parent(X, I):
         return _rigid_to_parent(*X, *I)
+
+    @staticmethod
+    def inertia_add(a, b):
+        return _add(a[0], b[0]), _v_add(a[1], b[1]), _v_add(a[2], b[2])
 
     @staticmethod
     def subspace_to_parent(X, S):

@@ -6,16 +6,13 @@ functions with the model's numbers folded in."""
 from __future__ import annotations
 
 from ..algorithms import aba as aba_steps
+from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
 from .soa_algebra import (
     _ZERO3,
     SoAAlgebra,
     _add,
-    _dot,
-    _force_to_parent,
-    _inertia_apply,
     _keep,
-    _rigid_to_parent,
     _v_add,
 )
 from .soa_common import (
@@ -154,47 +151,63 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
     return tau
 
 
-def _crba_unroll(model, nums, qT):
+def _crba_unroll(model, nums, qT, frames="body"):
     """Mass matrix ``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the
-    tree (Featherstone table 6.2; Rodriguez86 (7.7)-(7.11)): composite inertias ``Ic_p += X* Ic X``
-    inward (rigid, compact), then per dof ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature`` and
-    ``F <- X* F`` up the ancestors ``j``: ``M_ji = M_ij = S_j^T F``. A free root's ``S`` is
-    ``1_6`` (its six unit motions). Entries of bodies on different branches are exact zeros."""
+    tree with the link steps of :mod:`jaxdyn.algorithms.crba` (Rodriguez86 (7.7)-(7.10)):
+    composite inertias inward (:func:`~jaxdyn.algorithms.crba.composite_step`), then per dof its
+    column force (:func:`~jaxdyn.algorithms.crba.column_force`), moved up the ancestors
+    (:func:`~jaxdyn.algorithms.crba.column_step`) and paired with each one's motion subspace
+    (:func:`~jaxdyn.algorithms.crba.entry`). A free root's ``S`` is ``1_6`` (its six unit
+    motions); entries of bodies on different branches are exact zeros.
+
+    ``frames`` chooses the inputs of the same steps: ``"body"``, each link's ``S`` and inertia in
+    its own frame and ``phi`` its joint's placement (Featherstone08 table 6.2; the form
+    :func:`jaxdyn.kernels.pallas.crba_pallas` runs); ``"common"``, both moved to the common frame
+    first (:func:`~jaxdyn.algorithms.crba.world_step`; the world, or the free root's body frame),
+    after which every ``phi`` is the identity, literals that fold away
+    (``benchmarks/crba_frames_ab.py`` times the two)."""
+    if frames not in ("body", "common"):
+        raise ValueError(f"_crba_unroll: frames must be 'body' or 'common', got {frames!r}")
     lay = model.layout
     parents = model.parents
     arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb, nv = model.nb, model.nv
-    Ic = [(bn["m"], bn["h"], bn["Ib"]) for bn, _, _ in kin]
+    e = [tuple(float(k == j) for j in range(3)) for k in range(3)]
+    ident = (sum(e, ()), _ZERO3)  # literals: an identity placement folds away
+    unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
+    X, S, Ic = [None] * nb, [None] * nb, [None] * nb  # the steps' inputs: phi, H^T and M per link
+    Xw = [None] * nb
+    for i, (bn, Xi, Si) in enumerate(kin):
+        Ic[i] = (bn["m"], bn["h"], bn["Ib"])
+        if frames == "body" or Si is None:  # a free root's body frame is the common frame
+            X[i], S[i] = Xi, Si
+        else:
+            Xp = ident if parents[i] < 0 else Xw[parents[i]]
+            Xw[i], (S[i], Ic[i]) = crba_steps.world_step(SoAAlgebra, Xp, Xi, Si, Ic[i])
+            X[i] = ident
+        if Si is None:
+            Xw[i], S[i] = ident, unit
+        S[i] = S[i] if isinstance(S[i], list) else [S[i]]
     for i in reversed(range(nb)):
         Ic[i] = _keep(Ic[i])  # with the children's inertias added
         pa = parents[i]
         if pa >= 0:
-            _, (R, p), _ = kin[i]
-            m, h, Ib = _rigid_to_parent(R, p, *Ic[i])
-            Ic[pa] = (_add(Ic[pa][0], m), _v_add(Ic[pa][1], h), _v_add(Ic[pa][2], Ib))
-    e = [tuple(float(k == j) for j in range(3)) for k in range(3)]
-    unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
-
-    def subspace(i):
-        S = kin[i][2]
-        return unit if S is None else S if isinstance(S, list) else [S]
-
+            Ic[pa] = crba_steps.composite_step(SoAAlgebra, X[i], Ic[i], Ic[pa])
     M = [[0.0] * nv for _ in range(nv)]
     for i in range(nb):
         vs = int(lay.v_start[i])
-        for c, Sc in enumerate(subspace(i)):
+        for c, Sc in enumerate(S[i]):
             col = vs + c
-            F = _inertia_apply(*Ic[i], *Sc)
-            for r, Sr in enumerate(subspace(i)):
-                M[vs + r][col] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
+            F = crba_steps.column_force(SoAAlgebra, Ic[i], Sc)
+            for r, Sr in enumerate(S[i]):
+                M[vs + r][col] = crba_steps.entry(SoAAlgebra, Sr, F)
             M[col][col] = _add(M[col][col], arm[col])
             j = i
             while parents[j] >= 0:
-                _, (R, p), _ = kin[j]
-                F = _force_to_parent(R, p, *F)
+                F = crba_steps.column_step(SoAAlgebra, X[j], F)
                 j = parents[j]
                 vj = int(lay.v_start[j])
-                for r, Sr in enumerate(subspace(j)):
-                    M[vj + r][col] = M[col][vj + r] = _add(_dot(Sr[0], F[0]), _dot(Sr[1], F[1]))
+                for r, Sr in enumerate(S[j]):
+                    M[vj + r][col] = M[col][vj + r] = crba_steps.entry(SoAAlgebra, Sr, F)
     return [x for row in M for x in row]
