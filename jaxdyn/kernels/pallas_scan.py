@@ -45,9 +45,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import tree
+from ..algorithms import crba as crba_steps
 from ..model import Model
 from ._checks import _check_args
-from .soa_algebra import _ZERO3, _art_matrix, _dot, _inertia_apply, _rigid_to_art
+from .soa_algebra import _UNIT_MOTIONS, _ZERO3, SoAAlgebra
 from .soa_common import _ART, _MOTION, Constants, _check_joints, _model_numbers
 from .soa_scanned import (
     _I3,
@@ -362,11 +363,12 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
 def _crba_body(tabs, K, qT, out):
     """Mass matrix ``M(q) + diag(armature)`` in the common frame (the world, or the free root's
     body frame; the form of :func:`jaxdyn.kernels.soa_scanned._crba_tree`, Featherstone (6.2), Rodriguez86
-    (7.7)-(7.11)): a scatter of poses gives each link's motion subspace ``S`` and rigid inertia
-    in that frame, a gather sums composite inertias ``Ic`` (no transforms: one frame), then per
-    link ``F = Ic S``, ``M_ii = S^T F + armature`` and ``M_ji = M_ij = S_j^T F`` for its
-    ancestors ``j`` (a loop over the link's row range of the ancestor table); the free root's
-    ``S`` is ``1_6``. Entries of links on different branches are zeros."""
+    (7.7)-(7.11), the link steps of :mod:`jaxdyn.algorithms.crba`): a scatter of poses gives each
+    link's motion subspace ``S`` and rigid inertia in that frame (``crba.world_step``), a gather
+    sums composite inertias ``Ic`` (no transforms: one frame), then per link the column force
+    ``F = Ic S`` (``crba.column_force``), ``M_ii = S^T F + armature`` and ``M_ji = M_ij = S_j^T F``
+    for its ancestors ``j`` (``crba.entry``; a loop over the link's row range of the ancestor
+    table); the free root's ``S`` is ``1_6``. Entries of links on different branches are zeros."""
     n, floating, nv = tabs.n, tabs.floating, tabs.nv
     zero3 = (0.0, 0.0, 0.0)
     ident = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), zero3)
@@ -389,8 +391,8 @@ def _crba_body(tabs, K, qT, out):
             lambda j, val, o: K.put(16 * j, o),
         )
 
-    def composite(acc, j):  # Ic = I + the children's Ic, all in the common frame
-        Ic = tmap(jnp.add, K.get(16 * j + 6, rigid), acc)
+    def composite(acc, j):  # Ic = I + the children's Ic, all in the common frame (phi = 1)
+        Ic = SoAAlgebra.inertia_add(K.get(16 * j + 6, rigid), acc)
         return Ic, Ic
 
     root_acc = K.gather(composite, K.like(rigid, rigid), g_slots, lambda j, Ic: K.put(16 * j + 6, Ic)) if n else None
@@ -399,25 +401,26 @@ def _crba_body(tabs, K, qT, out):
         Ic0 = (b0["m"], b0["h"], b0["Ib"])
         if root_acc is not None:
             Ic0 = tmap(lambda a, b: a + b, Ic0, root_acc)
-        rows = _art_matrix(*_rigid_to_art(*Ic0))
-        for r in range(6):
-            for c in range(6):
-                out[r * nv + c, :] = K.row(rows[r][c] + (arm[r] if r == c else 0.0))
+        for c in range(6):  # the root's S = 1_6: its six unit motions
+            F = crba_steps.column_force(SoAAlgebra, Ic0, _UNIT_MOTIONS[c])
+            for r in range(6):
+                out[r * nv + c, :] = K.row(
+                    crba_steps.entry(SoAAlgebra, _UNIT_MOTIONS[r], F) + (arm[r] if r == c else 0.0)
+                )
     if not n:
         return
     arm_col = tabs.cols["arm"][0]
 
     def column(j, c):
-        sa, sl = K.get(16 * j, _MOTION)
-        F = _inertia_apply(*K.get(16 * j + 6, rigid), sa, sl)
+        s = K.get(16 * j, _MOTION)
+        F = crba_steps.column_force(SoAAlgebra, K.get(16 * j + 6, rigid), s)
         vc = K.itab[j, _VROW]
-        out[vc * nv + vc, :] = K.row(_dot(sa, F[0]) + _dot(sl, F[1]) + K.ftab[j, arm_col])
+        out[vc * nv + vc, :] = K.row(crba_steps.entry(SoAAlgebra, s, F) + K.ftab[j, arm_col])
 
-        def ancestor(t, c):
+        def ancestor(t, c):  # one frame: the column's force is the same at every ancestor
             a = K.atab[t, 0]
-            Sa = K.get(16 * a, _MOTION)
             va = K.itab[a, _VROW]
-            x = K.row(_dot(Sa[0], F[0]) + _dot(Sa[1], F[1]))
+            x = K.row(crba_steps.entry(SoAAlgebra, K.get(16 * a, _MOTION), F))
             out[va * nv + vc, :] = x
             out[vc * nv + va, :] = x
             return c

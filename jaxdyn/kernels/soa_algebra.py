@@ -278,6 +278,10 @@ def _art_matrix(A, B, C):
 
 
 _ZERO3 = (0.0, 0.0, 0.0)
+_E3 = tuple(tuple(float(k == j) for j in range(3)) for k in range(3))
+# the identity placement and a free root's S = 1_6 (six unit motions), as literals that fold away
+_IDENTITY_X = (sum(_E3, ()), _ZERO3)
+_UNIT_MOTIONS = [(_E3[k], _ZERO3) for k in range(3)] + [(_ZERO3, _E3[k]) for k in range(3)]
 
 
 def _is_art(x):

@@ -20,7 +20,6 @@ from .soa_algebra import (
     _ZERO3,
     SoAAlgebra,
     _cols,
-    _inertia_apply,
     _keep,
     _kept,
     _kept_step,
@@ -353,11 +352,13 @@ def _crba_pose_step(ident, parent, x):
 
 
 def _crba_tree(model, lay, nums, qT, pack=None):
-    """Mass matrix (Featherstone (6.2); Rodriguez86 (7.7)-(7.11)) in a common frame (the world, or
-    the free root's body frame, where the root's ``S`` is ``1_6``): a scatter gives each body's
-    pose ``(R, p)``, its motion subspace ``S`` and rigid inertia ``I`` in that frame; composite
-    inertias ``Ic`` are subtree sums; ``M[r, c] = S_r^T Ic_{b(c)} S_c`` for body(r) ancestor of
-    body(c) (the other triangle by symmetry), ``+ armature`` on the diagonal."""
+    """Mass matrix (Featherstone (6.2); Rodriguez86 (7.7)-(7.11), the link steps of
+    :mod:`jaxdyn.algorithms.crba`) in a common frame (the world, or the free root's body frame,
+    where the root's ``S`` is ``1_6``): a scatter gives each body's pose ``(R, p)``, its motion
+    subspace ``S`` and rigid inertia ``I`` in that frame (``crba.world_step``); composite inertias
+    ``Ic`` are subtree sums; ``M[r, c] = S_r^T Ic_{b(c)} S_c`` (``crba.column_force``,
+    ``crba.entry``) for body(r) ancestor of body(c) (the other triangle by symmetry),
+    ``+ armature`` on the diagonal."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, None, q=qT)
     one, zero = jnp.ones((B,), dt), jnp.zeros((B,), dt)
@@ -400,21 +401,17 @@ def _crba_tree(model, lay, nums, qT, pack=None):
     Ic = [Ic[:, 0], Ic[:, 1:4], Ic[:, 4:10]]
     S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
     bo = np.asarray(body_of)
-    F = _inertia_apply(
-        Ic[0][bo],
-        _split(Ic[1][bo].swapaxes(0, 1)),
-        _split(Ic[2][bo].swapaxes(0, 1)),
-        _split(S[:, 0:3].swapaxes(0, 1)),
-        _split(S[:, 3:6].swapaxes(0, 1)),
+    halves = lambda x: (_split(x[:, 0:3].swapaxes(0, 1)), _split(x[:, 3:6].swapaxes(0, 1)))  # noqa: E731
+    # the link steps over stacks of columns: every scalar an (ndof, B) or (npairs, B) array
+    F = crba_steps.column_force(
+        SoAAlgebra, (Ic[0][bo], _split(Ic[1][bo].swapaxes(0, 1)), _split(Ic[2][bo].swapaxes(0, 1))), halves(S)
     )
     F = jnp.stack(F[0] + F[1], 1)  # (ndof, 6, B)
     g = jnp.asarray(lay.v_gather)
     S, F = _keep((S[g], F[g]))  # dof order
     rs, cs, pidx = _crba_pair_index(lay)
-    Sr, Fc = S[rs], F[cs]
-    vals = Sr[:, 0] * Fc[:, 0]
-    for k in range(1, 6):  # explicit sum (see spatial.mv: XLA CPU and tiny reductions)
-        vals = vals + Sr[:, k] * Fc[:, k]
+    # one frame: a column's force is the same at every ancestor, M[r, c] = S_r . F_c
+    vals = crba_steps.entry(SoAAlgebra, halves(S[rs]), halves(F[cs]))
     arm = model.armature.astype(dt)
     vals = vals + jnp.where(jnp.asarray(rs == cs)[:, None], arm[rs][:, None], 0.0)
     vals = jnp.concatenate([vals, jnp.zeros((1, B), dt)])

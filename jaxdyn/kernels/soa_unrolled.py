@@ -9,6 +9,8 @@ from ..algorithms import aba as aba_steps
 from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
 from .soa_algebra import (
+    _IDENTITY_X,
+    _UNIT_MOTIONS,
     _ZERO3,
     SoAAlgebra,
     _add,
@@ -173,9 +175,7 @@ def _crba_unroll(model, nums, qT, frames="body"):
     arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb, nv = model.nb, model.nv
-    e = [tuple(float(k == j) for j in range(3)) for k in range(3)]
-    ident = (sum(e, ()), _ZERO3)  # literals: an identity placement folds away
-    unit = [(e[k], _ZERO3) for k in range(3)] + [(_ZERO3, e[k]) for k in range(3)]  # a free root's S = 1_6
+    ident, unit = _IDENTITY_X, _UNIT_MOTIONS  # literals that fold away
     X, S, Ic = [None] * nb, [None] * nb, [None] * nb  # the steps' inputs: phi, H^T and M per link
     Xw = [None] * nb
     for i, (bn, Xi, Si) in enumerate(kin):
