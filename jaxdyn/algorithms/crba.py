@@ -93,8 +93,9 @@ def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     Sw, poses = dof_motions_world(model, q)  # (6, nv)
     Ic = composite_inertias_from_poses(model, poses)
     db = lay.dof_body
-    F = spatial.inertia_apply(spatial.RigidInertia(Ic.m[db], Ic.h[db], Ic.Ibar[db]), Sw.T)  # (nv, 6)
-    G = Sw.T @ F.T  # G[r, c] = S_r . (Ic_{b(c)} S_c)
+    # common frame: every column force at once, and every entry as one product
+    F = column_force(spatial.ArrayAlgebra, spatial.RigidInertia(Ic.m[db], Ic.h[db], Ic.Ibar[db]), Sw.T)  # (nv, 6)
+    G = Sw.T @ F.T  # G[r, c] = entry(S_r, F_c) = S_r . (Ic_{b(c)} S_c)
     anc = jnp.asarray(lay.ancestor[db][:, db])  # anc[r, c]: body(r) ancestor-or-self of body(c)
     M = jnp.where(anc, G, jnp.where(anc.T, G.T, 0.0))
     return M + jnp.diag(model.armature)
