@@ -91,12 +91,14 @@ from .ellipsoids import (  # noqa: F401
     _sphere_ellipsoid,
 )
 from .hulls import (  # noqa: F401
+    ELLIPSOID_CANDIDATES,
     FAR,
     HULL_POINTS,
     _box_hull_contacts,
     _closest_on_triangles,
     _cylinder_hull_contacts,
     _deepest,
+    _edge_ellipsoid_estimate,
     _ellipsoid_hull_contacts,
     _hull_distance,
     _hull_hull_contacts,
