@@ -1,5 +1,6 @@
 """Bad input gets a clear error naming the element or argument at fault."""
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -19,6 +20,25 @@ def link(n, m=1.0, i=0.1):
 
 def joint(n, p, c, t="revolute", extra=""):
     return f'<joint name="{n}" type="{t}"><parent link="{p}"/><child link="{c}"/><axis xyz="0 0 1"/>{extra}</joint>'
+
+
+def test_floating_joint_from_a_world_link_is_a_floating_base():
+    """A 'floating' joint from the root link to its only child (Pinocchio loads it as a free
+    flyer): the child is a floating base, the same model as the child's tree loaded with
+    floating_base=True (the root link stays with the world and keeps its frame), the free joint
+    named as in the file; with floating_base=True as well it is refused."""
+    tree = [link("b"), link("c")], [joint("j1", "b", "c")]
+    world = urdf([link("world", m=2.0), *tree[0]], [joint("free", "world", "b", "floating"), *tree[1]])
+    m = load_urdf(world)
+    ref = load_urdf(urdf(*tree), floating_base=True)
+    assert m.floating_base and m.nv == ref.nv == 7 and m.joint_names == ("free", "j1")
+    assert m.topology.frame_bodies[m.frame_index("world")] == -1
+    q = jaxdyn.random_configuration(ref, jax.random.PRNGKey(0))
+    qd = jnp.arange(1.0, 8.0) / 10
+    assert jnp.array_equal(jaxdyn.crba(m, q), jaxdyn.crba(ref, q))
+    assert jnp.array_equal(jaxdyn.rnea(m, q, qd, qd), jaxdyn.rnea(ref, q, qd, qd))
+    with pytest.raises(URDFError, match="floating_base=True already gives the root link a free-flyer joint"):
+        load_urdf(world, floating_base=True)
 
 
 def test_valid_minimal():
@@ -65,7 +85,18 @@ def test_valid_minimal():
             urdf([link("a"), link("b")], [joint("j", "a", "b", extra='<origin xyz="1 nan 0"/>')]),
             "joint 'j' <origin xyz>",
         ),
-        (urdf([link("a"), link("b")], [joint("j", "a", "b", "floating")]), "joint 'j'.*floating_base=True"),
+        (
+            urdf([link("a"), link("b"), link("c")], [joint("j1", "a", "b"), joint("j", "b", "c", "floating")]),
+            "joint 'j': type 'floating' between links 'b' and 'c'.*only from the root link.*floating_base=True",
+        ),
+        (
+            urdf([link("a"), link("b")], [joint("j", "a", "b", "floating", extra='<origin xyz="0 0 1"/>')]),
+            "joint 'j': type 'floating'.*has an <origin>",
+        ),
+        (
+            urdf([link("a"), link("b"), link("c")], [joint("j", "a", "b", "floating"), joint("j2", "a", "c")]),
+            "joint 'j': type 'floating'.*only from the root link to its only child",
+        ),
         ("/no/such/file.urdf", "not found"),
     ],
 )

@@ -24,8 +24,11 @@
   warning naming each link and file; ``<visual>`` elements are ignored.
 * Mimic joints: ``mimic="independent"`` (default, as Pinocchio's default) loads them as ordinary
   independent joints; ``mimic="error"`` rejects them.
-* ``planar`` joints and ``floating`` joints below the root are rejected with a clear error; for a
-  floating base, pass ``floating_base=True``.
+* A ``floating`` joint from the root link (a "world" link) to its only child, with no
+  ``<origin>``, makes that child a floating base (as ``floating_base=True`` would; the joint keeps
+  its name, and the root link stays with the world, as a fixed base's root link). Other
+  ``floating`` joints and ``planar`` joints are rejected with a clear error; for a floating base,
+  pass ``floating_base=True``.
 """
 
 from __future__ import annotations
@@ -216,11 +219,6 @@ def load_urdf(
             raise URDFError(f"joint '{n}': unknown joint type {t!r}")
         if t == "planar":
             raise URDFError(f"joint '{n}': type 'planar' is not supported by jaxdyn")
-        if t == "floating":
-            raise URDFError(
-                f"joint '{n}': 'floating' joints are not supported inside the tree; to give the root "
-                "link a free-flyer joint, remove this joint and load with floating_base=True"
-            )
         if je.find("mimic") is not None and mimic == "error":
             mim = je.find("mimic")
             raise URDFError(
@@ -245,6 +243,30 @@ def load_urdf(
     children: dict[str, list[tuple]] = {ln: [] for ln in links}
     for j in joints_:
         children[j[2]].append(j)
+    # a 'floating' joint from the root link (a "world" link) to its only child: that child is a
+    # floating base, and the root link stays with the world (as a fixed base's root link)
+    world_link, root_joint = None, "root_joint"
+    for jn, t, p, c, je in joints_:
+        if t != "floating":
+            continue
+        Rj, pj = _origin(je, f"joint '{jn}'")
+        at_root = p == root_link and len(children[root_link]) == 1
+        if at_root and not floating_base and np.allclose(Rj, np.eye(3), rtol=0, atol=1e-12) and not np.any(pj):
+            world_link, root_link, root_joint, floating_base = root_link, c, jn, True
+            continue
+        why = (
+            "it is the root link's only joint, but has an <origin> (jaxdyn's free joint measures the "
+            "base's pose in the world frame)"
+            if at_root and not floating_base
+            else "floating_base=True already gives the root link a free-flyer joint"
+            if at_root
+            else "a 'floating' joint is supported only from the root link to its only child"
+        )
+        raise URDFError(
+            f"joint '{jn}': type 'floating' between links '{p}' and '{c}' cannot be loaded: {why}. To make "
+            f"'{c}' a floating base, remove the joint and everything above '{c}', and load with "
+            "floating_base=True"
+        )
 
     # depth-first walk, merging fixed joints
     body_parent, body_type, body_joint, body_name = [], [], [], []
@@ -276,8 +298,11 @@ def load_urdf(
         b_I.append(np.zeros((3, 3)))
         return len(body_parent) - 1
 
+    if world_link is not None:
+        owner[world_link] = (-1, np.eye(3), np.zeros(3))
+        frames.append((world_link, -1, np.eye(3), np.zeros(3)))
     if floating_base:
-        b = new_body(-1, "free", "root_joint", root_link, np.eye(3), np.zeros(3), np.zeros(3))
+        b = new_body(-1, "free", root_joint, root_link, np.eye(3), np.zeros(3), np.zeros(3))
         lim_lo += [-np.inf] * 7
         lim_hi += [np.inf] * 7
         vel += [np.inf] * 6
@@ -290,7 +315,7 @@ def load_urdf(
         owner[root_link] = (-1, np.eye(3), np.zeros(3))
     frames.append((root_link, owner[root_link][0], np.eye(3), np.zeros(3)))
 
-    visited = {root_link}
+    visited = {root_link} if world_link is None else {root_link, world_link}
     stack = list(reversed(children[root_link]))
     while stack:  # depth-first, children in document order; parents are created first
         jn, t, p, c, je = stack.pop()
