@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxdyn
@@ -41,6 +42,42 @@ def test_floating_joint_from_a_world_link_is_a_floating_base():
         load_urdf(world, floating_base=True)
 
 
+def test_planar_joint_is_two_slides_and_a_hinge():
+    """A 'planar' joint (axis z, a tilted <origin>): the joints 'j/x', 'j/y', 'j/theta' (q = x, y,
+    theta in the joint frame), and the mass matrix of one body on it in closed form: with
+    ``r = R_z(theta) c`` its centre of mass from the joint axis, ``M = m [[1, 0, -r_y], [0, 1,
+    r_x], [-r_y, r_x, |r|^2]] + diag(0, 0, I_zz)``; the gravity torques are ``-m g`` resolved in
+    the plane and its moment ``r x m g`` about the axis."""
+    m_, c, Izz = 3.0, np.array([0.1, 0.05, 0.02]), 0.4
+    body = (
+        '<link name="b"><inertial><origin xyz="0.1 0.05 0.02"/><mass value="3"/><inertia ixx="0.2" '
+        'iyy="0.3" izz="0.4" ixy="0.01" ixz="0.02" iyz="0.005"/></inertial></link>'
+    )
+    origin = '<origin xyz="0.1 0.2 0.3" rpy="0.3 0.2 0.1"/>'
+    m = load_urdf(urdf([link("a"), body], [joint("j", "a", "b", "planar", extra=origin)]), dtype=jnp.float64)
+    assert m.joint_names == ("j/x", "j/y", "j/theta") and m.nq == m.nv == 3
+    x, y, th = 0.3, -0.2, 0.7
+    q = jnp.array([x, y, th])
+    r = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]]) @ c[:2]
+    M = m_ * np.array([[1, 0, -r[1]], [0, 1, r[0]], [-r[1], r[0], r @ r]]) + np.diag([0, 0, Izz])
+    np.testing.assert_allclose(jaxdyn.crba(m, q), M, rtol=0, atol=1e-14)
+    Rj = np.asarray(jaxdyn.spatial.quat_to_rotation(jnp.asarray(_rpy_quat(0.3, 0.2, 0.1))))
+    g = Rj.T @ np.array([0, 0, -9.81])  # gravity in the joint frame
+    tau_g = -m_ * np.array([g[0], g[1], r[0] * g[1] - r[1] * g[0]])
+    np.testing.assert_allclose(jaxdyn.rnea(m, q, jnp.zeros(3), jnp.zeros(3)), tau_g, rtol=0, atol=1e-13)
+
+
+def _rpy_quat(r, p, y):
+    """The quaternion ``[w, x, y, z]`` of URDF's ``rpy`` (``R = Rz(y) Ry(p) Rx(r)``)."""
+    cr, sr, cp, sp, cy, sy = (f(a / 2) for a in (r, p, y) for f in (np.cos, np.sin))
+    return [
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    ]
+
+
 def test_valid_minimal():
     m = load_urdf(urdf([link("a"), link("b")], [joint("j", "a", "b")]))
     assert m.nv == 1 and m.joint_names == ("j",)
@@ -64,7 +101,6 @@ def test_valid_minimal():
             "2 root links",
         ),
         (urdf([link("a"), link("b"), link("c")], [joint("j1", "b", "c"), joint("j2", "c", "b")]), "cycle"),
-        (urdf([link("a"), link("b")], [joint("j", "a", "b", "planar")]), "joint 'j'.*planar"),
         (urdf([link("a"), link("b")], [joint("j", "a", "b", "screw")]), "joint 'j': unknown joint type"),
         (urdf([link("a"), link("b", m=-1)], [joint("j", "a", "b")]), "link 'b'.*mass"),
         (urdf([link("a"), link("b", i=-0.1)], [joint("j", "a", "b")]), "link 'b'.*not positive semi-definite"),

@@ -27,8 +27,12 @@
 * A ``floating`` joint from the root link (a "world" link) to its only child, with no
   ``<origin>``, makes that child a floating base (as ``floating_base=True`` would; the joint keeps
   its name, and the root link stays with the world, as a fixed base's root link). Other
-  ``floating`` joints and ``planar`` joints are rejected with a clear error; for a floating base,
-  pass ``floating_base=True``.
+  ``floating`` joints are rejected with a clear error; for a floating base, pass
+  ``floating_base=True``.
+* A ``planar`` joint is two slides in the plane normal to its axis (along x and y for the axis
+  z) and a hinge about the axis: joints ``NAME/x``, ``NAME/y``, ``NAME/theta`` (``q`` = x, y,
+  angle in the joint frame; massless bodies ``CHILD/x``, ``CHILD/y``), as Pinocchio's planar
+  joint with its velocity ``R(theta)^T (xdot, ydot)`` in the body frame instead.
 """
 
 from __future__ import annotations
@@ -217,8 +221,6 @@ def load_urdf(
                 raise URDFError(f"joint '{n}': {role} link '{ln}' is not defined")
         if t not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar"):
             raise URDFError(f"joint '{n}': unknown joint type {t!r}")
-        if t == "planar":
-            raise URDFError(f"joint '{n}': type 'planar' is not supported by jaxdyn")
         if je.find("mimic") is not None and mimic == "error":
             mim = je.find("mimic")
             raise URDFError(
@@ -336,24 +338,37 @@ def load_urdf(
         nrm = np.linalg.norm(ax)
         if nrm < 1e-12:
             raise URDFError(f"joint '{jn}': the axis is zero")
-        b = new_body(pb, t, jn, c, R, pos, ax / nrm)
+        if t == "planar":  # two slides in the plane normal to the axis, then a hinge about it
+            n = ax / nrm
+            u = np.eye(3)[int(np.argmin(np.abs(n)))]
+            u = u - (u @ n) * n
+            u = u / np.linalg.norm(u)
+            if abs(n[2]) > 1 - 1e-12:  # the usual axis z: the slides along x and y
+                u = np.array([1.0, 0, 0])
+            parts = [("prismatic", u, f"{jn}/x", f"{c}/x"), ("prismatic", np.cross(n, u), f"{jn}/y", f"{c}/y")]
+            parts.append(("continuous", n, f"{jn}/theta", c))
+        else:
+            parts = [(t, ax / nrm, jn, c)]
+        b = pb
+        for k, (tk, axk, jk, bk) in enumerate(parts):
+            b = new_body(b, tk, jk, bk, R if k == 0 else np.eye(3), pos if k == 0 else np.zeros(3), axk)
+            le = je.find("limit")
+            lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+            hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+            if tk == "continuous" or t == "planar" or le is None or lo >= hi:
+                lo, hi = -np.inf, np.inf
+            v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+            e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+            lim_lo.append(lo)
+            lim_hi.append(hi)
+            vel.append(v_ if v_ > 0 else np.inf)
+            eff.append(e_ if e_ > 0 else np.inf)
+            de = je.find("dynamics")
+            damp.append(_attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>"))
+            fric.append(_attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>"))
         owner[c] = (b, np.eye(3), np.zeros(3))
         add_inertia(b, c, np.eye(3), np.zeros(3))
         frames.append((c, b, np.eye(3), np.zeros(3)))
-        le = je.find("limit")
-        lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-        hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-        if t == "continuous" or le is None or lo >= hi:
-            lo, hi = -np.inf, np.inf
-        v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-        e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-        lim_lo.append(lo)
-        lim_hi.append(hi)
-        vel.append(v_ if v_ > 0 else np.inf)
-        eff.append(e_ if e_ > 0 else np.inf)
-        de = je.find("dynamics")
-        damp.append(_attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>"))
-        fric.append(_attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>"))
 
     if len(visited) != len(links):
         missing = sorted(set(links) - visited)
