@@ -27,7 +27,8 @@ def test_floating_joint_from_a_world_link_is_a_floating_base():
     """A 'floating' joint from the root link to its only child (Pinocchio loads it as a free
     flyer): the child is a floating base, the same model as the child's tree loaded with
     floating_base=True (the root link stays with the world and keeps its frame), the free joint
-    named as in the file; with floating_base=True as well it is refused."""
+    named as in the file; with floating_base=True as well, the joint is three slides and a ball
+    below the free root."""
     tree = [link("b"), link("c")], [joint("j1", "b", "c")]
     world = urdf([link("world", m=2.0), *tree[0]], [joint("free", "world", "b", "floating"), *tree[1]])
     m = load_urdf(world)
@@ -38,8 +39,35 @@ def test_floating_joint_from_a_world_link_is_a_floating_base():
     qd = jnp.arange(1.0, 8.0) / 10
     assert jnp.array_equal(jaxdyn.crba(m, q), jaxdyn.crba(ref, q))
     assert jnp.array_equal(jaxdyn.rnea(m, q, qd, qd), jaxdyn.rnea(ref, q, qd, qd))
-    with pytest.raises(URDFError, match="floating_base=True already gives the root link a free-flyer joint"):
-        load_urdf(world, floating_base=True)
+    both = load_urdf(world, floating_base=True)  # the world link floats too: the joint is three slides and a ball
+    assert both.joint_names == ("root_joint", "free/x", "free/y", "free/z", "free", "j1") and both.nv == 13
+
+
+def test_floating_joint_below_the_root_is_three_slides_and_a_ball():
+    """Any other 'floating' joint (here with an <origin>, under a fixed root): joints 'j/x', 'j/y',
+    'j/z' and a ball 'j' (q = the position in the joint frame and a quaternion), and the mass
+    matrix and gravity torques of one body on it in closed form, with ``R`` the ball's rotation,
+    ``c`` the centre of mass and ``I_c`` the inertia about it in the body frame:
+    ``M = [[m 1, -m R [c]x], [m [c]x R^T, I_c - m [c]x^2]]``, ``tau_g = -[m g; c x m R^T g]``."""
+    body = (
+        '<link name="b"><inertial><origin xyz="0.1 0.05 0.02"/><mass value="3"/><inertia ixx="0.2" '
+        'iyy="0.3" izz="0.4" ixy="0.01" ixz="0.02" iyz="0.005"/></inertial></link>'
+    )
+    origin = '<origin xyz="0.1 0.2 0.3" rpy="0.3 0.2 0.1"/>'
+    m = load_urdf(urdf([link("a"), body], [joint("j", "a", "b", "floating", extra=origin)]), dtype=jnp.float64)
+    assert m.joint_names == ("j/x", "j/y", "j/z", "j") and (m.nq, m.nv) == (7, 6)
+    assert m.joint_types == ("prismatic",) * 3 + ("spherical",)
+    q = jaxdyn.random_configuration(m, jax.random.PRNGKey(2))
+    R = np.asarray(jaxdyn.spatial.quat_to_rotation(q[3:7]))
+    c, mass = np.array([0.1, 0.05, 0.02]), 3.0
+    Ic = np.array([[0.2, 0.01, 0.02], [0.01, 0.3, 0.005], [0.02, 0.005, 0.4]])
+    C = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
+    M = np.block([[mass * np.eye(3), -mass * R @ C], [mass * C @ R.T, Ic - mass * C @ C]])
+    np.testing.assert_allclose(jaxdyn.crba(m, q), M, rtol=0, atol=1e-14)
+    Rj = np.asarray(jaxdyn.spatial.quat_to_rotation(jnp.asarray(_rpy_quat(0.3, 0.2, 0.1))))
+    g = Rj.T @ np.array([0, 0, -9.81])  # gravity in the joint frame
+    tau_g = -np.concatenate([mass * g, np.cross(c, mass * R.T @ g)])
+    np.testing.assert_allclose(jaxdyn.rnea(m, q, jnp.zeros(6), jnp.zeros(6)), tau_g, rtol=0, atol=1e-13)
 
 
 def test_planar_joint_is_two_slides_and_a_hinge():
@@ -120,18 +148,6 @@ def test_valid_minimal():
         (
             urdf([link("a"), link("b")], [joint("j", "a", "b", extra='<origin xyz="1 nan 0"/>')]),
             "joint 'j' <origin xyz>",
-        ),
-        (
-            urdf([link("a"), link("b"), link("c")], [joint("j1", "a", "b"), joint("j", "b", "c", "floating")]),
-            "joint 'j': type 'floating' between links 'b' and 'c'.*only from the root link.*floating_base=True",
-        ),
-        (
-            urdf([link("a"), link("b")], [joint("j", "a", "b", "floating", extra='<origin xyz="0 0 1"/>')]),
-            "joint 'j': type 'floating'.*has an <origin>",
-        ),
-        (
-            urdf([link("a"), link("b"), link("c")], [joint("j", "a", "b", "floating"), joint("j2", "a", "c")]),
-            "joint 'j': type 'floating'.*only from the root link to its only child",
         ),
         ("/no/such/file.urdf", "not found"),
     ],

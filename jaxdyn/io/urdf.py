@@ -26,9 +26,11 @@
   independent joints; ``mimic="error"`` rejects them.
 * A ``floating`` joint from the root link (a "world" link) to its only child, with no
   ``<origin>``, makes that child a floating base (as ``floating_base=True`` would; the joint keeps
-  its name, and the root link stays with the world, as a fixed base's root link). Other
-  ``floating`` joints are rejected with a clear error; for a floating base, pass
-  ``floating_base=True``.
+  its name, and the root link stays with the world, as a fixed base's root link). Any other
+  ``floating`` joint is three slides along its frame's axes and a ball, joints ``NAME/x``,
+  ``NAME/y``, ``NAME/z`` and ``NAME`` (``q`` = the position in the joint frame and a quaternion
+  ``[w, x, y, z]``, as Pinocchio's free flyer; its velocity is the slides' rates in the joint
+  frame where Pinocchio's is the body's, ``R^T pdot``).
 * A ``planar`` joint is two slides in the plane normal to its axis (along x and y for the axis
   z) and a hinge about the axis: joints ``NAME/x``, ``NAME/y``, ``NAME/theta`` (``q`` = x, y,
   angle in the joint frame; massless bodies ``CHILD/x``, ``CHILD/y``), as Pinocchio's planar
@@ -255,20 +257,6 @@ def load_urdf(
         at_root = p == root_link and len(children[root_link]) == 1
         if at_root and not floating_base and np.allclose(Rj, np.eye(3), rtol=0, atol=1e-12) and not np.any(pj):
             world_link, root_link, root_joint, floating_base = root_link, c, jn, True
-            continue
-        why = (
-            "it is the root link's only joint, but has an <origin> (jaxdyn's free joint measures the "
-            "base's pose in the world frame)"
-            if at_root and not floating_base
-            else "floating_base=True already gives the root link a free-flyer joint"
-            if at_root
-            else "a 'floating' joint is supported only from the root link to its only child"
-        )
-        raise URDFError(
-            f"joint '{jn}': type 'floating' between links '{p}' and '{c}' cannot be loaded: {why}. To make "
-            f"'{c}' a floating base, remove the joint and everything above '{c}', and load with "
-            "floating_base=True"
-        )
 
     # depth-first walk, merging fixed joints
     body_parent, body_type, body_joint, body_name = [], [], [], []
@@ -336,9 +324,12 @@ def load_urdf(
         ax_e = je.find("axis")
         ax = _floats(ax_e.get("xyz", "1 0 0"), 3, f"joint '{jn}' <axis>") if ax_e is not None else np.array([1.0, 0, 0])
         nrm = np.linalg.norm(ax)
-        if nrm < 1e-12:
+        if nrm < 1e-12 and t != "floating":
             raise URDFError(f"joint '{jn}': the axis is zero")
-        if t == "planar":  # two slides in the plane normal to the axis, then a hinge about it
+        if t == "floating":  # three slides along the joint frame's axes, then a ball
+            parts = [("prismatic", np.eye(3)[k], f"{jn}/{a}", f"{c}/{a}") for k, a in enumerate("xyz")]
+            parts.append(("spherical", np.zeros(3), jn, c))
+        elif t == "planar":  # two slides in the plane normal to the axis, then a hinge about it
             n = ax / nrm
             u = np.eye(3)[int(np.argmin(np.abs(n)))]
             u = u - (u @ n) * n
@@ -355,17 +346,18 @@ def load_urdf(
             le = je.find("limit")
             lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>", allow_inf=True)
             hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-            if tk == "continuous" or t == "planar" or le is None or lo >= hi:
+            if tk == "continuous" or t in ("planar", "floating") or le is None or lo >= hi:
                 lo, hi = -np.inf, np.inf
             v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
             e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-            lim_lo.append(lo)
-            lim_hi.append(hi)
-            vel.append(v_ if v_ > 0 else np.inf)
-            eff.append(e_ if e_ > 0 else np.inf)
+            nq, nv = (4, 3) if tk == "spherical" else (1, 1)
+            lim_lo.extend([lo] * nq)
+            lim_hi.extend([hi] * nq)
+            vel.extend([v_ if v_ > 0 else np.inf] * nv)
+            eff.extend([e_ if e_ > 0 else np.inf] * nv)
             de = je.find("dynamics")
-            damp.append(_attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>"))
-            fric.append(_attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>"))
+            damp.extend([_attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>")] * nv)
+            fric.extend([_attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>")] * nv)
         owner[c] = (b, np.eye(3), np.zeros(3))
         add_inertia(b, c, np.eye(3), np.zeros(3))
         frames.append((c, b, np.eye(3), np.zeros(3)))
