@@ -330,34 +330,33 @@ def load_urdf(
             parts = [("prismatic", np.eye(3)[k], f"{jn}/{a}", f"{c}/{a}") for k, a in enumerate("xyz")]
             parts.append(("spherical", np.zeros(3), jn, c))
         elif t == "planar":  # two slides in the plane normal to the axis, then a hinge about it
-            n = ax / nrm
-            u = np.eye(3)[int(np.argmin(np.abs(n)))]
+            n = ax / nrm  # the usual axis z: the slides along x and y
+            u = np.eye(3)[0] if abs(n[2]) > 1 - 1e-12 else np.eye(3)[int(np.argmin(np.abs(n)))]
             u = u - (u @ n) * n
             u = u / np.linalg.norm(u)
-            if abs(n[2]) > 1 - 1e-12:  # the usual axis z: the slides along x and y
-                u = np.array([1.0, 0, 0])
             parts = [("prismatic", u, f"{jn}/x", f"{c}/x"), ("prismatic", np.cross(n, u), f"{jn}/y", f"{c}/y")]
             parts.append(("continuous", n, f"{jn}/theta", c))
         else:
             parts = [(t, ax / nrm, jn, c)]
+        le, de = je.find("limit"), je.find("dynamics")
+        lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+        hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+        if t in ("continuous", "planar", "floating") or le is None or lo >= hi:
+            lo, hi = -np.inf, np.inf
+        v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+        e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
+        d_ = _attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>")
+        f_ = _attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>")
         b = pb
-        for k, (tk, axk, jk, bk) in enumerate(parts):
+        for k, (tk, axk, jk, bk) in enumerate(parts):  # each part's limits and dynamics: the joint's
             b = new_body(b, tk, jk, bk, R if k == 0 else np.eye(3), pos if k == 0 else np.zeros(3), axk)
-            le = je.find("limit")
-            lo = _attr_float(le, "lower", -np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-            hi = _attr_float(le, "upper", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-            if tk == "continuous" or t in ("planar", "floating") or le is None or lo >= hi:
-                lo, hi = -np.inf, np.inf
-            v_ = _attr_float(le, "velocity", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
-            e_ = _attr_float(le, "effort", np.inf, f"joint '{jn}' <limit>", allow_inf=True)
             nq, nv = (4, 3) if tk == "spherical" else (1, 1)
             lim_lo.extend([lo] * nq)
             lim_hi.extend([hi] * nq)
             vel.extend([v_ if v_ > 0 else np.inf] * nv)
             eff.extend([e_ if e_ > 0 else np.inf] * nv)
-            de = je.find("dynamics")
-            damp.extend([_attr_float(de, "damping", 0.0, f"joint '{jn}' <dynamics>")] * nv)
-            fric.extend([_attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>")] * nv)
+            damp.extend([d_] * nv)
+            fric.extend([f_] * nv)
         owner[c] = (b, np.eye(3), np.zeros(3))
         add_inertia(b, c, np.eye(3), np.zeros(3))
         frames.append((c, b, np.eye(3), np.zeros(3)))
