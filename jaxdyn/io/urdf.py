@@ -493,18 +493,8 @@ def _collisions(links, frames, meshes):
             g["R"].append(Rl @ Ro)
             g["pos"].append(Rl @ po + pl)
             g["names"].append(ce.get("name") or link)
-    ng = len(g["type"])
-    geoms = dict(
-        type=np.array(g["type"], np.int64),
-        size=np.array(g["size"]).reshape(ng, 3),
-        body=np.array(g["body"], np.int64),
-        pos=np.array(g["pos"]).reshape(ng, 3),
-        R=np.array(g["R"]).reshape(ng, 3, 3),
-        names=tuple(g["names"]),
-        vertices=np.concatenate(vertices),
-        vertex_geom=tuple(vertex_geom),
-    )
-    return geoms, skipped
+    # make_geoms turns the lists into arrays of its shapes
+    return dict(**g, vertices=np.concatenate(vertices), vertex_geom=tuple(vertex_geom)), skipped
 
 
 def _positive(elem, name, what, allow_zero=False):

@@ -102,20 +102,8 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g["R"][k],
             g["friction"][k],
         )
-    ng = len(g["type"])
-    geoms = make_geoms(
-        type=np.array(g["type"], np.int64),
-        size=np.array(g["size"]).reshape(ng, 3),
-        body=np.array(g["body"], np.int64),
-        pos=np.array(g["pos"]).reshape(ng, 3),
-        R=np.array(g["R"]).reshape(ng, 3, 3),
-        friction=np.array(g["friction"]).reshape(ng, 3),
-        contype=np.array(g["contype"], np.int64),
-        conaffinity=np.array(g["conaffinity"], np.int64),
-        priority=np.array(g["priority"], np.int64),
-        condim=np.array(g["condim"], np.int64),
-        margin=np.array(g["margin"], np.float64),
-        names=tuple(g["names"]),
+    geoms = make_geoms(  # the lists become arrays of make_geoms's shapes there
+        **g,
         exclude=exclude,
         pairs=pairs,
         **pair_values,
