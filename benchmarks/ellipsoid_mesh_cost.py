@@ -24,13 +24,13 @@ import jaxdyn
 from jaxdyn import collision as K
 from jaxdyn import geometry
 from jaxdyn.contact.pairs import _hull_arrays
-from jaxdyn.spatial import cross, quat_to_rotation
+from jaxdyn.spatial import quat_to_rotation
 
 
 def every_feature(c, R, a, T, V, E):
     """The pair's distance from every face's support point, every vertex and every edge."""
     x, X, zero = c[:, None], R[:, None], jnp.zeros((), c.dtype)
-    n = K._length(cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))[1]
+    n = K._face_normals(T)
     sup = x + K._ellipsoid_support(X, a[:, None], -n)[1]
     faces = jnp.min(K._sphere_hull(sup, jnp.zeros(sup.shape[:-1], c.dtype), T)[0], -1)
     vertices = jnp.min(K._sphere_ellipsoid(V, zero, x, X, a[:, None])[0], -1)

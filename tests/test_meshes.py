@@ -364,10 +364,10 @@ def test_mesh_pairs_match_mujoco(kind, dtype, tol):
 def test_ellipsoid_against_a_fine_hull_searches_candidates():
     """An ellipsoid against a hull of 300 points on an ellipsoid (596 faces, 894 edges: more than
     ``ELLIPSOID_CANDIDATES``), at 60 poses: the pair's distance equals the search over every
-    face's support point, every vertex and every edge (built here from the same exact pieces)
-    where the shapes are apart (to 1e-9 m: on this hull the ranking finds every nearest edge;
-    16 candidates miss one by 7e-6 m) and is never deeper; where they overlap it is negative
-    and never deeper either."""
+    face's support point, every vertex and every edge (``benchmarks/ellipsoid_mesh_cost.py``'s
+    ``every_feature``, built from the same exact pieces) where the shapes are apart (to 1e-9 m:
+    on this hull the ranking finds every nearest edge; 16 candidates miss one by 7e-6 m) and is
+    never deeper; where they overlap it is negative and never deeper either."""
     from jaxdyn import collision as K
     from jaxdyn.spatial import quat_to_rotation
 
@@ -388,16 +388,15 @@ def test_ellipsoid_against_a_fine_hull_searches_candidates():
     valid, e_valid = jnp.ones(Vw.shape[:2], bool), jnp.ones(E.shape[:2], bool)
     d = np.asarray(jax.jit(K._ellipsoid_hull_contacts)(c, R, a, T, Vw, valid, E, e_valid)[3])
 
-    @jax.jit
-    def exhaustive(c, R, a, T, Vw, E):
-        x, X, zero = c[:, None], R[:, None], jnp.zeros(())
-        n = K._length(jnp.cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))[1]
-        sup = x + K._ellipsoid_support(X, a[:, None], -n)[1]
-        faces = jnp.min(K._sphere_hull(sup, jnp.zeros(sup.shape[:-1]), T)[0], -1)
-        vertices = jnp.min(K._sphere_ellipsoid(Vw, zero, x, X, a[:, None])[0], -1)
-        edges = jnp.min(K._segment_ellipsoid(E[..., 0, :], E[..., 1, :] - E[..., 0, :], zero, x, X, a[:, None])[0], -1)
-        return jnp.minimum(jnp.minimum(faces, vertices), edges)
+    import importlib.util
 
+    here = os.path.dirname(__file__)
+    spec = importlib.util.spec_from_file_location(
+        "cost", os.path.join(here, "..", "benchmarks", "ellipsoid_mesh_cost.py")
+    )
+    cost = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost)
+    exhaustive = jax.jit(cost.every_feature)  # the benchmark's search over every face, vertex and edge
     ref = np.concatenate(
         [np.asarray(exhaustive(*(z[i : i + 10] for z in (c, R, a, T, Vw, E)))) for i in range(0, P, 10)]
     )

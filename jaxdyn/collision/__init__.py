@@ -100,6 +100,7 @@ from .hulls import (  # noqa: F401
     _deepest,
     _edge_ellipsoid_estimate,
     _ellipsoid_hull_contacts,
+    _face_normals,
     _hull_distance,
     _hull_hull_contacts,
     _hull_sdf_of,

@@ -290,10 +290,8 @@ def _ellipsoid_cylinder_contacts(ce, Re, a, cc, Rc, size):
     ok = sq > jnp.finfo(dtype).tiny
     u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], Rc[..., :, 0])
     start = p + r[..., None] * u
-    seg, ns, ws = _segment_ellipsoid(start, d, zero, ce, Re, a)
-    e0 = _sphere_ellipsoid(start, zero, ce, Re, a)[0]
-    e1 = _sphere_ellipsoid(start + d, zero, ce, Re, a)[0]
-    dside = _beyond_ends(seg, e0, e1)
+    side, nside, wside, seg = _segment_ellipsoid_contacts(start, d, zero, ce, Re, a)  # ends, then (B1)
+    dside, ns, ws = side[..., 2], nside[..., 2, :], wside[..., 2, :]
     dist = jnp.concatenate([drim, dsup, dside[..., None]], -1)
     normal = jnp.concatenate([nrim, -nsup, ns[..., None, :]], -2)
     witness = jnp.concatenate([wrim, wsup, ws[..., None, :]], -2)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..spatial import cross
+from ..spatial import cross, mtv
 from .boxes import _box_features, _sphere_box
 from .cylinders import _rim_points, _rim_rows, _segment_cylinder, _sphere_cylinder
-from .ellipsoids import _ellipsoid_support, _segment_ellipsoid, _sphere_ellipsoid
+from .ellipsoids import _ellipsoid_support, _segment_ellipsoid_contacts, _sphere_ellipsoid
 from .segments import _beyond_ends, _dot, _golden_minimum, _length
 
 HULL_POINTS = 8  # a hull's vertices that count against another shape: its this many deepest
@@ -54,8 +54,7 @@ def _hull_distance(p, T):
     from it (the planes' largest distance is only a lower bound there, near edges and
     vertices). The nearest face is chosen by index, so the derivative is that face's."""
     a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
-    n = cross(b - a, c - a)
-    _, n, _ = _length(n)
+    n = _face_normals(T)[..., None, :, :]
     pk = p[..., :, None, :]  # (..., k, 1, 3)
     s = _dot(n, pk - a)  # (..., k, F)
     f = jnp.argmax(s, -1)
@@ -206,14 +205,18 @@ def _cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
     return dist, normal, witness, jnp.minimum(jnp.min(dd, -1), apart)
 
 
+def _face_normals(T):
+    """The unit outward normals ``(..., F, 3)`` of the hull's triangles ``T`` ``(..., F, 3, 3)``."""
+    return _length(cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))[1]
+
+
 def _vertices_in_hull(V, valid, T):
     """The :data:`HULL_POINTS` vertices ``V`` ``(..., M, 3)`` (with ``valid``) deepest in the
     hull ``T``: chosen by the largest of the hull's face-plane distances (the signed distance
     inside, a lower bound outside, so every vertex inside comes before every vertex outside),
     then their exact signed distances (:func:`_sphere_hull` of radius 0), unit normals from the
     hull to the vertex and witnesses; ``FAR`` for padding."""
-    a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
-    _, n, _ = _length(cross(b - a, c - a))
+    a, n = T[..., None, :, 0, :], _face_normals(T)[..., None, :, :]  # (..., 1, F, 3)
     planes = jnp.max(_dot(n, V[..., :, None, :] - a), -1)  # (..., M)
     k, ok = _deepest(planes, valid)
     Vk = _take(V, k)
@@ -238,8 +241,7 @@ def _edges_in_hull(E, e_valid, T):
     edge's). ``FAR`` for padding. Returns the (B1) distances, unit normals from the hull to the
     edge's point, witnesses, and the chosen edges' points' distances (for the pair's
     distance)."""
-    a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
-    _, n, _ = _length(cross(b - a, c - a))
+    a, n = T[..., None, :, 0, :], _face_normals(T)[..., None, :, :]  # (..., 1, F, 3)
     o = _dot(n, a)  # (..., 1, F)
     p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
     t = jnp.linspace(0.0, 1.0, EDGE_SAMPLES, dtype=E.dtype)[:, None]  # (S, 1)
@@ -289,8 +291,7 @@ def _edge_ellipsoid_estimate(p, d, ce, Re, a):
     evaluation, where the exact distance takes a Newton solve. No derivatives: it only chooses
     the segments searched exactly."""
     p, d, ce, Re, a = (jax.lax.stop_gradient(x) for x in (p, d, ce, Re, a))
-    y0 = jnp.einsum("...ji,...j->...i", Re, p - ce) / a
-    u = jnp.einsum("...ji,...j->...i", Re, d) / a
+    y0, u = mtv(Re, p - ce) / a, mtv(Re, d) / a
     tiny = jnp.finfo(y0.dtype).tiny
 
     def s(t):
@@ -334,7 +335,7 @@ def _ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one ellipsoid per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    _, n, _ = _length(cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))  # outward
+    n = _face_normals(T)
     _, offset, _ = _ellipsoid_support(X(Re), x(a), -n)
     sup = x(ce) + offset  # (..., F, 3)
     separation = jax.lax.stop_gradient(_dot(n, sup - T[..., 0, :]))  # along each face's normal
@@ -352,12 +353,10 @@ def _ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):
     rank = jnp.where(e_valid, -_edge_ellipsoid_estimate(p, d, x(ce), X(Re), x(a)), -jnp.inf)
     ke = jax.lax.top_k(rank, min(ELLIPSOID_CANDIDATES, rank.shape[-1]))[1]
     p, d, e_valid = _take(p, ke), _take(d, ke), _take(e_valid, ke)
-    seg, ne, we = _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a))
-    d0 = _sphere_ellipsoid(p, zero, x(ce), X(Re), x(a))[0]
-    d1 = _sphere_ellipsoid(p + d, zero, x(ce), X(Re), x(a))[0]
+    rows, nrows, wrows, seg = _segment_ellipsoid_contacts(p, d, zero, x(ce), X(Re), x(a))  # ends, (B1)
     k, ok = _deepest(seg, e_valid)  # the deepest edges, each counted beyond its ends (B1)
-    de = jnp.where(ok, _beyond_ends(_take(seg, k), _take(d0, k), _take(d1, k)) - beyond, FAR)
-    ne, we = _take(ne, k), _take(we, k)
+    de = jnp.where(ok, _take(rows[..., 2], k) - beyond, FAR)
+    ne, we = _take(nrows[..., 2, :], k), _take(wrows[..., 2, :], k)
     dist = jnp.concatenate([ds, dv, de], -1)
     normal = jnp.concatenate([ns, nv, ne], -2)
     witness = jnp.concatenate([ws, wv, we], -2)
