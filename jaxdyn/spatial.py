@@ -467,7 +467,7 @@ class ArrayAlgebra:
 
     @staticmethod
     def dot(m, f):
-        """The pairing ``m . f`` of a motion and a force (a power)."""
+        """The pairing ``m . f`` ``(...)`` of a motion and a force ``(..., 6)`` (a power)."""
         return _sum_terms([m[..., k] * f[..., k] for k in range(6)])
 
     compose = staticmethod(compose)

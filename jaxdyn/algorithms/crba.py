@@ -10,6 +10,12 @@ equations once, over an algebra ``alg`` (docs/architecture.md):
   own link and moved one joint toward the base;
 * :func:`entry`: (7.10), ``M_{k,i} = H_k R_{k,i} H_i^T``.
 
+Their values are in the algebra's layout: with :class:`~jaxdyn.spatial.ArrayAlgebra` a motion or
+force is a ``(..., 6)`` array, ``[angular; linear]``, a transform a :class:`~jaxdyn.spatial.Pose`
+and a rigid inertia a :class:`~jaxdyn.spatial.RigidInertia` (``m (...)``, ``h (..., 3)``,
+``Ibar (..., 3, 3)``), and an entry ``(...)``; with the struct-of-arrays algebra every number
+is a scalar of the batch.
+
 Frames are inputs to them. In body frames every ``phi`` is a joint's placement (Featherstone08
 table 6.2). In a common frame (the world, or a free root's body frame) :func:`world_step` first
 moves each link's ``H^T`` and ``M`` there; every ``phi`` of the recursion is then the identity,

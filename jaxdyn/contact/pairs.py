@@ -241,8 +241,7 @@ class CollisionPairs(NamedTuple):
       of the lower type code first, so the normal of a sphere-box or capsule-box pair points
       from the sphere or capsule to the box, of a cylinder-box pair from the cylinder to the box).
     kinds: ``((type1, type2), geom1 indices, geom2 indices)`` per kind present.
-    unsupported: pairs the filter admits but whose shape combination is not collided (an
-      flat mesh).
+    unsupported: pairs the filter admits but that are not collided (those with a flat mesh).
     rows: the number of contacts of each pair (rows of :class:`PairContacts`, consecutive, in
       the order of ``pairs``): 3 for capsule-capsule, capsule-box, capsule-cylinder,
       capsule-mesh and capsule-ellipsoid, 40 for box-box, 32 for cylinder-box, 25 for cylinder-cylinder, 28 for
@@ -314,9 +313,8 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     the world), not in ``exclude`` (pairs of body names, ``"world"`` for the world) nor in
     ``model.geoms.exclude``; and the explicit ``model.geoms.pairs`` whatever the filter says.
     Computed in Python from the static geom data, once per model structure (cached). Pairs the
-    filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with an
-    mesh whose vertices span no volume) are
-    warned about, by name."""
+    filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with a mesh whose
+    vertices span no volume) are warned about, by name."""
     g = model.geoms
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
     table = _pair_table(
@@ -338,8 +336,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
             listed += f" and {len(pairs) - 8} more"
         warnings.warn(
             f"model '{model.name}': {len(pairs)} geom pairs are not collided (jaxdyn collides no pair "
-            f"with a flat mesh; exclude them to "
-            f"silence this): {listed}",
+            f"with a flat mesh; exclude them to silence this): {listed}",
             UserWarning,
             stacklevel=2,
         )

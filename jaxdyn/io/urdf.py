@@ -244,6 +244,7 @@ def load_urdf(
             f"the URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots)}); expected one tree"
         )
     root_link = roots[0]
+    joint_names = {j[0] for j in joints_}
     children: dict[str, list[tuple]] = {ln: [] for ln in links}
     for j in joints_:
         children[j[2]].append(j)
@@ -349,6 +350,10 @@ def load_urdf(
         f_ = _attr_float(de, "friction", 0.0, f"joint '{jn}' <dynamics>")
         b = pb
         for k, (tk, axk, jk, bk) in enumerate(parts):  # each part's limits and dynamics: the joint's
+            while jk != jn and (jk in joint_names or jk in body_joint):  # an added joint and a
+                jk += "_"  # massless body get names the file does not use
+            while bk != c and (bk in links or bk in body_name):
+                bk += "_"
             b = new_body(b, tk, jk, bk, R if k == 0 else np.eye(3), pos if k == 0 else np.zeros(3), axk)
             nq, nv = (4, 3) if tk == "spherical" else (1, 1)
             lim_lo.extend([lo] * nq)

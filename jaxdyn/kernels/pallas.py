@@ -157,8 +157,8 @@ def crba_pallas(
 
 def _mass_matrix_kernel(model, rows, block, interpret, num_warps):
     """``f(q (B, nq)) -> M (B, nv, nv)``: one Pallas kernel of ``rows(model, constants, qT)``, a
-    mass matrix's ``nv * nv`` row-major scalars (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`;
-    ``benchmarks/crba_frames_ab.py`` passes its common-frame form)."""
+    mass matrix's ``nv * nv`` row-major scalars (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`
+    with body-frame inputs; ``benchmarks/crba_frames_ab.py`` passes it with ``frames="common"``)."""
     nv = model.nv
     f = _fused(
         model,

@@ -371,6 +371,7 @@ class SoAAlgebra:
 
     @staticmethod
     def dot(m, f):
+        """The pairing ``m . f`` of a motion and a force: one scalar."""
         return _add(_dot(m[0], f[0]), _dot(m[1], f[1]))
 
     @staticmethod
@@ -383,6 +384,7 @@ class SoAAlgebra:
 
     @staticmethod
     def inertia_add(a, b):
+        """Two rigid inertias ``(m, h, Ibar)`` about the same origin, joined."""
         return _add(a[0], b[0]), _v_add(a[1], b[1]), _v_add(a[2], b[2])
 
     @staticmethod
