@@ -106,7 +106,7 @@ from .model import Model
 
 INTEGRATORS = ("implicit_euler", "euler", "semi_implicit_euler", "rk4", "variational")
 DEFAULT_INTEGRATOR = "implicit_euler"
-KERNELS = ("generic", "soa")
+KERNELS = ("auto", "generic")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,18 +132,20 @@ class SimOptions:
     # jaxdyn.contact.JointSpaceContacts (J3)): stable at coarser steps and shallower at impacts,
     # but numerically dissipative (docs/contact.md, "Integration")
     contact_position: str = "explicit"
-    # "soa": forward dynamics is jaxdyn.aba, whose batching rule (jaxdyn.batching) runs the
-    # struct-of-arrays kernel jaxdyn.kernels.aba_batch under jax.vmap (same numbers, faster in
-    # batch; jvp/jacfwd and grad go through the kernel's own derivatives, tested against
-    # "generic"). Unbatched calls and batched models use the per-sample ABA. "generic": vmap of
-    # the per-sample ABA.
-    kernel: str = "generic"
+    # "auto" (the default): the dynamics of the step are jaxdyn.aba and jaxdyn.crba,
+    # whose batching rule (jaxdyn.batching, the one place that chooses an executor) runs a batch
+    # kernel of jaxdyn.kernels under jax.vmap where it was measured faster (same numbers to
+    # round-off; derivatives those of the one-sample algorithms). "generic": vmap of the
+    # one-sample algorithms, whatever the batch (the reference the kernels are tested against).
+    kernel: str = "auto"
 
     def __post_init__(self):
         if self.contact_position not in ("implicit", "explicit"):
             raise ValueError(
                 f"SimOptions: contact_position must be 'implicit' or 'explicit', got {self.contact_position!r}"
             )
+        if self.kernel == "soa":  # the former name of "auto"
+            object.__setattr__(self, "kernel", "auto")
         if self.kernel not in KERNELS:
             raise ValueError(f"SimOptions: unknown kernel '{self.kernel}', choose one of {', '.join(KERNELS)}")
 
@@ -266,18 +268,30 @@ def forward_dynamics(
     contact_state=None,
 ) -> Float[Array, " nv"]:
     """``qdd`` from ABA with the actuator limits and passive forces of ``options`` applied
-    (with ``options.kernel == "soa"``, batched by ``vmap`` into :func:`jaxdyn.kernels.aba_batch`).
+    (with ``options.kernel == "auto"``, the default, batched by ``vmap`` into the executor the
+    batching rule chooses, :mod:`jaxdyn.batching`).
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, whose body wrenches at ``(q, qd)``
     are added to ``f_ext``; ``contact_state``: its state, if it has one (``None``: relaxed; the
     continuous-time law, ``h = 0`` in docs/contact.md (S2))."""
     if contact is not None:
         fc = contact.wrenches(model, q, qd, contact_state)
         f_ext = fc if f_ext is None else f_ext + fc
-    m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
-    total = applied_torques(model, tau, options) + passive_torques(model, q, qd, options)
-    if options.kernel == "soa":
+    m, total = _forces(model, q, qd, tau, options)
+    if options.kernel == "auto":
         return batching.aba(m, q, qd, total, f_ext)
     return aba(m, q, qd, total, f_ext)
+
+
+def _forces(model: Model, q, qd, tau, options: SimOptions):
+    """The model the step's dynamics use (gravity off with ``options.gravity`` off) and the
+    joint torque of every force but the external and contact ones: the clipped command plus
+    the passive torques."""
+    m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
+    return m, applied_torques(model, tau, options) + passive_torques(model, q, qd, options)
+
+
+def _mass_matrix(model: Model, q, options: SimOptions):
+    return batching.crba(model, q) if options.kernel == "auto" else crba(model, q)
 
 
 # -- Lie-algebra helpers for RKMK -------------------------------------------------------------
@@ -405,11 +419,11 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     stateful = contact is not None and contact.stateful
     if stateful:
         contact_state = contact.init_state(model) if contact_state is None else contact_state
-    # every force but the contact's, explicit; the contact's joint-space force is added below
-    qdd = forward_dynamics(md, q, qd, tau, f_ext, options)
     qd_lin = qd
-    if contact is not None:
-        qdd, qd_lin = _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, stateful, options)
+    if contact is None:  # every force explicit: ABA of the damped model
+        qdd = forward_dynamics(md, q, qd, tau, f_ext, options)
+    else:  # the contact's force implicit in velocity, every other force explicit
+        qdd, qd_lin = _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options)
     qd1 = qd + dt * qdd
     state1 = None
     if stateful:
@@ -437,14 +451,16 @@ _REFINE = 3  # regula falsi steps on the bracket
 _POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
 
 
-def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, stateful, options):
+def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options):
     """The ``"implicit_euler"`` acceleration with the contact force implicit in velocity: the
     root ``a`` of the backward-Euler velocity equation (position and every other force explicit)
 
-        R(a) = M_d (a - qdd) - tau_c(v(a)) = 0,      v(a) = qd_lin + h a,
+        R(a) = M_d a - r - tau_c(v(a)) = 0,      v(a) = qd_lin + h a,
 
-    with ``qdd`` the acceleration of every force but the contact's, ``tau_c(v)`` the joint-space
-    contact force at ``(q, v)`` (:meth:`jaxdyn.contact.Contact.joint_space`: point Jacobians and
+    with ``M_d`` the mass matrix of the damped model (armature ``+ h B``), ``r = tau - c(q, qd) =
+    M_d qdd`` the torque of every force but the contact's less the bias (``qdd`` the
+    acceleration without contact, ABA), ``tau_c(v)`` the joint-space contact
+    force at ``(q, v)`` (:meth:`jaxdyn.contact.Contact.joint_space`: point Jacobians and
     the law's 3x3 velocity derivatives, no RNEA) and ``qd_lin = qd`` (fixed base; the
     floating-base frame term below). With ``friction="spring"`` the bristle's elastic force is
     taken at the end-of-step elongation ``u + h v_t`` (docs/contact.md (S2)), so its stiffness
@@ -455,17 +471,24 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     (:class:`jaxdyn.contact.JointSpaceContacts` (J4)), ``R_fbar(a)`` is the gradient of the
     strictly convex
 
-        L(a) = h/2 (a - qdd)^T M_d (a - qdd) + sum_c psi_c(G_c v(a)).
+        L(a) = h/2 a^T M_d a - h r^T a + sum_c psi_c(G_c v(a)).
 
     ``fbar`` is the elastic force ``k d^p`` for the first step (the force at the start velocity,
     damping included, can be 1e4 times the weight in an impact) and the iterate's normal force
     after it, so a fixed point solves ``R(a) = 0`` with the exact force. The step is
-    ``da = -(M_d - h D_bar)^-1 R_fbar(a)`` with ``D_bar`` the majorant of
+    ``da = -(M_d - h D_bar)^-1 R_fbar(a)`` (a Cholesky solve: ``M_d - h D_bar`` is symmetric
+    positive definite) with ``D_bar`` the majorant of
     :meth:`~jaxdyn.contact.JointSpaceContacts.newton_matrix` (``M_d - h D_bar`` bounds ``L``'s
     Hessian over ``h``: a descent direction that a fast slip does not send across the stick
-    region); the slope of ``L`` along it, ``s(t) = R_fbar(a + t da) . da``, increases with
-    ``t``, and the step length is its zero, bracketed among the fractions ``_LINE_SEARCH`` and
-    refined by ``_REFINE`` regula-falsi steps (the largest fraction when ``s`` stays negative).
+    region); the slope of ``L`` along it,
+
+        s(t) = R_fbar(a + t da) . da = (M_d a - r) . da + t da^T M_d da - sum_c f_c(x_c + t h dx_c) . dx_c,
+
+    with ``x_c = G_c v(a)`` and ``dx_c = G_c da`` the contact velocities of the iterate and of
+    the step (:meth:`~jaxdyn.contact.JointSpaceContacts.contact_velocities`), increases with
+    ``t``: each trial costs one evaluation of the contact laws, in contact space. The step
+    length is its zero, bracketed among the fractions ``_LINE_SEARCH`` and refined by
+    ``_REFINE`` regula-falsi steps (the largest fraction when ``s`` stays negative).
     ``_POLISH`` Newton steps with the exact derivative of the coupled force
     (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
     it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
@@ -473,8 +496,8 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
     solve"). Returns ``(a, qd_lin)``."""
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead)
-    Md = crba(md, q)
-    other = Md @ qdd
+    Md = _mass_matrix(md, q, options)
+    other = Md @ forward_dynamics(md, q, qd, tau, f_ext, options)  # M_d qdd = tau - c
     qd_lin = qd
     if model.floating_base:
         # the step changes the base velocity, in body axes at the start pose, by
@@ -488,17 +511,25 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
 
     elastic = js.elastic_normal_forces()
 
-    def slope(a, da, fbar, t):
-        return residual(a + t * da, fbar) @ da
-
     def newton(i, a):
         v = qd_lin + dt * a
         # the first step bounds the friction by the elastic force k d^p, not by the normal force
         # at the start velocity (an impact's, with the damping, can be 1e4 times the weight);
         # the following steps by the iterate's
         fbar = jnp.where(i > 0, js.normal_forces(v), elastic)
-        da = -jnp.linalg.solve(Md - dt * js.newton_matrix(v, fbar), residual(a, fbar))
-        s = jax.vmap(lambda t: slope(a, da, fbar, t))(fractions)  # increasing in t
+        Ma = Md @ a
+        K = jax.scipy.linalg.cho_factor(Md - dt * js.newton_matrix(v, fbar))
+        da = -jax.scipy.linalg.cho_solve(K, Ma - other - js.forces(v, fbar))
+        # s(t) in contact space: the joint-space terms are linear in t
+        s0 = (Ma - other) @ da
+        curvature = da @ (Md @ da)
+        x, dx = js.contact_velocities(v), js.contact_velocities(da)
+
+        def slope(t):
+            xt = jax.tree_util.tree_map(lambda x0, d: x0 + (t * dt) * d, x, dx)
+            return s0 + t * curvature - js.power(xt, dx, fbar)
+
+        s = jax.vmap(slope)(fractions)  # increasing in t
         up = s > 0
         k = jnp.maximum(jnp.argmax(up), 1)  # the first fraction with a positive slope
         bracket = (fractions[k - 1], fractions[k], s[k - 1], s[k])
@@ -510,7 +541,7 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
         def refine(_, b):  # regula falsi on the bracket
             lo, hi, s_lo, s_hi = b
             t = secant(lo, hi, s_lo, s_hi)
-            st = slope(a, da, fbar, t)
+            st = slope(t)
             pos = st > 0
             return (jnp.where(pos, lo, t), jnp.where(pos, t, hi), jnp.where(pos, s_lo, st), jnp.where(pos, st, s_hi))
 
@@ -519,7 +550,7 @@ def _implicit_contact(model, md, q, qd, qdd, dt, contact, contact_state, statefu
         t = jnp.where(s[0] < 0, t, 0.0)  # a root already (or a non-descent step: stay)
         return a + t * da
 
-    a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qdd))
+    a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qd))
     L = jax.scipy.linalg.cho_factor(Md)
 
     def merit(R):

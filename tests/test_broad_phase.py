@@ -179,3 +179,40 @@ def test_pairs_in_reach_without_pairs():
         warnings.simplefilter("ignore")
         m = jaxdyn.load_robot("pendulum")
     assert C.pairs_in_reach(m, jnp.zeros(m.nq)).shape == (0,)
+
+
+def test_a_contact_budget_gives_every_rows_step_where_it_suffices():
+    """``Contact(max_contacts=R)``: the implicit step's solve takes the R rows of smallest signed
+    distance. Where at most R rows touch, the step and its gradient equal those with every row;
+    half the touching rows changes the step (so the comparison can fail)."""
+    m = _model()
+    qs, qds = _poses()
+    every = C.Contact(exclude=EXCLUDE, max_contacts=None)
+    tau = jnp.zeros(m.nv)
+    touching = jax.vmap(lambda q: jnp.sum(every.joint_space(m, q).distance <= 0))(qs)
+    rows = every.joint_space(m, qs[0]).depth.shape[0]
+    i = int(np.argmax(np.asarray(touching)))
+    n = int(touching[i])
+    assert 2 <= n < rows - 4
+    q, qd = qs[i], qds[i]
+
+    def run(ct):
+        f = lambda q: sim.step(m, q, qd, tau, 1e-3, contact=ct)[1]  # noqa: E731
+        return jax.jit(lambda q: (f(q), jax.jacfwd(f)(q)))(q)
+
+    v0, J0 = run(every)
+    v1, J1 = run(C.Contact(exclude=EXCLUDE, max_contacts=n))
+    np.testing.assert_allclose(v1, v0, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(J1, J0, rtol=0, atol=1e-8 * float(jnp.abs(J0).max()))
+    v2, _ = run(C.Contact(exclude=EXCLUDE, max_contacts=n // 2))
+    assert float(jnp.abs(v2 - v0).max()) > 1e-6
+    # the default budget (16 at least) holds every touching row of these poses
+    assert C.Contact().max_contacts == "auto" and int(touching.max()) <= 16
+    v3, _ = run(C.Contact(exclude=EXCLUDE))
+    np.testing.assert_allclose(v3, v0, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "all"])
+def test_max_contacts_is_checked(bad):
+    with pytest.raises(ValueError, match="max_contacts must be 'auto', a positive int or None"):
+        C.Contact(max_contacts=bad)

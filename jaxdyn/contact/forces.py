@@ -61,6 +61,16 @@ class Contact(eqx.Module):
       also acts when it would touch within the step: count with a ``margin`` of the step
       times the largest closing speed. A pair that leaves the chosen ones with
       ``friction="spring"`` starts again from a relaxed bristle.
+    max_contacts (static): the contact rows (ground points and pair contacts) that the
+      ``"implicit_euler"`` step's velocity solve takes, where most of a step's cost is:
+      ``"auto"`` (default) a budget from the model
+      (:func:`jaxdyn.contact.joint_space.contact_budget`: four rows per body with a collidable
+      geom, at least 16); an int; ``None``, every row. With a budget ``R`` below the model's
+      number of rows, the ``R`` rows of smallest signed distance are chosen at each step
+      (``lax.top_k``) and only they get Jacobians and enter the solve. A row apart has no
+      force, so the step equals the one with every row while at most ``R`` rows touch (with
+      ``SimOptions(contact_position="implicit")``: while at most ``R`` rows would touch within
+      the step). The other integrators evaluate every row.
     """
 
     ground: Ground = eqx.field(default_factory=Ground)
@@ -70,6 +80,7 @@ class Contact(eqx.Module):
     exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=_pairs_converter)
     friction: str = eqx.field(static=True, default="regularised")
     max_pairs: int | None = eqx.field(static=True, default=None)
+    max_contacts: int | str | None = eqx.field(static=True, default="auto")
 
     def __check_init__(self):
         if self.friction not in FRICTION_LAWS:
@@ -78,6 +89,12 @@ class Contact(eqx.Module):
             isinstance(self.max_pairs, bool) or not isinstance(self.max_pairs, (int, np.integer)) or self.max_pairs < 1
         ):
             raise ValueError(f"Contact: max_pairs must be a positive int or None, got {self.max_pairs!r}")
+        if self.max_contacts not in ("auto", None) and (
+            isinstance(self.max_contacts, (bool, str))
+            or not isinstance(self.max_contacts, (int, np.integer))
+            or self.max_contacts < 1
+        ):
+            raise ValueError(f"Contact: max_contacts must be 'auto', a positive int or None, got {self.max_contacts!r}")
 
     @property
     def stateful(self) -> bool:

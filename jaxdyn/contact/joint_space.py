@@ -116,11 +116,32 @@ class JointSpaceContacts(eqx.Module):
         """World force ``f_c`` of every contact at the joint velocity ``v``; with
         ``friction_normal`` ``(m,)``, the friction bounded by ``mu`` times it instead of the
         normal force at ``v`` ((J4))."""
-        vel = _mv_rows(self.G, v)
+        return self._point_forces_at(_mv_rows(self.G, v), friction_normal)
+
+    def _point_forces_at(self, vel, friction_normal=None):
+        """(J1)'s ``f_c`` at the contact velocities ``vel`` ``(m, 3)``."""
         d = self._depth(vel)
         return _force_law(
             d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt, friction_normal
         )[0]
+
+    def contact_velocities(self, v):
+        """``(G v, A v)``: the contact velocities ``(m, 3)`` and, with torsional or rolling
+        friction, the relative angular velocities ``(m, 3)`` (else ``None``) of the joint
+        velocity ``v``; linear in ``v``."""
+        return _mv_rows(self.G, v), (None if self.A is None else _mv_rows(self.A, v))
+
+    @full_precision
+    def power(self, x, dx, friction_normal) -> Float[Array, ""]:
+        """``tau_c(v) . dv`` from contact space: with ``x = contact_velocities(v)`` and ``dx =
+        contact_velocities(dv)``, ``sum_c f_c(x_c) . dx_c`` (plus ``t_c . dw_c`` with angular
+        friction), the friction bounded by ``mu`` times ``friction_normal`` ``(m,)`` ((J4)):
+        no ``nv``-sized product."""
+        out = jnp.sum(self._point_forces_at(x[0], friction_normal) * dx[0])
+        if self.A is None:
+            return out
+        t = _angular_friction_law(friction_normal, self.normal, x[1], self.mu_angular, self.params, self.G.dtype)[0]
+        return out + jnp.sum(t * dx[1])
 
     @full_precision
     def torques(self, v, friction_normal=None) -> Float[Array, "m 3"]:
@@ -238,6 +259,21 @@ def _mtv_rows(G, f):
     return jnp.einsum("min,mi->n", G, f)
 
 
+def contact_budget(model: Model, contact: Contact) -> int | None:
+    """The number of contact rows the ``"implicit_euler"`` step's velocity solve takes
+    (``Contact(max_contacts=...)``): ``None`` for every row; with ``"auto"``, four per body that
+    carries a collidable geom, at least 16. A model with no more rows than that takes every row.
+    Measured on falls with every collision geom (benchmarks/sim_step.py's scenes): at most 12
+    rows of the Go1's 1,106 and 30 of the dm_control humanoid's 416 touched at once, against
+    52 chosen for each."""
+    budget = contact.max_contacts
+    if budget == "auto":
+        g = model.geoms
+        bodies = {b for b, t, c, a in zip(g.body, g.type, g.contype, g.conaffinity) if b >= 0 and (c or a)}
+        budget = max(16, 4 * len(bodies))
+    return None if budget is None else int(budget)
+
+
 def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahead=None) -> JointSpaceContacts:
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
@@ -246,12 +282,13 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     Jw, X = dof_motions_world(model, q)
     F = _frames(model, q, X=X)
+    body1, body2, point = [], [], []  # each row's bodies (None: the world) and world point
     if use_ground:
         cp = _contact_points(model, F, contact.ground)
         n = _unit(jnp.asarray(contact.ground.normal, dtype))
         depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
         phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius - cp.margin)
-        J.append(_point_jacobians(model, Jw, cp.body, cp.point, angular=True))
+        body1.append(None), body2.append(cp.body), point.append(cp.point)
         mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
         if state is not None:
             u.append(state.ground)
@@ -259,10 +296,7 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
         depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
         phi.append(pc.distance - pc.margin)
-        J.append(
-            _point_jacobians(model, Jw, pc.body2, pc.point, angular=True)
-            - _point_jacobians(model, Jw, pc.body1, pc.point, angular=True)
-        )
+        body1.append(pc.body1), body2.append(pc.body2), point.append(pc.point)
         mua.append(pc.mu_angular)
         if state is not None:
             u.append(state.pairs[pc.row] if pc.chosen else state.pairs)
@@ -271,21 +305,42 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         depth, mu, normal, J = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 6, model.nv), dtype)]
         phi = [z]
         u = [jnp.zeros((0, 3), dtype)] if state is not None else []
+    budget = contact_budget(model, contact)
+    if budget is not None and sum(len(d) for d in depth) <= budget:
+        budget = None
     cat = jnp.concatenate
-    J = cat(J)
     angular = any(m is not None for m in mua)
     if angular:  # zero coefficients for the kind without torsional or rolling friction
         mua = cat([jnp.zeros((len(d), 2), dtype) if m is None else m.astype(dtype) for m, d in zip(mua, depth)])
+    if budget is None:
+        for b1, b2, pts in zip(body1, body2, point):
+            Jr = _point_jacobians(model, Jw, b2, pts, angular=True)
+            J.append(Jr if b1 is None else Jr - _point_jacobians(model, Jw, b1, pts, angular=True))
+        J = cat(J)
+        fields = [cat(depth), cat(normal), cat(mu), cat(u) if state is not None else None, cat(phi)]
+        mua = mua if angular else None
+    else:
+        # the budget's rows nearest to touching (smallest signed distance): a row apart has no
+        # force, so the solve equals every row's while no more rows than the budget touch
+        phi_all = cat(phi)
+        sel = jax.lax.top_k(-phi_all, budget)[1]
+        b1 = cat([jnp.full(len(b), -1) if a is None else jnp.asarray(a) for a, b in zip(body1, body2)])[sel]
+        b2, pts = cat([jnp.asarray(b) for b in body2])[sel], cat(point)[sel]
+        J = _point_jacobians(model, Jw, b2, pts, angular=True) - _point_jacobians(model, Jw, b1, pts, angular=True)
+        fields = [cat(depth)[sel], cat(normal)[sel], cat(mu)[sel], cat(u)[sel] if state is not None else None]
+        fields.append(phi_all[sel])
+        mua = mua[sel] if angular else None
+    depth_c, normal_c, mu_c, u_c, phi_c = fields
     return JointSpaceContacts(
-        cat(depth),
-        cat(normal),
-        cat(mu),
+        depth_c,
+        normal_c,
+        mu_c,
         J[:, 3:],
-        cat(u) if state is not None else None,
+        u_c,
         contact.params,
         jnp.asarray(dt, dtype),
-        cat(phi),
+        phi_c,
         None if lookahead is None else jnp.asarray(lookahead, dtype),
         J[:, :3] if angular else None,
-        mua if angular else None,
+        mua,
     )
