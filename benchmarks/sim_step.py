@@ -16,7 +16,7 @@ on the same scene, the same time step and the same initial state:
 
 jaxdyn runs the step as a user writes it: ``sim.rollout(model, q0, qd0, policy, dt, steps,
 contact=Contact(ground=Ground.from_model(model)))`` with every default, vmapped over envs and
-jitted. ``--devices all`` also runs it with the batch split over one XLA CPU device per core
+jitted, with ``--xla_cpu_multi_thread_eigen=false`` (below). ``--devices all`` also runs it with the batch split over one XLA CPU device per core
 (``--xla_force_host_platform_device_count``, set before jax is imported), the counterpart of
 MuJoCo's threads. The Playground files ship in the ``playground`` wheel and dm_control's in
 ``dm-control`` (install both with ``--no-deps``; only their XML is read); the Go1's visual
@@ -179,9 +179,13 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     cores = os.cpu_count() or 1
     devs = sorted({cores if d == "all" else int(d) for d in args.devices.split(",")})
-    if max(devs) > 1:  # must precede the first import of jax
-        flag = f"--xla_force_host_platform_device_count={max(devs)}"
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
+    # must precede the first import of jax. XLA CPU's Eigen thread pool sometimes stops with the
+    # batch's result never ready (jax 0.10.2: the Go1 step with two devices at 1,024 envs, every
+    # thread parked; known to other JAX users); single-threaded Eigen avoids it
+    flags = ["--xla_cpu_multi_thread_eigen=false"]
+    if max(devs) > 1:
+        flags.append(f"--xla_force_host_platform_device_count={max(devs)}")
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *flags]).strip()
     import warnings
 
     import jax

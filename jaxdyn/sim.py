@@ -43,8 +43,8 @@ Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) 
   norm for every ``h`` (no stability limit from the damping); the order is 1; with zero damping (or ``SimOptions(damping=False)``) it is exactly
   ``"semi_implicit_euler"`` (same numbers, bit for bit, on fixed-base models).
   Only the joint damping is implicit, as in MuJoCo: ``B`` is a constant of the model, so the
-  solve is ABA with a modified (unbatched) armature and ``SimOptions(kernel="soa")`` keeps its
-  struct-of-arrays batch kernel. The soft joint-limit damper (state dependent: it would make
+  solve is ABA with a modified (unbatched) armature and keeps its struct-of-arrays batch
+  kernel under ``vmap`` (``SimOptions(kernel="auto")``, the default). The soft joint-limit damper (state dependent: it would make
   the armature per sample) and the smoothed Coulomb friction stay explicit; MuJoCo has no
   counterpart of either (its limits and friction loss are constraints). Free-floating base: like MuJoCo, this integrator moves the base on
   ``R^3 x SO(3)``, not SE(3): with the base twist ``[omega; v_b]`` in the body frame and

@@ -155,3 +155,27 @@ def test_crba_frames_ab_checks_both_frames(tmp_path):
     ((name, best, err),) = rows
     assert name == "solo12" and best == {} and err["body"] < 1e-5 and err["common"] < 1e-5
     assert "| solo12 | - | - | - |" in out.read_text()
+
+
+def test_sim_step_scene_copies_drop_visual_meshes(tmp_path):
+    """benchmarks/sim_step.py reads Playground's Go1 without Menagerie's meshes: the copies keep
+    every other element, and MuJoCo and jaxdyn load them with the collision geoms intact."""
+    mujoco = pytest.importorskip("mujoco")
+    import sim_step
+
+    import jaxdyn
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    (src / "scene.xml").write_text(
+        """<mujoco><asset><mesh name="m" file="missing.stl"/><material name="red" rgba="1 0 0 1"/></asset>
+        <worldbody><geom name="floor" type="plane" size="1 1 0.1"/>
+        <body name="b" pos="0 0 1"><freejoint/><geom name="vis" type="mesh" mesh="m" contype="0" conaffinity="0"/>
+        <geom name="col" type="sphere" size="0.1" material="red"/></body></worldbody></mujoco>"""
+    )
+    sim_step._without_meshes(str(src), str(dst))
+    path = str(dst / "scene.xml")
+    mm = mujoco.MjModel.from_xml_path(path)
+    assert mm.nmesh == 0 and mm.ngeom == 2
+    model = jaxdyn.load_mjcf(path)
+    assert tuple(model.geoms.names) == ("floor", "col")
