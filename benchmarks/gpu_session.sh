@@ -24,6 +24,13 @@ bench() {  # bench SECONDS TAG ARGS...: one harness process
   timeout "$secs" $PY benchmarks/run.py --out "$W" --tag="-$tag" "$@" 2>&1 | grep --line-buffered -v "^WARNING\|^  warnings.warn" | tee "$W/log-$tag.txt"
   tar czf "$OUT/results-${PART}.tgz" -C "$W" .
 }
+simstep() {  # simstep SECONDS TAG ARGS...: one benchmarks/sim_step.py process (a record per row)
+  local secs=$1 tag=$2; shift 2
+  echo "=== $(date +%T) sim_step $tag ($secs s): $*"
+  timeout "$secs" $PY benchmarks/sim_step.py --out "$W" --tag="-$tag" --repeats 3 --steps 100 "$@" 2>&1 \
+    | grep --line-buffered -v "^WARNING\|^Module \|^  warnings.warn" | tee "$W/log-$tag.txt"
+  tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+}
 PART=${1:-info}
 case "$PART" in
   info)
@@ -199,6 +206,42 @@ case "$PART" in
     bash "$0" info | tee "$OUT/info.txt"
     bench 200 h100-derivatives-talos --algos aba_jacobian,aba_jacobian_soa,aba_derivatives \
       --robots talos:fixed --batches 131072 --peers frax --repeats 10
+    ;;
+  sim1|sim2)  # the simulation step's GPU rows (benchmarks/sim_step.py) against MJX as Playground
+          # configures each scene, MJX with MuJoCo's defaults, and MJWarp. Two calls back to back
+          # on one warm machine: warp's library (75 MB compressed) travels in two halves, sim1's
+          # in .gpu1/ with mujoco's wheels and the scenes' XML (the playground and dm_control
+          # files, no code), sim2's in .gpu2/ with mujoco_warp; sim1 stashes its half in /tmp
+    export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX and warp share the device's memory
+    if [ "$PART" = sim1 ]; then
+      mkdir -p /tmp/stash /tmp/site && cp .gpu1/warpzst.part.aa /tmp/stash/ || exit 1
+      $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .gpu1/*.whl && cp -r .gpu1/site/* /tmp/site/ || exit 1
+      export PYTHONPATH=/tmp/site:$PWD
+      bash "$0" info | tee "$OUT/info.txt"
+      $PY -c "import mujoco; from mujoco import mjx; print('mujoco', mujoco.__version__)"
+      simstep 110 gpu-feet --scenes go1_feet --batches 1024,4096,16384 --peers mjx
+      simstep 50 gpu-feet-default --scenes go1_feet --batches 4096 --peers mjx_default --no-jaxdyn
+      simstep 80 gpu-humanoid --scenes humanoid --batches 4096,16384 --peers mjx
+    else
+      [ -f /tmp/stash/warpzst.part.aa ] && [ -d /tmp/site/mujoco ] || { echo "sim1's files are gone"; exit 1; }
+      cat /tmp/stash/warpzst.part.aa .gpu2/warpzst.part.ab > /tmp/warp.so.zst
+      [ "$(sha256sum /tmp/warp.so.zst | cut -c1-64)" = "$(cat .gpu2/warp.so.zst.sha256)" ] || { echo "bad warp.so"; exit 1; }
+      tar xzf .gpu2/warp_py.tgz -C /tmp/site || exit 1
+      if command -v zstd >/dev/null; then zstd -d -q -f /tmp/warp.so.zst -o /tmp/site/warp/bin/warp.so || exit 1
+      else  # no zstd on the machine: the zstandard wheel beside it
+        $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/zs .gpu2/zstandard-*.whl || exit 1
+        PYTHONPATH=/tmp/zs $PY -c "import zstandard as z; z.ZstdDecompressor(max_window_size=2**31).copy_stream(
+open('/tmp/warp.so.zst','rb'), open('/tmp/site/warp/bin/warp.so','wb'))" || exit 1
+      fi
+      $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .gpu2/mujoco_warp-*.whl || exit 1
+      export PYTHONPATH=/tmp/site:$PWD
+      $PY -c "import warp, mujoco_warp; warp.init(); print('warp', warp.__version__, warp.get_cuda_devices())"
+      simstep 150 gpu-mjwarp --scenes go1_feet,humanoid --batches 1024,4096,16384 --peers mjwarp --no-jaxdyn
+      simstep 130 gpu-full --scenes go1_full --batches 4096,16384 --peers mjx,mjwarp
+      simstep 60 gpu-humanoid-default --scenes humanoid --batches 4096 --peers mjx_default --no-jaxdyn
+    fi
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac

@@ -1,31 +1,49 @@
-"""The simulation step with contact, as RL users run it: env-steps per second against MuJoCo C.
+"""The simulation step with contact, as RL users run it: env-steps per second against MuJoCo C, MJX, MJWarp.
 
 ``python benchmarks/sim_step.py`` steps three scenes that the library was never tuned on, in
-float32, ``jit(vmap(sim.rollout))`` of ``--steps`` steps per env, and in the same process MuJoCo
-C's own batched rollout (``mujoco.rollout``, one ``MjData`` per thread, as many threads as cores)
-on the same scene, the same time step and the same initial state:
+float32, ``jit(vmap(sim.rollout))`` of ``--steps`` steps per env, and in the same process the
+peers (``--peers``) on the same scene, the same time step and the same initial state:
 
 * ``go1_feet``: MuJoCo Playground's Go1 feet-only scene (``scene_mjx_feetonly_flat_terrain.xml``,
-  4 ms steps, its ``<option iterations="1" ls_iterations="5">``), the position servos
-  (``kp`` 35, the actuator's force range) holding the ``home`` keyframe from the ``home`` pose;
+  4 ms steps, its ``<option iterations="1" ls_iterations="5">``, eulerdamp off), the position
+  servos (``kp`` 35, the actuator's force range) holding the ``home`` keyframe from the ``home``
+  pose;
 * ``go1_full``: Playground's Go1 with every collision geom
   (``scene_mjx_fullcollisions_flat_terrain.xml``), zero torque from the ``home`` pose;
 * ``humanoid``: dm_control's humanoid (``suite/humanoid.xml``: 19 capsules and spheres, 157
   self-collision pairs after MuJoCo's filter, and the floor; 5 ms steps), zero torque from its
   initial pose, so it falls.
 
+The peers, each as its users run it:
+
+* ``mujoco``: MuJoCo C's own batched rollout (``mujoco.rollout``, one ``MjData`` per thread, as
+  many threads as cores), the scene's own ``<option>``;
+* ``mjx``: MJX (``mujoco.mjx``, JAX implementation), ``jit`` of a ``scan`` over
+  ``vmap(mjx.step)``, configured as MuJoCo Playground configures the scene: the Go1 files are
+  Playground's own; for the humanoid, Playground's copy of it
+  (``dm_control_suite/xmls/humanoid.xml``: the same bodies and geoms, Newton, ``iterations`` 4,
+  ``ls_iterations`` 8, eulerdamp off, ``max_contact_points`` and ``max_geom_pairs`` 8);
+* ``mjx_default``: MJX with MuJoCo's default solver settings (Newton, 100 iterations, 50
+  line-search steps, eulerdamp on), for reference;
+* ``mjwarp``: MJWarp (``mujoco_warp``), the scene as ``mjx`` has it, one ``mjw.step`` captured in
+  a CUDA graph and launched ``--steps`` times, contact and constraint capacity (``nconmax``,
+  ``njmax``) sized from MuJoCo C's largest counts along the same rollout.
+
 jaxdyn runs the step as a user writes it: ``sim.rollout(model, q0, qd0, policy, dt, steps,
 contact=Contact(ground=Ground.from_model(model)))`` with every default, vmapped over envs and
-jitted, with ``--xla_cpu_multi_thread_eigen=false`` (below). ``--devices all`` also runs it with the batch split over one XLA CPU device per core
+jitted; on the CPU with ``--xla_cpu_multi_thread_eigen=false`` (below). ``--devices all`` also
+runs it with the batch split over one XLA CPU device per core
 (``--xla_force_host_platform_device_count``, set before jax is imported), the counterpart of
 MuJoCo's threads. The Playground files ship in the ``playground`` wheel and dm_control's in
 ``dm-control`` (install both with ``--no-deps``; only their XML is read); the Go1's visual
 meshes, which Menagerie downloads at run time, are dropped (they carry no mass and collide with
 nothing), in a temporary copy.
 
-Each row: env-steps/s of both, the ratio jaxdyn / MuJoCo, jaxdyn's compile time, and where
-env 0's base ends up in both after the rollout (the same physics, to the contact model's
-differences). Results: ``benchmarks/results/cpu-<date>-sim-step.{json,md}``.
+Each row: one engine on one scene and batch: env-steps/s, the ratio jaxdyn / that engine, the
+compile time, the compiled program's memory (XLA's ``memory_analysis``: arguments, outputs and
+temporaries; MJWarp: device memory taken by its model, data and graph), and where env 0's base
+ends up (the same physics, to the contact model's differences). Results:
+``benchmarks/results/<platform>-<date>-sim-step<tag>.{json,md}``, written after every row.
 """
 
 from __future__ import annotations
@@ -41,6 +59,15 @@ import time
 import xml.etree.ElementTree as ET
 
 SCENES = ("go1_feet", "go1_full", "humanoid")
+PEERS = ("mujoco", "mjx", "mjx_default", "mjwarp")
+# MJX's defaults are MuJoCo's: Newton, 100 iterations, 50 line-search steps, eulerdamp on
+MJX_DEFAULTS = dict(solver=2, iterations=100, ls_iterations=50)
+PEER_CONFIG = {
+    "mujoco": "mujoco.rollout, {cores} threads (one MjData each), the scene's own <option>",
+    "mjx": "MJX (JAX), jit(scan(vmap(mjx.step))), Playground's <option> for the scene",
+    "mjx_default": "MJX (JAX), MuJoCo's default solver: Newton, iterations 100, ls_iterations 50, eulerdamp on",
+    "mjwarp": "MJWarp, mjw.step in a CUDA graph, Playground's <option>, nconmax/njmax from MuJoCo C's counts",
+}
 
 
 def _package_dir(name):
@@ -67,38 +94,63 @@ def _without_meshes(src_dir, dst_dir):
     return dst_dir
 
 
-def scene_file(name, workdir):
-    """The XML file of a scene (``SCENES``)."""
+def scene_file(name, workdir, playground=False):
+    """The XML file of a scene (``SCENES``); ``playground``: the file Playground configures for MJX."""
     if name.startswith("go1"):
         src = os.path.join(_package_dir("mujoco_playground"), "_src", "locomotion", "go1", "xmls")
         d = _without_meshes(src, os.path.join(workdir, "go1"))
         stem = "feetonly" if name == "go1_feet" else "fullcollisions"
         return os.path.join(d, f"scene_mjx_{stem}_flat_terrain.xml")
+    if name == "humanoid" and playground:
+        return os.path.join(_package_dir("mujoco_playground"), "_src", "dm_control_suite", "xmls", "humanoid.xml")
     if name == "humanoid":
         return os.path.join(_package_dir("dm_control"), "suite", "humanoid.xml")
     raise SystemExit(f"sim_step: unknown scene '{name}', choose from {', '.join(SCENES)}")
 
 
-def _setup(name, workdir):
-    """MuJoCo model, initial qpos, the control MuJoCo gets, and jaxdyn's policy parameters."""
+def _load(path, servo, default_solver=False):
+    """The MuJoCo model of a scene file: zero torque unless ``servo``; MuJoCo's default solver."""
     import mujoco
+
+    mm = mujoco.MjModel.from_xml_path(path)
+    if not servo:
+        mm.actuator_gainprm[:] = 0.0  # zero torque whatever the actuator
+        mm.actuator_biasprm[:] = 0.0
+    if default_solver:
+        for k, v in MJX_DEFAULTS.items():
+            setattr(mm.opt, k, v)
+        mm.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_EULERDAMP)
+    return mm
+
+
+def _setup(name, workdir):
+    """The scene's file and MuJoCo model, initial qpos, the control MuJoCo gets, the servo flag."""
     import numpy as np
 
     path = scene_file(name, workdir)
-    mm = mujoco.MjModel.from_xml_path(path)
+    servo = name == "go1_feet"
+    mm = _load(path, servo)
     if mm.nkey:
         qpos, ctrl = mm.key_qpos[0].copy(), mm.key_ctrl[0].copy()
     else:
         qpos, ctrl = mm.qpos0.copy(), np.zeros(mm.nu)
-    servo = name == "go1_feet"
     if not servo:
         ctrl = np.zeros(mm.nu)
-        mm.actuator_gainprm[:] = 0.0  # zero torque whatever the actuator
-        mm.actuator_biasprm[:] = 0.0
     return path, mm, qpos, ctrl, servo
 
 
+def _initial_data(mm, qpos, ctrl):
+    import mujoco
+
+    d = mujoco.MjData(mm)
+    d.qpos[:] = qpos
+    d.ctrl[:] = ctrl
+    mujoco.mj_forward(mm, d)
+    return d
+
+
 def _mujoco_rate(mm, qpos, ctrl, B, T, threads, repeats):
+    """MuJoCo C's rollout: env-steps/s, env 0's final qpos, the largest contact and row counts."""
     import mujoco
     import numpy as np
     from mujoco import rollout
@@ -119,6 +171,43 @@ def _mujoco_rate(mm, qpos, ctrl, B, T, threads, repeats):
             states, _ = r.rollout(mm, datas, st, ct)
             best = min(best, time.perf_counter() - t0)
     return B * T / best, states[0, -1, 1 : 1 + mm.nq]  # state: time, qpos, ...
+
+
+def _mujoco_counts(mm, qpos, ctrl, T):
+    """The largest ncon and nefc along one env's rollout of T steps (MJWarp's capacities)."""
+    import mujoco
+
+    d = _initial_data(mm, qpos, ctrl)
+    ncon, nefc = d.ncon, d.nefc
+    for _ in range(T):
+        mujoco.mj_step(mm, d)
+        ncon, nefc = max(ncon, d.ncon), max(nefc, d.nefc)
+    return ncon, nefc
+
+
+def _xla_bytes(compiled):
+    """Arguments, outputs and temporaries of a compiled XLA program, in bytes (None if unknown)."""
+    try:
+        ma = compiled.memory_analysis()
+        return int(ma.argument_size_in_bytes + ma.output_size_in_bytes + ma.temp_size_in_bytes)
+    except Exception:  # noqa: BLE001 - not every backend reports it
+        return None
+
+
+def _time_jax(fn, x, repeats):
+    """Compile time, the best of ``repeats`` runs, the output, and the program's memory."""
+    import jax
+
+    t0 = time.perf_counter()
+    compiled = fn.lower(x).compile()
+    out = jax.block_until_ready(compiled(x))
+    compile_s = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(compiled(x))
+        best = min(best, time.perf_counter() - t0)
+    return best, compile_s, out, _xla_bytes(compiled)
 
 
 def _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, T, devices, repeats):
@@ -156,30 +245,109 @@ def _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, T, devices, repeats):
         sharding = NamedSharding(mesh, PartitionSpec("env"))
         q0 = jax.device_put(q0, sharding)
         fn = jax.jit(jax.vmap(run), in_shardings=sharding, out_shardings=sharding)
+    best, compile_s, out, nbytes = _time_jax(fn, q0, repeats)
+    return B * T / best, compile_s, np.asarray(out[0]), nbytes
+
+
+def _mjx_rate(mm, qpos, ctrl, B, T, repeats):
+    """MJX (JAX implementation): ``jit`` of ``scan`` over ``vmap(mjx.step)`` from one initial state."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from mujoco import mjx
+
+    mx = mjx.put_model(mm, impl="jax")
+    d0 = mjx.put_data(mm, _initial_data(mm, qpos, ctrl), impl="jax")
+    dx = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (B, *x.shape)), d0)
+    step = jax.vmap(mjx.step, in_axes=(None, 0))
+
+    def run(dx):
+        dx, _ = jax.lax.scan(lambda d, _: (step(mx, d), None), dx, None, length=T)
+        return dx.qpos
+
+    best, compile_s, out, nbytes = _time_jax(jax.jit(run), dx, repeats)
+    return B * T / best, compile_s, np.asarray(out[0]), nbytes
+
+
+def _mjwarp_rate(mm, qpos, ctrl, B, T, repeats, nconmax, njmax):
+    """MJWarp: one ``mjw.step`` captured in a CUDA graph, launched T times per rollout."""
+    import mujoco_warp as mjw
+    import numpy as np
+    import warp as wp
+
+    dev = wp.get_device()
+    free0 = dev.free_memory
+    m = mjw.put_model(mm)
+    # Playground's 1-4 solver iterations end at the limit by design: no warning per step for it
+    solver_limits = int(mjw.OverflowType.ITERATIONS | mjw.OverflowType.LS_ITERATIONS)
+    m.opt.warn_overflow = int(mjw.OverflowType.ALL) & ~solver_limits
+    d = mjw.put_data(mm, _initial_data(mm, qpos, ctrl), nworld=B, nconmax=nconmax, njmax=njmax)
+    state = ("time", "qpos", "qvel", "act", "qacc_warmstart", "ctrl")
+    init = {k: wp.clone(getattr(d, k)) for k in state}
+
+    def reset():
+        for k in state:
+            wp.copy(getattr(d, k), init[k])
+
     t0 = time.perf_counter()
-    out = jax.block_until_ready(fn(q0))
+    mjw.step(m, d)  # compiles and loads every kernel the step launches
+    wp.synchronize()
+    with wp.ScopedCapture() as capture:
+        mjw.step(m, d)
+    wp.synchronize()
     compile_s = time.perf_counter() - t0
+    nbytes = free0 - dev.free_memory
     best = float("inf")
     for _ in range(repeats):
+        reset()
+        wp.synchronize()
         t0 = time.perf_counter()
-        out = jax.block_until_ready(fn(q0))
+        for _ in range(T):
+            wp.capture_launch(capture.graph)
+        wp.synchronize()
         best = min(best, time.perf_counter() - t0)
-    return B * T / best, compile_s, np.asarray(out[0])
+    overflow = int(np.bitwise_or.reduce(d.overflow.numpy().ravel())) & ~solver_limits
+    if overflow:
+        print(f"  mjwarp: {mjw.OverflowType(overflow)!r} (nconmax {nconmax}, njmax {njmax})", flush=True)
+    return B * T / best, compile_s, d.qpos.numpy()[0], nbytes
 
 
-def _write(args, rows, cores):
-    """The record so far (after every row): ``<out>/cpu-<date>-sim-step<tag>.{json,md}``."""
+def _peer_rate(peer, name, workdir, mm, qpos, ctrl, servo, B, T, cores, repeats):
+    """env-steps/s, compile s, env 0's final qpos and memory of one peer on one scene and batch."""
+    if peer == "mujoco":
+        rate, q = _mujoco_rate(mm, qpos, ctrl, B, T, cores, repeats)
+        return rate, 0.0, q, None
+    pm = _load(scene_file(name, workdir, playground=True), servo, default_solver=peer == "mjx_default")
+    if peer in ("mjx", "mjx_default"):
+        return _mjx_rate(pm, qpos, ctrl, B, T, repeats)
+    if peer == "mjwarp":
+        ncon, nefc = _mujoco_counts(pm, qpos, ctrl, T)
+        nconmax, njmax = max(16, int(1.5 * ncon) + 8), max(32, int(1.5 * nefc) + 16)
+        return _mjwarp_rate(pm, qpos, ctrl, B, T, repeats, nconmax, njmax)
+    raise SystemExit(f"sim_step: unknown peer '{peer}', choose from {', '.join(PEERS)}")
+
+
+def _write(args, rows, cores, peers):
+    """The record so far (after every row): ``<out>/<platform>-<date>-sim-step<tag>.{json,md}``."""
     import jax
-    import mujoco
 
+    import jaxdyn
+
+    versions = dict(jax=jax.__version__, jaxdyn=jaxdyn.__version__)
+    for mod in ("mujoco", "mujoco_warp", "warp"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - a peer that is not installed
+            pass
+    dev = jax.devices()[0]
     env = dict(
         date=datetime.date.today().isoformat(),
-        jax=jax.__version__,
-        mujoco=mujoco.__version__,
-        device=jax.devices()[0].platform,
+        **versions,
+        device=dev.platform,
+        device_kind=dev.device_kind,
         cpu_count=cores,
         dtype="float32",
-        mujoco_peer=f"mujoco.rollout, {cores} threads (one MjData each), the scene's own <option>",
+        peers={p: PEER_CONFIG[p].format(cores=cores) for p in peers},
         python=sys.version.split()[0],
     )
     os.makedirs(args.out, exist_ok=True)
@@ -188,14 +356,21 @@ def _write(args, rows, cores):
         json.dump(dict(env=env, rows=rows), f, indent=1)
     with open(stem + ".md", "w") as f:
         f.write("# The simulation step with contact (`python benchmarks/sim_step.py`)\n\n")
-        f.write(", ".join(f"{k}: {v}" for k, v in env.items()) + "\n\n")
-        f.write("| scene | envs x steps | XLA devices | jaxdyn env-steps/s | MuJoCo C env-steps/s | ratio | ")
-        f.write("compile s | base z, jaxdyn / MuJoCo |\n|---|---|---|---|---|---|---|---|\n")
+        f.write(", ".join(f"{k}: {v}" for k, v in env.items() if k != "peers") + "\n\nPeers:\n\n")
+        f.write("".join(f"- `{p}`: {c}\n" for p, c in env["peers"].items()) + "\n")
+        f.write("| scene | envs x steps | engine | XLA devices | env-steps/s | jaxdyn / engine | compile s | ")
+        f.write("program MB | base z |\n|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
+            ours = [
+                o["steps_per_s"]
+                for o in rows
+                if o["engine"] == "jaxdyn" and (o["scene"], o["batch"]) == (r["scene"], r["batch"])
+            ]
+            ratio = f"{max(ours) / r['steps_per_s']:.3f}" if ours and r["engine"] != "jaxdyn" else ""
+            mb = f"{r['bytes'] / 2**20:.0f}" if r.get("bytes") else ""
             f.write(
-                f"| {r['scene']} | {r['batch']} x {r['steps']} | {r['devices']} | {r['jaxdyn_steps_per_s']:.3g} | "
-                f"{r['mujoco_steps_per_s']:.3g} | {r['ratio']:.3f} | {r['compile_s']:.1f} | "
-                f"{r['base_z_jaxdyn']:.3f} / {r['base_z_mujoco']:.3f} |\n"
+                f"| {r['scene']} | {r['batch']} x {r['steps']} | {r['engine']} | {r.get('devices', '')} | "
+                f"{r['steps_per_s']:.3g} | {ratio} | {r['compile_s']:.1f} | {mb} | {r['base_z']:.3f} |\n"
             )
     return stem
 
@@ -205,7 +380,14 @@ def main(argv=None) -> int:
     p.add_argument("--scenes", default=",".join(SCENES))
     p.add_argument("--batches", default="1,64,1024,4096")
     p.add_argument("--steps", type=int, default=100)
-    p.add_argument("--devices", default="1", help="'1', 'all' (one XLA CPU device per core) or '1,all'")
+    p.add_argument("--devices", default="1", help="CPU: '1', 'all' (one XLA CPU device per core) or '1,all'")
+    p.add_argument(
+        "--peers",
+        default="auto",
+        help=f"comma-separated from {', '.join(PEERS)}; 'auto': mujoco on the CPU, "
+        "the rest on a GPU; '' for jaxdyn alone",
+    )
+    p.add_argument("--no-jaxdyn", action="store_true", help="the peers alone")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--tag", default="")
     p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
@@ -226,38 +408,64 @@ def main(argv=None) -> int:
     # with two CPU devices the batch's result was sometimes never ready (jax 0.10.2, the Go1 step
     # at 1,024 envs, every thread parked) whatever the Eigen setting; synchronous dispatch
     jax.config.update("jax_cpu_enable_async_dispatch", False)
+    gpu = jax.default_backend() == "gpu"
+    if gpu:
+        devs = [1]
+    if args.peers == "auto":
+        peers = ["mjx", "mjx_default", "mjwarp"] if gpu else ["mujoco"]
+    else:
+        peers = [q for q in args.peers.split(",") if q]
 
     warnings.filterwarnings("ignore", message=".*inertia.*")
     rows = []
     workdir = tempfile.mkdtemp(prefix="sim_step_")
+
+    def record(**row):
+        rows.append(row)
+        print(
+            f"{row['scene']:9s} B={row['batch']:5d} {row['engine']:11s} {row['steps_per_s']:12.0f}/s  "
+            f"compile {row['compile_s']:5.1f}s  z {row['base_z']:.3f}",
+            flush=True,
+        )
+        _write(args, rows, cores, peers)
+
     for name in args.scenes.split(","):
         path, mm, qpos, ctrl, servo = _setup(name, workdir)
         for B in (int(b) for b in args.batches.split(",")):
-            mj_rate, mj_q = _mujoco_rate(mm, qpos, ctrl, B, args.steps, cores, args.repeats)
-            for nd in devs:
+            for nd in [] if args.no_jaxdyn else devs:
                 if B % nd:
                     continue
-                rate, comp, q = _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, args.steps, nd, args.repeats)
-                row = dict(
+                rate, comp, q, nbytes = _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, args.steps, nd, args.repeats)
+                record(
                     scene=name,
                     batch=B,
                     steps=args.steps,
+                    engine="jaxdyn",
                     devices=nd,
-                    jaxdyn_steps_per_s=rate,
-                    mujoco_steps_per_s=mj_rate,
-                    ratio=rate / mj_rate,
+                    steps_per_s=rate,
                     compile_s=comp,
-                    base_z_jaxdyn=float(q[2]),
-                    base_z_mujoco=float(mj_q[2]),
+                    bytes=nbytes,
+                    base_z=float(q[2]),
                 )
-                rows.append(row)
-                print(
-                    f"{name:9s} B={B:5d} dev={nd} jaxdyn {rate:10.0f}/s  mujoco {mj_rate:10.0f}/s  "
-                    f"ratio {rate / mj_rate:6.3f}  compile {comp:5.1f}s  z {q[2]:.3f} vs {mj_q[2]:.3f}",
-                    flush=True,
+            for peer in peers:
+                try:
+                    rate, comp, q, nbytes = _peer_rate(
+                        peer, name, workdir, mm, qpos, ctrl, servo, B, args.steps, cores, args.repeats
+                    )
+                except Exception as e:  # noqa: BLE001 - one peer failing must not lose the other rows
+                    print(f"{name} B={B} {peer}: failed: {type(e).__name__}: {e}", flush=True)
+                    continue
+                record(
+                    scene=name,
+                    batch=B,
+                    steps=args.steps,
+                    engine=peer,
+                    steps_per_s=rate,
+                    compile_s=comp,
+                    bytes=nbytes,
+                    base_z=float(q[2]),
                 )
-                _write(args, rows, cores)
-    print("wrote", _write(args, rows, cores) + ".md")
+    print("wrote", _write(args, rows, cores, peers) + ".md")
     return 0
 
 
