@@ -235,13 +235,25 @@ case "$PART" in
 open('/tmp/warp.so.zst','rb'), open('/tmp/site/warp/bin/warp.so','wb'))" || exit 1
       fi
       $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-        .gpu2/mujoco_warp-*.whl || exit 1
+        .gpu2/mujoco_warp-*.whl && tar xzf .gpu2/mjx.tgz -C /tmp/site || exit 1
       export PYTHONPATH=/tmp/site:$PWD
       $PY -c "import warp, mujoco_warp; warp.init(); print('warp', warp.__version__, warp.get_cuda_devices())"
       simstep 150 gpu-mjwarp --scenes go1_feet,humanoid --batches 1024,4096,16384 --peers mjwarp --no-jaxdyn
-      simstep 130 gpu-full --scenes go1_full --batches 4096,16384 --peers mjx,mjwarp
-      simstep 60 gpu-humanoid-default --scenes humanoid --batches 4096 --peers mjx_default --no-jaxdyn
+      simstep 70 gpu-feet-mjx --scenes go1_feet --batches 4096,16384 --peers mjx --no-jaxdyn
+      simstep 70 gpu-humanoid-mjx --scenes humanoid --batches 4096,16384 --peers mjx --no-jaxdyn
+      simstep 120 gpu-full --scenes go1_full --batches 4096 --peers mjx,mjwarp
     fi
+    ;;
+  sim3)  # on sim2's machine: MJX (it needs trimesh, in .gpu2/) and the rows sim1 and sim2 did not reach
+    export XLA_PYTHON_CLIENT_PREALLOCATE=false
+    [ -d /tmp/site/mujoco_warp ] || { echo "sim2's files are gone"; exit 1; }
+    $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu2/trimesh-*.whl || exit 1
+    export PYTHONPATH=/tmp/site:$PWD
+    simstep 80 gpu-feet-mjx --scenes go1_feet --batches 4096,16384 --peers mjx --no-jaxdyn
+    simstep 60 gpu-humanoid-mjx --scenes humanoid --batches 4096,16384 --peers mjx --no-jaxdyn
+    simstep 45 gpu-feet-default --scenes go1_feet --batches 4096 --peers mjx_default --no-jaxdyn
+    simstep 50 gpu-full-mjwarp --scenes go1_full --batches 4096,16384 --peers mjwarp --no-jaxdyn
+    simstep 90 gpu-feet-jaxdyn --scenes go1_feet --batches 16384 --peers ""
     ;;
   *) echo "unknown part $1"; exit 2 ;;
 esac

@@ -375,6 +375,42 @@ def _write(args, rows, cores, peers):
     return stem
 
 
+def merge(paths, stem):
+    """One record of several runs' JSON (the later row wins): ``stem.json`` and ``stem.md``, with a
+    table per scene and batch of every engine's env-steps/s and jaxdyn's ratio to each peer."""
+    env, rows = {}, {}
+    for path in paths:
+        with open(path) as f:
+            rec = json.load(f)
+        env = {**env, **rec["env"], "peers": {**env.get("peers", {}), **rec["env"]["peers"]}}
+        for r in rec["rows"]:
+            if r.get("bytes") is not None and r["bytes"] <= 0:
+                r["bytes"] = None  # MJWarp's reading of free memory under its memory pool
+            rows[(r["scene"], r["batch"], r["engine"])] = r
+    engines = [e for e in ("jaxdyn", *PEERS) if any(k[2] == e for k in rows)]
+    with open(stem + ".json", "w") as f:
+        json.dump(dict(env=env, rows=list(rows.values())), f, indent=1)
+    with open(stem + ".md", "w") as f:
+        f.write("# The simulation step with contact (`python benchmarks/sim_step.py`)\n\n")
+        f.write(", ".join(f"{k}: {v}" for k, v in env.items() if k != "peers") + "\n\nPeers:\n\n")
+        f.write("".join(f"- `{p}`: {c}\n" for p, c in env["peers"].items()) + "\n")
+        f.write("env-steps/s (compile s, program MB; '-': not measured):\n\n")
+        peers = [e for e in engines if e != "jaxdyn"]
+        f.write("| scene | envs | " + " | ".join(engines) + " | " + " | ".join(f"jaxdyn / {p}" for p in peers))
+        f.write(" |\n|" + "---|" * (2 + len(engines) + len(peers)) + "\n")
+        for scene, batch in sorted({k[:2] for k in rows}, key=lambda k: (SCENES.index(k[0]), k[1])):
+            cells, ours = [], rows.get((scene, batch, "jaxdyn"))
+            for e in engines:
+                r = rows.get((scene, batch, e))
+                mb = f", {r['bytes'] / 2**20:.0f}" if r and r.get("bytes") else ""
+                cells.append(f"{r['steps_per_s']:.3g} ({r['compile_s']:.0f}{mb})" if r else "-")
+            for p in peers:
+                r = rows.get((scene, batch, p))
+                cells.append(f"{ours['steps_per_s'] / r['steps_per_s']:.2f}" if r and ours else "-")
+            f.write(f"| {scene} | {batch} | " + " | ".join(cells) + " |\n")
+    return stem
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scenes", default=",".join(SCENES))
@@ -391,7 +427,12 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--tag", default="")
     p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="write one record (--out/<first's stem><tag>) of these")
     args = p.parse_args(argv)
+    if args.merge:
+        first = os.path.basename(args.merge[0]).split("-sim-step")[0]
+        print("wrote", merge(args.merge, os.path.join(args.out, f"{first}-sim-step{args.tag}")) + ".md")
+        return 0
     cores = os.cpu_count() or 1
     devs = sorted({cores if d == "all" else int(d) for d in args.devices.split(",")})
     # must precede the first import of jax. XLA CPU's Eigen thread pool sometimes stops with the
