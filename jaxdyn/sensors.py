@@ -11,32 +11,30 @@ Conventions (MuJoCo's, ``engine_sensor.c``): a sensor's *object* is a site, a Mu
 are in world axes unless said otherwise. With ``R, p`` the object's world orientation and
 position, ``omega`` its angular velocity and ``v`` the velocity of its origin (world axes):
 
-==================  ======================================================================
-``jointpos``        ``qpos`` of a hinge or slide joint (jaxdyn's ``q`` equals MuJoCo's ``qpos``)
-``jointvel``        ``qvel`` of a hinge or slide joint
-``ballquat``        a ball joint's quaternion (``q``, as stored), ``ballangvel`` its ``qd``
-``framepos``        ``p``; with a reference frame ``(R_r, p_r)``: ``R_r^T (p - p_r)``
-``framequat``       the orientation quaternion ``[w, x, y, z]``; with a reference ``q_r^* q``
-``frame[xyz]axis``  a column of ``R``; with a reference ``R_r^T`` times it
-``framelinvel``     ``v``; with a reference ``R_r^T (v - v_r - omega_r x (p - p_r))``
-``frameangvel``     ``omega``; with a reference ``R_r^T (omega - omega_r)``
-``framelinacc``     ``a - g``, ``a`` the acceleration of the origin (proper acceleration)
-``frameangacc``     ``d omega / dt``
-``gyro``            ``R^T omega`` of a site
-``velocimeter``     ``R^T v`` of a site
-``accelerometer``   ``R^T (a - g)`` of a site: the proper acceleration in the site frame (at rest
-                    on the ground it reads ``+9.81`` along the upward axis)
-``magnetometer``    ``R^T b``, ``b`` the field of ``<option magnetic>`` (default ``0 -0.5 0``)
-``force``           the force that the parent exerts on the subtree of the site's body (MuJoCo's
-                    ``cfrc_int``), in the site frame: ``f`` of :func:`~jaxdyn.rnea_full`
-``torque``          its moment about the site origin, in the site frame
-``subtreecom``      the centre of mass of a body's subtree
-``subtreelinvel``   the velocity of that centre of mass
-``subtreeangmom``   the subtree's angular momentum about its centre of mass
-``touch``           the sum of the normal forces of the contacts on the site's body whose ray,
-                    from the contact point along the normal away from the body, meets the
-                    site's volume (the "sensor zone"); needs ``contacts``
-==================  ======================================================================
+* ``jointpos``: ``qpos`` of a hinge or slide joint (jaxdyn's ``q`` equals MuJoCo's ``qpos``)
+* ``jointvel``: ``qvel`` of a hinge or slide joint
+* ``ballquat``: a ball joint's quaternion (``q``, as stored), ``ballangvel`` its ``qd``
+* ``framepos``: ``p``; with a reference frame ``(R_r, p_r)``: ``R_r^T (p - p_r)``
+* ``framequat``: the orientation quaternion ``[w, x, y, z]``; with a reference ``q_r^* q``
+* ``frame[xyz]axis``: a column of ``R``; with a reference ``R_r^T`` times it
+* ``framelinvel``: ``v``; with a reference ``R_r^T (v - v_r - omega_r x (p - p_r))``
+* ``frameangvel``: ``omega``; with a reference ``R_r^T (omega - omega_r)``
+* ``framelinacc``: ``a - g``, ``a`` the acceleration of the origin (proper acceleration)
+* ``frameangacc``: ``d omega / dt``
+* ``gyro``: ``R^T omega`` of a site
+* ``velocimeter``: ``R^T v`` of a site
+* ``accelerometer``: ``R^T (a - g)`` of a site: the proper acceleration in the site frame (at rest
+  on the ground it reads ``+9.81`` along the upward axis)
+* ``magnetometer``: ``R^T b``, ``b`` the field of ``<option magnetic>`` (default ``0 -0.5 0``)
+* ``force``: the force that the parent exerts on the subtree of the site's body (MuJoCo's
+  ``cfrc_int``), in the site frame: ``f`` of :func:`~jaxdyn.rnea_full`
+* ``torque``: its moment about the site origin, in the site frame
+* ``subtreecom``: the centre of mass of a body's subtree
+* ``subtreelinvel``: the velocity of that centre of mass
+* ``subtreeangmom``: the subtree's angular momentum about its centre of mass
+* ``touch``: the sum of the normal forces of the contacts of the geoms of the site's (MuJoCo)
+  body whose ray, from the contact point along the normal away from the body, meets the site's
+  volume (the "sensor zone"), from the ``contacts`` given to :func:`read` (0 without)
 
 Position sensors need ``q``, velocity sensors ``qd`` as well, and the acceleration sensors
 (``accelerometer``, ``force``, ``torque``, ``framelinacc``, ``frameangacc``, ``touch``) the joint
@@ -262,10 +260,12 @@ def read(
     """MuJoCo's ``sensordata`` at a state: every sensor's value, in order (module docstring).
 
     Args:
-      q ``(nq,)``, qd ``(nv,)``, qdd ``(nv,)``: the state and the joint accelerations, in jaxdyn's
-        conventions (a free root's ``qd`` and ``qdd`` from MuJoCo's with
-        :func:`jaxdyn.io.mjcf.velocity_from_mujoco` / ``acceleration_from_mujoco``). ``qd`` is
-        needed by velocity and acceleration sensors, ``qdd`` by acceleration sensors.
+      q: ``(nq,)`` the configuration.
+      qd: ``(nv,)`` the joint velocities, in jaxdyn's conventions (a free root's from MuJoCo's
+        ``qvel`` with :func:`jaxdyn.io.mjcf.velocity_from_mujoco`); needed by velocity and
+        acceleration sensors.
+      qdd: ``(nv,)`` the joint accelerations (:func:`jaxdyn.io.mjcf.acceleration_from_mujoco`
+        converts MuJoCo's ``qacc``); needed by acceleration sensors.
       f_ext: ``(nb, 6)`` external wrenches on the bodies (:func:`~jaxdyn.rnea`'s convention), for
         ``force`` and ``torque``.
       contacts: :class:`Contacts`, for ``touch`` (``None``: no contact, touch sensors read 0).

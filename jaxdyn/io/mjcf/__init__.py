@@ -98,7 +98,7 @@ free joint; missing include files, unknown default classes, duplicate names, unk
 in the body tree, and numbers that do not parse, are not finite or come in the wrong count
 (the message names element and attribute). Elements that do not affect the dynamics
 (``visual``, ``asset``, ``sensor``, ``keyframe``, ``statistic``, ``custom``,
-``size``, cameras, lights) are ignored.
+``size``, cameras, lights) are ignored; :func:`jaxdyn.sensors.from_mjcf` reads ``<sensor>``.
 
 ``<contact>``: ``<exclude body1 body2>`` becomes ``model.geoms.exclude`` (the geoms of the two
 MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1
