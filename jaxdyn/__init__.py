@@ -71,6 +71,7 @@ from .configuration import configuration_derivative, difference, integrate, neut
 from .io import InertiaWarning, LoadError, MJCFError, URDFError, load_mjcf, load_urdf
 from .model import Model, Topology, make_model
 from .robots import available_robots, load_robot
+from .sensors import Sensors
 from .sim import SimOptions, Trajectory, rollout
 
 __version__ = "0.1.0"
