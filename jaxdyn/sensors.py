@@ -397,7 +397,7 @@ def _point_velocity(Rb, v, bodies, p):
     """World angular velocity of the bodies and world velocity of the points ``p`` (body axes)."""
     w = v[bodies, :3]
     vp = v[bodies, 3:] + spatial.cross(w, p)
-    return jnp.einsum("nij,nj->ni", Rb[bodies], w), jnp.einsum("nij,nj->ni", Rb[bodies], vp)
+    return _rotate(Rb[bodies], w), _rotate(Rb[bodies], vp)
 
 
 def _subtrees(model, t, bodies, poses, kin):

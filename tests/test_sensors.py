@@ -295,13 +295,13 @@ def _xml(body="", sensor="", extra=""):
             '<framequat name="x" objtype="body" objname="i"/>',
             '<body name="i"><joint/><inertial pos="0 0 0" mass="1" fullinertia="1 2 3 0.1 0 0"/></body>',
             "",
-            r"<framequat name='x'>: the orientation of body 'i''s inertial frame is not reproduced: .*fullinertia",
+            r"<framequat name='x'>: the orientation of the inertial frame of body 'i' is not reproduced: .*fullinertia",
         ),
         (
             '<framexaxis name="x" objtype="body" objname="two"/>',
             '<body name="two"><joint/><geom size="0.1"/><geom size="0.1" pos="0.1 0 0"/></body>',
             "",
-            r"inertial frame is not reproduced: its inertia comes from several geoms",
+            r"inertial frame of body 'two' is not reproduced: its inertia comes from several geoms",
         ),
         (
             '<framepos name="x" objtype="site" objname="s" reftype="site"/>',

@@ -385,7 +385,7 @@ def _sensor(elem, scene, sid):
         spec["obj"] = scene.place(objtype, need("objname"), what)
         if tag in OBJECT_ORIENTATION and spec["obj"].R is None:
             raise MJCFError(
-                f"{what}: the orientation of body '{a['objname']}''s inertial frame is not reproduced: "
+                f"{what}: the orientation of the inertial frame of body '{a['objname']}' is not reproduced: "
                 f"{spec['obj'].why} (use objtype='xbody' or a site)"
             )
         if ("reftype" in a) != ("refname" in a):
@@ -396,8 +396,8 @@ def _sensor(elem, scene, sid):
             spec["ref"] = scene.place(a["reftype"], a["refname"], what)
             if spec["ref"].R is None:
                 raise MJCFError(
-                    f"{what}: the orientation of the reference body '{a['refname']}''s inertial frame is not "
-                    f"reproduced: {spec['ref'].why} (use reftype='xbody' or a site)"
+                    f"{what}: the orientation of the inertial frame of the reference body '{a['refname']}' is "
+                    f"not reproduced: {spec['ref'].why} (use reftype='xbody' or a site)"
                 )
     return spec
 
