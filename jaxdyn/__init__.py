@@ -7,7 +7,20 @@ The library never changes global JAX settings: to work in float64, set the ``jax
 flag in your own program.
 """
 
-from . import algorithms, batching, builders, contact, kernels, parallel, sim, spatial, sysid, trajopt, viewer
+from . import (
+    actuators,
+    algorithms,
+    batching,
+    builders,
+    contact,
+    kernels,
+    parallel,
+    sim,
+    spatial,
+    sysid,
+    trajopt,
+    viewer,
+)
 from .algorithms.aba import aba_full
 from .algorithms.common import check_state
 from .algorithms.crba import composite_inertias_world

@@ -23,6 +23,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from . import geometry, joints, spatial
+from .actuators import Actuators
 from .geometry import Geoms
 
 
@@ -223,7 +224,10 @@ class Model(eqx.Module):
         applied by :mod:`jaxdyn.sim` like the damping (zero by default).
 
     ``geoms``: collision geometry (:class:`~jaxdyn.geometry.Geoms`, from MJCF; empty for URDF and
-    programmatic models); the dynamics algorithms do not read it.
+    programmatic models); the dynamics algorithms do not read it. ``actuators``: the actuators
+    a control drives (:class:`~jaxdyn.actuators.Actuators`, from MJCF's ``<actuator>``;
+    ``None`` for a model driven by joint torques alone), read by :mod:`jaxdyn.sim` when a
+    ``ctrl`` is given.
     """
 
     topology: Topology = eqx.field(static=True)
@@ -250,6 +254,8 @@ class Model(eqx.Module):
     # collision geometry (jaxdyn.geometry.Geoms) for contact models; empty when the description
     # has none (make_model fills it)
     geoms: Geoms | None = None
+    # actuators driven by a control (jaxdyn.actuators.Actuators, from MJCF); None: torques only
+    actuators: Actuators | None = None
 
     # -- static layout ------------------------------------------------------------------------
     @property
@@ -277,6 +283,11 @@ class Model(eqx.Module):
     @property
     def nv(self) -> int:
         return self.layout.nv
+
+    @property
+    def nu(self) -> int:
+        """The number of actuators (0 for a model driven by joint torques alone)."""
+        return 0 if self.actuators is None else self.actuators.nu
 
     @property
     def nb(self) -> int:
@@ -396,6 +407,7 @@ def make_model(
     name: str = "robot",
     dtype=None,
     geoms=None,
+    actuators=None,
 ) -> Model:
     """Build a :class:`Model` from numbers (numpy or JAX), filling optional fields with defaults.
 
@@ -439,4 +451,5 @@ def make_model(
         spring_reference=arr(spring_reference, (lay.nq,)),
         name=name,
         geoms=geometry.empty_geoms(dtype) if geoms is None else geoms,
+        actuators=actuators,
     )

@@ -96,7 +96,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import batching, configuration, spatial
+from . import actuators, batching, configuration, spatial
 from .algorithms.aba import aba
 from .algorithms.common import full_precision
 from .algorithms.crba import crba
@@ -166,7 +166,8 @@ class Trajectory:
 
     ``contact_state``: for a contact with state (``Contact(friction="spring")``), the
     :class:`jaxdyn.contact.ContactState` at every step, each leaf with a leading ``T+1`` axis
-    (first = initial); ``None`` otherwise.
+    (first = initial); ``None`` otherwise. ``act``: the activations ``(T+1, na)`` of the
+    actuators with activation dynamics when a ``ctrl`` drives them; ``None`` otherwise.
 
     A pytree (batch it with ``vmap``). Iterating and indexing give ``(q, qd, tau)`` as the
     former named tuple did, so ``q, qd, tau = rollout(...)`` still works.
@@ -177,6 +178,7 @@ class Trajectory:
     tau: jnp.ndarray
     nonfinite_step: jnp.ndarray
     contact_state: Any = None
+    act: Any = None
 
     def __iter__(self):
         return iter((self.q, self.qd, self.tau))
@@ -266,28 +268,38 @@ def forward_dynamics(
     options: SimOptions = SimOptions(),
     contact=None,
     contact_state=None,
+    ctrl=None,
+    act=None,
 ) -> Float[Array, " nv"]:
     """``qdd`` from ABA with the actuator limits and passive forces of ``options`` applied
     (with ``options.kernel == "auto"``, the default, batched by ``vmap`` into the executor the
     batching rule chooses, :mod:`jaxdyn.batching`).
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, whose body wrenches at ``(q, qd)``
     are added to ``f_ext``; ``contact_state``: its state, if it has one (``None``: relaxed; the
-    continuous-time law, ``h = 0`` in docs/contact.md (S2))."""
+    continuous-time law, ``h = 0`` in docs/contact.md (S2)). ``ctrl (nu,)``: the control of the
+    model's actuators (:mod:`jaxdyn.actuators`), whose joint torques are added to ``tau``
+    (``tau=None``: none); ``act (na,)``: the activations of those with activation dynamics."""
     if contact is not None:
         fc = contact.wrenches(model, q, qd, contact_state)
         f_ext = fc if f_ext is None else f_ext + fc
-    m, total = _forces(model, q, qd, tau, options)
+    m, total = _forces(model, q, qd, tau, options, ctrl, act)
     if options.kernel == "auto":
         return batching.aba(m, q, qd, total, f_ext)
     return aba(m, q, qd, total, f_ext)
 
 
-def _forces(model: Model, q, qd, tau, options: SimOptions):
+def _forces(model: Model, q, qd, tau, options: SimOptions, ctrl=None, act=None):
     """The model the step's dynamics use (gravity off with ``options.gravity`` off) and the
-    joint torque of every force but the external and contact ones: the clipped command plus
-    the passive torques."""
+    joint torque of every force but the external and contact ones: the clipped command, the
+    actuators' torques under ``ctrl`` (clipped by the joints' effort limits, which hold their
+    ``actuatorfrcrange``) and the passive torques."""
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
-    return m, applied_torques(model, tau, options) + passive_torques(model, q, qd, options)
+    total = passive_torques(model, q, qd, options)
+    if tau is not None:
+        total = total + applied_torques(model, tau, options)
+    if ctrl is not None:
+        total = total + applied_torques(model, actuators.joint_torques(model, q, qd, ctrl, act), options)
+    return m, total
 
 
 def _mass_matrix(model: Model, q, options: SimOptions):
@@ -334,8 +346,8 @@ def _check_contact_state(integrator: str, contact, where: str):
         )
 
 
-def _rk4(model, q, qd, tau, dt, f_ext, options, contact=None):
-    f = lambda qq, vv: forward_dynamics(model, qq, vv, tau, f_ext, options, contact)
+def _rk4(model, q, qd, tau, dt, f_ext, options, contact=None, ctrl=None, act=None):
+    f = lambda qq, vv: forward_dynamics(model, qq, vv, tau, f_ext, options, contact, ctrl=ctrl, act=act)
     zero = jnp.zeros_like(qd)
     th, vel = zero, qd
     ks, as_ = [], []
@@ -363,7 +375,7 @@ def _lagrangian(model: Model, options: SimOptions):
     return L
 
 
-def _variational(model, q, qd, tau, dt, f_ext, options):
+def _variational(model, q, qd, tau, dt, f_ext, options, ctrl=None, act=None):
     """One step of the forced midpoint variational integrator in position-momentum form
     (Marsden & West 2001, (3.2.9)): ``p0 = -D1 L_d(q0, q1) - F-``, ``p1 = D2 L_d(q0, q1) + F+``,
     with ``F- = F+ = h/2 F(q_mid, xi)``; perturbations ``q (+) eps`` (left trivialisation)."""
@@ -376,7 +388,7 @@ def _variational(model, q, qd, tau, dt, f_ext, options):
 
     def force(q0, xi):
         qm = ip(q0, 0.5 * dt * xi)
-        F = applied_torques(model, tau, options) + passive_torques(model, qm, xi, options)
+        F = _forces(model, qm, xi, tau, options, ctrl, act)[1]
         if f_ext is not None:
             raise ValueError("step: f_ext is not supported by the 'variational' integrator; use 'rk4'")
         return 0.5 * dt * F
@@ -394,7 +406,7 @@ def _variational(model, q, qd, tau, dt, f_ext, options):
     # residual; it contracts by O(h) per iteration and reaches round-off in a few iterations for
     # stable step sizes.
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
-    xi = qd + dt * forward_dynamics(model, q, qd, tau, None, options)  # explicit predictor
+    xi = qd + dt * forward_dynamics(model, q, qd, tau, None, options, ctrl=ctrl, act=act)  # explicit predictor
     newton = lambda _, x: x + solve_mass_matrix(m, ip(q, 0.5 * dt * x), residual(x))
     xi = jax.lax.fori_loop(0, options.newton_iterations, newton, xi)
     q1 = ip(q, dt * xi)
@@ -403,27 +415,35 @@ def _variational(model, q, qd, tau, dt, f_ext, options):
     return q1, qd1
 
 
-def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions()) -> Model:
+def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions(), actuator_damping=None) -> Model:
     """The model whose forward dynamics is the ``"implicit_euler"`` acceleration ``dv / h``:
-    ``armature + dt * damping`` in place of the armature (module docstring); the model itself
-    when ``options.damping`` is off."""
-    if not options.damping:
+    ``armature + dt * damping`` in place of the armature (module docstring), the damping being
+    the joints' (with ``options.damping``) plus ``actuator_damping (nv,)``, the actuators'
+    ``-d tau / d qd`` when a ``ctrl`` drives them (:func:`jaxdyn.actuators.velocity_derivative`,
+    MuJoCo's ``implicitfast``); the model itself when there is neither."""
+    b = model.damping if options.damping else None
+    if actuator_damping is not None:
+        b = actuator_damping if b is None else b + actuator_damping
+    if b is None:
         return model
-    return model.replace(armature=model.armature + jnp.asarray(dt, model.dtype) * model.damping)
+    return model.replace(armature=model.armature + jnp.asarray(dt, model.dtype) * b)
 
 
-def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact_state=None):
+def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact_state=None, ctrl=None, act=None):
     """MuJoCo's Euler step with implicit joint damping (module docstring). Returns
     ``(q1, qd1, contact_state1)``, the last ``None`` for a contact without state."""
-    md = implicit_damping_model(model, dt, options)
+    b_act = None if ctrl is None else -actuators.velocity_derivative(model, q, qd, ctrl, act)
+    md = implicit_damping_model(model, dt, options, b_act)
     stateful = contact is not None and contact.stateful
     if stateful:
         contact_state = contact.init_state(model) if contact_state is None else contact_state
     qd_lin = qd
     if contact is None:  # every force explicit: ABA of the damped model
-        qdd = forward_dynamics(md, q, qd, tau, f_ext, options)
+        qdd = forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)
     else:  # the contact's force implicit in velocity, every other force explicit
-        qdd, qd_lin = _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options)
+        qdd, qd_lin = _implicit_contact(
+            model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl, act
+        )
     qd1 = qd + dt * qdd
     state1 = None
     if stateful:
@@ -451,7 +471,7 @@ _REFINE = 3  # regula falsi steps on the bracket
 _POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
 
 
-def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options):
+def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl=None, act=None):
     """The ``"implicit_euler"`` acceleration with the contact force implicit in velocity: the
     root ``a`` of the backward-Euler velocity equation (position and every other force explicit)
 
@@ -497,7 +517,7 @@ def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, 
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead)
     Md = _mass_matrix(md, q, options)
-    other = Md @ forward_dynamics(md, q, qd, tau, f_ext, options)  # M_d qdd = tau - c
+    other = Md @ forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)  # M_d qdd = tau - c
     qd_lin = qd
     if model.floating_base:
         # the step changes the base velocity, in body axes at the start pose, by
@@ -581,6 +601,8 @@ def step(
     options: SimOptions = SimOptions(),
     contact=None,
     contact_state=None,
+    ctrl=None,
+    act=None,
 ):
     """Advance ``(q, qd)`` by ``dt`` under torque ``tau`` (held constant over the step).
 
@@ -589,28 +611,47 @@ def step(
     integrator but ``"variational"``). ``contact_state``: the state of a contact that has one
     (``Contact(friction="spring")``; ``None``: relaxed), ``"implicit_euler"`` only.
 
-    Returns ``(q_next, qd_next)``, and ``(q_next, qd_next, contact_state_next)`` for a contact
-    with state. See the module docstring for the integrators and forces; the default,
-    ``"implicit_euler"``, stays stable with stiff joint damping.
+    ``ctrl (nu,)``: the control of the model's actuators (:mod:`jaxdyn.actuators`, from MJCF's
+    ``<actuator>``), held over the step; their joint torques add to ``tau``, which may then be
+    ``None``. In ``"implicit_euler"`` their velocity feedback (a servo's ``kv``) is implicit, as
+    in MuJoCo's ``implicitfast``. ``act (na,)``: the activations of the actuators with
+    activation dynamics (``None``: zero), advanced by the step.
+
+    Returns ``(q_next, qd_next)``, then ``contact_state_next`` for a contact with state, then
+    ``act_next`` when a ``ctrl`` drives actuators with activation dynamics. See the module
+    docstring for the integrators and forces; the default, ``"implicit_euler"``, stays stable
+    with stiff joint damping.
     """
     _check_integrator(integrator)
     _check_contact_state(integrator, contact, "step")
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
+    act_force = act1 = None
+    if ctrl is not None:
+        acts = actuators._of(model)
+        if acts.na:
+            act = jnp.zeros(acts.na, model.dtype) if act is None else jnp.asarray(act, model.dtype)
+            act1 = actuators.next_activation(model, ctrl, act, dt)
+            act_force = actuators.early_activation(model, ctrl, act, dt)
+    elif act is not None:
+        raise ValueError("step: act (actuator activations) is given without ctrl")
+    tail = () if act1 is None else (act1,)
     if integrator == "implicit_euler":
-        q1, qd1, state1 = _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact, contact_state)
-        return (q1, qd1) if state1 is None else (q1, qd1, state1)
+        q1, qd1, state1 = _implicit_euler(
+            model, q, qd, tau, dt, f_ext, options, contact, contact_state, ctrl, act_force
+        )
+        return (q1, qd1, *tail) if state1 is None else (q1, qd1, state1, *tail)
     if integrator == "rk4":
-        return _rk4(model, q, qd, tau, dt, f_ext, options, contact)
+        return (*_rk4(model, q, qd, tau, dt, f_ext, options, contact, ctrl, act_force), *tail)
     if integrator == "variational":
         if contact is not None:
             raise ValueError("step: contact is not supported by the 'variational' integrator; use 'rk4'")
-        return _variational(model, q, qd, tau, dt, f_ext, options)
-    qdd = forward_dynamics(model, q, qd, tau, f_ext, options, contact)
+        return (*_variational(model, q, qd, tau, dt, f_ext, options, ctrl, act_force), *tail)
+    qdd = forward_dynamics(model, q, qd, tau, f_ext, options, contact, ctrl=ctrl, act=act_force)
     qd1 = qd + dt * qdd
     if integrator == "semi_implicit_euler":
-        return configuration.integrate(model, q, qd1, dt), qd1
-    return configuration.integrate(model, q, qd, dt), qd1
+        return configuration.integrate(model, q, qd1, dt), qd1, *tail
+    return configuration.integrate(model, q, qd, dt), qd1, *tail
 
 
 @full_precision
@@ -627,12 +668,18 @@ def rollout(
     substeps: int = 1,
     contact=None,
     contact_state=None,
+    ctrl=None,
+    act=None,
 ) -> Trajectory:
     """Simulate ``steps`` control steps as one ``lax.scan`` over time.
 
     ``controls_or_policy``: an array ``(T, nv)`` of torques (``steps`` defaults to ``T``), or a
     callable ``policy(q, qd, t) -> tau`` with ``t`` the step index (closed loop; it may close
-    over parameters to differentiate). Each control step is ``substeps`` integrator steps of
+    over parameters to differentiate); ``None`` with ``ctrl``. ``ctrl``: the control of the
+    model's actuators (:mod:`jaxdyn.actuators`), an array ``(T, nu)`` or a callable
+    ``policy(q, qd, t) -> ctrl``, held over each control step (see :func:`step`); ``act``: the
+    initial activations of those with activation dynamics (``None``: zero), recorded in
+    :attr:`Trajectory.act`. Each control step is ``substeps`` integrator steps of
     ``dt / substeps`` with the torque held. ``remat=True`` rematerialises each step in the
     backward pass (``jax.checkpoint``), so the memory of ``grad`` through a rollout is one state
     per step instead of every intermediate of the dynamics. Batch with ``jax.vmap``.
@@ -657,45 +704,65 @@ def rollout(
         raise ValueError(f"rollout: q0 must have shape ({model.nq},) for model '{model.name}', got {q0.shape}")
     if qd0.shape != (model.nv,):
         raise ValueError(f"rollout: qd0 must have shape ({model.nv},) for model '{model.name}', got {qd0.shape}")
-    if callable(controls_or_policy):
-        if steps is None:
-            raise ValueError("rollout: steps is required with a policy")
-        policy = controls_or_policy
-        xs = jnp.arange(steps)
-    else:
-        u = jnp.asarray(controls_or_policy, model.dtype)
-        if u.ndim != 2 or u.shape[1] != model.nv:
-            raise ValueError(f"rollout: controls must have shape (T, {model.nv}), got {u.shape}")
-        if steps is not None and steps != u.shape[0]:
-            raise ValueError(f"rollout: steps={steps} but controls has {u.shape[0]} rows")
-        policy = None
-        xs = u
+    tau_policy, tau_xs, steps = _controls("controls", controls_or_policy, model.nv, model.dtype, steps)
+    ctrl_policy, ctrl_xs, steps = _controls("ctrl", ctrl, model.nu, model.dtype, steps)
+    if ctrl is not None:
+        actuators._of(model)
+    if controls_or_policy is None and ctrl is None:
+        raise ValueError("rollout: give torques (controls_or_policy), a ctrl for the actuators, or both")
+    if steps is None:
+        raise ValueError("rollout: steps is required with a policy")
     h = dt / substeps
     stateful = contact is not None and contact.stateful
     cs0 = (contact.init_state(model) if contact_state is None else contact_state) if stateful else None
+    na = model.actuators.na if (ctrl is not None and model.actuators is not None) else 0
+    if act is not None and not na:
+        raise ValueError("rollout: act is given, but no ctrl drives actuators with activation dynamics")
+    act0 = (jnp.zeros(na, model.dtype) if act is None else jnp.asarray(act, model.dtype)) if na else None
 
     def body(carry, x):
-        q, qd, cs, k, bad = carry
-        tau = policy(q, qd, x) if policy is not None else x
-        tau = applied_torques(model, tau, options)
+        q, qd, cs, a, k, bad = carry
+        t, tau_x, ctrl_x = x
+        tau = tau_policy(q, qd, t) if tau_policy is not None else tau_x
+        tau = jnp.zeros(model.nv, model.dtype) if tau is None else applied_torques(model, tau, options)
+        u = ctrl_policy(q, qd, t) if ctrl_policy is not None else ctrl_x
         for _ in range(substeps):
+            out = step(model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a)
+            q, qd = out[0], out[1]
             if stateful:
-                q, qd, cs = step(model, q, qd, tau, h, integrator, None, options, contact, cs)
-            else:
-                q, qd = step(model, q, qd, tau, h, integrator, None, options, contact)
+                cs = out[2]
+            if na:
+                a = out[-1]
         k = k + 1
         bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
-        return (q, qd, cs, k, bad), (q, qd, tau, cs)
+        return (q, qd, cs, a, k, bad), (q, qd, tau, cs, a)
 
     if remat:
         body = jax.checkpoint(body)
     bad0 = jnp.where(_all_finite(q0, qd0), -1, 0).astype(jnp.int32)
-    carry0 = (q0, qd0, cs0, jnp.zeros((), jnp.int32), bad0)
-    (_, _, _, _, bad), (qs, qds, taus, css) = jax.lax.scan(body, carry0, xs)
+    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0)
+    xs = (jnp.arange(steps), tau_xs, ctrl_xs)
+    (_, _, _, _, _, bad), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
     states = None
     if stateful:
         states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), cs0, css)
-    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus, bad, states)
+    act_traj = jnp.concatenate([act0[None], acts]) if act0 is not None else None
+    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus, bad, states, act_traj)
+
+
+def _controls(name, controls, n, dtype, steps):
+    """``(policy, array, steps)`` of a rollout's torques or ctrl: an array ``(T, n)`` (``steps``
+    checked or set to ``T``), a callable policy, or ``None``."""
+    if controls is None:
+        return None, None, steps
+    if callable(controls):
+        return controls, None, steps
+    u = jnp.asarray(controls, dtype)
+    if u.ndim != 2 or u.shape[1] != n:
+        raise ValueError(f"rollout: {name} must have shape (T, {n}), got {u.shape}")
+    if steps is not None and steps != u.shape[0]:
+        raise ValueError(f"rollout: steps={steps} but {name} has {u.shape[0]} rows")
+    return None, u, u.shape[0]
 
 
 def energy(model: Model, q, qd) -> Float[Array, ""]:

@@ -420,8 +420,75 @@ def load_urdf(
         dtype=dtype,
         geoms=make_geoms(**geoms, dtype=dtype),
     )
+    model = model.replace(actuators=_actuators(root, model, robot_name))
     check_finite_model(model, URDFError)
     return model
+
+
+def _actuators(root, model, robot_name):
+    """The model's actuators: one per simple ``<transmission>`` (one joint of the model with one
+    dof, one actuator; gear ``mechanicalReduction``, default 1), in document order; without
+    ``<transmission>``, one motor per revolute, continuous and prismatic joint, named after it
+    (gear 1). Control ranges and force ranges are open: the joints' effort limits bound the
+    torques (:mod:`jaxdyn.sim`). Other transmissions are left out, and an actuator named in
+    several transmissions (one motor driving several joints) becomes one control per joint,
+    ``ACTUATOR/JOINT``; one warning names both."""
+    from ..actuators import make_actuators
+
+    lay = model.layout
+    one_dof = {
+        n: (int(lay.v_start[j]), int(lay.q_start[j]))
+        for j, (n, t) in enumerate(zip(model.joint_names, model.joint_types))
+        if model.joint_nv[j] == 1 and t != "fixed"
+    }
+    trans = root.findall("transmission")
+    if not trans:
+        names = sorted(one_dof, key=lambda n: one_dof[n][0])
+        if not names:
+            return None
+        return make_actuators(names, [one_dof[n][0] for n in names], [one_dof[n][1] for n in names], dtype=model.dtype)
+    rows, skipped = [], []
+    for k, t in enumerate(trans):
+        what = f"<transmission name='{t.get('name')}'>" if t.get("name") else f"<transmission> {k}"
+        js, acts = t.findall("joint"), t.findall("actuator")
+        if len(js) != 1 or len(acts) != 1:
+            skipped.append(f"{what} ({len(js)} joints, {len(acts)} actuators)")
+            continue
+        jn = js[0].get("name")
+        if jn not in one_dof:
+            skipped.append(f"{what} (joint '{jn}' is not a moving 1-dof joint of the model)")
+            continue
+        red = acts[0].find("mechanicalReduction")
+        g = 1.0
+        if red is not None and (red.text or "").strip():
+            try:
+                g = float(red.text)  # type: ignore[arg-type]
+            except ValueError:
+                raise URDFError(f"{what}: mechanicalReduction {red.text!r} is not a number") from None
+            if not np.isfinite(g) or g == 0:
+                raise URDFError(f"{what}: mechanicalReduction must be finite and non-zero, got {red.text!r}")
+        rows.append((acts[0].get("name") or t.get("name") or jn, jn, g))
+    count: dict[str, int] = {}
+    for a, _, _ in rows:
+        count[a] = count.get(a, 0) + 1
+    shared = sorted(a for a, c in count.items() if c > 1)
+    names = [f"{a}/{j}" if count[a] > 1 else a for a, j, _ in rows]
+    notes = []
+    if skipped:
+        notes.append("transmissions not modelled: " + "; ".join(skipped))
+    if shared:
+        notes.append("actuators driving several joints, one control per joint here: " + ", ".join(shared))
+    if notes:
+        warnings.warn(f"URDF '{robot_name}': " + "; ".join(notes), UserWarning, stacklevel=3)
+    if not rows:
+        return None
+    return make_actuators(
+        names,
+        [one_dof[j][0] for _, j, _ in rows],
+        [one_dof[j][1] for _, j, _ in rows],
+        gear=np.array([g for _, _, g in rows]),
+        dtype=model.dtype,
+    )
 
 
 class _MeshReader:

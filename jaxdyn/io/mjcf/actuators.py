@@ -1,12 +1,14 @@
-"""Actuators of an MJCF model (:mod:`jaxdyn.io.mjcf`): jaxdyn keeps each joint's effort limit,
-from the actuators' force ranges, control ranges times gains, and gears, and the joints'
-``actuatorfrcrange``. Only joint transmission is supported; every error names the actuator."""
+"""Actuators of an MJCF model (:mod:`jaxdyn.io.mjcf`): each joint's effort limit, from the
+actuators' force ranges, control ranges times gains, and gears, and the joints'
+``actuatorfrcrange``; and the actuators themselves (:class:`jaxdyn.actuators.Actuators`, MuJoCo's
+force generation and activation dynamics, shortcuts expanded as MuJoCo's compiler does). Only
+joint transmission is supported; every error and warning names the actuator."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .parse import ACTUATORS, MJCFError, _actuator_semantics, _desc, _limited, _numbers
+from .parse import ACTUATORS, MJCFError, _actuator_semantics, _desc, _flag, _limited, _numbers
 
 
 def _effort_limits(root, ctx, jmap, nv):
@@ -66,3 +68,136 @@ def _effort_limits(root, ctx, jmap, nv):
         n_dof = {"free": 6, "ball": 3}.get(kind, 1)
         eff[d0 : d0 + n_dof] = np.minimum(eff[d0 : d0 + n_dof], afr)
     return eff
+
+
+class _Unmodelled(Exception):
+    """An actuator jaxdyn does not model (the model then loads without actuators, with a warning)."""
+
+
+def _num(a, key, default, what):
+    return float(_numbers(a.get(key, default), 1, f"{what} {key}")[0])
+
+
+def _prm(a, key, default, what):
+    """The first three of up to ten numbers (MuJoCo's ``gainprm``, ``biasprm``, ``dynprm``)."""
+    v = _numbers(a.get(key, default), 10, f"{what} {key}", at_least=1)
+    return np.concatenate([v, np.zeros(10)])[:3]
+
+
+def _force_generation(tag, a, what, ctx):
+    """MuJoCo's general parameters of an actuator element: ``(G, B, dyntype, time constant)``
+    (:mod:`jaxdyn.actuators`); shortcuts expanded as MuJoCo's compiler does."""
+    zero = np.zeros(3)
+    if tag == "motor":
+        return np.array([1.0, 0, 0]), zero, "none", 1.0
+    if tag in ("position", "intvelocity"):
+        kp, kv = _num(a, "kp", "1", what), _num(a, "kv", "0", what)
+        if "dampratio" in a and _num(a, "dampratio", "0", what) != 0:
+            ctx.warnings.append(f"{what}: dampratio is not modelled (the servo keeps kv={kv:g})")
+        if tag == "intvelocity":
+            return np.array([kp, 0, 0]), np.array([0, -kp, -kv]), "integrator", 1.0
+        tc = _num(a, "timeconst", "0", what)
+        return np.array([kp, 0, 0]), np.array([0, -kp, -kv]), "filterexact" if tc > 0 else "none", tc or 1.0
+    if tag == "velocity":
+        kv = _num(a, "kv", "1", what)
+        return np.array([kv, 0, 0]), np.array([0, 0, -kv]), "none", 1.0
+    if tag == "damper":
+        kv = _num(a, "kv", "0", what)
+        return np.array([0, 0, -kv]), zero, "none", 1.0
+    if tag == "cylinder":
+        area = _num(a, "area", "1", what)
+        if "diameter" in a:
+            area = np.pi / 4 * _num(a, "diameter", "1", what) ** 2
+        bias = _numbers(a.get("bias", "0 0 0"), 3, f"{what} bias")
+        return np.array([area, 0, 0]), bias, "filter", _num(a, "timeconst", "1", what)
+    if tag != "general":
+        raise _Unmodelled(
+            f"{what}: <{tag}> actuators are not modelled (motor, position, velocity, intvelocity, damper, "
+            "cylinder and general are)"
+        )
+    gaintype, biastype = a.get("gaintype", "fixed"), a.get("biastype", "none")
+    dyntype = a.get("dyntype", "none")
+    if gaintype not in ("fixed", "affine"):
+        raise _Unmodelled(f"{what}: gaintype '{gaintype}' is not modelled (fixed, affine are)")
+    if biastype not in ("none", "affine"):
+        raise _Unmodelled(f"{what}: biastype '{biastype}' is not modelled (none, affine are)")
+    if dyntype not in ("none", "integrator", "filter", "filterexact"):
+        raise _Unmodelled(f"{what}: dyntype '{dyntype}' is not modelled (none, integrator, filter, filterexact are)")
+    G = _prm(a, "gainprm", "1", what)
+    if gaintype == "fixed":
+        G[1:] = 0.0
+    B = _prm(a, "biasprm", "0", what) if biastype == "affine" else zero
+    return G, B, dyntype, float(_prm(a, "dynprm", "1", what)[0])
+
+
+def _actuators(root, ctx, jmap, model):
+    """The :class:`~jaxdyn.actuators.Actuators` of the model (``None`` without ``<actuator>``, or
+    with a warning naming the actuator when one drives a ball joint, which they do not model),
+    in MuJoCo's order. Errors are raised by :func:`_effort_limits` first."""
+    from ...actuators import make_actuators
+
+    elems = [e for r in root.findall("actuator") for e in r if isinstance(e.tag, str)]
+    if not elems:
+        return None
+    v_to_q = {int(v): int(q) for v, q, n in zip(model.layout.v_start, model.layout.q_start, model.joint_nv)}
+    cols = {
+        k: [] for k in ("names", "dof", "qpos", "gear", "gain", "bias", "ctrl", "force", "act", "dyn", "tc", "early")
+    }
+    for k, e in enumerate(elems):
+        what = _desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
+        a = ctx.attrs(e, "main", "actuator")
+        _body, d0, kind, _afr = jmap[e.get("joint") or e.get("jointinparent")]
+        try:
+            if kind == "ball":
+                raise _Unmodelled(f"{what}: actuators on ball joints are not modelled")
+            G, B, dyn, tc = _force_generation(e.tag, a, what, ctx)
+        except _Unmodelled as err:
+            ctx.warnings.append(
+                f"{err}, so the model has no actuators (drive it with joint torques; the effort limits are kept)"
+            )
+            return None
+        if dyn in ("filter", "filterexact") and tc <= 0:
+            raise MJCFError(f"{what}: the activation time constant must be positive, got {tc:g}")
+        rng = {}
+        for key in ("ctrl", "force", "act"):
+            rng[key] = [-np.inf, np.inf]
+            if _limited(a, f"{key}limited", f"{key}range", ctx, what):
+                lo, hi = _numbers(a.get(f"{key}range", "0 0"), 2, f"{what} {key}range")
+                if lo > hi:
+                    raise MJCFError(f"{what}: {key}range [{lo:g}, {hi:g}] has its lower bound above the upper")
+                rng[key] = [lo, hi]
+        inherit = _num(a, "inheritrange", "0", what) if e.tag in ("position", "intvelocity") else 0.0
+        if inherit > 0:  # the control range from the joint's range, scaled about its middle
+            lo, hi = float(model.q_lower[v_to_q[d0]]), float(model.q_upper[v_to_q[d0]])
+            if not np.isfinite(lo) or not np.isfinite(hi):
+                raise MJCFError(f"{what}: inheritrange needs a limited joint")
+            mid, half = (lo + hi) / 2, inherit * (hi - lo) / 2
+            rng["ctrl" if e.tag == "position" else "act"] = [mid - half, mid + half]
+        cols["names"].append(e.get("name") or f"actuator{k}")
+        cols["dof"].append(d0)
+        cols["qpos"].append(v_to_q[d0])
+        cols["gear"].append(_numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)[0])
+        cols["gain"].append(G)
+        cols["bias"].append(B)
+        cols["dyn"].append(dyn)
+        cols["tc"].append(tc)
+        cols["early"].append(_flag(a, "actearly", what, "false") == "true")
+        for key, col in (("ctrl", "ctrl"), ("force", "force"), ("act", "act")):
+            cols[col].append(rng[key])
+    if len(set(cols["names"])) != len(cols["names"]):
+        raise MJCFError("<actuator>: actuator names are not unique")
+    return make_actuators(
+        cols["names"],
+        cols["dof"],
+        cols["qpos"],
+        gear=np.array(cols["gear"]),
+        gain=np.array(cols["gain"]),
+        bias=np.array(cols["bias"]),
+        ctrl_range=np.array(cols["ctrl"]),
+        force_range=np.array(cols["force"]),
+        act_range=np.array(cols["act"]),
+        dyntype=cols["dyn"],
+        time_constant=np.array(cols["tc"]),
+        actearly=cols["early"],
+        dtype=model.dtype,
+    )

@@ -13,7 +13,7 @@ import numpy as np
 from ...model import Model, Topology, make_model
 from ..errors import check_finite_model
 from ..inertia import InertiaPolicy, check_policy
-from .actuators import _effort_limits
+from .actuators import _actuators, _effort_limits
 from .geoms import _frames, _geoms
 from .parse import MJCFError, _Ctx, _desc, _expand_includes, _flag, _numbers, _parse_defaults
 from .tree import _add_inertias, _bodies, _inertias, _joint_bodies, _names
@@ -73,9 +73,6 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         ctx.warnings.insert(
             0, "joint springdamper is not modelled by jaxdyn and was dropped for joints: " + ", ".join(springs)
         )
-    if ctx.warnings:
-        warnings.warn(f"MJCF model '{model_name}': " + "; ".join(ctx.warnings), UserWarning, stacklevel=2)
-
     topo = Topology(
         parents=tuple(jb["parent"]),
         joint_types=tuple(jb["type"]),
@@ -107,6 +104,9 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         dtype=dtype,
         geoms=geoms,
     )
+    model = model.replace(actuators=_actuators(root, ctx, jmap, model))
+    if ctx.warnings:
+        warnings.warn(f"MJCF model '{model_name}': " + "; ".join(ctx.warnings), UserWarning, stacklevel=2)
     check_finite_model(model, MJCFError)
     return model
 
