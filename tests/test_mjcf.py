@@ -681,3 +681,20 @@ def test_overflow_on_cast_to_float32_is_refused_by_name():
     assert float(quiet_load(xml).mass[0]) == 1e300  # finite in float64
     with pytest.raises(MJCFError, match="mass .*not finite in float32"):
         quiet_load(xml, dtype=jnp.float32)
+
+
+def test_geom_contact_parameters_are_warned_about_by_name():
+    xml = """<mujoco><default><geom solref="0.01 1"/></default><worldbody>
+    <geom name="floor" type="plane" size="1 1 .1"/>
+    <body><freejoint/><geom name="ball" size="0.1" solimp="0.015 1 0.031"/></body>
+    <body pos="1 0 0"><freejoint/><geom name="visual" size="0.1" contype="0" conaffinity="0" solimp="0.5 0.6 0.01"/></body>
+    </worldbody></mujoco>"""
+    with pytest.warns(
+        UserWarning, match=r"solref of 2 geoms \(.*'floor'.*'ball'.*\); solimp of 1 geom \(.*'ball'"
+    ) as rec:
+        jaxdyn.load_mjcf(xml)
+    assert "visual" not in str(rec[0].message)  # a geom that collides with nothing is not named
+    default = """<mujoco><worldbody><body><freejoint/><geom size="0.1" solref="0.02 1" gap="0"/></body></worldbody></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jaxdyn.load_mjcf(default)  # MuJoCo's defaults written out change nothing

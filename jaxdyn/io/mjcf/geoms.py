@@ -49,6 +49,7 @@ def _geoms(root, ctx, bodies, owner, dtype):
         names=[],
     )
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
+    geom_attrs = []  # (attributes, description) of each geom kept
     g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
     mesh_geoms = []  # (geom index, attributes, description) of the mesh geoms
     skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
@@ -84,11 +85,13 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g["condim"].append(_condim(a, gw))
             g["margin"].append(float(_numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
             g["names"].append(a.get("name", ""))
+            geom_attrs.append((a, gw))
             g_mjbody.append(i)
             if gtype == "mesh":
                 mesh_geoms.append((len(g["type"]) - 1, a, gw))
     exclude, pairs, pair_values = _contact_lists(root, ctx, bodies, g_mjbody, g["names"], skipped_geoms)
     in_pairs = {k for p in pairs for k in p}
+    _warn_geom_contact_parameters(ctx, g, geom_attrs, in_pairs)
     for k, a, gw in mesh_geoms:  # the hulls of the meshes that may collide (visual ones never do)
         if g["contype"][k] or g["conaffinity"][k] or k in in_pairs:
             hull = _mesh_hull(ctx, a, gw)
@@ -112,6 +115,34 @@ def _geoms(root, ctx, bodies, owner, dtype):
         dtype=dtype,
     )
     return geoms
+
+
+# MuJoCo's defaults of a geom's contact parameters that jaxdyn's force law does not read
+GEOM_PARAMETERS = {"solref": (0.02, 1.0), "solimp": (0.9, 0.95, 0.001, 0.5, 2.0), "solmix": (1.0,), "gap": (0.0,)}
+
+
+def _warn_geom_contact_parameters(ctx, g, geom_attrs, in_pairs):
+    """One warning naming the collidable geoms whose ``solref``, ``solimp``, ``solmix`` or ``gap``
+    (their own or their class's) differ from MuJoCo's defaults: jaxdyn's contact law
+    (:class:`jaxdyn.contact.ContactParams`) does not read them."""
+    found: dict[str, list[str]] = {}
+    for k, (a, gw) in enumerate(geom_attrs):
+        if not (g["contype"][k] or g["conaffinity"][k] or k in in_pairs):
+            continue
+        for key, default in GEOM_PARAMETERS.items():
+            if key in a:
+                v = _numbers(a[key], len(default), f"{gw} {key}", at_least=1)
+                if not np.allclose(v, default[: len(v)]):
+                    found.setdefault(key, []).append(gw)
+    if found:
+        parts = [
+            f"{key} of {len(w)} geom{'s' if len(w) > 1 else ''} ({', '.join(w[:4])}{', ...' if len(w) > 4 else ''})"
+            for key, w in found.items()
+        ]
+        ctx.warnings.append(
+            "geom contact parameters are not read (jaxdyn.contact.ContactParams sets the contact law): "
+            + "; ".join(parts)
+        )
 
 
 def _mesh_hull(ctx, a, gw):
