@@ -23,6 +23,8 @@ ONLY_SPRINGS = sim.SimOptions(damping=False, friction=False, joint_limits=False,
 def _load(path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # springs are modelled: nothing is dropped
+        # but the contact law's parameters are named (dm_control's humanoid sets solref, solimp)
+        warnings.filterwarnings("ignore", message=".*geom contact parameters are not read")
         return jaxdyn.load_mjcf(path)
 
 
