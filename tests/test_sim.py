@@ -212,46 +212,63 @@ def test_substeps_and_float32():
     assert np.allclose(ref.q[-1], fine.q[-1], atol=1e-12)  # substeps == finer control steps
 
 
-def test_auto_kernel_matches_generic():
-    """SimOptions(kernel="auto"), the default: under vmap forward dynamics runs kernels.aba_batch; steps,
-    gradients (w.r.t. state and model) and jacfwd equal the generic path; a batched model falls
-    back to vmap(aba); one unbatched call is plain ABA."""
+def _kernel_case():
+    """A revolute-prismatic chain and a batch of 4 states and torques."""
     m = builders.chain(2, ("revolute", "prismatic"), seed=4, dtype=jnp.float64)
-    soa = sim.SimOptions(kernel="auto")
     k = jax.random.split(jax.random.PRNGKey(0), 3)
     q = jax.vmap(lambda kk: jaxdyn.random_configuration(m, kk))(jax.random.split(k[0], 4))
     qd, tau = jax.random.normal(k[1], (4, m.nv)), jax.random.normal(k[2], (4, m.nv))
+    return m, q, qd, tau
+
+
+def _batched_loss(model, q, qd, tau, opts):
+    qdd = jax.vmap(lambda q, v, t: sim.forward_dynamics(model, q, v, t, None, opts))(q, qd, tau)
+    return jnp.sum(jnp.sin(qdd))
+
+
+AUTO, GENERIC = sim.SimOptions(kernel="auto"), sim.SimOptions(kernel="generic")
+
+
+def test_auto_kernel_matches_generic():
+    """SimOptions(kernel="auto"), the default: under vmap forward dynamics runs kernels.aba_batch;
+    steps and the gradient w.r.t. the state equal the generic path; a batched model falls back to
+    vmap(aba); one unbatched call is plain ABA. (The gradient w.r.t. the model and jacfwd:
+    test_auto_kernel_derivatives_match_generic, in the slow set.)"""
+    assert sim.SimOptions().kernel == "auto"
+    m, q, qd, tau = _kernel_case()
 
     def stepper(opts, model=m):
         return jax.vmap(lambda q, v, t: sim.step(model, q, v, t, 1e-2, "semi_implicit_euler", None, opts))
 
-    a, b = jax.jit(stepper(soa))(q, qd, tau), jax.jit(stepper(sim.SimOptions(kernel="generic")))(q, qd, tau)
+    a, b = jax.jit(stepper(AUTO))(q, qd, tau), jax.jit(stepper(GENERIC))(q, qd, tau)
     np.testing.assert_allclose(a[0], b[0], atol=1e-12)
     np.testing.assert_allclose(a[1], b[1], atol=1e-12)
-    assert "transpose" in str(jax.make_jaxpr(stepper(soa))(q, qd, tau))  # the SoA layout is in the program
-
-    def loss(model, q, opts):
-        qdd = jax.vmap(lambda q, v, t: sim.forward_dynamics(model, q, v, t, None, opts))(q, qd, tau)
-        return jnp.sum(jnp.sin(qdd))
-
-    g = jax.jit(jax.grad(lambda mm, q: loss(mm, q, soa), (0, 1)))(m, q)
-    r = jax.jit(jax.grad(lambda mm, q: loss(mm, q, sim.SimOptions(kernel="generic")), (0, 1)))(m, q)
-    np.testing.assert_allclose(g[1], r[1], rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(g[0].mass, r[0].mass, rtol=1e-9, atol=1e-9)
-    fd = lambda opts: jax.jit(jax.vmap(jax.jacfwd(lambda q, v, t: sim.forward_dynamics(m, q, v, t, None, opts))))  # noqa: E731
-    np.testing.assert_allclose(fd(soa)(q, qd, tau), fd(sim.SimOptions(kernel="generic"))(q, qd, tau), atol=1e-10)
+    assert "transpose" in str(jax.make_jaxpr(stepper(AUTO))(q, qd, tau))  # the SoA layout is in the program
+    g = jax.jit(jax.grad(lambda q: _batched_loss(m, q, qd, tau, AUTO)))(q)
+    r = jax.jit(jax.grad(lambda q: _batched_loss(m, q, qd, tau, GENERIC)))(q)
+    np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-9)
     # a batch of models (vmap over the model too) and a single unbatched call
     ms = jax.vmap(lambda s: m.replace(mass=m.mass * s))(jnp.linspace(1.0, 2.0, 4))
-    both = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, soa)))(ms, q, qd, tau)
-    ref = jax.jit(
-        jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, sim.SimOptions(kernel="generic")))
-    )(ms, q, qd, tau)
+    both = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, AUTO)))(ms, q, qd, tau)
+    ref = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, GENERIC)))(ms, q, qd, tau)
     np.testing.assert_allclose(both, ref, atol=1e-12)
     one = jax.jit(lambda opts: sim.forward_dynamics(m, q[0], qd[0], tau[0], None, opts), static_argnums=0)
-    np.testing.assert_allclose(one(soa), one(sim.SimOptions(kernel="generic")), atol=1e-12)
+    np.testing.assert_allclose(one(AUTO), one(GENERIC), atol=1e-12)
     with pytest.raises(ValueError, match="unknown kernel 'fast'"):
         sim.SimOptions(kernel="fast")
     assert sim.SimOptions(kernel="soa").kernel == "auto"  # the former name
+
+
+def test_auto_kernel_derivatives_match_generic():
+    """Under vmap with kernel="auto" the gradient w.r.t. the model and the state and jacfwd of
+    forward dynamics equal the generic path's."""
+    m, q, qd, tau = _kernel_case()
+    g = jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau, AUTO), (0, 1)))(m, q)
+    r = jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau, GENERIC), (0, 1)))(m, q)
+    np.testing.assert_allclose(g[1], r[1], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g[0].mass, r[0].mass, rtol=1e-9, atol=1e-9)
+    fd = lambda opts: jax.jit(jax.vmap(jax.jacfwd(lambda q, v, t: sim.forward_dynamics(m, q, v, t, None, opts))))  # noqa: E731
+    np.testing.assert_allclose(fd(AUTO)(q, qd, tau), fd(GENERIC)(q, qd, tau), atol=1e-10)
 
 
 def test_sim_bad_input():
