@@ -143,7 +143,8 @@ def make_actuators(
     )
 
 
-def _of(model) -> Actuators:
+def of_model(model) -> Actuators:
+    """The model's actuators (``ValueError`` naming the model when it has none)."""
     acts = getattr(model, "actuators", None)
     if acts is None or acts.nu == 0:
         raise ValueError(f"model '{model.name}' has no actuators: drive it with joint torques (tau)")
@@ -164,7 +165,7 @@ def _check_act(acts: Actuators, act):
 
 def lengths(model, q) -> Float[Array, " nu"]:
     """The actuators' lengths ``l = g q_k`` (MuJoCo's ``actuator_length``)."""
-    acts = _of(model)
+    acts = of_model(model)
     return acts.gear * jnp.asarray(q, model.dtype)[jnp.asarray(acts.qpos, jnp.int32)]
 
 
@@ -173,7 +174,7 @@ def forces(model, q, qd, ctrl, act=None) -> Float[Array, " nu"]:
     ``ctrl (nu,)``; ``act (na,)``: the activations of the stateful actuators (``None``: zero),
     read by actuators without ``actearly`` (with it, call :func:`forces` with the updated
     activation, :func:`next_activation`)."""
-    acts = _of(model)
+    acts = of_model(model)
     ctrl = jnp.asarray(ctrl, model.dtype)
     _check_ctrl(acts, ctrl)
     w = jnp.clip(ctrl, acts.ctrl_range[:, 0], acts.ctrl_range[:, 1])
@@ -194,7 +195,7 @@ def joint_torques(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
     """The actuators' joint torques ``tau_k = sum_i g_i F_i`` (MuJoCo's ``qfrc_actuator``
     before the joints' ``actuatorfrcrange``, which :mod:`jaxdyn.sim` applies through the
     model's effort limit)."""
-    acts = _of(model)
+    acts = of_model(model)
     F = forces(model, q, qd, ctrl, act)
     return jnp.zeros(model.nv, model.dtype).at[jnp.asarray(acts.dof, jnp.int32)].add(acts.gear * F)
 
@@ -204,7 +205,7 @@ def velocity_derivative(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
     it diagonal): ``g_i^2 (G_i2 u_i + B_i2)`` summed per dof, leaving out the actuators whose force
     is at a bound of its force range, as MuJoCo's ``mjd_actuator_vel`` does. ``implicit_euler``
     (:mod:`jaxdyn.sim`) treats ``-h`` times it as joint damping, MuJoCo's ``implicitfast``."""
-    acts = _of(model)
+    acts = of_model(model)
     F = forces(model, q, qd, ctrl, act)
     u = jnp.clip(jnp.asarray(ctrl, model.dtype), acts.ctrl_range[:, 0], acts.ctrl_range[:, 1])
     if acts.na:
@@ -217,7 +218,7 @@ def velocity_derivative(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
 
 def next_activation(model, ctrl, act, dt) -> Float[Array, " na"]:
     """The activations after a step of ``dt`` (module docstring; MuJoCo's Euler update)."""
-    acts = _of(model)
+    acts = of_model(model)
     ctrl = jnp.asarray(ctrl, model.dtype)
     _check_ctrl(acts, ctrl)
     act = jnp.asarray(act, model.dtype)
@@ -243,7 +244,7 @@ def next_activation(model, ctrl, act, dt) -> Float[Array, " na"]:
 def early_activation(model, ctrl, act, dt):
     """The activation the forces read: ``act``, with the actuators marked ``actearly`` taking
     their value after the step (MuJoCo's ``actearly``)."""
-    acts = _of(model)
+    acts = of_model(model)
     if not acts.na or not any(acts.actearly[i] for i in acts.stateful):
         return act
     new = next_activation(model, ctrl, act, dt)

@@ -628,7 +628,7 @@ def step(
     qd = jnp.asarray(qd, model.dtype)
     act_force = act1 = None
     if ctrl is not None:
-        acts = actuators._of(model)
+        acts = actuators.of_model(model)
         if acts.na:
             act = jnp.zeros(acts.na, model.dtype) if act is None else jnp.asarray(act, model.dtype)
             act1 = actuators.next_activation(model, ctrl, act, dt)
@@ -707,7 +707,7 @@ def rollout(
     tau_policy, tau_xs, steps = _controls("controls", controls_or_policy, model.nv, model.dtype, steps)
     ctrl_policy, ctrl_xs, steps = _controls("ctrl", ctrl, model.nu, model.dtype, steps)
     if ctrl is not None:
-        actuators._of(model)
+        actuators.of_model(model)
     if controls_or_policy is None and ctrl is None:
         raise ValueError("rollout: give torques (controls_or_policy), a ctrl for the actuators, or both")
     if steps is None:

@@ -438,8 +438,8 @@ def _actuators(root, model, robot_name):
     lay = model.layout
     one_dof = {
         n: (int(lay.v_start[j]), int(lay.q_start[j]))
-        for j, (n, t) in enumerate(zip(model.joint_names, model.joint_types))
-        if model.joint_nv[j] == 1 and t != "fixed"
+        for j, n in enumerate(model.joint_names)
+        if model.joint_nv[j] == 1  # revolute, continuous, prismatic
     }
     trans = root.findall("transmission")
     if not trans:

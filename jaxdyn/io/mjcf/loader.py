@@ -34,24 +34,8 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         names the element (what is supported: :mod:`jaxdyn.io.mjcf`).
     """
     check_policy(inertia)
-    text, main_dir = _read(source)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as e:
-        raise MJCFError(f"malformed MJCF XML: {e}") from None
-    if root.tag != "mujoco":
-        raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>")
-    _expand_includes(root, main_dir, main_dir)
-    ctx = _Ctx()
+    root, ctx, gravity = parse_scene(source)
     model_name = root.get("model", "mujoco")
-    gravity = _settings(root, ctx)  # compiler and option first (they may follow the body tree)
-    ctx.defaults["main"] = {}
-    for child in root:
-        if child.tag == "default":
-            _parse_defaults(child, {}, ctx, top=True)
-    _refuse_unsupported(root)
-    ctx.main_dir = main_dir
-    _mesh_assets(root, ctx)
 
     bodies = _bodies(root, ctx)
     joint_name, jnames = _names(bodies)
@@ -109,6 +93,31 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         warnings.warn(f"MJCF model '{model_name}': " + "; ".join(ctx.warnings), UserWarning, stacklevel=2)
     check_finite_model(model, MJCFError)
     return model
+
+
+def parse_scene(source):
+    """The ``<mujoco>`` element of an MJCF file or text with its includes expanded, the parsing
+    context (compiler settings, default classes, mesh assets) and ``<option>``'s gravity: what
+    :func:`load_mjcf` and :func:`jaxdyn.sensors.from_mjcf` read the scene's elements with.
+    Unsupported elements and malformed XML raise :class:`MJCFError`."""
+    text, main_dir = _read(source)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        raise MJCFError(f"malformed MJCF XML: {e}") from None
+    if root.tag != "mujoco":
+        raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>")
+    _expand_includes(root, main_dir, main_dir)
+    ctx = _Ctx()
+    gravity = _settings(root, ctx)  # compiler and option first (they may follow the body tree)
+    ctx.defaults["main"] = {}
+    for child in root:
+        if child.tag == "default":
+            _parse_defaults(child, {}, ctx, top=True)
+    _refuse_unsupported(root)
+    ctx.main_dir = main_dir
+    _mesh_assets(root, ctx)
+    return root, ctx, gravity
 
 
 def _read(source):

@@ -10,14 +10,12 @@ its named frames (every MuJoCo body is one), so the sensors follow the model's b
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
 import numpy as np
 
 from ...model import Model
 from .geom_inertia import _body_inertia, _geom_mass, _geom_shape, geom_volume_inertia
-from .loader import _mesh_assets, _read, _settings
-from .parse import I3, MJCFError, _compose, _Ctx, _desc, _expand_includes, _numbers, _parse_defaults, _pose, _z_to
+from .loader import parse_scene
+from .parse import I3, MJCFError, _compose, _desc, _numbers, _pose, _z_to
 from .tree import _bodies, _names
 
 # type -> (dimension, stage, data type); MuJoCo's sensor_dim, needstage and datatype
@@ -101,7 +99,7 @@ def parse_sensors(source, model: Model, unsupported: str = "error"):
     sensors' descriptions (dropped with ``unsupported="warn"``) and ``<option magnetic>``."""
     if unsupported not in ("error", "warn"):
         raise ValueError(f"unsupported must be 'error' or 'warn', got {unsupported!r}")
-    root, ctx = _parse_root(source)
+    root, ctx, _ = parse_scene(source)
     scene = _Scene(root, ctx, model)
     specs: list[dict] = []
     dropped: list[str] = []
@@ -128,28 +126,6 @@ def parse_sensors(source, model: Model, unsupported: str = "error"):
             names.add(spec["name"])
             specs.append(spec)
     return specs, dropped, scene.magnetic
-
-
-def _parse_root(source):
-    """The ``<mujoco>`` element with includes expanded, and the parsing context (compiler
-    settings, default classes, mesh assets), as :func:`~jaxdyn.io.mjcf.load_mjcf` reads them."""
-    text, main_dir = _read(source)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as e:
-        raise MJCFError(f"malformed MJCF XML: {e}") from None
-    if root.tag != "mujoco":
-        raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>")
-    _expand_includes(root, main_dir, main_dir)
-    ctx = _Ctx()
-    _settings(root, ctx)
-    ctx.defaults["main"] = {}
-    for child in root:
-        if child.tag == "default":
-            _parse_defaults(child, {}, ctx, top=True)
-    ctx.main_dir = main_dir
-    _mesh_assets(root, ctx)
-    return root, ctx
 
 
 class _Scene:
