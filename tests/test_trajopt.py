@@ -119,6 +119,31 @@ def test_lqr_one_iteration_matches_riccati_and_direct_solve():
     np.testing.assert_allclose(res.k, 0.0, atol=1e-10)  # converged: no feedforward left
 
 
+def test_jit_vmap_with_closed_over_inputs():
+    """``jit(vmap(ilqr))`` with ``x0`` or the initial controls closed over (concrete constants
+    inside the trace, where every jnp operation returns a tracer): the value checks run on the
+    host values and the batched solves equal the one-by-one ones."""
+    rng = np.random.default_rng(5)
+    nx, nu, T = 3, 2, 8
+    dyn = to.LinearDynamics(np.eye(nx) + 0.1 * rng.standard_normal((nx, nx)), rng.standard_normal((nx, nu)))
+    cost = to.quadratic_cost(jnp.zeros(nx), 1.0, 0.1, nu=nu)
+    opt = to.ILQROptions(max_iterations=3)
+    X0 = jnp.asarray(rng.standard_normal((2, nx)))
+    U = jnp.zeros((T, nu))
+    solve = lambda x, u: to.ilqr(dyn, cost, x, u, -1.0, 1.0, options=opt).cost
+    ref = np.array([solve(x, U) for x in X0])
+    u_closed = jax.jit(jax.vmap(lambda x: solve(x, U)))(X0)
+    both_closed = jax.jit(lambda: jax.vmap(lambda x: solve(x, U))(X0))()
+    x_closed = jax.jit(jax.vmap(lambda u: solve(X0[0], u)))(jnp.stack([U, U + 0.1]))
+    np.testing.assert_allclose(u_closed, ref, rtol=1e-12)
+    np.testing.assert_allclose(both_closed, ref, rtol=1e-12)
+    np.testing.assert_allclose(x_closed[0], ref[0], rtol=1e-12)
+    # a closed-over constant is still checked
+    U_nan = U.at[0, 0].set(jnp.nan)
+    with pytest.raises(ValueError, match="u_init contains NaN"):
+        jax.jit(lambda x: solve(x, U_nan))(X0[0])
+
+
 def test_box_qp_active_bounds():
     H = jnp.array([[2.0, 0.5], [0.5, 1.0]])
     g = jnp.array([-4.0, 0.2])

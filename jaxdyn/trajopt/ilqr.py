@@ -355,8 +355,20 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
     return ILQRResult(s.xs, s.us, s.k, s.K, s.J, s.history, s.it, s.converged, s.mu)
 
 
-def _concrete(a) -> bool:
-    return not isinstance(a, jax.core.Tracer)
+def _host_value(a):
+    """``a`` as a NumPy array when it is concrete (a Python number, NumPy or committed JAX
+    array), ``None`` when it is traced (an argument of an enclosing ``jit``/``vmap``/``grad``).
+
+    The input checks run on these host values only: inside a ``jit`` every ``jnp`` operation,
+    even on a closed-over constant, returns a tracer, so ``bool(jnp.all(...))`` there would raise
+    ``TracerBoolConversionError``. Shapes are always static and are checked regardless.
+    """
+    if isinstance(a, jax.core.Tracer):
+        return None
+    try:
+        return np.asarray(a)
+    except Exception:  # an object NumPy cannot read concretely: leave the value unchecked
+        return None
 
 
 def ilqr(
@@ -375,7 +387,9 @@ def ilqr(
 
     Returns an :class:`ILQRResult`. The solve is one jitted program (``eqx.filter_jit``): arrays
     in ``dynamics``/``cost`` and ``x0``/``u_init``/limits are traced, so a new target or initial
-    guess reuses it. Raises ``ValueError`` for wrong shapes, non-finite inputs or empty boxes.
+    guess reuses it. Raises ``ValueError`` for wrong shapes and, where the values are concrete
+    (not arguments of an enclosing ``jit``/``vmap``, closed-over constants included), for
+    non-finite inputs or empty boxes; ``jax.jit(jax.vmap(...))`` of it works either way.
     """
     if not isinstance(dynamics, Dynamics):
         raise ValueError(f"ilqr: dynamics must be a jaxdyn.trajopt.Dynamics, got {type(dynamics).__name__}")
@@ -384,6 +398,7 @@ def ilqr(
     if not isinstance(options, ILQROptions):
         raise ValueError(f"ilqr: options must be an ILQROptions, got {type(options).__name__}")
     dtype = dynamics.model.dtype if isinstance(dynamics, ModelDynamics) else None
+    x0_host, u_host = _host_value(x0), _host_value(u_init)
     x0 = jnp.asarray(x0, dtype)
     if not jnp.issubdtype(x0.dtype, jnp.floating):
         x0 = x0.astype(jnp.result_type(float))
@@ -394,24 +409,27 @@ def ilqr(
         raise ValueError(f"ilqr: x0 must have shape ({nx},) (the dynamics' state size), got {x0.shape}")
     if u_init.ndim != 2 or u_init.shape[1] != nu or u_init.shape[0] < 1:
         raise ValueError(f"ilqr: u_init must have shape (T, {nu}) with T >= 1, got {u_init.shape}")
-    lim = []
-    for name, v, default in (("u_lower", u_lower, -jnp.inf), ("u_upper", u_upper, jnp.inf)):
-        v = jnp.full(nu, default, dtype) if v is None else jnp.asarray(v, dtype)
+    lim, lim_host = [], []
+    for name, v, default in (("u_lower", u_lower, -np.inf), ("u_upper", u_upper, np.inf)):
+        v = default if v is None else v
+        lim_host.append(_host_value(v))
+        v = jnp.asarray(v, dtype)
         if v.ndim == 0:
             v = jnp.full(nu, v, dtype)
         if v.shape != (nu,):
             raise ValueError(f"ilqr: {name} must be a scalar or have shape ({nu},), got {v.shape}")
         lim.append(v)
     lo, hi = lim
-    if _concrete(x0) and not bool(jnp.all(jnp.isfinite(x0))):
+    if x0_host is not None and not np.all(np.isfinite(x0_host)):
         raise ValueError("ilqr: x0 contains NaN or inf")
-    if _concrete(u_init) and not bool(jnp.all(jnp.isfinite(u_init))):
+    if u_host is not None and not np.all(np.isfinite(u_host)):
         raise ValueError("ilqr: u_init contains NaN or inf")
-    if _concrete(lo) and _concrete(hi):
-        if bool(jnp.any(jnp.isnan(lo))) or bool(jnp.any(jnp.isnan(hi))):
+    lo_host, hi_host = lim_host
+    if lo_host is not None and hi_host is not None:
+        if np.any(np.isnan(lo_host)) or np.any(np.isnan(hi_host)):
             raise ValueError("ilqr: u_lower/u_upper contain NaN")
-        if bool(jnp.any(lo > hi)):
-            raise ValueError(f"ilqr: u_lower must be <= u_upper, got {np.asarray(lo)} > {np.asarray(hi)}")
+        if np.any(lo_host > hi_host):
+            raise ValueError(f"ilqr: u_lower must be <= u_upper, got {lo_host} > {hi_host}")
     if options.max_iterations < 1 or not options.alphas or options.qp_iterations < 1:
         raise ValueError("ilqr: options need max_iterations >= 1, qp_iterations >= 1 and at least one alpha")
     return _solve(dynamics, cost, x0, u_init, lo, hi, options)
