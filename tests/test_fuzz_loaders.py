@@ -1,11 +1,11 @@
 """Property-based fuzzing of the model loaders on real robot descriptions.
 
-Each example mutates a real file (deleted attributes and elements, wrong numbers, NaN, inf and
-huge values, duplicated names, cycles, unknown tags, truncation). Every mutated input must either
-load into a model whose numbers are all finite (limits may be infinite), or raise the library's
-own :class:`jaxdyn.LoadError` with a message that names what is at fault. Any other exception, a
-hang (hypothesis' deadline) or a model holding NaN fails the test. Hypothesis draws new seeds on
-every run; a failure prints the example to replay.
+Each example mutates a real file (deleted or misspelt attributes, deleted elements, wrong
+numbers, NaN, inf and huge values, duplicated names, cycles, unknown tags, truncation). Every
+mutated input must either load into a model whose numbers are all finite (limits may be
+infinite), or raise the library's own :class:`jaxdyn.LoadError` with a message that names what
+is at fault. Any other exception, a hang (hypothesis' deadline) or a model holding NaN fails
+the test. Hypothesis draws new seeds on every run; a failure prints the example to replay.
 """
 
 import glob
@@ -72,6 +72,12 @@ def _mutate(text, ops):
             del el.attrib[sorted(el.attrib)[j % len(el.attrib)]]
         elif op == "set_attr" and el.attrib:
             el.set(sorted(el.attrib)[j % len(el.attrib)], value)
+        elif op == "rename_attr" and el.attrib:
+            # a misspelt attribute name: one letter dropped
+            k = sorted(el.attrib)[j % len(el.attrib)]
+            n = i % len(k)
+            if k[:n] + k[n + 1 :]:
+                el.set(k[:n] + k[n + 1 :], el.attrib.pop(k))
         elif op == "del_elem":
             parent.remove(el)
         elif op == "dup_elem":
@@ -102,7 +108,17 @@ def _mutate(text, ops):
 OPS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["del_attr", "set_attr", "del_elem", "dup_elem", "unknown_tag", "swap_names", "move_elem", "truncate"]
+            [
+                "del_attr",
+                "set_attr",
+                "rename_attr",
+                "del_elem",
+                "dup_elem",
+                "unknown_tag",
+                "swap_names",
+                "move_elem",
+                "truncate",
+            ]
         ),
         st.integers(0, 10_000),
         st.integers(0, 10_000),

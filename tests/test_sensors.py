@@ -311,9 +311,7 @@ def _xml(body="", sensor="", extra=""):
         ),
         ('<gyro name="x" site="s" delay="0.01"/>', "", "", r"<gyro name='x'>: delay is not supported"),
         ('<gyro name="x" site="s"/><gyro name="x" site="s"/>', "", "", r"<gyro name='x'>: duplicate sensor name"),
-        ('<gyro name="x" site="s" class="c"/>', "", "", "sensors take no class attribute"),
         ('<gyro name="x" site="s" noise="-1"/>', "", "", "must not be negative"),
-        ('<frobnicator name="x"/>', "", "", r"unknown sensor element <frobnicator>"),
         ('<touch name="x" site="s"/>', "", '<default><site type="plane"/></default>', "site 's' has type 'plane'"),
     ],
 )

@@ -39,6 +39,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import warnings
@@ -51,6 +52,8 @@ from ..model import Model, Topology, make_model
 from .errors import LoadError, check_finite_model
 from .inertia import InertiaPolicy, check_policy, combine
 from .meshes import MeshError, hull_vertices, read_mesh, resolve_mesh_path
+
+URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
 
 class URDFError(LoadError):
@@ -221,8 +224,10 @@ def load_urdf(
         for role, ln in (("parent", p), ("child", c)):
             if ln not in links:
                 raise URDFError(f"joint '{n}': {role} link '{ln}' is not defined")
-        if t not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar"):
-            raise URDFError(f"joint '{n}': unknown joint type {t!r}")
+        if t not in URDF_JOINT_TYPES:
+            close = difflib.get_close_matches(str(t), URDF_JOINT_TYPES, n=1, cutoff=0.0)
+            hint = f" (closest known: '{close[0]}')" if close and t else f" (one of {', '.join(URDF_JOINT_TYPES)})"
+            raise URDFError(f"joint '{n}': unknown joint type {t!r}{hint}")
         if je.find("mimic") is not None and mimic == "error":
             mim = je.find("mimic")
             raise URDFError(

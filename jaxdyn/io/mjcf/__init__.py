@@ -94,11 +94,12 @@ when it is not convex (``exact`` and ``convex`` are computed, and ``legacy`` of 
 mesh, which equals ``exact``; a mesh without faces is its convex hull), a mesh that encloses no volume,
 or asks for ``shellinertia`` or mesh fitting (add an ``<inertial>``, the message says so); ``<freejoint align="true">`` / ``<compiler alignfree="true">`` (moves the body
 frame); frame ``scale``; actuators with tendon, site, body or slider-crank transmission, or on a
-free joint; missing include files, unknown default classes, duplicate names, unknown elements
-in the body tree, and numbers that do not parse, are not finite or come in the wrong count
-(the message names element and attribute). Elements that do not affect the dynamics
-(``visual``, ``asset``, ``sensor``, ``keyframe``, ``statistic``, ``custom``,
-``size``, cameras, lights) are ignored; :func:`jaxdyn.sensors.from_mjcf` reads ``<sensor>``.
+free joint; missing include files, unknown default classes, duplicate names, elements and
+attributes that MuJoCo's schema does not know where they are written (misspellings: the message
+names the closest known name, :mod:`.schema`), keywords outside their set, and numbers that do
+not parse, are not finite or come in the wrong count (the message names element and attribute).
+Elements that do not affect the dynamics (``visual``, ``asset``, ``sensor``, ``keyframe``,
+``statistic``, ``custom``, ``size``, cameras, lights) are ignored; :func:`jaxdyn.sensors.from_mjcf` reads ``<sensor>``.
 
 ``<contact>``: ``<exclude body1 body2>`` becomes ``model.geoms.exclude`` (the geoms of the two
 MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1

@@ -16,6 +16,7 @@ from ..inertia import InertiaPolicy, check_policy
 from .actuators import _actuators, _effort_limits
 from .geoms import _frames, _geoms
 from .parse import MJCFError, _Ctx, _desc, _expand_includes, _flag, _numbers, _parse_defaults
+from .schema import check_scene
 from .tree import _add_inertias, _bodies, _inertias, _joint_bodies, _names
 
 
@@ -108,6 +109,7 @@ def parse_scene(source):
     if root.tag != "mujoco":
         raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>")
     _expand_includes(root, main_dir, main_dir)
+    check_scene(root)  # misspelt or misplaced names first, as MuJoCo refuses them
     ctx = _Ctx()
     gravity = _settings(root, ctx)  # compiler and option first (they may follow the body tree)
     ctx.defaults["main"] = {}
