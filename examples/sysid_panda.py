@@ -180,7 +180,7 @@ def main(argv=None):
 
     out_urdf = os.path.join(out, "panda_identified.urdf")
     print(
-        f"\n$ jaxdyn identify {robot_path('panda')} {csv} --out {out_urdf} --holdout 0.25 --plots {out}  "
+        f"\n$ jaxdyn identify {robot_path('panda')} {csv} --out {out_urdf} --holdout 0.25 --plots {out} --force  "
         f"[{time.time() - t0:.1f} s]"
     )
     rc = cli(
@@ -196,6 +196,7 @@ def main(argv=None):
             out,
             "--steps",
             str(size["steps"]),
+            "--force",  # the example's own output of an earlier run
         ]
     )
     identified = jaxdyn.load_urdf(out_urdf)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._argtypes import Parser, count
+from ._files import OutputExists, refuse_existing
 from ._x64 import x64_context  # noqa: F401  (also importable from here, as before)
 
 
@@ -118,13 +120,13 @@ def _view(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="jaxdyn", description="Differentiable batched rigid-body dynamics in JAX")
+    p = Parser(prog="jaxdyn", description="Differentiable batched rigid-body dynamics in JAX")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="load a shipped robot, run RNEA/CRBA/ABA on a batch, check and time them")
-    d.add_argument("--robot", default="panda", help="one of: double_pendulum, ur5, panda, solo12, talos")
-    d.add_argument("--batch", type=int, default=4096)
+    d.add_argument("--robot", default="panda", help="a shipped robot: one of jaxdyn.available_robots()")
+    d.add_argument("--batch", type=count(1), default=4096, help="states per batch (default 4096)")
     d.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    d.add_argument("--repeats", type=int, default=10)
+    d.add_argument("--repeats", type=count(1), default=10, help="timed runs per algorithm (default 10)")
     d.add_argument("--seed", type=int, default=0)
     b = sub.add_parser(
         "bench", help="from a checkout: the benchmark harness benchmarks/harness.py (see benchmarks/README.md)"
@@ -136,6 +138,7 @@ def main(argv=None) -> int:
     v.add_argument("--random", action="store_true", help="a random configuration (see --seed)")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--out", default="view.png", help="PNG file to write (default: view.png)")
+    v.add_argument("--force", action="store_true", help="replace --out if it exists")
     v.add_argument("--frames", action="store_true", help="draw the body frames as RGB axis triads")
     v.add_argument("--com", action="store_true", help="mark the centre of mass")
     v.add_argument("--base", choices=("fixed", "floating"), help="override the robot's default base")
@@ -157,6 +160,13 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench"]:  # the harness parses its own options (argparse.REMAINDER drops leading --flags)
         return _bench(argv[1:])
     args = p.parse_args(argv)
+    if args.cmd == "demo":
+        _check_robot(d, args.robot)
+    if args.cmd == "view":
+        try:
+            refuse_existing([args.out], args.force)
+        except OutputExists as e:
+            v.error(str(e))
     if args.cmd == "identify":
         return sysid.run_cli(args)
     if args.cmd == "excite":
@@ -166,6 +176,18 @@ def main(argv=None) -> int:
     if args.cmd == "view":
         return _view(args)
     return _bench(args.rest)
+
+
+def _check_robot(p, name):
+    """A shipped robot's name, or a one-line error naming the closest one."""
+    import difflib
+
+    from .robots import available_robots
+
+    names = available_robots()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.0)
+        p.error(f"--robot: unknown robot '{name}' (closest: '{close[0]}'; shipped: {', '.join(names)})")
 
 
 def _bench(argv) -> int:

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import spatial
+from ._files import replace_atomically
 from ._optional import require
 from .algorithms.kinematics import center_of_mass, forward_kinematics, frame_placements
 from .model import Model
@@ -674,7 +675,8 @@ def draw(
     )
     if path is not None:
         _ensure_dir(path)
-        fig.savefig(path, dpi=dpi)
+        with replace_atomically(path) as tmp:
+            fig.savefig(tmp, dpi=dpi)
     return fig
 
 

@@ -372,4 +372,7 @@ def test_excitation_design_reduces_condition_number_and_respects_limits(tmp_path
     assert np.all(table[:, 1:8] >= np.asarray(m.q_lower)) and np.all(table[:, 1:8] <= np.asarray(m.q_upper))
     with open(png, "rb") as fh:
         assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
-    assert main(["excite", URDF, "--out", csv, "--acc-limit", "1", "2"]) == 2
+    assert main(["excite", URDF, "--out", csv, "--acc-limit", "1", "2"]) == 2  # csv exists: refused
+    assert "exists; give --force" in capsys.readouterr().err
+    assert main(["excite", URDF, "--out", csv, "--force", "--acc-limit", "1", "2"]) == 2
+    assert "--acc-limit: give one value or 7" in capsys.readouterr().err

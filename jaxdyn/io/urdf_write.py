@@ -25,6 +25,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from .._files import replace_atomically
 from ..model import Model
 from .urdf import URDFError, load_urdf, read_urdf_text
 
@@ -136,7 +137,9 @@ def urdf_with_inertials(source, model: Model, *, dynamics: bool = False) -> str:
 
 
 def write_urdf(source, model: Model, out_path, *, dynamics: bool = False) -> str:
-    """Write :func:`urdf_with_inertials` of ``source`` to ``out_path`` and return the text.
+    """Write :func:`urdf_with_inertials` of ``source`` to ``out_path`` and return the text
+    (written under a temporary name beside it, then renamed: a failed write leaves an existing
+    file as it was).
 
     Raises:
       ValueError: ``out_path`` is the input file (the original is never overwritten).
@@ -149,7 +152,7 @@ def write_urdf(source, model: Model, out_path, *, dynamics: bool = False) -> str
             "(the original is never overwritten)"
         )
     text = urdf_with_inertials(source, model, dynamics=dynamics)
-    with open(out, "w", encoding="utf-8") as fh:
+    with replace_atomically(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
     return text
 

@@ -8,6 +8,8 @@ import sys
 import jax.numpy as jnp
 import numpy as np
 
+from .._argtypes import count, fraction, positive
+from .._files import OutputExists, refuse_existing, replace_atomically
 from ..algorithms.regressor import inertial_parameters
 from .data import SysIdData, check_model, load_data, split_holdout
 from .estimators import ProgressBar, _friction_prior, identify, mass_bounds_array, predict_torques, torque_rmse
@@ -22,6 +24,7 @@ def add_cli_arguments(p):
         "data", help="measurements: .npz or .csv (format: python -c 'import jaxdyn.sysid; help(jaxdyn.sysid)')"
     )
     p.add_argument("--out", required=True, help="identified URDF to write (must differ from the input)")
+    p.add_argument("--force", action="store_true", help="replace --out and the --plots files if they exist")
     p.add_argument(
         "--method",
         choices=("ls", "wls", "gradient", "both"),
@@ -35,7 +38,7 @@ def add_cli_arguments(p):
         help="ordinary least squares (default: weighted, per-joint weights 1/sigma_j from an OLS pass)",
     )
     p.add_argument(
-        "--holdout", type=float, default=0.2, help="fraction of samples (the last ones) held out (default 0.2)"
+        "--holdout", type=fraction, default=0.2, help="fraction of samples (the last ones) held out (default 0.2)"
     )
     p.add_argument(
         "--test",
@@ -44,7 +47,7 @@ def add_cli_arguments(p):
         help="a separate held-out recording (same format; filtered like the training data); replaces --holdout",
     )
     p.add_argument("--plots", default=None, help="directory for PNG plots of predicted vs measured torques")
-    p.add_argument("--steps", type=int, default=500, help="gradient-fit iterations (default 500)")
+    p.add_argument("--steps", type=count(0), default=500, help="gradient-fit iterations (default 500)")
     p.add_argument(
         "--reg",
         type=float,
@@ -69,7 +72,7 @@ def add_cli_arguments(p):
         "flag has no value) or stribeck (+ exponential Stribeck term)",
     )
     p.add_argument("--offset", action="store_true", help="with --friction: also a constant torque offset per joint")
-    p.add_argument("--stribeck-velocity", type=float, default=0.1, help="Stribeck velocity v_s (default 0.1)")
+    p.add_argument("--stribeck-velocity", type=positive, default=0.1, help="Stribeck velocity v_s (default 0.1)")
     p.add_argument(
         "--smooth-velocity",
         type=float,
@@ -100,7 +103,7 @@ def add_cli_arguments(p):
         help="relative standard deviation [%%] above which a parameter is reported as poorly excited (default 10)",
     )
     g = p.add_argument_group("signal processing (when the data have no qd/qdd)")
-    g.add_argument("--dt", type=float, default=None, help="sample period [s] when the data has no time stamps")
+    g.add_argument("--dt", type=positive, default=None, help="sample period [s] when the data has no time stamps")
     g.add_argument(
         "--filter",
         choices=("butterworth", "savgol"),
@@ -108,31 +111,33 @@ def add_cli_arguments(p):
         help="butterworth (default: zero-phase, central differences, parallel filtering, decimation) "
         "or savgol (the default when only --window is given)",
     )
-    g.add_argument("--cutoff", type=float, default=None, help="Butterworth cut-off [Hz] (default: factor x bandwidth)")
-    g.add_argument("--cutoff-factor", type=float, default=5.0, help="cut-off / excitation bandwidth (default 5)")
+    g.add_argument(
+        "--cutoff", type=positive, default=None, help="Butterworth cut-off [Hz] (default: factor x bandwidth)"
+    )
+    g.add_argument("--cutoff-factor", type=positive, default=5.0, help="cut-off / excitation bandwidth (default 5)")
     g.add_argument(
         "--bandwidth",
-        type=float,
+        type=positive,
         default=None,
         help="excitation bandwidth [Hz], e.g. the highest harmonic of a Fourier excitation "
         "(default: estimated from the spectrum of q)",
     )
-    g.add_argument("--filter-order", type=int, default=4, help="Butterworth order (default 4)")
+    g.add_argument("--filter-order", type=count(1), default=4, help="Butterworth order (default 4)")
     g.add_argument(
         "--decimate",
-        type=int,
+        type=count(1),
         default=None,
         help="keep one sample in this many (default floor(0.4 rate / cut-off); savgol: 1)",
     )
     g.add_argument(
         "--edge",
-        type=int,
+        type=count(0),
         default=None,
         help="samples dropped at each end (default: the filter's impulse-response length; savgol: window/2)",
     )
     g.add_argument("--no-filter-tau", action="store_true", help="do not filter tau (no parallel filtering)")
-    g.add_argument("--window", type=int, default=None, help="Savitzky-Golay window (samples; default 31)")
-    g.add_argument("--polyorder", type=int, default=3, help="Savitzky-Golay degree (default 3)")
+    g.add_argument("--window", type=count(1), default=None, help="Savitzky-Golay window (samples; default 31)")
+    g.add_argument("--polyorder", type=count(0), default=3, help="Savitzky-Golay degree (default 3)")
 
 
 def _parse_mass_bounds(model, specs, rel):
@@ -158,8 +163,8 @@ def _parse_mass_bounds(model, specs, rel):
 
 
 def _in_float64(command, run, args) -> int:
-    """``run(args)`` in float64; bad input (``ValueError``, ``LoadError`` included) is printed
-    and gives exit status 2."""
+    """``run(args)`` in float64; bad input (``ValueError``, ``LoadError`` included) and an
+    existing output without ``--force`` are printed and give exit status 2."""
     from .._x64 import x64_context
 
     with x64_context(True):
@@ -168,12 +173,20 @@ def _in_float64(command, run, args) -> int:
         except ValueError as e:
             print(f"{command}: error: {e}", file=sys.stderr)
             return 2
+        except OutputExists as e:
+            print(f"{command}: error: {e}", file=sys.stderr)
+            return 2
 
 
 def run_cli(args) -> int:
     """``jaxdyn identify``: returns the exit status (0 ok, 2 bad input, 3 no consistent result)."""
     if os.path.exists(args.urdf) and os.path.realpath(args.out) == os.path.realpath(args.urdf):
         print(f"jaxdyn identify: --out {args.out} is the input URDF; choose another path", file=sys.stderr)
+        return 2
+    try:
+        refuse_existing([args.out], args.force)
+    except OutputExists as e:
+        print(f"jaxdyn identify: error: {e}", file=sys.stderr)
         return 2
     return _in_float64("jaxdyn identify", _run_cli, args)
 
@@ -210,6 +223,9 @@ def _run_cli(args) -> int:
         filter_tau=not args.no_filter_tau,
     )
     data = load_data(args.data, model, **fkw)
+    if args.plots:  # before the identification: an existing plot is refused without --force
+        plots = [os.path.join(args.plots, f"torque_{name}.png") for name in data.joint_names]
+        refuse_existing(plots, args.force)
     if args.test:
         pre = data.preprocessing
         if pre is not None:  # the held-out recording goes through the same filter
@@ -359,12 +375,13 @@ def add_excite_arguments(p):
     """Arguments of ``jaxdyn excite`` (added to an ``argparse`` parser)."""
     p.add_argument("robot", metavar="ROBOT_OR_URDF", help="a shipped robot name or a URDF file (fixed base)")
     p.add_argument("--out", required=True, help="CSV to write: t, q, qd, qdd per joint")
+    p.add_argument("--force", action="store_true", help="replace --out and --plot if they exist")
     p.add_argument("--plot", default=None, help="PNG of the trajectory against its limits (default: next to --out)")
-    p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics per joint (default 5)")
-    p.add_argument("--base-frequency", type=float, default=0.1, help="fundamental frequency [Hz] (default 0.1)")
-    p.add_argument("--samples", type=int, default=100, help="instants per period in the criterion (default 100)")
-    p.add_argument("--steps", type=int, default=300, help="Adam iterations (default 300)")
-    p.add_argument("--learning-rate", type=float, default=0.05, help="Adam step size (default 0.05)")
+    p.add_argument("--harmonics", type=count(1), default=5, help="Fourier harmonics per joint (default 5)")
+    p.add_argument("--base-frequency", type=positive, default=0.1, help="fundamental frequency [Hz] (default 0.1)")
+    p.add_argument("--samples", type=count(1), default=100, help="instants per period in the criterion (default 100)")
+    p.add_argument("--steps", type=count(0), default=300, help="Adam iterations (default 300)")
+    p.add_argument("--learning-rate", type=positive, default=0.05, help="Adam step size (default 0.05)")
     p.add_argument(
         "--criterion",
         choices=("cond", "logdet"),
@@ -373,24 +390,34 @@ def add_excite_arguments(p):
     )
     p.add_argument(
         "--acc-limit",
-        type=float,
+        type=positive,
         nargs="+",
         default=[10.0],
         help="joint acceleration limits (one value, or one per joint; default 10)",
     )
     p.add_argument(
-        "--vel-limit", type=float, nargs="+", default=None, help="joint velocity limits (default: the URDF's)"
+        "--vel-limit", type=positive, nargs="+", default=None, help="joint velocity limits (default: the URDF's)"
     )
-    p.add_argument("--margin", type=float, default=0.05, help="fraction kept clear of every limit (default 0.05)")
+    p.add_argument("--margin", type=fraction, default=0.05, help="fraction kept clear of every limit (default 0.05)")
     p.add_argument("--friction", action="store_true", help="include viscous and Coulomb columns in the criterion")
-    p.add_argument("--rate", type=float, default=1000.0, help="CSV sample rate [Hz] (default 1000)")
-    p.add_argument("--periods", type=float, default=1.0, help="periods written to the CSV (default 1)")
+    p.add_argument("--rate", type=positive, default=1000.0, help="CSV sample rate [Hz] (default 1000)")
+    p.add_argument("--periods", type=positive, default=1.0, help="periods written to the CSV (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random start (default 0)")
 
 
 def run_excite_cli(args) -> int:
-    """``jaxdyn excite``: returns the exit status (0 ok, 2 bad input)."""
+    """``jaxdyn excite``: returns the exit status (0 ok, 2 bad input or an existing output
+    without ``--force``)."""
+    try:
+        refuse_existing([args.out, _excite_plot(args)], args.force)
+    except OutputExists as e:
+        print(f"jaxdyn excite: error: {e}", file=sys.stderr)
+        return 2
     return _in_float64("jaxdyn excite", _run_excite, args)
+
+
+def _excite_plot(args):
+    return args.plot or os.path.splitext(args.out)[0] + ".png"
 
 
 def _run_excite(args) -> int:
@@ -451,7 +478,7 @@ def _run_excite(args) -> int:
         )
     print("worst limit use (<= 0: respected): " + ", ".join(f"{k} {v:+.2e}" for k, v in res.violation.items()))
     path = write_trajectory_csv(args.out, res, rate=args.rate, periods=args.periods)
-    plot = args.plot or os.path.splitext(args.out)[0] + ".png"
+    plot = _excite_plot(args)
     plot_excitation(plot, res)
     print(f"wrote {path} ({len(t) * args.periods:.0f} rows at {args.rate:g} Hz) and {plot}")
     return 0
@@ -478,6 +505,7 @@ def plot_torques(data: SysIdData, predictions: dict, directory) -> list:
         ax.set_title(f"{name}: predicted vs measured (held out)")
         ax.legend(fontsize=8, loc="upper right")
         path = os.path.join(directory, f"torque_{name}.png")
-        fig.savefig(path, dpi=90)
+        with replace_atomically(path) as tmp:
+            fig.savefig(tmp, dpi=90)
         paths.append(path)
     return paths

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._files import replace_atomically
 from ..algorithms.regressor import regressor
 from ..model import Model
 from .data import check_model
@@ -508,7 +509,7 @@ def write_trajectory_csv(path, result, rate: float = 1000.0, periods: float = 1.
     lines.append(",".join(header))
     table = np.concatenate([t[:, None], q, qd, qdd], 1)
     path = os.fspath(path)
-    with open(path, "w", encoding="utf-8") as fh:
+    with replace_atomically(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
         np.savetxt(fh, table, delimiter=",", fmt="%.10g")
     return path
@@ -566,5 +567,6 @@ def plot_excitation(path, result: ExcitationResult) -> str:
     ax.set_xlabel("Adam step")
     ax.set_ylabel("cond (sampled)" if result.criterion == "cond" else "-log det / r", fontsize=8)
     path = os.fspath(path)
-    fig.savefig(path, dpi=90)
+    with replace_atomically(path) as tmp:
+        fig.savefig(tmp, dpi=90)
     return path
