@@ -144,6 +144,57 @@ def test_jit_vmap_with_closed_over_inputs():
         jax.jit(lambda x: solve(x, U_nan))(X0[0])
 
 
+def _jacobians_match_jacfwd(cases, seed=0):
+    """ModelDynamics.jacobians against jacfwd of the step (Dynamics.jacobians), each case a
+    ``(dynamics, control or None)``, in one jitted program."""
+    rng = np.random.default_rng(seed)
+    args = []
+    for i, (dyn, u) in enumerate(cases):
+        m = dyn.model
+        q = jaxdyn.random_configuration(m, jax.random.PRNGKey(i))
+        x = jnp.concatenate([q, jnp.asarray(rng.standard_normal(m.nv))])
+        args.append((x, jnp.asarray(3 * rng.standard_normal(dyn.nu)) if u is None else jnp.asarray(u)))
+    dyns = [d for d, _ in cases]
+    assert all(d.closed_form for d in dyns)
+
+    @jax.jit
+    def both(dyns, args):
+        return [(d.jacobians(x, u), to.Dynamics.jacobians(d, x, u)) for d, (x, u) in zip(dyns, args)]
+
+    for pair in both(dyns, args):
+        for a, ref in zip(*pair):
+            np.testing.assert_allclose(a, ref, atol=1e-10 * max(1.0, float(jnp.max(jnp.abs(ref)))))
+
+
+# the reference jacfwd compiles faster through the one-sample ABA than the batch kernel
+GENERIC = jaxdyn.sim.SimOptions(kernel="generic")
+
+
+def test_closed_form_step_jacobians_equal_jacfwd():
+    """aba_derivatives and the integrator's chain rule (ModelDynamics.jacobians) equal jacfwd of
+    the step: implicit damping, passive torques, one torque beyond its effort limit (the clip's
+    zero derivative)."""
+    pend = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    dyn = to.model_dynamics(pend, 0.01, "implicit_euler", options=GENERIC)
+    _jacobians_match_jacfwd([(dyn, [1e3, 0.3])])
+    assert not to.model_dynamics(pend, 0.01, "rk4").closed_form
+
+
+def test_closed_form_step_jacobians_floating_base_and_euler():
+    """As above for explicit Euler on an actuated subset with two substeps, and symplectic Euler
+    on a free-flying chain with a spherical joint (the exponential map's Jacobians)."""
+    from jaxdyn import builders
+
+    pend = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    chain = builders.chain(3, ("revolute", "spherical", "prismatic"), floating_base=True, seed=3)
+    _jacobians_match_jacfwd(
+        [
+            (to.model_dynamics(pend, 0.02, "euler", substeps=2, actuated=["joint2"], options=GENERIC), None),
+            (to.model_dynamics(chain, 0.01, "semi_implicit_euler", options=GENERIC), None),
+        ]
+    )
+
+
 def test_box_qp_active_bounds():
     H = jnp.array([[2.0, 0.5], [0.5, 1.0]])
     g = jnp.array([-4.0, 0.2])

@@ -1,15 +1,17 @@
 """Discrete dynamics for :mod:`jaxdyn.trajopt`: the interface, linear and function dynamics, and a
-robot model stepped by :func:`jaxdyn.sim.step`."""
+robot model stepped by :func:`jaxdyn.sim.step`, with the step's Jacobians in closed form."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import configuration, sim
+from ..algorithms.derivatives import aba_derivatives
 from ..model import Model
 
 # -- dynamics ---------------------------------------------------------------------------------------
@@ -44,6 +46,16 @@ class Dynamics(eqx.Module):
     def minus(self, x1, x0):
         return x1 - x0
 
+    def jacobians(self, x, u):
+        """``(f_x (ndx, ndx), f_u (ndx, nu))``: the derivatives of
+        ``f(x (+) dx, u + du) (-) f(x, u)`` at ``dx = du = 0`` (tangent space). This default
+        differentiates ``__call__`` by ``jax.jacfwd``; subclasses may give them in closed form."""
+        x1 = jax.lax.stop_gradient(self(x, u))
+        g = lambda dx, du: self.minus(self(self.plus(x, dx), u + du), x1)
+        zx = jnp.zeros(self.ndx, x.dtype)
+        zu = jnp.zeros(self.nu, x.dtype)
+        return jax.jacfwd(g, argnums=(0, 1))(zx, zu)
+
 
 class LinearDynamics(Dynamics):
     """``x_next = A x + B u + c`` (time invariant)."""
@@ -65,6 +77,9 @@ class LinearDynamics(Dynamics):
 
     def __call__(self, x, u):
         return self.A @ x + self.B @ u + self.c
+
+    def jacobians(self, x, u):
+        return self.A.astype(x.dtype), self.B.astype(x.dtype)
 
     @property
     def nx(self) -> int:
@@ -151,6 +166,99 @@ class ModelDynamics(Dynamics):
         q1, qd1 = self.split(x1)
         q0, qd0 = self.split(x0)
         return jnp.concatenate([configuration.difference(self.model, q0, q1), qd1 - qd0])
+
+    @property
+    def closed_form(self) -> bool:
+        """Whether :meth:`jacobians` is in closed form: the integrators ``"euler"``,
+        ``"semi_implicit_euler"`` and ``"implicit_euler"`` (the last on a fixed base; its
+        free-base step moves the base on ``R^3 x SO(3)``). The others (``"rk4"``,
+        ``"variational"``) are differentiated by ``jax.jacfwd``."""
+        if self.integrator == "implicit_euler":
+            return not self.model.floating_base
+        return self.integrator in ("euler", "semi_implicit_euler")
+
+    def jacobians(self, x, u):
+        """``(f_x, f_u)`` of the step in the tangent space, in closed form for the first-order
+        integrators (:attr:`closed_form`; otherwise ``jax.jacfwd`` of the step).
+
+        Per substep of length ``h``, with ``a = qdd(q, v, tau)`` the forward dynamics of
+        :func:`jaxdyn.sim.forward_dynamics` and ``tau = tau_c(u) + tau_p(q, v)`` the clipped
+        command plus the passive torques::
+
+            v' = v + h a                                   (all three integrators)
+            q' = q (+) h v'   (semi-implicit and implicit Euler),   q' = q (+) h v   (Euler)
+
+        ``implicit_euler`` is the same recursion on the model with ``armature + h damping``
+        (:func:`jaxdyn.sim.implicit_damping_model`). The derivatives of ``a`` are
+        :func:`jaxdyn.aba_derivatives` (Carpentier & Mansard, RSS 2018, eq. (8)) plus the
+        torque's own, through ``M^-1``::
+
+            da/ddq = A_q + M^-1 dtau_p/ddq     da/dv = A_v + M^-1 dtau_p/dv     da/du = M^-1 dtau_c/du
+
+        (``A_q``, ``A_v`` at fixed ``tau``; the force laws of ``tau_p``, ``tau_c`` are
+        elementwise and differentiated by forward mode, with no ABA inside). The chain rule
+        through the integrator, with ``w = h v'`` (or ``h v``) and the Jacobians of the
+        exponential map ``D_q = d[(q (+) dq) (+) w (-) q (+) w]/ddq``,
+        ``D_w = d[q (+) (w + dw) (-) q (+) w]/ddw`` (identities for 1-dof joints; by forward
+        mode through :func:`jaxdyn.integrate` otherwise)::
+
+            dv'/d(dq, dv, du) = (h da/ddq,  I + h da/dv,  h da/du)
+            dq'/d(dq, dv, du) = (D_q + h D_w dv'/ddq,  h D_w dv'/dv,  h D_w dv'/du)   (Euler: (D_q, h D_w, 0))
+
+        Substeps multiply: ``f_x = F_s ... F_1``, ``f_u = sum_i F_s ... F_{i+1} G_i``.
+        """
+        if not self.closed_form:
+            return super().jacobians(x, u)
+        model, nv, nq = self.model, self.model.nv, self.model.nq
+        h = self.dt / self.substeps
+        m = sim.implicit_damping_model(model, h, self.options) if self.integrator == "implicit_euler" else model
+        m_dyn = m if self.options.gravity else m.replace(gravity=jnp.zeros_like(m.gravity))
+        euclidean = nq == nv
+        dtype = x.dtype
+        eye = jnp.eye(nv, dtype=dtype)
+        zv = jnp.zeros(nv, dtype)
+        u_cols = np.asarray(self.actuated, dtype=int)
+        tau_u = self.torque(u)
+        # the clipped command's derivative (elementwise), as columns of the actuated dofs
+        dtau_c = jax.jacfwd(lambda t: sim.applied_torques(m, t, self.options))(tau_u)[:, u_cols]
+
+        q, qd = self.split(x)
+        Fx = jnp.eye(2 * nv, dtype=dtype)
+        Fu = jnp.zeros((2 * nv, self.nu), dtype)
+        for _ in range(self.substeps):
+            passive = lambda dq, dv, q=q, qd=qd: sim.passive_torques(
+                m, configuration.integrate(model, q, dq) if not euclidean else q + dq, qd + dv, self.options
+            )
+            tau_p, (Tq, Tv) = passive(zv, zv), jax.jacfwd(passive, argnums=(0, 1))(zv, zv)
+            tau = tau_p + sim.applied_torques(m, tau_u, self.options)
+            d = aba_derivatives(m_dyn, q, qd, tau)
+            a_q = d.dqdd_dq + d.dqdd_dtau @ Tq
+            a_v = d.dqdd_dqd + d.dqdd_dtau @ Tv
+            a_u = d.dqdd_dtau @ dtau_c
+            qd1 = qd + h * d.qdd
+            vq, vv, vu = h * a_q, eye + h * a_v, h * a_u
+            w = h * (qd if self.integrator == "euler" else qd1)
+            if euclidean:
+                Dq, Dw = eye, eye
+            else:
+                qw = configuration.integrate(model, q, w)
+                Dq = jax.jacfwd(
+                    lambda dq: configuration.difference(
+                        model, qw, configuration.integrate(model, configuration.integrate(model, q, dq), w)
+                    )
+                )(zv)
+                Dw = jax.jacfwd(
+                    lambda dw: configuration.difference(model, qw, configuration.integrate(model, q, w + dw))
+                )(zv)
+            if self.integrator == "euler":
+                pq, pv, pu = Dq, h * Dw, jnp.zeros_like(vu)
+            else:
+                pq, pv, pu = Dq + h * Dw @ vq, h * Dw @ vv, h * Dw @ vu
+            F = jnp.concatenate([jnp.concatenate([pq, pv], 1), jnp.concatenate([vq, vv], 1)], 0)
+            G = jnp.concatenate([pu, vu], 0)
+            Fx, Fu = F @ Fx, F @ Fu + G
+            q, qd = configuration.integrate(model, q, w), qd1
+        return Fx, Fu
 
 
 def model_dynamics(

@@ -52,16 +52,15 @@ def total_cost(cost: Cost, xs, us):
 
 
 def linearize(dynamics: Dynamics, cost: Cost, xs, us) -> Expansion:
-    """Jacobians of the discrete dynamics (``jax.jacfwd`` of ``f(x (+) dx, u + du) (-) f(x, u)``
-    at zero) and second-order expansions of the costs (``jax.grad``/``jax.hessian`` in
-    ``(dx, du)``) at every step of the trajectory (``vmap`` over time)."""
+    """Jacobians of the discrete dynamics (:meth:`Dynamics.jacobians`: in closed form for a
+    robot model, :meth:`ModelDynamics.jacobians`) and second-order expansions of the costs
+    (``jax.grad``/``jax.hessian`` in ``(dx, du)``) at every step of the trajectory (``vmap``
+    over time)."""
     zx = jnp.zeros(dynamics.ndx, xs.dtype)
     zu = jnp.zeros(dynamics.nu, xs.dtype)
 
     def at_step(x, u, t):
-        x1 = jax.lax.stop_gradient(dynamics(x, u))
-        g = lambda dx, du: dynamics.minus(dynamics(dynamics.plus(x, dx), u + du), x1)
-        fx, fu = jax.jacfwd(g, argnums=(0, 1))(zx, zu)
+        fx, fu = dynamics.jacobians(x, u)
         l = lambda dx, du: cost.running(dynamics.plus(x, dx), u + du, t)
         lx, lu = jax.grad(l, argnums=(0, 1))(zx, zu)
         (lxx, _), (lux, luu) = jax.hessian(l, argnums=(0, 1))(zx, zu)
