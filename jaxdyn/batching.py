@@ -106,6 +106,22 @@ _rnea_v = _batched(_rnea_one, "rnea_batch")
 _crba_v = _batched(_crba_mod.crba, "crba_batch")
 
 
+def _kind(x) -> str:
+    return "an array" if hasattr(x, "shape") else type(x).__name__
+
+
+def _args(fn: str, signature: str, model, *xs):
+    """The public entry's slips named before JAX sees them: a first argument that is not a
+    :class:`~jaxdyn.Model` (arguments swapped, a robot's name or path given), and lists or
+    tuples for arrays (made arrays: under ``custom_jvp`` a list would be a pytree of scalars)."""
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"{fn}: the first argument must be a jaxdyn.Model, got {_kind(model)} (the call is "
+            f"{signature}; get a model from jaxdyn.load_robot, load_urdf or load_mjcf)"
+        )
+    return [jnp.asarray(x) if isinstance(x, (list, tuple)) else x for x in xs]
+
+
 @functools.wraps(_aba_mod.aba)
 def aba(
     model: Model,
@@ -114,6 +130,7 @@ def aba(
     tau: Float[Array, " nv"],
     f_ext: Float[Array, "nb 6"] | None = None,
 ) -> Float[Array, " nv"]:
+    q, qd, tau = _args("aba", "aba(model, q, qd, tau)", model, q, qd, tau)
     return _aba_v(model, q, qd, tau, *(() if f_ext is None else (f_ext,)))
 
 
@@ -125,11 +142,13 @@ def rnea(
     qdd: Float[Array, " nv"],
     f_ext: Float[Array, "nb 6"] | None = None,
 ) -> Float[Array, " nv"]:
+    q, qd, qdd = _args("rnea", "rnea(model, q, qd, qdd)", model, q, qd, qdd)
     return _rnea_v(model, q, qd, qdd, *(() if f_ext is None else (f_ext,)))
 
 
 @functools.wraps(_crba_mod.crba)
 def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
+    (q,) = _args("crba", "crba(model, q)", model, q)
     return _crba_v(model, q)
 
 

@@ -63,6 +63,11 @@ def random_configuration(model: Model, key) -> Float[Array, " nq"]:
     """A random configuration: 1-dof joints uniform within finite limits (``[-pi, pi]`` for
     revolute joints and ``[-1, 1]`` m for prismatic joints without usable limits), uniformly
     random unit quaternions, a free base uniform in ``[-1, 1]^3``."""
+    if not hasattr(key, "dtype"):
+        raise TypeError(
+            f"random_configuration: key must be a JAX random key (jax.random.key(0) or "
+            f"jax.random.PRNGKey(0)), got {type(key).__name__} {key!r}"
+        )
     one_q, _, rev, sph_q, _ = _groups(model.topology)
     k1, k2, k3, k4 = jax.random.split(key, 4)
     q = neutral(model)

@@ -360,6 +360,27 @@ class Model(eqx.Module):
         (works under ``vmap``/``grad`` with traced values)."""
         return Model(**{**{f: getattr(self, f) for f in self.__dataclass_fields__}, **changes})
 
+    def check(self, inertia: str = "warn") -> Model:
+        """Apply the loaders' rules to this model (after edits with :meth:`replace`, or to one
+        built with :func:`make_model`), and return it.
+
+        Always checked (shapes are known while tracing): every array field has the shape the
+        topology gives it and a floating dtype. Checked where the values are known in Python (not
+        for fields traced by ``jit``, ``vmap`` or ``grad``): numbers are finite (limits may be
+        infinite, not NaN), masses are non-negative, no joint moves a subtree without mass or
+        inertia; inertias are physically consistent (:mod:`jaxdyn.io.inertia`): ``inertia="warn"``
+        (default) emits one :class:`~jaxdyn.io.errors.InertiaWarning`, ``"strict"`` raises,
+        ``"skip"`` does not look. :mod:`jaxdyn.sim` and the environments run it (inertia skipped)
+        on their model.
+
+        Raises:
+          ValueError: naming the model, the field and the body at fault.
+        """
+        from .io.errors import check_model
+
+        check_model(self, inertia)
+        return self
+
     def astype(self, dtype) -> Model:
         """The same model with every floating-point leaf cast to ``dtype``."""
         return jax.tree_util.tree_map(

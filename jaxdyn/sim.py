@@ -44,9 +44,15 @@ Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) 
   ``"semi_implicit_euler"`` (same numbers, bit for bit, on fixed-base models).
   Only the joint damping is implicit, as in MuJoCo: ``B`` is a constant of the model, so the
   solve is ABA with a modified (unbatched) armature and keeps its struct-of-arrays batch
-  kernel under ``vmap`` (``SimOptions(kernel="auto")``, the default). The soft joint-limit damper (state dependent: it would make
-  the armature per sample) and the smoothed Coulomb friction stay explicit; MuJoCo has no
-  counterpart of either (its limits and friction loss are constraints). Free-floating base: like MuJoCo, this integrator moves the base on
+  kernel under ``vmap`` (``SimOptions(kernel="auto")``, the default). The soft joint-limit
+  damper (state dependent: it would make the armature per sample) stays explicit; MuJoCo has no
+  counterpart of it (its limits are constraints). The joints' Coulomb friction (MJCF
+  ``frictionloss``, URDF ``<dynamics friction>``), where a model has any, is solved implicitly
+  in velocity (:func:`_implicit_joint_friction`; with contact, inside the contact's Newton
+  solve), with the regularisation ``friction_velocity`` 1e-4 rad/s by default: a joint loaded
+  below its friction stays put (creeping at ``eps atanh(load / friction)``), as MuJoCo's friction
+  loss constraint holds it. Each of its ``1 + contact_iterations`` steps is ABA with a
+  per-sample armature, so under ``vmap`` such a model runs the one-sample ABA. Free-floating base: like MuJoCo, this integrator moves the base on
   ``R^3 x SO(3)``, not SE(3): with the base twist ``[omega; v_b]`` in the body frame and
   ``R`` the base orientation, the world-frame velocity of the base origin is ``v_w = R v_b``
   and its rate ``dv_w/dt = R (dv_b/dt + omega x v_b)``; the step updates
@@ -84,6 +90,19 @@ relevant ``b / I`` is the largest eigenvalue of ``M^-1 B``. docs/simulation.md h
 scan carries the index of the first non-finite state (:attr:`Trajectory.nonfinite_step`, jnp
 operations only, no host callback); :func:`first_nonfinite` reports the earliest failure of a
 batch on the host after the run.
+
+Implausible contact is recorded too: with a ``contact``, :attr:`Trajectory.penetration_step`
+is the first state whose ground penetration exceeds :func:`penetration_bound`
+(:func:`first_penetration` reads it), and a contact given a model with nothing to collide warns
+once.
+
+Checked inputs: :func:`step` and :func:`rollout` refuse, by name, a ``dt`` that is not positive
+and finite when its value is known in Python (a traced ``dt``, a ``jit`` argument or a ``vmap``
+batch, cannot be read and is not checked), a ``steps`` that is not a non-negative integer, and
+states, torques, controls or policy outputs of the wrong shape (shapes are checked while
+tracing, so under ``jit`` too), and a model that breaks the loaders' rules
+(:meth:`jaxdyn.Model.check`: field shapes, finite numbers, non-negative masses; values only
+where they are known in Python).
 """
 
 from __future__ import annotations
@@ -117,7 +136,11 @@ class SimOptions:
     clip_effort: bool = True
     damping: bool = True
     friction: bool = True
-    friction_velocity: float = 1e-2  # [rad/s or m/s] tanh smoothing scale of Coulomb friction
+    # [rad/s or m/s] tanh smoothing scale of the joints' Coulomb friction; None: 1e-4 in
+    # "implicit_euler", where the friction is solved implicitly in velocity (a joint loaded
+    # below its friction creeps at eps * atanh(load / friction)), 1e-2 in the explicit
+    # integrators (whose stability needs h friction / (eps I) < 2)
+    friction_velocity: float | None = None
     joint_limits: bool = True
     springs: bool = True  # joint springs (model.stiffness, model.spring_reference)
     limit_stiffness: float = 1e3  # [N m / rad] soft joint-limit spring
@@ -150,6 +173,19 @@ class SimOptions:
             raise ValueError(f"SimOptions: unknown kernel '{self.kernel}', choose one of {', '.join(KERNELS)}")
 
 
+FRICTION_VELOCITY_IMPLICIT = 1e-4  # SimOptions.friction_velocity=None in "implicit_euler"
+FRICTION_VELOCITY_EXPLICIT = 1e-2  # and in the explicit integrators
+
+
+def friction_velocity(options: SimOptions, implicit: bool = False) -> float:
+    """The joints' Coulomb friction smoothing scale ``eps`` of ``options``: its
+    ``friction_velocity``, or where that is ``None`` the default of the integrator
+    (``implicit``: ``"implicit_euler"``, whose velocity solve takes the friction implicitly)."""
+    if options.friction_velocity is not None:
+        return options.friction_velocity
+    return FRICTION_VELOCITY_IMPLICIT if implicit else FRICTION_VELOCITY_EXPLICIT
+
+
 IDEAL = SimOptions(clip_effort=False, damping=False, friction=False, joint_limits=False, springs=False)
 
 
@@ -163,6 +199,12 @@ class Trajectory:
     finite), ``-1`` if every state is finite. It is computed inside the rollout's scan, so a
     batched rollout (``vmap``) carries one per trajectory; :func:`first_nonfinite` reads it on
     the host.
+
+    ``penetration_step`` (int32 scalar): with a ``contact``, the index ``k`` of the first state
+    in which a shape is deeper in the ground than ``rollout``'s ``max_penetration`` (a bound far
+    beyond the contact law's rest depth: the step was too coarse for the contact, and the
+    motion from there on is not physical), ``-1`` if none or without contact; read it on the host
+    with :func:`first_penetration`.
 
     ``contact_state``: for a contact with state (``Contact(friction="spring")``), the
     :class:`jaxdyn.contact.ContactState` at every step, each leaf with a leading ``T+1`` axis
@@ -179,6 +221,7 @@ class Trajectory:
     nonfinite_step: jnp.ndarray
     contact_state: Any = None
     act: Any = None
+    penetration_step: Any = None
 
     def __iter__(self):
         return iter((self.q, self.qd, self.tau))
@@ -207,7 +250,22 @@ def first_nonfinite(x):
     lowest such index on ties): an ``int`` for one batch axis (``vmap`` over environments), a
     tuple of ints for several, ``()`` for an unbatched trajectory.
     """
-    s = np.asarray(jax.device_get(x.nonfinite_step)).astype(np.int64)
+    return _first(x.nonfinite_step)
+
+
+def first_penetration(x):
+    """Where a rollout's contact first went implausibly deep (:attr:`Trajectory.penetration_step`),
+    read on the host after the run, as :func:`first_nonfinite` reads ``nonfinite_step``: ``None``,
+    or ``(index, step)`` of the earliest such state of a batch. ``x``: a :class:`Trajectory` or a
+    batched :class:`jaxdyn.envs.EnvState`."""
+    return _first(x.penetration_step)
+
+
+def _first(steps):
+    """``None`` or ``(index, step)`` of the earliest non-negative entry of ``steps``."""
+    if steps is None:
+        return None
+    s = np.asarray(jax.device_get(steps)).astype(np.int64)
     bad = s >= 0
     if not bad.any():
         return None
@@ -241,7 +299,7 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
     if options.damping:
         out = out - model.damping * qd
     if options.friction:
-        out = out - model.friction * jnp.tanh(qd / options.friction_velocity)
+        out = out - model.friction * jnp.tanh(qd / friction_velocity(options))
     one_q, one_v = _one_dof(model)
     if options.springs and len(one_q):
         out = out.at[one_v].add(-model.stiffness[one_v] * (q[one_q] - model.spring_reference[one_q]))
@@ -331,6 +389,41 @@ def _dexpinv(model: Model, theta, v):
 
 
 # -- integrators --------------------------------------------------------------------------------
+
+
+def _concrete(x):
+    """``x`` as a NumPy array when its value is known in Python, ``None`` when it is traced
+    (an argument of a ``jit``-compiled function, or batched by ``vmap``)."""
+    try:
+        return np.asarray(x)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+
+
+def _check_dt(dt, where: str):
+    """Refuse a concrete ``dt`` that is not positive and finite (a traced one cannot be read)."""
+    d = _concrete(dt)
+    if d is None:
+        return
+    if not np.issubdtype(d.dtype, np.number) or np.iscomplexobj(d):
+        raise TypeError(f"{where}: dt must be a real number (the step length in seconds), got {dt!r}")
+    if not np.all(np.isfinite(d) & (d > 0)):
+        raise ValueError(f"{where}: dt must be positive and finite, got {dt!r}")
+
+
+def _check_model(model: Model, where: str):
+    """The loaders' rules on the model (:meth:`Model.check`, inertia consistency not looked at):
+    shapes always, values where they are known in Python."""
+    from .io.errors import check_model
+
+    if not isinstance(model, Model):
+        raise TypeError(f"{where}: the first argument must be a jaxdyn.Model, got {type(model).__name__}")
+    check_model(model, "skip", f"{where}: ")
+
+
+def _check_shape(where: str, name: str, x, shape, model: Model):
+    if x is not None and jnp.shape(x) != shape:
+        raise ValueError(f"{where}: {name} must have shape {shape} for model '{model.name}', got {jnp.shape(x)}")
 
 
 def _check_integrator(integrator: str):
@@ -438,11 +531,16 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     if stateful:
         contact_state = contact.init_state(model) if contact_state is None else contact_state
     qd_lin = qd
-    if contact is None:  # every force explicit: ABA of the damped model
+    friction = _implicit_friction(model, options)
+    if friction is not None:  # the joints' Coulomb friction joins the velocity solve
+        options = dataclasses.replace(options, friction=False)
+    if contact is None and friction is None:  # every force explicit: ABA of the damped model
         qdd = forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)
-    else:  # the contact's force implicit in velocity, every other force explicit
+    elif contact is None:
+        qdd = _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction, options, ctrl, act)
+    else:  # the contact's force (and the joints' friction) implicit in velocity
         qdd, qd_lin = _implicit_contact(
-            model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl, act
+            model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl, act, friction
         )
     qd1 = qd + dt * qdd
     state1 = None
@@ -464,6 +562,118 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     return q1, qd1, state1
 
 
+class _JointFriction:
+    """The joints' Coulomb friction ``f(v) = F tanh(v / eps)`` (per dof, opposing ``v``) in the
+    ``"implicit_euler"`` velocity solve: the gradient of the convex ``F eps log cosh(v /
+    eps)``, whose secant slope ``c(v) = F tanh(v / eps) / v`` (at most ``F / eps``) gives a
+    quadratic that bounds it from above (``log cosh`` is concave in ``v^2``), and whose
+    derivative is ``F / eps sech^2(v / eps)``."""
+
+    def __init__(self, F, eps):
+        self.F, self.eps = F, eps
+
+    def force(self, v):
+        return self.F * jnp.tanh(v / self.eps)
+
+    def secant(self, v):
+        x = v / self.eps
+        small = jnp.abs(x) < 1e-3
+        xs = jnp.where(small, 1.0, x)
+        return self.F / self.eps * jnp.where(small, 1.0 - x * x / 3.0, jnp.tanh(xs) / xs)
+
+    def derivative(self, v):
+        t = jnp.tanh(v / self.eps)
+        return self.F / self.eps * (1.0 - t * t)
+
+
+def _implicit_friction(model: Model, options: SimOptions) -> _JointFriction | None:
+    """The joints' friction for the ``"implicit_euler"`` velocity solve; ``None`` with
+    ``options.friction`` off or a model whose friction is known to be zero (a traced one is
+    taken as present)."""
+    if not options.friction:
+        return None
+    F = model.friction
+    try:
+        if not np.any(np.asarray(F)):
+            return None
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        pass  # traced: taken as present
+    return _JointFriction(F, jnp.asarray(friction_velocity(options, implicit=True), model.dtype))
+
+
+def _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: _JointFriction, options, ctrl=None, act=None):
+    """The ``"implicit_euler"`` acceleration with the joints' Coulomb friction implicit in
+    velocity (no contact): the root ``a`` of
+
+        R(a) = M_d (a - a_0) + f(qd + h a) = 0,                                         (F1)
+
+    with ``a_0`` the acceleration of every other force (ABA of the damped model ``M_d``, as
+    without friction) and ``f`` of :class:`_JointFriction`: the minimiser of the strictly convex
+    ``1/2 (a - a_0)^T M_d (a - a_0) + sum_j F_j eps / h log cosh(v_j / eps)``, ``v = qd + h a``.
+    Newton steps from ``a = a_0`` with a line search, each ``da = -(M_d + h D)^-1 R(a)`` with ``D
+    = diag(f'(v))``: ABA of the damped model with ``h D`` added to the armature, at zero velocity
+    and without gravity (so it applies the inverse only). No mass matrix is formed: ``M_d (a -
+    a_0)`` is carried along the steps, ``M_d da = -R(a) - h D da`` by the step's own equation,
+    so the slope of the convex function along the step,
+
+        s(t) = (M_d (a - a_0) + t M_d da + f(qd + h (a + t da))) . da,                   (F2)
+
+    costs ``nv`` operations per trial; its zero is bracketed and refined as in
+    :func:`_implicit_contact`. From ``a_0`` a joint that slides starts converged up to its
+    friction's change, and one that sticks lands in the tanh's linear zone after the first line
+    search (the minimum along the step), where Newton's steps converge quadratically.
+    ``1 + options.contact_iterations`` Newton steps."""
+    m, total = _forces(md, q, qd, tau, options, ctrl, act)
+    run_aba = batching.aba if options.kernel == "auto" else aba
+    a0 = run_aba(m, q, qd, total, f_ext)
+    inverse = m.replace(gravity=jnp.zeros_like(m.gravity))
+    zero = jnp.zeros_like(qd)
+    fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
+
+    def newton(_, carry):
+        a, Me = carry  # Me = M_d (a - a_0)
+        v = qd + dt * a
+        R = Me + friction.force(v)
+        hD = dt * friction.derivative(v)
+        da = run_aba(inverse.replace(armature=inverse.armature + hD), q, zero, -R)
+        Mda = -R - hD * da
+        s0, curvature = Me @ da, da @ Mda
+
+        def slope(t):
+            return s0 + t * curvature + friction.force(v + (t * dt) * da) @ da
+
+        t = _line_search(slope, fractions)
+        return a + t * da, Me + t * Mda
+
+    return jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, (a0, zero))[0]
+
+
+def _line_search(slope, fractions):
+    """The zero of the increasing ``slope(t)`` of a convex function along a descent step (``t
+    >= 0``): bracketed among ``fractions`` (the first with a positive slope), refined by
+    ``_REFINE`` regula-falsi steps; the largest fraction if the slope stays negative, ``0`` if
+    it is not negative at ``0``."""
+    s = jax.vmap(slope)(fractions)
+    up = s > 0
+    k = jnp.maximum(jnp.argmax(up), 1)  # the first fraction with a positive slope
+    bracket = (fractions[k - 1], fractions[k], s[k - 1], s[k])
+
+    def secant(lo, hi, s_lo, s_hi):
+        gap = s_hi - s_lo
+        return lo + (hi - lo) * (-s_lo) / jnp.where(gap > 0, gap, 1.0)
+
+    def refine(_, b):
+        lo, hi, s_lo, s_hi = b
+        t = secant(lo, hi, s_lo, s_hi)
+        st = slope(t)
+        pos = st > 0
+        return (jnp.where(pos, lo, t), jnp.where(pos, t, hi), jnp.where(pos, s_lo, st), jnp.where(pos, st, s_hi))
+
+    t = secant(*jax.lax.fori_loop(0, _REFINE, refine, bracket))
+    t = jnp.where(jnp.any(up), t, fractions[-1])
+    return jnp.where(s[0] < 0, t, 0.0)
+
+
 # Newton step fractions at which the slope of the convex subproblem is evaluated (from 0):
 # the minimum along the step is bracketed between two of them, then found by regula falsi
 _LINE_SEARCH = (0.0, 1.0 / 64, 1.0 / 16, 1.0 / 4, 1.0 / 2, 1.0, 2.0, 4.0)
@@ -471,7 +681,9 @@ _REFINE = 3  # regula falsi steps on the bracket
 _POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
 
 
-def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl=None, act=None):
+def _implicit_contact(
+    model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl=None, act=None, friction=None
+):
     """The ``"implicit_euler"`` acceleration with the contact force implicit in velocity: the
     root ``a`` of the backward-Euler velocity equation (position and every other force explicit)
 
@@ -484,7 +696,9 @@ def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, 
     the law's 3x3 velocity derivatives, no RNEA) and ``qd_lin = qd`` (fixed base; the
     floating-base frame term below). With ``friction="spring"`` the bristle's elastic force is
     taken at the end-of-step elongation ``u + h v_t`` (docs/contact.md (S2)), so its stiffness
-    enters ``D``.
+    enters ``D``. With the joints' Coulomb friction (``friction``, :class:`_JointFriction`)
+    ``R`` gains ``+ f(v(a))``, ``L`` its convex ``sum_j F_j eps log cosh(v_j / eps)``, the
+    Newton matrix its secant slopes ``+ h diag(c(v))`` and the polish steps its derivative.
 
     Solved by ``1 + options.contact_iterations`` Newton steps from ``a = 0`` (the start
     velocity), each on a convex problem: with the friction bound ``mu f_n`` frozen at ``fbar``
@@ -526,8 +740,12 @@ def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, 
         qd_lin = qd_lin.at[3:6].add(dt * spatial.cross(qd[0:3], qd[3:6]))
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
+    def joint_friction(v):  # f(v) of the joints' friction (zero without)
+        return jnp.zeros_like(v) if friction is None else friction.force(v)
+
     def residual(a, fbar=None):  # R_fbar(a); R(a), the exact force's, without fbar
-        return Md @ a - other - js.forces(qd_lin + dt * a, fbar)
+        v = qd_lin + dt * a
+        return Md @ a - other - js.forces(v, fbar) + joint_friction(v)
 
     elastic = js.elastic_normal_forces()
 
@@ -538,37 +756,22 @@ def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, 
         # the following steps by the iterate's
         fbar = jnp.where(i > 0, js.normal_forces(v), elastic)
         Ma = Md @ a
-        K = jax.scipy.linalg.cho_factor(Md - dt * js.newton_matrix(v, fbar))
-        da = -jax.scipy.linalg.cho_solve(K, Ma - other - js.forces(v, fbar))
-        # s(t) in contact space: the joint-space terms are linear in t
+        N = Md - dt * js.newton_matrix(v, fbar)
+        if friction is not None:
+            N = N + jnp.diag(dt * friction.secant(v))
+        K = jax.scipy.linalg.cho_factor(N)
+        da = -jax.scipy.linalg.cho_solve(K, Ma - other - js.forces(v, fbar) + joint_friction(v))
+        # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
+        # is per dof, nv terms)
         s0 = (Ma - other) @ da
         curvature = da @ (Md @ da)
         x, dx = js.contact_velocities(v), js.contact_velocities(da)
 
         def slope(t):
             xt = jax.tree_util.tree_map(lambda x0, d: x0 + (t * dt) * d, x, dx)
-            return s0 + t * curvature - js.power(xt, dx, fbar)
+            return s0 + t * curvature - js.power(xt, dx, fbar) + joint_friction(v + (t * dt) * da) @ da
 
-        s = jax.vmap(slope)(fractions)  # increasing in t
-        up = s > 0
-        k = jnp.maximum(jnp.argmax(up), 1)  # the first fraction with a positive slope
-        bracket = (fractions[k - 1], fractions[k], s[k - 1], s[k])
-
-        def secant(lo, hi, s_lo, s_hi):
-            gap = s_hi - s_lo
-            return lo + (hi - lo) * (-s_lo) / jnp.where(gap > 0, gap, 1.0)
-
-        def refine(_, b):  # regula falsi on the bracket
-            lo, hi, s_lo, s_hi = b
-            t = secant(lo, hi, s_lo, s_hi)
-            st = slope(t)
-            pos = st > 0
-            return (jnp.where(pos, lo, t), jnp.where(pos, t, hi), jnp.where(pos, s_lo, st), jnp.where(pos, st, s_hi))
-
-        t = secant(*jax.lax.fori_loop(0, _REFINE, refine, bracket))
-        t = jnp.where(jnp.any(up), t, fractions[-1])
-        t = jnp.where(s[0] < 0, t, 0.0)  # a root already (or a non-descent step: stay)
-        return a + t * da
+        return a + _line_search(slope, fractions) * da
 
     a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qd))
     L = jax.scipy.linalg.cho_factor(Md)
@@ -578,7 +781,11 @@ def _implicit_contact(model, md, q, qd, tau, f_ext, dt, contact, contact_state, 
 
     def polish(_, carry):
         a, R, m = carry
-        cand = a - jnp.linalg.solve(Md - dt * js.velocity_derivative(qd_lin + dt * a), R)
+        v = qd_lin + dt * a
+        J = Md - dt * js.velocity_derivative(v)
+        if friction is not None:
+            J = J + jnp.diag(dt * friction.derivative(v))
+        cand = a - jnp.linalg.solve(J, R)
         Rc = residual(cand)
         mc = merit(Rc)
         better = mc < m
@@ -624,8 +831,14 @@ def step(
     """
     _check_integrator(integrator)
     _check_contact_state(integrator, contact, "step")
+    _check_dt(dt, "step")
+    _check_model(model, "step")
+    if contact is not None:
+        _warn_if_nothing_collides(model, contact, "step")
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
+    _check_shape("step", "q", q, (model.nq,), model)
+    _check_shape("step", "qd", qd, (model.nv,), model)
     act_force = act1 = None
     if ctrl is not None:
         acts = actuators.of_model(model)
@@ -635,6 +848,7 @@ def step(
             act_force = actuators.early_activation(model, ctrl, act, dt)
     elif act is not None:
         raise ValueError("step: act (actuator activations) is given without ctrl")
+    _check_shape("step", "tau", tau, (model.nv,), model)
     tail = () if act1 is None else (act1,)
     if integrator == "implicit_euler":
         q1, qd1, state1 = _implicit_euler(
@@ -670,6 +884,7 @@ def rollout(
     contact_state=None,
     ctrl=None,
     act=None,
+    max_penetration="auto",
 ) -> Trajectory:
     """Simulate ``steps`` control steps as one ``lax.scan`` over time.
 
@@ -691,13 +906,24 @@ def rollout(
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, ground contact in every
     integrator step (see :func:`step`). ``contact_state``: the initial state of a contact that
     has one (``None``: relaxed); the states are returned in :attr:`Trajectory.contact_state`.
+    ``max_penetration`` [m]: with a ``contact`` that collides with the ground, the depth of a
+    shape in the ground beyond which a state is implausible, recorded in
+    :attr:`Trajectory.penetration_step` (:func:`penetration_bound`: ``"auto"``, the default, is
+    ``PENETRATION_FACTOR`` times the rest depth of the whole model on one contact point; a
+    number; ``None``: not checked, and no cost). Checked after every control step, on the
+    shapes' ground contact points (one more evaluation of them per control step); pairs of
+    shapes are not checked.
     """
     _check_integrator(integrator)
     _check_contact_state(integrator, contact, "rollout")
     if contact is not None and integrator == "variational":
         raise ValueError("rollout: contact is not supported by the 'variational' integrator; use 'rk4'")
-    if substeps < 1:
-        raise ValueError(f"rollout: substeps must be >= 1, got {substeps}")
+    if not isinstance(substeps, (int, np.integer)) or substeps < 1:
+        raise ValueError(f"rollout: substeps must be an integer >= 1, got {substeps!r}")
+    if steps is not None and (not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0):
+        raise ValueError(f"rollout: steps must be a non-negative integer (the number of control steps), got {steps!r}")
+    _check_dt(dt, "rollout")
+    _check_model(model, "rollout")
     q0 = jnp.asarray(q0, model.dtype)
     qd0 = jnp.asarray(qd0, model.dtype)
     if q0.shape != (model.nq,):
@@ -713,6 +939,9 @@ def rollout(
     if steps is None:
         raise ValueError("rollout: steps is required with a policy")
     h = dt / substeps
+    if contact is not None:
+        _warn_if_nothing_collides(model, contact, "rollout")
+    deep_bound = penetration_bound(model, contact, max_penetration)
     stateful = contact is not None and contact.stateful
     cs0 = (contact.init_state(model) if contact_state is None else contact_state) if stateful else None
     na = model.actuators.na if (ctrl is not None and model.actuators is not None) else 0
@@ -721,11 +950,15 @@ def rollout(
     act0 = (jnp.zeros(na, model.dtype) if act is None else jnp.asarray(act, model.dtype)) if na else None
 
     def body(carry, x):
-        q, qd, cs, a, k, bad = carry
+        q, qd, cs, a, k, bad, deep = carry
         t, tau_x, ctrl_x = x
         tau = tau_policy(q, qd, t) if tau_policy is not None else tau_x
+        if tau_policy is not None:
+            _check_shape("rollout", "the torque policy's output", tau, (model.nv,), model)
         tau = jnp.zeros(model.nv, model.dtype) if tau is None else applied_torques(model, tau, options)
         u = ctrl_policy(q, qd, t) if ctrl_policy is not None else ctrl_x
+        if ctrl_policy is not None:
+            _check_shape("rollout", "the ctrl policy's output", u, (model.nu,), model)
         for _ in range(substeps):
             out = step(model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a)
             q, qd = out[0], out[1]
@@ -735,19 +968,104 @@ def rollout(
                 a = out[-1]
         k = k + 1
         bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
-        return (q, qd, cs, a, k, bad), (q, qd, tau, cs, a)
+        if deep_bound is not None:
+            deep = jnp.where((deep < 0) & (ground_penetration(model, contact, q) > deep_bound), k, deep)
+        return (q, qd, cs, a, k, bad, deep), (q, qd, tau, cs, a)
 
     if remat:
         body = jax.checkpoint(body)
     bad0 = jnp.where(_all_finite(q0, qd0), -1, 0).astype(jnp.int32)
-    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0)
+    deep0 = jnp.array(-1, jnp.int32)
+    if deep_bound is not None:
+        deep0 = jnp.where(ground_penetration(model, contact, q0) > deep_bound, 0, -1).astype(jnp.int32)
+    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0, deep0)
     xs = (jnp.arange(steps), tau_xs, ctrl_xs)
-    (_, _, _, _, _, bad), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
+    (_, _, _, _, _, bad, deep), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
     states = None
     if stateful:
         states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), cs0, css)
     act_traj = jnp.concatenate([act0[None], acts]) if act0 is not None else None
-    return Trajectory(jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), taus, bad, states, act_traj)
+    q_traj, qd_traj = jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds])
+    return Trajectory(q_traj, qd_traj, taus, bad, states, act_traj, deep)
+
+
+PENETRATION_FACTOR = 100.0
+
+
+def penetration_bound(model: Model, contact, max_penetration="auto"):
+    """The depth [m] beyond which :func:`rollout` reports a state's ground contact as implausible
+    (:attr:`Trajectory.penetration_step`), or ``None`` when it does not look (no contact, a
+    contact without ground, ``max_penetration=None``).
+
+    ``"auto"``: ``PENETRATION_FACTOR`` (100) times the rest depth ``(W / k)^(1/p)`` of the whole
+    model's weight ``W = m g`` on one contact point under the force law ``k d^p``
+    (:class:`jaxdyn.contact.ContactParams`; ``g`` = 9.81 m/s^2 without gravity): a 1 kg ball on
+    the default law rests 0.46 mm deep, so its bound is 4.6 cm, deeper than a drop from 10 m
+    (3.6 cm); a 50 kg robot's is 0.62 m. A number: that depth (positive)."""
+    if contact is None or max_penetration is None or not contact.collide_ground:
+        return None
+    if isinstance(max_penetration, str):
+        if max_penetration != "auto":
+            raise ValueError(
+                f"rollout: max_penetration must be 'auto', a positive number or None, got {max_penetration!r}"
+            )
+        g = jnp.linalg.norm(jnp.asarray(model.gravity))
+        weight = jnp.sum(model.mass) * jnp.where(g > 0, g, 9.81)
+        k, p = contact.params.stiffness, contact.params.exponent
+        return PENETRATION_FACTOR * (weight / k) ** (1.0 / p)
+    v = _concrete(max_penetration)
+    if v is not None and not (v.shape == () and np.isfinite(v) and v > 0):
+        raise ValueError(f"rollout: max_penetration must be 'auto', a positive number or None, got {max_penetration!r}")
+    return max_penetration
+
+
+def ground_penetration(model: Model, contact, q):
+    """The deepest penetration ``max(0, -phi)`` [m] of the shapes' ground contact points at
+    ``q`` (:func:`jaxdyn.contact.contact_points`, ``phi`` the signed distance), 0 without any."""
+    from .contact import contact_points
+
+    if model.geoms is None or not any(b >= 0 for b in model.geoms.body):
+        return jnp.zeros((), model.dtype)
+    phi = contact_points(model, q, jnp.zeros(model.nv, model.dtype), contact.ground).distance
+    return jnp.maximum(-jnp.min(phi), 0.0) if phi.shape[0] else jnp.zeros((), model.dtype)
+
+
+_WARNED_NOTHING_COLLIDES: set = set()
+
+
+def _warn_if_nothing_collides(model: Model, contact, where: str):
+    """One warning per model (by name) when a contact is given for a model without a geom on a
+    moving body: nothing can touch anything, and the contact does nothing."""
+    import warnings
+
+    if (model.geoms is not None and any(b >= 0 for b in model.geoms.body)) or model.name in _WARNED_NOTHING_COLLIDES:
+        return
+    _WARNED_NOTHING_COLLIDES.add(model.name)
+    warnings.warn(
+        f"{where}: a contact was given, but model '{model.name}' has no geom on a moving body, so nothing "
+        "collides and the contact does nothing (load the model from MJCF, or a URDF with <collision> "
+        "shapes, to collide)",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _check_policy(name, policy):
+    """A policy is called as ``policy(q, qd, t)``: one that cannot take three arguments is named
+    here, not by the Python error from inside the scan."""
+    import inspect
+
+    try:
+        sig = inspect.signature(policy)
+    except (TypeError, ValueError):  # builtins and some callables have none: not checked
+        return
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise TypeError(
+            f"rollout: the {name} policy is called as policy(q, qd, t) (t the step index), but "
+            f"{getattr(policy, '__name__', type(policy).__name__)}{sig} cannot take three arguments"
+        ) from None
 
 
 def _controls(name, controls, n, dtype, steps):
@@ -756,6 +1074,7 @@ def _controls(name, controls, n, dtype, steps):
     if controls is None:
         return None, None, steps
     if callable(controls):
+        _check_policy(name, controls)
         return controls, None, steps
     u = jnp.asarray(controls, dtype)
     if u.ndim != 2 or u.shape[1] != n:

@@ -64,6 +64,12 @@ def check(model: Model, fn: str, **args):
 
     Recognised names: q (nq), qd/qdd/tau/v/x/b (nv), f_ext (nb, 6).
     """
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"{fn}: the first argument must be a jaxdyn.Model, got "
+            f"{'an array' if hasattr(model, 'shape') else type(model).__name__} (arguments in "
+            "the wrong order? every function takes the model first)"
+        )
     sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
     for name, x in args.items():
         if x is None:

@@ -38,12 +38,16 @@ term in ``info``) is 0, so no NaN reaches a learner (one non-finite reward turns
 parameter into NaN), and the automatic reset replaces the state; ``nonfinite_step`` keeps the
 record. :meth:`Env.transition` itself returns the step as computed. After a batched run,
 :func:`jaxdyn.sim.first_nonfinite` ``(states)`` gives ``(env index, step)`` of the earliest
-failure, or ``None``.
+failure, or ``None``. An environment with contact (:class:`~jaxdyn.envs.QuadrupedJoystick`)
+likewise ends the episode of a step that leaves a shape deeper in the ground than
+:func:`jaxdyn.sim.penetration_bound` (the step was too coarse for the contact) and records the
+first in ``penetration_step``; :func:`jaxdyn.sim.first_penetration` reads it.
 """
 
 from __future__ import annotations
 
 import abc
+import math
 
 import equinox as eqx
 import jax
@@ -61,7 +65,9 @@ class EnvState(eqx.Module):
     episode, the return so far, the PRNG key (raw ``uint32`` key data) for the next reset, and
     the non-finite record (module docstring): ``steps`` (int32, control steps since
     :meth:`Env.reset`, not zeroed by automatic resets) and ``nonfinite_step`` (int32, the
-    ``steps`` value after the first step that left ``q`` or ``qd`` non-finite, ``-1`` if none)."""
+    ``steps`` value after the first step that left ``q`` or ``qd`` non-finite, ``-1`` if none),
+    and ``penetration_step`` (int32, likewise for the first step that left a shape implausibly
+    deep in the ground, :func:`jaxdyn.sim.penetration_bound`; ``-1`` if none or without contact)."""
 
     q: jax.Array
     qd: jax.Array
@@ -71,6 +77,7 @@ class EnvState(eqx.Module):
     key: jax.Array
     steps: jax.Array
     nonfinite_step: jax.Array
+    penetration_step: jax.Array
 
 
 def _raw_key(key):
@@ -122,8 +129,11 @@ class Env(eqx.Module):
 
     def __check_init__(self):
         name = type(self).__name__
-        if not (isinstance(self.dt, (int, float)) and self.dt > 0):
-            raise ValueError(f"{name}: dt must be a positive number, got {self.dt!r}")
+        if not (isinstance(self.dt, (int, float)) and math.isfinite(self.dt) and self.dt > 0):
+            raise ValueError(f"{name}: dt must be a positive finite number, got {self.dt!r}")
+        if not isinstance(self.model, Model):
+            raise ValueError(f"{name}: model must be a jaxdyn.Model, got {type(self.model).__name__}")
+        self.model.check(inertia="skip")  # the loaders' rules, once per environment
         if not (isinstance(self.substeps, (int, np.integer)) and self.substeps >= 1):
             raise ValueError(f"{name}: substeps must be an integer >= 1, got {self.substeps!r}")
         if self.integrator not in sim.INTEGRATORS:
@@ -215,6 +225,7 @@ class Env(eqx.Module):
             key=key,
             steps=jnp.zeros((), jnp.int32),
             nonfinite_step=jnp.where(_finite(q, qd), -1, 0).astype(jnp.int32),
+            penetration_step=jnp.array(-1, jnp.int32),
         )
 
     def torque(self, state: EnvState, action) -> jax.Array:
@@ -261,6 +272,7 @@ class Env(eqx.Module):
             key=state.key,
             steps=steps,
             nonfinite_step=bad,
+            penetration_step=state.penetration_step,
         )
         r = jnp.asarray(self.reward(state, a, tau, nxt), self.model.dtype)
         nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
@@ -296,8 +308,12 @@ class Env(eqx.Module):
         fresh = self.reset(sub)
         cont = eqx.tree_at(lambda s: s.key, nxt, key)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), fresh, cont)
-        # the step count and the non-finite record survive the automatic reset
-        new = eqx.tree_at(lambda s: (s.steps, s.nonfinite_step), new, (nxt.steps, nxt.nonfinite_step))
+        # the step count and the non-finite and penetration records survive the automatic reset
+        new = eqx.tree_at(
+            lambda s: (s.steps, s.nonfinite_step, s.penetration_step),
+            new,
+            (nxt.steps, nxt.nonfinite_step, nxt.penetration_step),
+        )
         obs = jnp.where(done, self.observation(fresh), final_obs)
         info = dict(
             info, terminated=term, truncated=trunc, final_observation=final_obs, episode_return=nxt.episode_return

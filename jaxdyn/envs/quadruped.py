@@ -587,6 +587,9 @@ class QuadrupedJoystick(Env):
         q, qd, tau, cs = jax.lax.fori_loop(0, self.substeps, sub, (state.q, state.qd, zero, cs0))
         steps = state.steps + 1
         bad = jnp.where((state.nonfinite_step < 0) & ~_finite(q, qd), steps, state.nonfinite_step)
+        bound = sim.penetration_bound(self.model, self.contact)
+        too_deep = (sim.ground_penetration(self.model, self.contact, q) > bound) if bound is not None else False
+        deep = jnp.where((state.penetration_step < 0) & too_deep, steps, state.penetration_step)
         f = self.gait(state, q, qd)
         off = ~f["contact"]
         nxt = eqx.tree_at(
@@ -596,6 +599,7 @@ class QuadrupedJoystick(Env):
                 s.t,
                 s.steps,
                 s.nonfinite_step,
+                s.penetration_step,
                 s.last_action,
                 s.feet_air_time,
                 s.last_contact,
@@ -608,6 +612,7 @@ class QuadrupedJoystick(Env):
                 state.t + 1,
                 steps,
                 bad,
+                deep,
                 a,
                 jnp.where(off, f["air_time"], 0.0),
                 f["contact"],
@@ -619,7 +624,7 @@ class QuadrupedJoystick(Env):
         terms = self.reward_terms(state, a, tau[act], nxt, f)
         r = jnp.asarray(self.total_reward(terms), self.model.dtype)
         nxt = eqx.tree_at(lambda s: s.episode_return, nxt, state.episode_return + r)
-        term = jnp.asarray(self.terminated(nxt), bool)
+        term = jnp.asarray(self.terminated(nxt), bool) | too_deep  # implausible contact ends the episode
         return nxt, r, term, {"tau": tau, "reward_terms": terms}
 
 

@@ -39,3 +39,99 @@ def check_finite_model(model, error: type[Exception]) -> None:
                 f"model '{model.name}': {f}{who} is not finite in {np.asarray(x).dtype} "
                 "(values too large for the dtype)"
             )
+
+
+def _shapes(model) -> dict:
+    """The shape of every array field of a :class:`~jaxdyn.Model`, from its topology."""
+    nb, nq, nv, nf = model.nb, model.nq, model.nv, len(model.frame_names)
+    return {
+        "placement_R": (nb, 3, 3),
+        "placement_p": (nb, 3),
+        "axis": (nb, 3),
+        "mass": (nb,),
+        "com": (nb, 3),
+        "inertia": (nb, 3, 3),
+        "gravity": (3,),
+        "frame_R": (nf, 3, 3),
+        "frame_p": (nf, 3),
+        "q_lower": (nq,),
+        "q_upper": (nq,),
+        "velocity_limit": (nv,),
+        "effort_limit": (nv,),
+        "damping": (nv,),
+        "friction": (nv,),
+        "armature": (nv,),
+        "stiffness": (nv,),
+        "spring_reference": (nq,),
+    }
+
+
+def _value(x):
+    """``x`` as a NumPy array, or ``None`` when it is traced (``jit``, ``vmap``, ``grad``)."""
+    import jax
+
+    try:
+        return np.asarray(x)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+
+
+def check_model(model, inertia: str = "warn", where: str = "") -> None:
+    """The loaders' rules applied to a :class:`~jaxdyn.Model` (:meth:`jaxdyn.Model.check`):
+    array shapes from the topology and a floating dtype (always: shapes are known while
+    tracing); finite numbers (limits may be infinite, not NaN), non-negative masses, no moving
+    subtree without mass or inertia, and, by ``inertia`` (``"warn"``, ``"strict"`` or
+    ``"skip"``), physically consistent inertias, for the fields whose values are known in
+    Python (traced ones are skipped). Raise ``ValueError`` naming the model, the field and the
+    body."""
+    from .inertia import inconsistency
+
+    if inertia not in ("warn", "strict", "skip"):
+        raise ValueError(f"inertia must be 'warn', 'strict' or 'skip', got {inertia!r}")
+    head = f"{where}model '{model.name}'"
+    for f, shape in _shapes(model).items():
+        x = getattr(model, f)
+        if not hasattr(x, "shape") or tuple(x.shape) != shape:
+            got = tuple(x.shape) if hasattr(x, "shape") else type(x).__name__
+            raise ValueError(f"{head}: {f} must have shape {shape} (from its topology), got {got}")
+        if not np.issubdtype(np.dtype(x.dtype), np.floating):
+            raise ValueError(f"{head}: {f} must be floating-point, got {x.dtype}")
+    for f in _shapes(model):
+        v = _value(getattr(model, f))
+        if v is None:
+            continue
+        bad = np.isnan(v) if f in LIMIT_FIELDS else ~np.isfinite(v)
+        if np.any(bad):
+            idx = np.argwhere(bad)[0]
+            who = f" (body '{model.body_names[idx[0]]}')" if f in BODY_FIELDS else ""
+            raise ValueError(f"{head}: {f}{who} is not finite: {v[tuple(idx)]}")
+    m, I = _value(model.mass), _value(model.inertia)
+    if m is None or I is None:
+        return
+    if np.any(m < 0):
+        neg = int(np.flatnonzero(m < 0)[0])
+        raise ValueError(f"{head}: body '{model.body_names[neg]}' has a negative mass {m[neg]:g} (masses must be >= 0)")
+    sub_m, sub_I = m.astype(np.float64).copy(), np.abs(I).sum((1, 2)).astype(np.float64)
+    for b in range(model.nb - 1, -1, -1):
+        if model.parents[b] >= 0:
+            sub_m[model.parents[b]] += sub_m[b]
+            sub_I[model.parents[b]] += sub_I[b]
+    for b in range(model.nb):
+        if sub_m[b] <= 0 and sub_I[b] <= 0:
+            raise ValueError(
+                f"{head}: joint '{model.joint_names[b]}' moves body '{model.body_names[b]}', which carries no "
+                "mass or inertia (nor does anything attached to it): forward dynamics would divide by zero"
+            )
+    if inertia == "skip":
+        return
+    found = []
+    for b in range(model.nb):
+        why = inconsistency(float(m[b]), 0.5 * (I[b] + I[b].T))
+        if why is not None:
+            found.append(f"body '{model.body_names[b]}': {why}")
+    if found and inertia == "strict":
+        raise ValueError(f"{head}: inertia not physically consistent: {found[0]}")
+    if found:
+        import warnings
+
+        warnings.warn(f"{head}: inertia not physically consistent: " + "; ".join(found), InertiaWarning, stacklevel=3)

@@ -188,7 +188,8 @@ def load_urdf(
             ) from None
         raise URDFError(f"malformed URDF XML: {e}") from None
     if root.tag != "robot":
-        raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
+        hint = " (an MJCF file: load it with jaxdyn.load_mjcf)" if root.tag == "mujoco" else ""
+        raise URDFError(f"the root element is <{root.tag}>, expected <robot>{hint}")
     _reject_xacro(root)
     robot_name = root.get("name", "robot")
     policy.source = f"URDF '{robot_name}'"

@@ -30,6 +30,7 @@ they do not enter the dynamics.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 
@@ -130,8 +131,10 @@ def robot_path(name: str) -> str:
             f'pip install "jaxdyn[robots]"'
         )
     close = [n for n in index if name in n] or list(index)
+    best = difflib.get_close_matches(name.lower(), [*DEFAULT_FLOATING, *index], n=1, cutoff=0.6)
+    hint = f"did you mean '{best[0]}'? " if best else ""
     raise KeyError(
-        f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}; from "
+        f"unknown robot '{name}'; {hint}shipped robots: {', '.join(DEFAULT_FLOATING)}; from "
         f"{EXTERNAL_DISTRIBUTION}: {', '.join(close)}"
     )
 

@@ -107,7 +107,8 @@ def parse_scene(source):
     except ET.ParseError as e:
         raise MJCFError(f"malformed MJCF XML: {e}") from None
     if root.tag != "mujoco":
-        raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>")
+        hint = " (a URDF file: load it with jaxdyn.load_urdf)" if root.tag == "robot" else ""
+        raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>{hint}")
     _expand_includes(root, main_dir, main_dir)
     check_scene(root)  # misspelt or misplaced names first, as MuJoCo refuses them
     ctx = _Ctx()

@@ -27,7 +27,7 @@ _TABLE: dict[str, str] = {
         "meshdir passthrough savecanonical savecompiled saveinertial settotalmass strippath "
         "texturedir usethread"
     ),
-    "compiler/lengthrange": ("accel interval inttotal maxforce mode timeconst timestep tolrange useexisting uselimit"),
+    "compiler/lengthrange": "accel interval inttotal maxforce mode timeconst timestep tolrange useexisting uselimit",
     "option": (
         "actuatorgroupdisable ccd_iterations ccd_tolerance cone density gravity impratio integrator "
         "iterations jacobian ls_iterations ls_tolerance magnetic noslip_iterations noslip_tolerance "
@@ -122,7 +122,7 @@ _TABLE: dict[str, str] = {
         "actlimited actrange armature cranklength ctrllimited ctrlrange damping dampratio delay "
         "forcelimited forcerange gear group inheritrange interp kp kv nsample user"
     ),
-    "default/orientation": ("ctrlrange dampratio delay forcelimited forcerange group input interp kp kv nsample user"),
+    "default/orientation": "ctrlrange dampratio delay forcelimited forcerange group input interp kp kv nsample user",
     "default/pid": (
         "armature cranklength ctrllimited ctrlrange damping dampratio delay ffrange forcelimited "
         "forcerange gear group imax inheritrange input interp ki kp kv nsample posrange slewmax "
@@ -169,7 +169,7 @@ _TABLE: dict[str, str] = {
     ),
     "asset/material/layer": "role texture",
     "asset/model": "content_type file name",
-    "body": ("axisangle childclass euler fuse gravcomp mocap name pos quat simple sleep user xyaxes zaxis"),
+    "body": "axisangle childclass euler fuse gravcomp mocap name pos quat simple sleep user xyaxes zaxis",
     "body/inertial": "axisangle diaginertia euler fullinertia mass pos quat xyaxes zaxis",
     "body/joint": (
         "actuatorfrclimited actuatorfrcrange actuatorgravcomp armature axis class damping "
@@ -186,7 +186,7 @@ _TABLE: dict[str, str] = {
     "body/geom/plugin": "instance plugin",
     "body/geom/plugin/config": "key value",
     "body/attach": "body frame model prefix",
-    "body/site": ("axisangle class euler fromto group material mesh name pos quat rgba size type user xyaxes zaxis"),
+    "body/site": "axisangle class euler fromto group material mesh name pos quat rgba size type user xyaxes zaxis",
     "body/camera": (
         "axisangle class euler focal focalpixel fovy ipd mode name output pos principal "
         "principalpixel projection quat resolution sensorsize target user xyaxes zaxis"
@@ -299,7 +299,7 @@ _TABLE: dict[str, str] = {
         "forcelimited forcerange fpmax fvmax gear group interp joint jointinparent lengthrange lmax "
         "lmin name nsample range scale slidersite tausmooth tendon timeconst user vmax"
     ),
-    "actuator/adhesion": ("body class ctrlrange delay forcelimited forcerange gain group interp name nsample user"),
+    "actuator/adhesion": "body class ctrlrange delay forcelimited forcerange gain group interp name nsample user",
     "actuator/dcmotor": (
         "armature class cogging controller cranklength cranksite ctrllimited ctrlrange damping "
         "delay gear group inductance input interp joint jointinparent lengthrange lugre motorconst "
@@ -339,12 +339,12 @@ _TABLE: dict[str, str] = {
     "sensor/tendonlimitvel": "cutoff delay interp interval name noise nsample tendon user",
     "sensor/tendonlimitfrc": "cutoff delay interp interval name noise nsample tendon user",
     "sensor/framepos": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
-    "sensor/framequat": ("cutoff delay interp interval name noise nsample objname objtype refname reftype user"),
-    "sensor/framexaxis": ("cutoff delay interp interval name noise nsample objname objtype refname reftype user"),
-    "sensor/frameyaxis": ("cutoff delay interp interval name noise nsample objname objtype refname reftype user"),
-    "sensor/framezaxis": ("cutoff delay interp interval name noise nsample objname objtype refname reftype user"),
-    "sensor/framelinvel": ("cutoff delay interp interval name noise nsample objname objtype refname reftype user"),
-    "sensor/frameangvel": ("cutoff delay interp interval name noise nsample objname objtype refname reftype user"),
+    "sensor/framequat": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
+    "sensor/framexaxis": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
+    "sensor/frameyaxis": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
+    "sensor/framezaxis": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
+    "sensor/framelinvel": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
+    "sensor/frameangvel": "cutoff delay interp interval name noise nsample objname objtype refname reftype user",
     "sensor/framelinacc": "cutoff delay interp interval name noise nsample objname objtype user",
     "sensor/frameangacc": "cutoff delay interp interval name noise nsample objname objtype user",
     "sensor/subtreecom": "body cutoff delay interp interval name noise nsample user",

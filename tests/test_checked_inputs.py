@@ -1,0 +1,135 @@
+"""Mistakes in the simulation's inputs are refused by name before anything is compiled: a step
+length that is not positive and finite, a negative number of steps, controls or a policy output
+of the wrong shape."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdyn
+from jaxdyn import envs, sim
+
+DP = jaxdyn.load_robot("double_pendulum")
+Q0, QD0 = jnp.array([0.5, 0.0]), jnp.zeros(2)
+
+
+@pytest.mark.parametrize("dt", [0.0, -1e-3, float("nan"), float("inf"), np.array([1e-3, 0.0])])
+def test_step_and_rollout_refuse_a_dt_that_is_not_positive_and_finite(dt):
+    with pytest.raises(ValueError, match=r"step: dt must be positive and finite, got"):
+        sim.step(DP, Q0, QD0, jnp.zeros(2), dt)
+    with pytest.raises(ValueError, match=r"rollout: dt must be positive and finite, got"):
+        sim.rollout(DP, Q0, QD0, jnp.zeros((3, 2)), dt)
+
+
+def test_dt_of_the_wrong_type_is_named():
+    with pytest.raises(TypeError, match=r"step: dt must be a real number .* got '1e-3'"):
+        sim.step(DP, Q0, QD0, jnp.zeros(2), "1e-3")
+
+
+def test_a_traced_dt_is_not_read():
+    """Under jit a dt argument is traced: its value cannot be checked in Python (the docs say
+    so), and a valid one runs."""
+    q1, _ = jax.jit(lambda h: sim.step(DP, Q0, QD0, jnp.zeros(2), h, "semi_implicit_euler"))(1e-3)
+    assert np.all(np.isfinite(q1))
+
+
+@pytest.mark.parametrize("steps", [-1, 2.5, True])
+def test_rollout_refuses_steps_that_are_not_a_count(steps):
+    policy = lambda q, qd, t: jnp.zeros(2)  # noqa: E731
+    with pytest.raises(ValueError, match=rf"rollout: steps must be a non-negative integer .* got {steps!r}"):
+        sim.rollout(DP, Q0, QD0, policy, 1e-3, steps=steps)
+
+
+def test_rollout_refuses_substeps_that_are_not_a_count():
+    with pytest.raises(ValueError, match=r"rollout: substeps must be an integer >= 1, got 0"):
+        sim.rollout(DP, Q0, QD0, jnp.zeros((3, 2)), 1e-3, substeps=0)
+
+
+def test_wrong_shapes_name_the_expected_shape():
+    with pytest.raises(ValueError, match=r"step: tau must have shape \(2,\) for model '2dof_planar', got \(3,\)"):
+        sim.step(DP, Q0, QD0, jnp.zeros(3), 1e-3)
+    with pytest.raises(ValueError, match=r"step: q must have shape \(2,\) for model '2dof_planar', got \(2, 1\)"):
+        sim.step(DP, Q0[:, None], QD0, jnp.zeros(2), 1e-3)
+    with pytest.raises(ValueError, match=r"rollout: controls must have shape \(T, 2\), got \(2,\)"):
+        sim.rollout(DP, Q0, QD0, jnp.zeros(2), 1e-3)
+    bad_policy = lambda q, qd, t: jnp.zeros(3)  # noqa: E731
+    with pytest.raises(ValueError, match=r"rollout: the torque policy's output must have shape \(2,\) .* got \(3,\)"):
+        sim.rollout(DP, Q0, QD0, bad_policy, 1e-3, steps=4)
+
+
+def test_model_check_applies_the_loaders_rules():
+    m = DP.check()  # a loaded model passes and is returned
+    with pytest.raises(
+        ValueError, match=r"model '2dof_planar': body '.*' has a negative mass -0.267[0-9]* \(masses must be >= 0\)"
+    ):
+        m.replace(mass=-m.mass).check()
+    with pytest.raises(
+        ValueError, match=r"model '2dof_planar': damping must have shape \(2,\) \(from its topology\), got \(3,\)"
+    ):
+        m.replace(damping=jnp.zeros(3)).check()
+    with pytest.raises(ValueError, match=r"model '2dof_planar': com \(body '.*'\) is not finite: nan"):
+        m.replace(com=m.com.at[1, 0].set(jnp.nan)).check()
+    with pytest.raises(ValueError, match=r"q_lower is not finite: nan"):
+        m.replace(q_lower=m.q_lower.at[0].set(jnp.nan)).check()
+    m.replace(q_lower=jnp.full(2, -jnp.inf)).check()  # infinite limits are fine
+    with pytest.raises(ValueError, match=r"joint '.*' moves body '.*', which carries no mass or inertia"):
+        m.replace(mass=m.mass.at[1].set(0.0), inertia=m.inertia.at[1].set(0.0)).check()
+    lopsided = m.inertia.at[1].set(jnp.diag(jnp.array([1.0, 1.0, 5.0])))
+    with pytest.warns(jaxdyn.InertiaWarning, match=r"body '.*': principal moments .* violate the triangle inequality"):
+        m.replace(inertia=lopsided).check()
+    with pytest.raises(ValueError, match=r"inertia not physically consistent: body"):
+        m.replace(inertia=lopsided).check(inertia="strict")
+
+
+def test_sim_and_environments_check_their_model():
+    bad = DP.replace(mass=-DP.mass)
+    with pytest.raises(ValueError, match=r"step: model '2dof_planar': body '.*' has a negative mass"):
+        sim.step(bad, Q0, QD0, jnp.zeros(2), 1e-3)
+    with pytest.raises(ValueError, match=r"rollout: model '2dof_planar': damping must have shape \(2,\)"):
+        sim.rollout(DP.replace(damping=jnp.zeros(3)), Q0, QD0, jnp.zeros((3, 2)), 1e-3)
+    with pytest.raises(TypeError, match=r"step: the first argument must be a jaxdyn.Model, got ndarray"):
+        sim.step(np.zeros(2), Q0, QD0, jnp.zeros(2), 1e-3)
+    with pytest.raises(ValueError, match=r"body '.*' has a negative mass"):
+        envs.make("pendulum", model=jaxdyn.load_robot("pendulum").replace(mass=-jnp.ones(1)))
+    with pytest.raises(ValueError, match=r"dt must be a positive finite number, got inf"):
+        envs.make("pendulum", dt=float("inf"))
+
+
+def test_a_traced_model_is_checked_for_shapes_only():
+    """Under grad the model's values are tracers: the value rules are skipped, the step runs."""
+    g = jax.grad(lambda mass: sim.step(DP.replace(mass=mass), Q0, QD0, jnp.zeros(2), 1e-3, "euler")[1][0])(DP.mass)
+    assert g.shape == (2,) and np.all(np.isfinite(g))
+
+
+def test_common_api_slips_name_the_fix():
+    """The mistakes of a first session with the README's quickstart."""
+    q, qd = jnp.zeros(2), jnp.zeros(2)
+    with pytest.raises(
+        TypeError,
+        match=r"aba: the first argument must be a jaxdyn.Model, got an array \(the call is aba\(model, q, qd, tau\)",
+    ):
+        jaxdyn.aba(q, DP, qd, qd)
+    with pytest.raises(TypeError, match=r"rnea: the first argument must be a jaxdyn.Model, got str .*load_robot"):
+        jaxdyn.rnea("double_pendulum", q, qd, qd)
+    with pytest.raises(
+        TypeError,
+        match=r"kinetic_energy: the first argument must be a jaxdyn.Model, got an array \(arguments in the wrong order",
+    ):
+        jaxdyn.kinetic_energy(q, DP, qd)
+    np.testing.assert_allclose(
+        jaxdyn.crba(DP, [0.1, 0.2]), jaxdyn.crba(DP, jnp.array([0.1, 0.2]))
+    )  # a list is an array
+    with pytest.raises(KeyError, match=r"unknown robot 'Panda'; did you mean 'panda'\?"):
+        jaxdyn.load_robot("Panda")
+    with pytest.raises(TypeError, match=r"random_configuration: key must be a JAX random key \(jax.random.key\(0\)"):
+        jaxdyn.random_configuration(DP, 0)
+    two_args = lambda q, qd: jnp.zeros(2)  # noqa: E731
+    with pytest.raises(
+        TypeError, match=r"rollout: the controls policy is called as policy\(q, qd, t\) .* cannot take three"
+    ):
+        sim.rollout(DP, Q0, QD0, two_args, 1e-3, steps=5)
+    with pytest.raises(jaxdyn.MJCFError, match=r"expected <mujoco> \(a URDF file: load it with jaxdyn.load_urdf\)"):
+        jaxdyn.load_mjcf(jaxdyn.robots.robot_path("double_pendulum"))
+    with pytest.raises(jaxdyn.URDFError, match=r"expected <robot> \(an MJCF file: load it with jaxdyn.load_mjcf\)"):
+        jaxdyn.load_urdf("<mujoco/>")
