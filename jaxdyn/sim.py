@@ -1026,8 +1026,9 @@ def ground_penetration(model: Model, contact, q):
 
     if model.geoms is None or not any(b >= 0 for b in model.geoms.body):
         return jnp.zeros((), model.dtype)
-    phi = contact_points(model, q, jnp.zeros(model.nv, model.dtype), contact.ground).distance
-    return jnp.maximum(-jnp.min(phi), 0.0) if phi.shape[0] else jnp.zeros((), model.dtype)
+    cp = contact_points(model, q, jnp.zeros(model.nv, model.dtype), contact.ground)
+    # depth = max(margin - phi, 0): beyond the margin, the penetration -phi is depth - margin
+    return jnp.maximum(jnp.max(cp.depth - cp.margin), 0.0) if cp.depth.shape[0] else jnp.zeros((), model.dtype)
 
 
 _WARNED_NOTHING_COLLIDES: set = set()
