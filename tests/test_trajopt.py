@@ -195,6 +195,30 @@ def test_closed_form_step_jacobians_floating_base_and_euler():
     )
 
 
+def test_closed_form_cost_expansions_equal_autodiff():
+    """QuadraticCost (Euclidean states) and FramePositionCost (configuration directions only)
+    expand as jax.grad/jax.hessian of the cost over (dx, du) do (Cost.expand's default)."""
+    m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    dyn = to.model_dynamics(m, 0.01)
+    rng = np.random.default_rng(1)
+    Q = rng.standard_normal((4, 4))
+    cost = to.quadratic_cost(jnp.ones(4), Q, [0.3, 0.2], Qf=Q.T, space=dyn) + to.FramePositionCost(
+        m, m.frame_names[-1], jnp.array([0.1, 0.2, 0.3]), weight=2.0, terminal_weight=5.0
+    )
+    x, u = jnp.asarray(rng.standard_normal(4)), jnp.asarray(rng.standard_normal(2))
+
+    @jax.jit
+    def both(cost, x, u):
+        return (
+            (cost.expand(dyn, x, u, 3), to.Cost.expand(cost, dyn, x, u, 3)),
+            (cost.expand_terminal(dyn, x), to.Cost.expand_terminal(cost, dyn, x)),
+        )
+
+    for a, ref in both(cost, x, u):
+        for ai, ri in zip(a, ref):
+            np.testing.assert_allclose(ai, ri, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(ri)))))
+
+
 def test_box_qp_active_bounds():
     H = jnp.array([[2.0, 0.5], [0.5, 1.0]])
     g = jnp.array([-4.0, 0.2])

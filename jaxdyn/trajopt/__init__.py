@@ -21,9 +21,12 @@ regularisation and line search of Tassa, Erez & Todorov (*Synthesis and stabiliz
 behaviors through online trajectory optimization*, IROS 2012) and the control limits of Tassa,
 Mansard & Todorov (*Control-limited differential dynamic programming*, ICRA 2014):
 
-1. linearise the dynamics along the nominal trajectory by ``jax.jacfwd`` of the discrete step
-   (``f_x``, ``f_u`` in the tangent space) and expand the costs to second order with
-   ``jax.grad`` / ``jax.hessian`` (all time steps at once with ``vmap``);
+1. linearise the dynamics along the nominal trajectory (``f_x``, ``f_u`` in the tangent space,
+   :meth:`Dynamics.jacobians`: for a robot model in closed form from
+   :func:`jaxdyn.aba_derivatives` and the integrator's chain rule,
+   :meth:`ModelDynamics.jacobians`; ``jax.jacfwd`` of the step otherwise) and expand the costs
+   to second order (:meth:`Cost.expand`: ``jax.grad`` / ``jax.hessian`` unless a cost gives
+   them in closed form), all time steps at once with ``vmap``;
 2. backward pass (a reverse ``lax.scan``), Tassa 2012 eqs. (5) and (10)-(11)::
 
        Q_x  = l_x + f_x' V_x'          Q_u  = l_u + f_u' V_x'
@@ -37,10 +40,11 @@ Mansard & Todorov (*Control-limited differential dynamic programming*, ICRA 2014
        dV   = sum (alpha k' Q_u + alpha^2/2 k' Q_uu k)         (expected change of J)
 
    A non positive definite ``Q~_uu`` (Cholesky failure) raises ``mu`` and repeats the pass;
-3. forward pass ``u_t = clip(u_t + alpha k_t + K_t (x_t (-) xbar_t), lo, hi)`` for all step sizes
-   ``alpha`` of the line search at once (``vmap``); the largest ``alpha`` whose actual/expected
-   decrease ratio exceeds ``armijo`` is accepted (Tassa 2012 eq. (13)), then ``mu`` is lowered;
-   when none is, ``mu`` is raised (the Levenberg-Marquardt schedule of Tassa 2012 Sec. II-F).
+3. forward pass ``u_t = clip(u_t + alpha k_t + K_t (x_t (-) xbar_t), lo, hi)`` for the step
+   sizes ``alpha`` of the line search in decreasing order, stopping at the first (the largest)
+   whose actual/expected decrease ratio exceeds ``armijo`` (Tassa 2012 eq. (13)); then ``mu`` is
+   lowered; when none is accepted, ``mu`` is raised (the Levenberg-Marquardt schedule of Tassa
+   2012 Sec. II-F). Usually the first step is accepted: one rollout per iteration.
 
 The whole optimisation (iterations included, as a ``lax.while_loop``) is one jitted program per
 problem structure: changing ``x0``, the initial controls, targets or weights (arrays) reuses it.

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 
 from ..algorithms.kinematics import frame_placement
 from ..model import Model
-from .dynamics import Dynamics
+from .dynamics import Dynamics, ModelDynamics
 
 # -- costs ------------------------------------------------------------------------------------------
 
@@ -24,6 +25,25 @@ class Cost(eqx.Module):
 
     def terminal(self, x):
         raise NotImplementedError(f"{type(self).__name__}: a Cost subclass must define terminal(x)")
+
+    def expand(self, dynamics: Dynamics, x, u, t):
+        """Second-order expansion of the running cost in the tangent space of ``dynamics``:
+        ``(l_x (ndx,), l_u (nu,), l_xx (ndx, ndx), l_uu (nu, nu), l_ux (nu, ndx))``, the
+        derivatives of ``l(x (+) dx, u + du, t)`` at ``dx = du = 0``. This default
+        differentiates :meth:`running` (``jax.grad``, ``jax.hessian``); subclasses may give
+        them in closed form."""
+        zx = jnp.zeros(dynamics.ndx, x.dtype)
+        zu = jnp.zeros(dynamics.nu, x.dtype)
+        l = lambda dx, du: self.running(dynamics.plus(x, dx), u + du, t)
+        lx, lu = jax.grad(l, argnums=(0, 1))(zx, zu)
+        (lxx, _), (lux, luu) = jax.hessian(l, argnums=(0, 1))(zx, zu)
+        return lx, lu, lxx, luu, lux
+
+    def expand_terminal(self, dynamics: Dynamics, x):
+        """``(l_fx (ndx,), l_fxx (ndx, ndx))`` of the terminal cost (as :meth:`expand`)."""
+        lf = lambda dx: self.terminal(dynamics.plus(x, dx))
+        zx = jnp.zeros(dynamics.ndx, x.dtype)
+        return jax.grad(lf)(zx), jax.hessian(lf)(zx)
 
     def __add__(self, other: Cost) -> SumCost:
         if not isinstance(other, Cost):
@@ -43,6 +63,14 @@ class SumCost(Cost):
 
     def terminal(self, x):
         return sum(c.terminal(x) for c in self.terms)
+
+    def expand(self, dynamics, x, u, t):
+        parts = [c.expand(dynamics, x, u, t) for c in self.terms]
+        return tuple(sum(p[i] for p in parts) for i in range(5))
+
+    def expand_terminal(self, dynamics, x):
+        parts = [c.expand_terminal(dynamics, x) for c in self.terms]
+        return parts[0][0] + sum(p[0] for p in parts[1:]), parts[0][1] + sum(p[1] for p in parts[1:])
 
 
 class FunctionCost(Cost):
@@ -96,6 +124,26 @@ class QuadraticCost(Cost):
         ref = self.x_ref if self.x_ref.ndim == 1 else self.x_ref[-1]
         dx = self._dx(x, ref)
         return 0.5 * dx @ self.Qf @ dx
+
+    def _closed_form(self, dynamics: Dynamics) -> bool:
+        return dynamics.euclidean and (self.space is None or self.space.euclidean)
+
+    def expand(self, dynamics, x, u, t):
+        """In closed form where the states are Euclidean (``x (+) dx = x + dx`` for the
+        dynamics and the cost): ``l_x = Q_s dx``, ``l_xx = Q_s``, ``l_u = R_s du``,
+        ``l_uu = R_s``, ``l_ux = 0`` with ``Q_s = (Q + Q')/2``, ``R_s = (R + R')/2``; by
+        differentiation otherwise."""
+        if not self._closed_form(dynamics):
+            return super().expand(dynamics, x, u, t)
+        Qs, Rs = 0.5 * (self.Q + self.Q.T), 0.5 * (self.R + self.R.T)
+        dx, du = x - _pick(self.x_ref, t), u - _pick(self.u_ref, t)
+        return Qs @ dx, Rs @ du, Qs, Rs, jnp.zeros((du.shape[0], dx.shape[0]), x.dtype)
+
+    def expand_terminal(self, dynamics, x):
+        if not self._closed_form(dynamics):
+            return super().expand_terminal(dynamics, x)
+        Qs = 0.5 * (self.Qf + self.Qf.T)
+        return Qs @ (x - (self.x_ref if self.x_ref.ndim == 1 else self.x_ref[-1])), Qs
 
 
 def _weight_matrix(w, n, name, dtype):
@@ -182,3 +230,35 @@ class FramePositionCost(Cost):
         tgt = self.target if self.target.ndim == 1 else self.target[-1]
         e = self.position(x) - tgt
         return 0.5 * self.terminal_weight * e @ e
+
+    def _q_expansion(self, dynamics: ModelDynamics, x, weight, tgt):
+        """Gradient and Hessian of ``weight/2 |p(q (+) dq) - tgt|^2`` in ``dq`` (``nv``
+        directions: the cost does not depend on ``qd`` or ``u``), placed in the state's
+        ``(dq, dqd)`` blocks."""
+        nq, nv = self.model.nq, self.model.nv
+        q = x[:nq]
+        l = lambda dq: (
+            0.5
+            * weight
+            * jnp.sum((self.position(dynamics.plus(x, jnp.zeros(2 * nv, x.dtype).at[:nv].set(dq))) - tgt) ** 2)
+        )
+        z = jnp.zeros(nv, q.dtype)
+        g, H = jax.grad(l)(z), jax.hessian(l)(z)
+        lx = jnp.zeros(2 * nv, x.dtype).at[:nv].set(g)
+        lxx = jnp.zeros((2 * nv, 2 * nv), x.dtype).at[:nv, :nv].set(H)
+        return lx, lxx
+
+    def expand(self, dynamics, x, u, t):
+        """With :class:`ModelDynamics` the derivatives are taken in the ``nv`` configuration
+        directions only (a third of the ``jax.hessian`` over ``(dq, dqd, du)``)."""
+        if not isinstance(dynamics, ModelDynamics):
+            return super().expand(dynamics, x, u, t)
+        lx, lxx = self._q_expansion(dynamics, x, self.weight, _pick(self.target, t))
+        nu = dynamics.nu
+        return lx, jnp.zeros(nu, x.dtype), lxx, jnp.zeros((nu, nu), x.dtype), jnp.zeros((nu, lx.shape[0]), x.dtype)
+
+    def expand_terminal(self, dynamics, x):
+        if not isinstance(dynamics, ModelDynamics):
+            return super().expand_terminal(dynamics, x)
+        tgt = self.target if self.target.ndim == 1 else self.target[-1]
+        return self._q_expansion(dynamics, x, self.terminal_weight, tgt)

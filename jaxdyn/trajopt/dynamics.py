@@ -46,6 +46,12 @@ class Dynamics(eqx.Module):
     def minus(self, x1, x0):
         return x1 - x0
 
+    @property
+    def euclidean(self) -> bool:
+        """Whether ``plus``/``minus`` are ``x + dx`` / ``x1 - x0`` (costs then expand in closed
+        form)."""
+        return type(self).plus is Dynamics.plus and type(self).minus is Dynamics.minus
+
     def jacobians(self, x, u):
         """``(f_x (ndx, ndx), f_u (ndx, nu))``: the derivatives of
         ``f(x (+) dx, u + du) (-) f(x, u)`` at ``dx = du = 0`` (tangent space). This default
@@ -166,6 +172,10 @@ class ModelDynamics(Dynamics):
         q1, qd1 = self.split(x1)
         q0, qd0 = self.split(x0)
         return jnp.concatenate([configuration.difference(self.model, q0, q1), qd1 - qd0])
+
+    @property
+    def euclidean(self) -> bool:
+        return self.model.nq == self.model.nv
 
     @property
     def closed_form(self) -> bool:

@@ -54,22 +54,18 @@ def total_cost(cost: Cost, xs, us):
 def linearize(dynamics: Dynamics, cost: Cost, xs, us) -> Expansion:
     """Jacobians of the discrete dynamics (:meth:`Dynamics.jacobians`: in closed form for a
     robot model, :meth:`ModelDynamics.jacobians`) and second-order expansions of the costs
-    (``jax.grad``/``jax.hessian`` in ``(dx, du)``) at every step of the trajectory (``vmap``
-    over time)."""
-    zx = jnp.zeros(dynamics.ndx, xs.dtype)
-    zu = jnp.zeros(dynamics.nu, xs.dtype)
+    (:meth:`Cost.expand`, :meth:`Cost.expand_terminal`) at every step of the trajectory
+    (``vmap`` over time)."""
 
     def at_step(x, u, t):
         fx, fu = dynamics.jacobians(x, u)
-        l = lambda dx, du: cost.running(dynamics.plus(x, dx), u + du, t)
-        lx, lu = jax.grad(l, argnums=(0, 1))(zx, zu)
-        (lxx, _), (lux, luu) = jax.hessian(l, argnums=(0, 1))(zx, zu)
+        lx, lu, lxx, luu, lux = cost.expand(dynamics, x, u, t)
         return fx, fu, lx, lu, lxx, luu, lux
 
     ts = jnp.arange(us.shape[0])
     fx, fu, lx, lu, lxx, luu, lux = jax.vmap(at_step)(xs[:-1], us, ts)
-    lf = lambda dx: cost.terminal(dynamics.plus(xs[-1], dx))
-    return Expansion(fx, fu, lx, lu, lxx, luu, lux, jax.grad(lf)(zx), jax.hessian(lf)(zx))
+    lfx, lfxx = cost.expand_terminal(dynamics, xs[-1])
+    return Expansion(fx, fu, lx, lu, lxx, luu, lux, lfx, lfxx)
 
 
 def _sym(A):
@@ -196,8 +192,8 @@ class ILQROptions:
     ``tolerance * (1 + |J|)``; or ``mu`` exceeds ``mu_max`` (failure); or ``max_iterations``.
     Regularisation (Tassa 2012 Sec. II-F): on failure ``delta = max(delta0, delta * delta0)``,
     ``mu = max(mu_min, mu * delta)``; on success ``delta = min(1/delta0, delta/delta0)``,
-    ``mu = mu * delta`` (0 below ``mu_min``). Line search: step sizes ``alphas`` (all evaluated
-    at once), accepted when actual/expected decrease > ``armijo``.
+    ``mu = mu * delta`` (0 below ``mu_min``). Line search: step sizes ``alphas`` (decreasing,
+    tried in order until one is accepted), accepted when actual/expected decrease > ``armijo``.
     """
 
     max_iterations: int = 100
@@ -261,7 +257,6 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
     T, nu = us0.shape
     ndx = dynamics.ndx
     us0 = jnp.clip(us0, lo, hi)
-    line_search = jax.vmap(forward_pass, in_axes=(None, None, None, None, None, None, 0, None, None))
 
     def regularised_backward(exp, us, k_warm, mu, delta):
         """Backward pass, raising mu (Tassa 2012 Sec. II-F) until it succeeds or exceeds mu_max."""
@@ -294,16 +289,28 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
         expected = -(s.dV[0] + s.dV[1])
         scale = 1.0 + jnp.abs(s.J)
         small = (~first) & s.ok & (expected < opt.tolerance * scale)
-        xs_a, us_a, J_a = line_search(dynamics, cost, s.xs, s.us, s.k, s.K, alphas, lo, hi)
-        exp_a = -(alphas * s.dV[0] + alphas**2 * s.dV[1])
-        z = (s.J - J_a) / jnp.where(exp_a > 0, exp_a, jnp.inf)
-        good = s.ok & jnp.isfinite(J_a) & (J_a < s.J) & (z > opt.armijo)
-        good = jnp.where(first, jnp.arange(alphas.shape[0]) == 0, good)
-        accept = jnp.any(good) & ~small
-        i = jnp.argmax(good)  # the largest accepted step (alphas decrease)
-        J = jnp.where(accept, J_a[i], s.J)
-        xs = jnp.where(accept, xs_a[i], s.xs)
-        us = jnp.where(accept, us_a[i], s.us)
+
+        # backtracking: the step sizes in order, stopping at the first accepted one (the
+        # largest, as alphas decrease); usually the first, so one rollout per iteration. Under
+        # vmap the loop runs until every problem of the batch has accepted a step or run out.
+        def search_body(c):
+            j, _, _, _, _ = c
+            a = alphas[j]
+            xs_j, us_j, J_j = forward_pass(dynamics, cost, s.xs, s.us, s.k, s.K, a, lo, hi)
+            expected_j = -(a * s.dV[0] + a**2 * s.dV[1])
+            z = (s.J - J_j) / jnp.where(expected_j > 0, expected_j, jnp.inf)
+            good = first | (s.ok & jnp.isfinite(J_j) & (J_j < s.J) & (z > opt.armijo))
+            return j + 1, good, xs_j, us_j, J_j
+
+        search_cond = lambda c: (~c[1]) & (c[0] < alphas.shape[0]) & ~small
+        j, found, xs_a, us_a, J_a = jax.lax.while_loop(
+            search_cond, search_body, (jnp.asarray(0), jnp.asarray(False), s.xs, s.us, s.J)
+        )
+        accept = found & ~small
+        i = jnp.maximum(j - 1, 0)  # the index of the accepted step
+        J = jnp.where(accept, J_a, s.J)
+        xs = jnp.where(accept, xs_a, s.xs)
+        us = jnp.where(accept, us_a, s.us)
         # Levenberg-Marquardt schedule (Tassa 2012 Sec. II-F): lower mu after a success
         mu, delta = s.mu, s.delta
         d_dn = jnp.minimum(c(1.0 / opt.delta0), delta / opt.delta0)
