@@ -78,6 +78,12 @@ def _time(name, f, a, B, rows, repeats):
     return out
 
 
+def _fail(message: str) -> int:
+    """Bad input: one line on stderr, exit status 2."""
+    print(message, file=sys.stderr)
+    return 2
+
+
 def _view(args) -> int:
     """``jaxdyn view``: draw a shipped robot or a URDF file at one configuration into a PNG."""
     import os
@@ -96,14 +102,14 @@ def _view(args) -> int:
         try:
             model = jaxdyn.load_urdf(args.robot, floating_base=bool(fb))
         except jaxdyn.URDFError as e:
-            raise SystemExit(f"jaxdyn view: {e}") from None
+            return _fail(f"jaxdyn view: error: {e}")
     else:
-        raise SystemExit(
-            f"jaxdyn view: '{args.robot}' is neither a shipped robot "
+        return _fail(
+            f"jaxdyn view: error: '{args.robot}' is neither a shipped robot "
             f"({', '.join(jaxdyn.available_robots())}) nor a URDF file"
         )
     if args.q is not None and args.random:
-        raise SystemExit("jaxdyn view: give either --q or --random, not both")
+        return _fail("jaxdyn view: error: give either --q or --random, not both")
     q: np.ndarray | jax.Array
     if args.q is not None:
         q = np.array(args.q)
@@ -114,7 +120,7 @@ def _view(args) -> int:
     try:
         viewer.draw(model, q, args.out, frames=args.frames, com=args.com, view=tuple(args.view))
     except ValueError as e:
-        raise SystemExit(f"jaxdyn view: {e}") from None
+        return _fail(f"jaxdyn view: error: {e}")
     print(f"wrote {args.out} ({model.name}: nq={model.nq}, {model.nb} bodies)")
     return 0
 

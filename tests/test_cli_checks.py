@@ -77,3 +77,14 @@ def test_a_failed_write_leaves_the_old_file(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_view_mistakes_get_one_line_and_exit_status_2(tmp_path, capsys):
+    out = str(tmp_path / "v.png")
+    assert main(["view", "nosuchrobot", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert "jaxdyn view: error: 'nosuchrobot' is neither a shipped robot" in err and len(err.strip().splitlines()) == 1
+    assert main(["view", "double_pendulum", "--q", "1", "2", "3", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"jaxdyn view: error: .*shape \(3,\)", err) and len(err.strip().splitlines()) == 1, err
+    assert not os.path.exists(out)
