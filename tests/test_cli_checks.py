@@ -5,6 +5,7 @@ mistake with one line and exit status 2; no command replaces an existing output 
 import os
 import re
 
+import numpy as np
 import pytest
 
 import jaxdyn
@@ -88,3 +89,17 @@ def test_view_mistakes_get_one_line_and_exit_status_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(r"jaxdyn view: error: .*shape \(3,\)", err) and len(err.strip().splitlines()) == 1, err
     assert not os.path.exists(out)
+
+
+def test_save_data_replaces_a_file_whole(tmp_path):
+    from jaxdyn import sysid
+
+    model = jaxdyn.load_robot("double_pendulum")
+    t, z = np.linspace(0, 1, 50), np.zeros((50, 2))
+    data = sysid.SysIdData(z, z, z, np.ones((50, 2)), t, model.joint_names)
+    for name in ("d.csv", "d.npz"):
+        path = tmp_path / name
+        path.write_text("old")
+        sysid.save_data(str(path), data)
+        assert np.allclose(sysid.load_data(str(path), model).tau, 1.0)
+    assert sorted(os.listdir(tmp_path)) == ["d.csv", "d.npz"]

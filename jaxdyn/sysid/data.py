@@ -41,6 +41,7 @@ import os
 
 import numpy as np
 
+from .._files import replace_atomically
 from ..model import Model
 
 _KINDS = ("q", "qd", "qdd", "tau")
@@ -579,7 +580,8 @@ def load_data(
 
 def save_data(path, data: SysIdData, *, derivatives: bool = True):
     """Write ``data`` as ``.npz`` or ``.csv`` (format of the module docstring); with
-    ``derivatives=False`` only ``t``, ``q`` and ``tau`` are written."""
+    ``derivatives=False`` only ``t``, ``q`` and ``tau`` are written. The file is written under a
+    temporary name beside ``path`` and renamed over it: a failed write leaves an existing file."""
     path = os.fspath(path)
     kinds = _KINDS if derivatives else ("q", "tau")
     ext = os.path.splitext(path)[1].lower()
@@ -587,7 +589,8 @@ def save_data(path, data: SysIdData, *, derivatives: bool = True):
         arrays = {k: getattr(data, k) for k in kinds}
         if data.t is not None:
             arrays["t"] = data.t
-        np.savez(path, joint_names=np.array(data.joint_names), **arrays)
+        with replace_atomically(path) as tmp:
+            np.savez(tmp, joint_names=np.array(data.joint_names), **arrays)
     elif ext == ".csv":
         cols, header = [], []
         if data.t is not None:
@@ -596,7 +599,9 @@ def save_data(path, data: SysIdData, *, derivatives: bool = True):
         for k in kinds:
             cols.append(getattr(data, k))
             header += [f"{k}:{j}" for j in data.joint_names]
-        np.savetxt(path, np.concatenate(cols, 1), delimiter=",", header=",".join(header), comments="", fmt="%.17g")
+        table = np.concatenate(cols, 1)
+        with replace_atomically(path) as tmp:
+            np.savetxt(tmp, table, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
     else:
         raise ValueError(f"save_data: unknown format '{ext}' for {path} (use .npz or .csv)")
 
