@@ -51,7 +51,7 @@ Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) 
   in velocity (:func:`_implicit_joint_friction`; with contact, inside the contact's Newton
   solve), with the regularisation ``friction_velocity`` 1e-4 rad/s by default: a joint loaded
   below its friction stays put (creeping at ``eps atanh(load / friction)``), as MuJoCo's friction
-  loss constraint holds it. Each of its ``1 + contact_iterations`` steps is ABA with a
+  loss constraint holds it. Each of its ``1 + contact_iterations`` Newton steps is ABA with a
   per-sample armature, so under ``vmap`` such a model runs the one-sample ABA. Free-floating base: like MuJoCo, this integrator moves the base on
   ``R^3 x SO(3)``, not SE(3): with the base twist ``[omega; v_b]`` in the body frame and
   ``R`` the base orientation, the world-frame velocity of the base origin is ``v_w = R v_b``

@@ -136,6 +136,7 @@ SLOW = {
     "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[solo12-regularised]",
     "tests/test_quadruped_env.py::test_recorded_impacts_stay_within_the_motors_range",
     "tests/test_contact_stick.py::test_block_stays_put_in_float32",
+    "tests/test_friction_hold.py::test_frictionloss_solve_gradients",
     "tests/test_contact_stick.py::test_block_stays_put_below_the_friction_angle_and_slides_above[0.001]",
     # the identification API on synthetic data (test_sysid) and the recordings' filter stay quick
     "tests/test_sysid_recorded.py::test_cli_identify_recorded",

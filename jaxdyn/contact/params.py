@@ -59,18 +59,17 @@ class ContactParams(eqx.Module):
       m/s of penetration rate. Default 10 s/m. Near rest the damping coefficient is
       ``k d^p c_d = m g c_d``, so the contact settles with the time constant ``2 / (g c_d)``
       (0.02 s) whatever the stiffness; impacts at 0.1-1 m/s lose most of their energy.
-    friction_velocity ``eps`` [m/s]: regularisation scale of Coulomb friction. Default 0.02 m/s.
-      In ``"implicit_euler"`` the contact force is implicit in velocity (backward Euler, see
-      :func:`jaxdyn.sim.step`), so the steep friction slope ``mu f_n / eps`` of the regularised
-      zone is stable even under impact loads. Outside that zone the friction is saturated and, in
-      a single linearised step, effectively explicit: a slip smaller than about ``(m / m_eff) h mu g / 2`` then flips sign
-      every step (a bounded period-2 cycle; ``m / m_eff = 1 + m |r x t|^2 / I`` is 3.5 for a
-      rolling solid sphere), unless ``eps`` covers it. Hence ``eps ~ 2 h mu g`` (0.02 m/s for
-      ``mu = 1`` at ``h = 1 ms``): a rolling sphere then rolls without chatter. Bodies held by
-      friction without rolling (a block on a slope) tolerate much smaller values (1e-4 m/s tested
-      at 1 ms). The price of a large ``eps`` is creep under static tangential loads (module
-      docstring): 11.5 mm/s for a block on a slope at half the friction angle's tangent with the
-      default, 0.58 mm/s with ``eps = 1e-3``. Used by ``friction="regularised"`` only.
+    friction_velocity ``eps`` [m/s]: regularisation scale of Coulomb friction. Default 1e-4 m/s.
+      In ``"implicit_euler"`` the contact force is implicit in velocity (a Newton solve of the
+      backward-Euler velocity equation, :func:`jaxdyn.sim.step`), so the steep friction slope
+      ``mu f_n / eps`` is stable and a body held by friction creeps only at ``eps r / sqrt(1 -
+      r^2)`` (module docstring): 0.064 mm/s for a block on a slope at 54 % of its friction
+      angle's tangent, where MuJoCo's soft friction drifts about 1 mm/s (docs/contact.md,
+      "Friction that holds"); a sphere rolls down a slope at the rolling solution without
+      chatter at 1-4 ms. The explicit integrators need ``h mu f_n / (eps m_eff) < 2``, which no
+      value meets for a light legged robot (docs/contact.md, "Time steps"); there, or to
+      compare with the former default, ``eps ~ 2 h mu g`` (0.02 m/s at 1 ms). Used by
+      ``friction="regularised"`` only.
     spin_velocity ``eps_w`` [rad/s]: regularisation scale of the torsional and rolling friction
       (contacts of MuJoCo ``condim`` 4 and 6, :mod:`jaxdyn.contact.laws` (R1)-(R2)), as ``eps`` is for
       sliding. Default 0.1 rad/s. Under a static twisting or rolling load ``r`` times the bound
@@ -88,7 +87,7 @@ class ContactParams(eqx.Module):
     stiffness: Float[Array, ""] = eqx.field(default=1e6, converter=_array)
     exponent: Float[Array, ""] = eqx.field(default=1.5, converter=_array)
     damping: Float[Array, ""] = eqx.field(default=10.0, converter=_array)
-    friction_velocity: Float[Array, ""] = eqx.field(default=2e-2, converter=_array)
+    friction_velocity: Float[Array, ""] = eqx.field(default=1e-4, converter=_array)
     tangential_stiffness: Float[Array, ""] = eqx.field(default=1e4, converter=_array)
     tangential_damping: Float[Array, ""] = eqx.field(default=100.0, converter=_array)
     spin_velocity: Float[Array, ""] = eqx.field(default=0.1, converter=_array)
