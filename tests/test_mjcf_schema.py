@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from jaxdyn import load_mjcf, load_urdf, sensors
 from jaxdyn.io.mjcf import MJCFError
 from jaxdyn.io.mjcf.loader import parse_scene
-from jaxdyn.io.mjcf.schema import ATTRIBUTES, MUJOCO_SCHEMA_VERSION
+from jaxdyn.io.mjcf.schema import ATTRIBUTES, KEYWORDS, MUJOCO_SCHEMA_VERSION
 from jaxdyn.io.urdf import URDFError
 
 HERE = os.path.dirname(__file__)
@@ -56,6 +56,41 @@ def test_table_is_the_installed_mujocos_schema():
         f"MuJoCo {version}'s schema differs from the table (MuJoCo {MUJOCO_SCHEMA_VERSION}): "
         f"missing {missing}, elements only in one: {set(schema) ^ set(ours)}"
     )
+
+
+def _keyword_scene(tag, attr, value):
+    """A small scene with ``<tag attr=value>`` where MuJoCo reads that element."""
+    a, body = f'{attr}="{value}"', '<body name="b"><joint name="j"/><geom size="0.1"/></body>'
+    top = {
+        "compiler": f"<compiler {a}/>",
+        "option": f"<option {a}/>",
+        "flag": f'<option><flag gravity="{value}"/></option>',
+        "mesh": f'<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1" {a}/></asset>',
+    }
+    if tag in top:
+        return f"<mujoco>{top[tag]}<worldbody>{body}</worldbody></mujoco>"
+    if tag == "body":
+        return f'<mujoco><worldbody><body {a}><geom size="0.1"/></body></worldbody></mujoco>'
+    if tag in ("joint", "freejoint", "geom", "site"):
+        return f'<mujoco><worldbody><body name="b"><geom size="0.1"/><{tag} {a}/></body></worldbody></mujoco>'
+    return f'<mujoco><worldbody>{body}</worldbody><actuator><{tag} joint="j" {a}/></actuator></mujoco>'
+
+
+def test_keyword_sets_are_mujocos():
+    """Every keyword of ``KEYWORDS`` is one MuJoCo accepts there, and MuJoCo refuses one outside
+    the set ("invalid keyword"; other compile errors of the small scenes do not matter)."""
+    mujoco = pytest.importorskip("mujoco")
+
+    def refused(xml):
+        try:
+            mujoco.MjModel.from_xml_string(xml)
+        except ValueError as e:
+            return "invalid keyword" in str(e)
+        return False
+
+    wrong = [(t, k, v) for (t, k), vals in KEYWORDS.items() for v in vals if refused(_keyword_scene(t, k, v))]
+    lax = [(t, k) for (t, k) in KEYWORDS if not refused(_keyword_scene(t, k, "bogus"))]
+    assert not wrong and not lax, f"refused by MuJoCo: {wrong}; not keyword attributes in MuJoCo: {lax}"
 
 
 @pytest.mark.parametrize(
@@ -127,6 +162,7 @@ def test_unknown_names_are_refused_with_the_closest_known_one(xml, msg):
             scene().replace('<geom name="g" size="0.1"', '<geom name="g" type="box" size="0.1 0 0.1"'),
             r"<geom name='g'> in body 'b': a box needs 3 positive size",
         ),
+        (scene(top='<option integrator="RK5"/>'), r"<option>: integrator='RK5' is not one of Euler, RK4, implicit"),
     ],
 )
 def test_values_outside_their_domain_are_refused_by_name(xml, msg):
@@ -220,8 +256,8 @@ def test_fuzz_misspelt_attribute_names_are_refused_naming_them(path, i, j, how):
         "swap": k[:n] + k[n + 1 : n + 2] + k[n] + k[n + 2 :] if n + 1 < len(k) else k[::-1],
         "upper": k[:n] + k[n].upper() + k[n + 1 :],
     }[how]
-    if not new or new in el.attrib or any(new in v for v in ATTRIBUTES.values()):
-        return  # another attribute's name (or none): not a misspelling
+    if not re.fullmatch(r"[A-Za-z_][\w.-]*", new) or new in el.attrib or any(new in v for v in ATTRIBUTES.values()):
+        return  # not an XML name, or another attribute's name: not a misspelling
     el.attrib[new] = el.attrib.pop(k)
     with pytest.raises(MJCFError, match=rf"<{el.tag}\b[^>]*>: unknown attribute '{re.escape(new)}' \(closest known: '"):
         load_mjcf(ET.tostring(root, encoding="unicode"))

@@ -389,7 +389,8 @@ _ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "da
 _TRISTATE = ("false", "true", "auto")
 _BOOL = ("false", "true")
 # (element tag, attribute) -> the keywords MuJoCo accepts, for the keyword attributes jaxdyn
-# reads; ("flag", "*") is every attribute of <option><flag>
+# reads and the solver's settings; ("flag", "*") is every attribute of <option><flag>
+# (tests/test_mjcf_schema.py checks each against MuJoCo)
 KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("joint", "type"): ("hinge", "slide", "ball", "free"),
     ("joint", "limited"): _TRISTATE,
@@ -409,7 +410,18 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("general", "gaintype"): ("fixed", "affine", "muscle", "user"),
     ("general", "biastype"): ("none", "affine", "muscle", "user"),
     ("general", "dyntype"): ("none", "integrator", "filter", "filterexact", "muscle", "user"),
-    **{(t, k): _TRISTATE for t in _ACTUATOR_TAGS for k in ("ctrllimited", "forcelimited", "actlimited")},
+    **{
+        (t, k): _TRISTATE
+        for t in _ACTUATOR_TAGS
+        for k in ("ctrllimited", "forcelimited", "actlimited")
+        if k in ATTRIBUTES[f"actuator/{t}"]
+    },
+    # not read by jaxdyn, but a misspelt solver setting is a file MuJoCo refuses
+    ("option", "integrator"): ("Euler", "RK4", "implicit", "implicitfast"),
+    ("option", "cone"): ("pyramidal", "elliptic"),
+    ("option", "jacobian"): ("dense", "sparse", "auto"),
+    ("option", "solver"): ("PGS", "CG", "Newton"),
+    ("site", "type"): ("sphere", "capsule", "ellipsoid", "cylinder", "box"),
 }
 
 
