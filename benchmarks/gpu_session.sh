@@ -21,7 +21,7 @@ B="131072,1048576"
 bench() {  # bench SECONDS TAG ARGS...: one harness process
   local secs=$1 tag=$2; shift 2
   echo "=== $(date +%T) bench $tag ($secs s): $*"
-  timeout "$secs" $PY benchmarks/run.py --out "$W" --tag="-$tag" "$@" 2>&1 | grep --line-buffered -v "^WARNING\|^  warnings.warn" | tee "$W/log-$tag.txt"
+  timeout "$secs" $PY benchmarks/run.py --out "$W" --tag="-$tag" --force "$@" 2>&1 | grep --line-buffered -v "^WARNING\|^  warnings.warn" | tee "$W/log-$tag.txt"
   tar czf "$OUT/results-${PART}.tgz" -C "$W" .
 }
 simstep() {  # simstep SECONDS TAG ARGS...: one benchmarks/sim_step.py process (a record per row)

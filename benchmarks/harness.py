@@ -25,6 +25,7 @@ import datetime
 import json
 import os
 import platform
+import sys
 import time
 
 from jaxdyn._timing import measure, median_time
@@ -487,6 +488,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--out", default=os.path.join("benchmarks", "results"))
     p.add_argument("--no-save", action="store_true")
+    p.add_argument("--force", action="store_true", help="replace the results files of a run of the same day and tag")
     p.add_argument("--peers", default="pinocchio,frax,mjx", help="peers to time when importable (comma list)")
     p.add_argument(
         "--traversal",
@@ -545,6 +547,14 @@ def _run(args) -> int:
     pin_cache, peer_cache, heads = {}, {}, {}
     stem = os.path.join(args.out, f"{dev.platform}-{env['date']}{args.tag}")
     if not args.no_save:
+        existing = [stem + e for e in (".json", ".md", ".png") if os.path.exists(stem + e)]
+        if existing and not args.force:
+            print(
+                f"jaxdyn bench: error: {existing[0]} exists (a run of the same day and tag); give --force "
+                "to replace it, or --tag",
+                file=sys.stderr,
+            )
+            return 2
         os.makedirs(args.out, exist_ok=True)
     for dt in args.dtypes.split(","):
         dtype = {"float32": jnp.float32, "float64": jnp.float64}[dt]
@@ -636,9 +646,14 @@ def _run(args) -> int:
 
 
 def _save(stem, env, rows, failed):
-    with open(stem + ".json", "w") as fh:
+    """The results as JSON and markdown, each written beside its file and renamed over it: a run
+    cut short mid-write keeps the rows saved before."""
+    from jaxdyn._files import replace_atomically
+
+    with replace_atomically(stem + ".json") as tmp, open(tmp, "w") as fh:
         json.dump({"env": env, "rows": rows, "failed": failed}, fh, indent=1)
-    write_markdown(stem + ".md", env, rows, failed)
+    with replace_atomically(stem + ".md") as tmp:
+        write_markdown(tmp, env, rows, failed)
 
 
 def write_markdown(path, env, rows, failed=()):

@@ -179,3 +179,18 @@ def test_sim_step_scene_copies_drop_visual_meshes(tmp_path):
     assert mm.nmesh == 0 and mm.ngeom == 2
     model = jaxdyn.load_mjcf(path)
     assert tuple(model.geoms.names) == ("floor", "col")
+
+
+def test_harness_refuses_to_replace_a_run_without_force(tmp_path, capsys):
+    """A second run of the same day and tag is refused before anything runs, naming the file."""
+    import datetime
+
+    import jax
+
+    old = tmp_path / f"{jax.devices()[0].platform}-{datetime.date.today().isoformat()}-smoke.json"
+    old.write_text("{}")
+    argv = ["--robots", "double_pendulum", "--algos", "aba", "--batches", "1", "--peers", "", "--out", str(tmp_path)]
+    assert bench.main([*argv, "--tag=-smoke"]) == 2
+    err = capsys.readouterr().err
+    assert f"jaxdyn bench: error: {old} exists (a run of the same day and tag); give --force" in err
+    assert old.read_text() == "{}"
