@@ -196,8 +196,9 @@ def test_closed_form_step_jacobians_floating_base_and_euler():
 
 
 def test_closed_form_cost_expansions_equal_autodiff():
-    """QuadraticCost (Euclidean states) and FramePositionCost (configuration directions only)
-    expand as jax.grad/jax.hessian of the cost over (dx, du) do (Cost.expand's default)."""
+    """QuadraticCost (Euclidean states) and FramePositionCost (the point Jacobian and its
+    derivative from the dofs' world motion subspaces) expand in closed form as
+    jax.grad/jax.hessian of the cost over (dx, du) do (Cost.expand's default)."""
     m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
     dyn = to.model_dynamics(m, 0.01)
     rng = np.random.default_rng(1)

@@ -8,8 +8,9 @@ from collections.abc import Callable
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..algorithms.kinematics import frame_placement
+from ..algorithms.kinematics import _frame_bodies, _frame_poses, dof_motions_world, frame_placement
 from ..model import Model
 from .dynamics import Dynamics, ModelDynamics
 
@@ -92,6 +93,11 @@ class FunctionCost(Cost):
 
     def terminal(self, x):
         return jnp.zeros((), x.dtype) if self.terminal_fn is None else self.terminal_fn(x)
+
+
+def _pad(a, n):
+    """``a`` followed by zeros up to size ``n``."""
+    return jnp.concatenate([a, jnp.zeros(n - a.shape[0], a.dtype)])
 
 
 def _pick(ref, t):
@@ -232,18 +238,45 @@ class FramePositionCost(Cost):
         return 0.5 * self.terminal_weight * e @ e
 
     def _q_expansion(self, dynamics: ModelDynamics, x, weight, tgt):
-        """Gradient and Hessian of ``weight/2 |p(q (+) dq) - tgt|^2`` in ``dq`` (``nv``
-        directions: the cost does not depend on ``qd`` or ``u``), placed in the state's
-        ``(dq, dqd)`` blocks."""
-        nq, nv = self.model.nq, self.model.nv
+        """Gradient and Hessian of ``weight/2 |p(q (+) dq) - tgt|^2`` in ``dq`` (the cost does
+        not depend on ``qd`` or ``u``), placed in the state's ``(dq, dqd)`` blocks.
+
+        With 1-dof joints only (``nq == nv``) in closed form. ``S_c = [w_c; v_c]`` is the
+        motion subspace of dof ``c`` in world coordinates about the world origin
+        (:func:`jaxdyn.dof_motions_world`), zero unless ``c`` moves the frame; the point
+        Jacobian and its derivative (``S_j x S_k`` the derivative of ``S_k`` along ``q_j``
+        when ``j`` is ``k`` or one of its ancestors, zero otherwise)::
+
+            J_c = v_c + w_c x p
+            d2p/dq_j dq_k = w_k x J_j + [j ancestor-or-self of k] (w_j x v_k + v_j x w_k + (w_j x w_k) x p)
+            l_q = weight J' e,    l_qq = weight (J' J + sum_i e_i d2p_i/dq dq),    e = p - tgt
+
+        Otherwise by ``jax.grad`` / ``jax.hessian`` in the ``nv`` configuration directions."""
+        model = self.model
+        nq, nv = model.nq, model.nv
         q = x[:nq]
-        l = lambda dq: (
-            0.5
-            * weight
-            * jnp.sum((self.position(dynamics.plus(x, jnp.zeros(2 * nv, x.dtype).at[:nv].set(dq))) - tgt) ** 2)
-        )
-        z = jnp.zeros(nv, q.dtype)
-        g, H = jax.grad(l)(z), jax.hessian(l)(z)
+        if nq == nv:
+            S, poses = dof_motions_world(model, q)
+            i = model.frame_index(self.frame)
+            p = _frame_poses(model, poses, i).p
+            lay = model.layout
+            db = lay.dof_body
+            fb = int(_frame_bodies(model)[i])
+            moves = np.zeros(nv, bool) if fb >= model.nb else lay.ancestor[db, fb]
+            anc = jnp.asarray(lay.ancestor[db][:, db] & moves[:, None] & moves[None, :])
+            S = jnp.where(jnp.asarray(moves)[:, None], S.T, 0.0)  # (nv, 6)
+            w, v = S[:, :3], S[:, 3:]
+            J = v + jnp.cross(w, p)  # (nv, 3): the columns of the point Jacobian
+            e = p - tgt
+            t1 = jnp.cross(w[None, :, :], J[:, None, :])  # [j, k]: w_k x J_j
+            t2 = jnp.cross(w[:, None, :], v[None, :, :]) + jnp.cross(v[:, None, :], w[None, :, :])
+            t2 = t2 + jnp.cross(jnp.cross(w[:, None, :], w[None, :, :]), p)
+            He = t1 @ e + jnp.where(anc, t2 @ e, 0.0)
+            g, H = weight * (J @ e), weight * (J @ J.T + He)
+        else:
+            l = lambda dq: 0.5 * weight * jnp.sum((self.position(dynamics.plus(x, _pad(dq, 2 * nv))) - tgt) ** 2)
+            z = jnp.zeros(nv, q.dtype)
+            g, H = jax.grad(l)(z), jax.hessian(l)(z)
         lx = jnp.zeros(2 * nv, x.dtype).at[:nv].set(g)
         lxx = jnp.zeros((2 * nv, 2 * nv), x.dtype).at[:nv, :nv].set(H)
         return lx, lxx
