@@ -11,6 +11,7 @@ Shapes and their ``size`` (MuJoCo's conventions, unused entries zero):
 type       code  size
 =========  ====  =====================================================
 plane      0     half-extents x, y (0 = infinite); grid spacing
+hfield     1     half-extents x, y; elevation scale (MuJoCo's ``size[2]``)
 sphere     2     radius
 capsule    3     radius, half-length of the cylindrical part (along z)
 ellipsoid  4     three semi-axes
@@ -19,7 +20,9 @@ box        6     three half-sizes
 mesh       7     zeros (the mesh itself is not stored)
 =========  ====  =====================================================
 
-The codes are MuJoCo's ``mjtGeom`` values (code 1, MuJoCo's height field, is not loaded).
+The codes are MuJoCo's ``mjtGeom`` values. A height field's grid of heights is in
+``Geoms.hfields`` (one array per ``hfield`` geom, in geom order); it collides as the ground
+(:class:`jaxdyn.contact.HeightField`), never in a pair.
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-PLANE, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 2, 3, 4, 5, 6, 7
+PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 1, 2, 3, 4, 5, 6, 7
 TYPE_CODES = {
     "plane": PLANE,
+    "hfield": HFIELD,
     "sphere": SPHERE,
     "capsule": CAPSULE,
     "ellipsoid": ELLIPSOID,
@@ -65,7 +69,10 @@ class Geoms(eqx.Module):
         (MJCF ``<pair margin>``; default 0);
       pair_angular ``(len(pairs), 2)``: each explicit pair's own torsional and rolling friction
         (MJCF ``<pair friction>``'s third and fourth numbers; MuJoCo's defaults 0.005, 0.0001),
-        acting where its ``pair_condim`` is 4 (torsional) or 6 (both).
+        acting where its ``pair_condim`` is 4 (torsional) or 6 (both);
+      hfields: one ``(nrow, ncol)`` array per ``hfield`` geom, in geom order: the surface's
+        heights [m] at the grid vertices in the geom's frame (row ``i`` at ``y = -size[1] + 2
+        size[1] i / (nrow - 1)``, column ``j`` along ``x`` likewise; :mod:`jaxdyn.contact.heightfield`).
 
     Static (tuples of ints / strings, one entry per geom): the integer data is static rather
     than integer array leaves because ``jax.grad`` refuses integer inputs, and a model must stay
@@ -119,6 +126,7 @@ class Geoms(eqx.Module):
     vertex_geom: tuple[int, ...] = eqx.field(static=True, default=())
     face_geom: tuple[int, ...] = eqx.field(static=True, default=())
     edge_geom: tuple[int, ...] = eqx.field(static=True, default=())
+    hfields: tuple[Float[Array, "nrow ncol"], ...] = ()
 
     @property
     def ng(self) -> int:
@@ -147,6 +155,7 @@ def make_geoms(
     pair_angular=None,
     vertices=None,
     vertex_geom=(),
+    hfields=(),
     dtype=None,
 ) -> Geoms:
     """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
@@ -163,6 +172,8 @@ def make_geoms(
     default MuJoCo's 0.005 and 0.0001); no mesh ``vertices`` (``(nvert, 3)`` in their geoms'
     frames, the geom of each in ``vertex_geom``; give a mesh geom its convex hull's vertices).
     The hulls' triangles (``faces``) are computed from the vertices (scipy's Qhull).
+    ``hfields``: one ``(nrow, ncol)`` array of heights [m] per ``HFIELD`` geom, in geom order
+    (``nrow, ncol >= 2``); a height field must be on the world (``body -1``).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -219,6 +230,19 @@ def make_geoms(
         if not 0 <= g < ng or type[g] != MESH:
             raise ValueError(f"make_geoms: vertex_geom names geom {g}, which is not a mesh geom of 0..{ng - 1}")
     faces, face_geom, edges, edge_geom = _hull_faces(vertices, vertex_geom)
+    hf = [g for g in range(ng) if type[g] == HFIELD]
+    if len(hfields) != len(hf):
+        raise ValueError(f"make_geoms: {len(hfields)} arrays in hfields for {len(hf)} hfield geoms")
+    hfields = tuple(np.asarray(h, np.float64) for h in hfields)
+    for g, h in zip(hf, hfields):
+        if h.ndim != 2 or min(h.shape) < 2 or not np.all(np.isfinite(h)):
+            raise ValueError(
+                f"make_geoms: the heights of hfield geom {g} must be a finite (nrow, ncol) grid, nrow, ncol >= 2"
+            )
+        if body[g] >= 0:
+            raise ValueError(
+                f"make_geoms: hfield geom {g} is on body {body[g]}; a height field must be on the world (-1)"
+            )
     return Geoms(
         size=f(size, (ng, 3)),
         pos=f(pos, (ng, 3)),
@@ -244,6 +268,7 @@ def make_geoms(
         vertex_geom=vertex_geom,
         face_geom=face_geom,
         edge_geom=edge_geom,
+        hfields=tuple(jnp.asarray(h, dtype) for h in hfields),
     )
 
 

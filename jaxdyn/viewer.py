@@ -277,9 +277,11 @@ def _contacts(model: Model, contact, qs: np.ndarray, qds, states, force_scale, h
     elif not float(force_scale) > 0:
         raise ValueError(f"{fn}: force_scale must be a positive number of metres per newton, got {force_scale!r}")
     points, forces = np.asarray(points, np.float64), np.asarray(forces, np.float64)
-    n = np.asarray(contact.ground.normal, np.float64)
-    n = n / np.linalg.norm(n)
-    level = float(contact.ground.height) / n[2] if abs(n[2]) > 1 - 1e-9 else None
+    level = None
+    if hasattr(contact.ground, "normal"):  # a level plane (a height field is not drawn)
+        n = np.asarray(contact.ground.normal, np.float64)
+        n = n / np.linalg.norm(n)
+        level = float(contact.ground.height) / n[2] if abs(n[2]) > 1 - 1e-9 else None
     return points, forces, np.asarray(depth) > 0, float(force_scale), level
 
 

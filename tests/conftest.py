@@ -44,6 +44,18 @@ def data_dir():
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
 #   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
+    # height fields: the quick run keeps the loading, the bad input, the ball's features and the
+    # sphere and capsule against MuJoCo; these compile the contacts of every shape on a field
+    "tests/test_heightfield.py::test_contacts_match_mujoco[cylinder]",
+    "tests/test_heightfield.py::test_contacts_match_mujoco[ellipsoid]",
+    "tests/test_heightfield.py::test_box_and_mesh_contacts_against_mujoco[box]",
+    "tests/test_heightfield.py::test_box_and_mesh_contacts_against_mujoco[mesh]",
+    "tests/test_heightfield.py::test_planar_field_is_the_plane",
+    "tests/test_heightfield.py::test_gradients_float64_and_finite_at_edges",
+    "tests/test_heightfield.py::test_float32_and_vmap_over_fields",
+    "tests/test_heightfield.py::test_contact_state_and_spring_friction_rows",
+    "tests/test_heightfield.py::test_rest_states_match_mujoco[bowl]",
+    "tests/test_heightfield.py::test_rest_states_match_mujoco[slope]",
     # exhaustive checks with a cheaper counterpart in the quick run (test_batching's spherical
     # case, test_contact_pairs' pair tables, the transforms' per-function tests)
     "tests/test_kernels.py::test_spherical_joints_match_generic_float64[scan]",

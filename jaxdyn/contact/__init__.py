@@ -7,6 +7,8 @@ each:
   parameters (:class:`ContactParams`) and the bristle state of the stick-capable friction
   (:class:`ContactState`).
 * :mod:`jaxdyn.contact.ground`: the contact points of every shape against the ground.
+* :mod:`jaxdyn.contact.heightfield`: a height field ground (:class:`HeightField`, MuJoCo's
+  ``hfield``) and the signed distance of a point to it.
 * :mod:`jaxdyn.contact.pairs`: the shape pairs that collide, their contacts (the narrow phase of
   :mod:`jaxdyn.collision`) and the broad phase.
 * :mod:`jaxdyn.contact.rules`: MuJoCo's collision filter and how two geoms' friction, contact
@@ -24,6 +26,7 @@ each:
 
 from .forces import Contact, PointForces, contact_wrenches, generalized_forces, total_force
 from .ground import MESH_GROUND_POINTS, ContactPoints, contact_forces, contact_points
+from .heightfield import HeightField
 from .joint_space import JointSpaceContacts
 from .pairs import (
     CollisionPairs,
@@ -38,6 +41,7 @@ from .params import FRICTION_LAWS, ContactParams, ContactState, Ground
 
 __all__ = [
     "Ground",
+    "HeightField",
     "ContactParams",
     "Contact",
     "ContactState",

@@ -25,10 +25,10 @@ from jaxtyping import Array, Float
 
 from ..algorithms.common import full_precision
 from ..algorithms.rnea import rnea_full
-from ..collision import _unit
 from ..model import Model
 from .frames import _add_wrenches, _Frames, _frames, _geom_poses
 from .ground import _contact_points, _has_ground_points, _n_ground_points
+from .heightfield import HeightField
 from .joint_space import JointSpaceContacts, _joint_space_contacts
 from .laws import _force_law, _torques
 from .pairs import _pair_slots, collision_pairs
@@ -40,7 +40,8 @@ class Contact(eqx.Module):
     """Contact to add to the dynamics: ``sim.rollout(..., contact=Contact())``. A pytree (pass it
     through ``jit``/``grad``/``vmap`` like the model).
 
-    ground, params: the ground half-space and the force law's parameters (array leaves).
+    ground, params: the ground (the half-space :class:`Ground`, or a
+      :class:`~jaxdyn.contact.HeightField`) and the force law's parameters (array leaves).
     collide_ground, collide_pairs (static): which contacts act, shapes against the ground and
       shapes against each other (:func:`collision_pairs`); both on by default.
     exclude (static): pairs of body names (``"world"`` for the world body) whose geoms never
@@ -73,7 +74,7 @@ class Contact(eqx.Module):
       the step). The other integrators evaluate every row.
     """
 
-    ground: Ground = eqx.field(default_factory=Ground)
+    ground: Ground | HeightField = eqx.field(default_factory=Ground)
     params: ContactParams = eqx.field(default_factory=ContactParams)
     collide_ground: bool = eqx.field(static=True, default=True)
     collide_pairs: bool = eqx.field(static=True, default=True)
@@ -105,7 +106,7 @@ class Contact(eqx.Module):
         """The relaxed state (zero elongation) for ``model``; ``None`` for a contact without state."""
         if not self.stateful:
             return None
-        m = _n_ground_points(model.geoms) if self.collide_ground else 0
+        m = _n_ground_points(model.geoms, self.ground) if self.collide_ground else 0
         p = sum(collision_pairs(model, self.exclude).rows) if self.collide_pairs else 0
         return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
 
@@ -322,7 +323,7 @@ def _kinds(
     spring = state is not None
     if _acts(model, collide_ground, False, exclude):
         cp = _contact_points(model, F, ground)
-        n = _unit(jnp.asarray(ground.normal, model.dtype))
+        n = cp.normal
         u = state.ground if spring else None
         f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
         body = np.asarray(cp.body, np.int64)

@@ -14,7 +14,7 @@ from jaxtyping import Array, Float
 
 from ..algorithms.common import full_precision
 from ..algorithms.kinematics import dof_motions_world
-from ..collision import _dot, _unit
+from ..collision import _dot
 from ..model import Model
 from .frames import _frames, _point_jacobians
 from .ground import _contact_points, _has_ground_points
@@ -285,9 +285,8 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
     body1, body2, point = [], [], []  # each row's bodies (None: the world) and world point
     if use_ground:
         cp = _contact_points(model, F, contact.ground)
-        n = _unit(jnp.asarray(contact.ground.normal, dtype))
-        depth.append(cp.depth), mu.append(cp.mu), normal.append(jnp.broadcast_to(n, cp.point.shape))
-        phi.append(_dot(cp.centre, n) - jnp.asarray(contact.ground.height, dtype) - cp.radius - cp.margin)
+        depth.append(cp.depth), mu.append(cp.mu), normal.append(cp.normal)
+        phi.append(cp.distance - cp.margin)
         body1.append(None), body2.append(cp.body), point.append(cp.point)
         mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
         if state is not None:

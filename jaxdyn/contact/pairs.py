@@ -268,7 +268,7 @@ def _pair_table(types, bodies, contype, conaffinity, parents, exclude, geom_excl
     for i in range(len(types)):
         for j in range(i + 1, len(types)):
             bi, bj = bodies[i], bodies[j]
-            if geometry.PLANE in (types[i], types[j]):  # planes are the ground (Ground)
+            if {types[i], types[j]} & {geometry.PLANE, geometry.HFIELD}:  # the ground (Ground, HeightField)
                 continue
             if not _geom_rules(i, j, contype, conaffinity, geom_exclude, explicit):
                 continue

@@ -11,10 +11,11 @@ from .. import geometry
 
 
 def _collidable(geoms: geometry.Geoms, i: int) -> bool:
-    """Whether geom ``i`` collides with the ground (:mod:`jaxdyn.contact.ground`)."""
+    """Whether geom ``i`` collides with the ground (:mod:`jaxdyn.contact.ground`): by MuJoCo's
+    filter against any of the ground geoms (planes and height fields) where there are some."""
     if geoms.body[i] < 0:
         return False
-    planes = [p for p, t in enumerate(geoms.type) if t == geometry.PLANE]
+    planes = [p for p, t in enumerate(geoms.type) if t in (geometry.PLANE, geometry.HFIELD)]
     if not planes:
         return geoms.contype[i] != 0 or geoms.conaffinity[i] != 0
     return any(_admitted(geoms, i, p) for p in planes)

@@ -10,6 +10,7 @@ import numpy as np
 from ...geometry import TYPE_CODES, make_geoms
 from ..meshes import hull_vertices
 from .geom_inertia import _geom_shape, mesh_points
+from .hfields import hfield_assets
 from .parse import MJCFError, _compose, _desc, _finite, _numbers, _pose
 
 
@@ -31,8 +32,8 @@ def _frames(bodies, owner, bnames):
 
 
 def _geoms(root, ctx, bodies, owner, dtype):
-    """Every geom but height fields and SDFs (skipped) on the jaxdyn body that carries its MuJoCo
-    body, with friction, contact filter, priority, ``condim``, margin, the exclusions and
+    """Every geom but SDFs (skipped) on the jaxdyn body that carries its MuJoCo body (a height
+    field only on the world, with its grid of heights), with friction, contact filter, priority, ``condim``, margin, the exclusions and
     explicit pairs of ``<contact>``, and the hull vertices of the mesh geoms that may collide."""
     g = dict(
         type=[],
@@ -52,16 +53,22 @@ def _geoms(root, ctx, bodies, owner, dtype):
     geom_attrs = []  # (attributes, description) of each geom kept
     g_vert, g_vgeom = [np.zeros((0, 3))], []  # mesh geoms' convex-hull vertices and their geoms
     mesh_geoms = []  # (geom index, attributes, description) of the mesh geoms
-    skipped_geoms = set()  # names of height fields and SDFs, which are not loaded
+    skipped_geoms = set()  # names of SDFs, which are not loaded
+    hfields, hfield_data = None, []  # the <hfield> assets (read at the first hfield geom); each geom's heights
     for i, b in enumerate(bodies):
         ob, Ro, po = owner[i]
         for elem, a, pose in b.geoms:
             gw = f"geom {_desc(elem)} in body '{b.name}'"
             gtype = a.get("type", "sphere")
-            if gtype in ("hfield", "sdf"):
+            if gtype == "sdf":
                 skipped_geoms.add(a.get("name"))
                 continue
-            if gtype in ("mesh", "plane"):
+            if gtype == "hfield":
+                if hfields is None:
+                    hfields = hfield_assets(root, ctx)
+                R, p = _compose(pose, _pose(a, ctx, gw))
+                size = _hfield_geom(a, gw, ob, hfields, hfield_data)
+            elif gtype in ("mesh", "plane"):
                 R, p = _compose(pose, _pose(a, ctx, gw))
                 raw = _numbers(a["size"], 3, f"{gw} size", at_least=1) if "size" in a else np.zeros(0)
                 size = np.zeros(3)
@@ -112,9 +119,25 @@ def _geoms(root, ctx, bodies, owner, dtype):
         **pair_values,
         vertices=np.concatenate(g_vert),
         vertex_geom=g_vgeom,
+        hfields=hfield_data,
         dtype=dtype,
     )
     return geoms
+
+
+def _hfield_geom(a, gw, ob, hfields, hfield_data):
+    """The ``size`` row ``(r_x, r_y, elevation)`` of an ``hfield`` geom, its heights appended to
+    ``hfield_data``; the field must be on the world (a body welded to it counts)."""
+    name = a.get("hfield")
+    if name is None:
+        raise MJCFError(f"{gw}: an hfield geom needs the attribute hfield (the <hfield> asset's name)")
+    if name not in hfields:
+        raise MJCFError(f"{gw}: the height field '{name}' it names is not defined in <asset>")
+    if ob >= 0:
+        raise MJCFError(f"{gw}: a height field on a moving body is not supported (only on the world)")
+    heights, size = hfields[name]
+    hfield_data.append(heights)
+    return size[:3].copy()
 
 
 # MuJoCo's defaults of a geom's contact parameters that jaxdyn's force law does not read
@@ -212,7 +235,7 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                         raise MJCFError(f"{what}: {key}='{name}' is not a geom of the model")
                     names.append(name)
                 if any(n in skipped for n in names):
-                    ctx.warnings.append(f"{what}: a height field or SDF is not collided by jaxdyn (pair ignored)")
+                    ctx.warnings.append(f"{what}: an SDF is not collided by jaxdyn (pair ignored)")
                     continue
                 if names[0] == names[1]:
                     raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")

@@ -153,12 +153,9 @@ class _Scene:
 
     def body_geoms(self, i, what):
         """The indices in ``model.geoms`` of MuJoCo body ``i``'s geoms (the loader keeps every
-        geom but height fields and SDFs, in document order)."""
+        geom but SDFs, in document order)."""
         order = [
-            (j, a.get("name", ""))
-            for j, b in enumerate(self.bodies)
-            for _e, a, _p in b.geoms
-            if a.get("type", "sphere") not in ("hfield", "sdf")
+            (j, a.get("name", "")) for j, b in enumerate(self.bodies) for _e, a, _p in b.geoms if a.get("type") != "sdf"
         ]
         names = tuple(self.model.geoms.names) if self.model.geoms is not None else ()
         if tuple(n for _j, n in order) != names:
