@@ -51,8 +51,8 @@ Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) 
   in velocity (:func:`_implicit_joint_friction`; with contact, inside the contact's Newton
   solve), with the regularisation ``friction_velocity`` 1e-4 rad/s by default: a joint loaded
   below its friction stays put (creeping at ``eps atanh(load / friction)``), as MuJoCo's friction
-  loss constraint holds it. Each of its ``1 + contact_iterations`` Newton steps is ABA with a
-  per-sample armature, so under ``vmap`` such a model runs the one-sample ABA. Free-floating base: like MuJoCo, this integrator moves the base on
+  loss constraint holds it. Its ``1 + contact_iterations`` Newton steps are Cholesky solves with
+  the mass matrix (CRBA), which with ABA keeps its batch kernel under ``vmap``. Free-floating base: like MuJoCo, this integrator moves the base on
   ``R^3 x SO(3)``, not SE(3): with the base twist ``[omega; v_b]`` in the body frame and
   ``R`` the base orientation, the world-frame velocity of the base origin is ``v_w = R v_b``
   and its rate ``dv_w/dt = R (dv_b/dt + omega x v_b)``; the step updates
@@ -141,6 +141,10 @@ class SimOptions:
     # below its friction creeps at eps * atanh(load / friction)), 1e-2 in the explicit
     # integrators (whose stability needs h friction / (eps I) < 2)
     friction_velocity: float | None = None
+    # "implicit_euler": the joints' Coulomb friction implicit in velocity (it holds; a mass matrix
+    # and Newton steps per step). False: explicit, friction_velocity None meaning 1e-2 (it creeps;
+    # only the elementwise tanh, and the batch kernels under vmap)
+    implicit_friction: bool = True
     joint_limits: bool = True
     springs: bool = True  # joint springs (model.stiffness, model.spring_reference)
     limit_stiffness: float = 1e3  # [N m / rad] soft joint-limit spring
@@ -590,7 +594,7 @@ def _implicit_friction(model: Model, options: SimOptions) -> _JointFriction | No
     """The joints' friction for the ``"implicit_euler"`` velocity solve; ``None`` with
     ``options.friction`` off or a model whose friction is known to be zero (a traced one is
     taken as present)."""
-    if not options.friction:
+    if not (options.friction and options.implicit_friction):
         return None
     F = model.friction
     try:
@@ -611,10 +615,8 @@ def _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: _JointFriction
     without friction) and ``f`` of :class:`_JointFriction`: the minimiser of the strictly convex
     ``1/2 (a - a_0)^T M_d (a - a_0) + sum_j F_j eps / h log cosh(v_j / eps)``, ``v = qd + h a``.
     Newton steps from ``a = a_0`` with a line search, each ``da = -(M_d + h D)^-1 R(a)`` with ``D
-    = diag(f'(v))``: ABA of the damped model with ``h D`` added to the armature, at zero velocity
-    and without gravity (so it applies the inverse only). No mass matrix is formed: ``M_d (a -
-    a_0)`` is carried along the steps, ``M_d da = -R(a) - h D da`` by the step's own equation,
-    so the slope of the convex function along the step,
+    = diag(f'(v))`` (a Cholesky solve with the mass matrix of the damped model, CRBA); the slope
+    of the convex function along the step,
 
         s(t) = (M_d (a - a_0) + t M_d da + f(qd + h (a + t da))) . da,                   (F2)
 
@@ -622,30 +624,25 @@ def _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: _JointFriction
     :func:`_implicit_contact`. From ``a_0`` a joint that slides starts converged up to its
     friction's change, and one that sticks lands in the tanh's linear zone after the first line
     search (the minimum along the step), where Newton's steps converge quadratically.
-    ``1 + options.contact_iterations`` Newton steps."""
-    m, total = _forces(md, q, qd, tau, options, ctrl, act)
-    run_aba = batching.aba if options.kernel == "auto" else aba
-    a0 = run_aba(m, q, qd, total, f_ext)
-    inverse = m.replace(gravity=jnp.zeros_like(m.gravity))
-    zero = jnp.zeros_like(qd)
+    ``1 + options.contact_iterations`` Newton steps. ABA and CRBA keep their batch kernels under
+    ``vmap`` (the damped model's armature is not per sample)."""
+    a0 = forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)
+    Md = _mass_matrix(md, q, options)
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
-    def newton(_, carry):
-        a, Me = carry  # Me = M_d (a - a_0)
+    def newton(_, a):
         v = qd + dt * a
-        R = Me + friction.force(v)
-        hD = dt * friction.derivative(v)
-        da = run_aba(inverse.replace(armature=inverse.armature + hD), q, zero, -R)
-        Mda = -R - hD * da
-        s0, curvature = Me @ da, da @ Mda
+        Me = Md @ (a - a0)
+        K = jax.scipy.linalg.cho_factor(Md + jnp.diag(dt * friction.derivative(v)))
+        da = -jax.scipy.linalg.cho_solve(K, Me + friction.force(v))
+        s0, curvature = Me @ da, da @ (Md @ da)
 
         def slope(t):
             return s0 + t * curvature + friction.force(v + (t * dt) * da) @ da
 
-        t = _line_search(slope, fractions)
-        return a + t * da, Me + t * Mda
+        return a + _line_search(slope, fractions) * da
 
-    return jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, (a0, zero))[0]
+    return jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, a0)
 
 
 def _line_search(slope, fractions):

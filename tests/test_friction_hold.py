@@ -38,7 +38,8 @@ def test_frictionloss_holds_a_joint_loaded_below_it(ref):
     """Friction loss 3 N m against a gravity torque of at most 2.45 N m: from rest the
     pendulum stays put (0.23 mrad in 2 s; MuJoCo's soft friction loss drifts 59 mrad), and
     thrown at 3 rad/s it stops where MuJoCo's does, to within MuJoCo's drift. The former
-    default (``friction_velocity=1e-2``) crept 23 mrad."""
+    default (``friction_velocity=1e-2``) crept 23 mrad, and the explicit ``tanh``
+    (``implicit_friction=False``) 25 mrad."""
     model = _pendulum(3.0)
     dt, steps = float(ref["dt"]), int(ref["steps"])
     run = jax.jit(lambda qd0: _swing(model, qd0, dt, steps))
@@ -51,6 +52,11 @@ def test_frictionloss_holds_a_joint_loaded_below_it(ref):
     # the former regularisation creeps at eps atanh(load / friction)
     old = np.asarray(jax.jit(lambda: _swing(model, 0.0, dt, steps, sim.SimOptions(friction_velocity=1e-2)))())
     assert old[-1] > 0.02
+    # the explicit tanh (implicit_friction=False; eps 1e-2 rad/s) creeps too (25 mrad measured)
+    explicit = sim.SimOptions(implicit_friction=False)
+    assert sim.friction_velocity(explicit) == 1e-2
+    creep = np.asarray(jax.jit(lambda: _swing(model, 0.0, dt, steps, explicit))())
+    assert creep[-1] > 0.02
 
 
 def test_frictionloss_below_the_load_swings_as_in_mujoco(ref):
