@@ -542,7 +542,7 @@ def test_filter_matches_mujoco():
         ('<exclude body1="a"/>', "missing attribute body2"),
         ('<pair geom1="a1" geom2="nope"/>', "geom2='nope' is not a geom"),
         ('<pair geom1="a1" geom2="a1"/>', "the same geom 'a1'"),
-        ('<pairs geom1="a1" geom2="b1"/>', "unknown element <pairs> in <contact>"),
+        ('<pairs geom1="a1" geom2="b1"/>', "<pairs>: unknown element in <contact> \\(closest known there: <pair>\\)"),
     ],
 )
 def test_bad_contact_elements_are_named(contact, match):
