@@ -122,15 +122,20 @@ def test_lqr_one_iteration_matches_riccati_and_direct_solve():
 def test_jit_vmap_with_closed_over_inputs():
     """``jit(vmap(ilqr))`` with ``x0`` or the initial controls closed over (concrete constants
     inside the trace, where every jnp operation returns a tracer): the value checks run on the
-    host values and the batched solves equal the one-by-one ones."""
+    host values and the batched solves equal the one-by-one ones, problems that finish at
+    different iterations included."""
     rng = np.random.default_rng(5)
     nx, nu, T = 3, 2, 8
     dyn = to.LinearDynamics(np.eye(nx) + 0.1 * rng.standard_normal((nx, nx)), rng.standard_normal((nx, nu)))
     cost = to.quadratic_cost(jnp.zeros(nx), 1.0, 0.1, nu=nu)
     opt = to.ILQROptions(max_iterations=3)
-    X0 = jnp.asarray(rng.standard_normal((2, nx)))
+    X0 = jnp.asarray(rng.standard_normal((2, nx))) * jnp.array([[1.0], [3.0]])  # 2 and 1 iterations
     U = jnp.zeros((T, nu))
-    solve = lambda x, u: to.ilqr(dyn, cost, x, u, -1.0, 1.0, options=opt).cost
+
+    def solve(x, u):
+        r = to.ilqr(dyn, cost, x, u, -0.05, 0.05, options=opt)
+        return r.cost + 1e3 * r.iterations  # the iterations too: masks of finished problems
+
     ref = np.array([solve(x, U) for x in X0])
     u_closed = jax.jit(jax.vmap(lambda x: solve(x, U)))(X0)
     both_closed = jax.jit(lambda: jax.vmap(lambda x: solve(x, U))(X0))()

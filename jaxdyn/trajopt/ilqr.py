@@ -258,11 +258,11 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
     ndx = dynamics.ndx
     us0 = jnp.clip(us0, lo, hi)
 
-    def regularised_backward(exp, us, k_warm, mu, delta):
+    def regularised_backward(exp, us, k_warm, mu, delta, done):
         """Backward pass, raising mu (Tassa 2012 Sec. II-F) until it succeeds or exceeds mu_max."""
 
         def cond(s):
-            return (~s[5]) & (s[0] <= opt.mu_max)
+            return (~s[5]) & (s[0] <= opt.mu_max) & ~done
 
         def body(s):
             mu, delta, _, _, _, _, first = s
@@ -292,7 +292,9 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
 
         # backtracking: the step sizes in order, stopping at the first accepted one (the
         # largest, as alphas decrease); usually the first, so one rollout per iteration. Under
-        # vmap the loop runs until every problem of the batch has accepted a step or run out.
+        # vmap the loop runs until every problem of the batch still iterating has accepted a
+        # step or run out; problems already done take no part (nor in the repeated backward
+        # passes), so they never prolong the batch's inner loops.
         def search_body(c):
             j, _, _, _, _ = c
             a = alphas[j]
@@ -302,7 +304,7 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
             good = first | (s.ok & jnp.isfinite(J_j) & (J_j < s.J) & (z > opt.armijo))
             return j + 1, good, xs_j, us_j, J_j
 
-        search_cond = lambda c: (~c[1]) & (c[0] < alphas.shape[0]) & ~small
+        search_cond = lambda c: (~c[1]) & (c[0] < alphas.shape[0]) & ~small & ~s.done
         j, found, xs_a, us_a, J_a = jax.lax.while_loop(
             search_cond, search_body, (jnp.asarray(0), jnp.asarray(False), s.xs, s.us, s.J)
         )
@@ -323,7 +325,7 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
         converged = small | (accept & ~first & (s.J - J < opt.tolerance * scale))
         exp = jax.lax.cond(accept, lambda: linearize(dynamics, cost, xs, us), lambda: s.exp)
         k_warm = jnp.where(accept & ~first, s.k, jnp.zeros_like(s.k))
-        mu, delta, k, K, dV, ok = regularised_backward(exp, us, k_warm, mu, delta)
+        mu, delta, k, K, dV, ok = regularised_backward(exp, us, k_warm, mu, delta, s.done)
         failed = (~ok) | (mu > opt.mu_max)
         it = s.it + jnp.where(small, 0, 1)  # the convergence test alone is not an iteration
         history = s.history.at[it].set(J)
