@@ -32,6 +32,9 @@ position, ``omega`` its angular velocity and ``v`` the velocity of its origin (w
 * ``subtreecom``: the centre of mass of a body's subtree
 * ``subtreelinvel``: the velocity of that centre of mass
 * ``subtreeangmom``: the subtree's angular momentum about its centre of mass
+* ``actuatorfrc``: an actuator's scalar force (``actuator_force``, :func:`jaxdyn.actuators.forces`)
+* ``jointactuatorfrc``: the actuators' force on a hinge or slide joint (``qfrc_actuator``: the
+  sum over its actuators capped by the joint's ``actuatorfrcrange``, the model's effort limit)
 * ``touch``: the sum of the normal forces of the contacts of the geoms of the site's (MuJoCo)
   body whose ray, from the contact point along the normal away from the body, meets the site's
   volume (the "sensor zone"), from the ``contacts`` given to :func:`read` (0 without)
@@ -40,7 +43,9 @@ Position sensors need ``q``, velocity sensors ``qd`` as well, and the accelerati
 (``accelerometer``, ``force``, ``torque``, ``framelinacc``, ``frameangacc``, ``touch``) the joint
 accelerations ``qdd`` (:func:`~jaxdyn.aba`'s result, or MuJoCo's ``qacc`` through
 :func:`jaxdyn.io.mjcf.acceleration_from_mujoco`): MuJoCo computes them after the forward dynamics,
-from ``qacc``. ``force`` and ``torque`` include the external wrenches ``f_ext`` (contact forces:
+from ``qacc``. The actuator sensors (``actuatorfrc``, ``jointactuatorfrc``) need ``qd`` and
+the controls ``ctrl`` (and ``act`` for actuators with activation dynamics). ``force`` and
+``torque`` include the external wrenches ``f_ext`` (contact forces:
 MuJoCo's ``cfrc_ext``); without them they read the wrench of gravity and motion alone.
 
 ``noise`` is stored (``Sensors.noise``): MuJoCo does not add it when it steps. Given a ``key``,
@@ -76,7 +81,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from . import spatial
+from . import actuators, spatial
 from .algorithms.common import check
 from .algorithms.kinematics import forward_kinematics
 from .algorithms.rnea import rnea_full
@@ -110,10 +115,10 @@ class Sensors(eqx.Module):
     """The sensors of a model, in MuJoCo's ``sensordata`` order.
 
     Static: ``names``, ``types``, ``dims`` (entries of each in ``sensordata``), ``stages``
-    (``"pos"``, ``"vel"``, ``"acc"``), ``datatypes`` (``"real"``, ``"positive"``, ``"axis"``,
+    (``"pos"``, ``"vel"``, ``"acc"``, ``"ctrl"``: the actuator sensors), ``datatypes`` (``"real"``, ``"positive"``, ``"axis"``,
     ``"quaternion"``), ``obj_body`` / ``ref_body`` (the jaxdyn body carrying the object and the
     reference frame; ``-1`` the world, ``-2`` none), ``index`` (the ``q`` / ``qd`` address of a
-    joint sensor, the jaxdyn body of a subtree sensor), ``zone`` (a touch sensor's site shape),
+    joint sensor, the actuator of an ``actuatorfrc``, the jaxdyn body of a subtree sensor), ``zone`` (a touch sensor's site shape),
     ``touch_geoms`` (the ``model.geoms`` of a touch sensor's MuJoCo body).
 
     Arrays (``n`` sensors): ``obj_R (n,3,3)``, ``obj_p (n,3)``, ``obj_quat (n,4)``: the object's
@@ -255,6 +260,8 @@ def read(
     *,
     f_ext: Float[Array, "nb 6"] | None = None,
     contacts: Contacts | None = None,
+    ctrl: Float[Array, " nu"] | None = None,
+    act: Float[Array, " na"] | None = None,
     key: Array | None = None,
 ) -> Float[Array, " nsensordata"]:
     """MuJoCo's ``sensordata`` at a state: every sensor's value, in order (module docstring).
@@ -269,6 +276,8 @@ def read(
       f_ext: ``(nb, 6)`` external wrenches on the bodies (:func:`~jaxdyn.rnea`'s convention), for
         ``force`` and ``torque``.
       contacts: :class:`Contacts`, for ``touch`` (``None``: no contact, touch sensors read 0).
+      ctrl: ``(nu,)`` the controls of the model's actuators, for ``actuatorfrc`` and
+        ``jointactuatorfrc``; act: ``(na,)`` their activations (:mod:`jaxdyn.actuators`).
       key: a ``jax.random`` key: add each sensor's noise (none without a key).
 
     Returns: ``(nsensordata,)``.
@@ -276,6 +285,8 @@ def read(
     check(model, "sensors.read", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     _require(sensors, "vel", qd, "qd (the joint velocities)")
     _require(sensors, "acc", qdd, "qdd (the joint accelerations, e.g. from jaxdyn.aba)")
+    _require(sensors, "ctrl", ctrl, "ctrl (the actuators' controls)")
+    _require(sensors, "ctrl", qd, "qd (the joint velocities)")
     n = len(sensors.names)
     if n == 0:
         return jnp.zeros(0, model.dtype)
@@ -358,6 +369,14 @@ def read(
             y = _frame_quaternions(model, sensors, q, ix)
         elif t in ("subtreecom", "subtreelinvel", "subtreeangmom"):
             y = _subtrees(model, t, idx, poses, kin)
+        elif t in ("actuatorfrc", "jointactuatorfrc"):
+            assert qd is not None and ctrl is not None  # _require
+            qv = jnp.asarray(qd, dtype)
+            if t == "actuatorfrc":
+                y = actuators.forces(model, q, qv, ctrl, act)[idx][:, None]
+            else:  # MuJoCo's qfrc_actuator: the sum capped by the joint's actuatorfrcrange
+                tau = actuators.joint_torques(model, q, qv, ctrl, act)
+                y = jnp.clip(tau, -model.effort_limit, model.effort_limit)[idx][:, None]
         elif t == "touch":
             y = jnp.zeros((len(ix), 1), dtype)
             if contacts is not None:

@@ -123,7 +123,8 @@ def test_scene_coverage():
     read contacts through the ray test, framequat with a negative scalar part."""
     _model, sens = _load("sensors")
     ref = _reference(sens, "sensors")
-    assert set(sens.types) == set(SUPPORTED) - {"touch"}
+    # touch: the touch scene below; the actuator sensors: on the actuator test arm (last test)
+    assert set(sens.types) == set(SUPPORTED) - {"touch", "actuatorfrc", "jointactuatorfrc"}
     for n, c in (("knee_vel", 0.2), ("foot_accel", 0.5), ("knee_force", 0.5)):
         assert np.any(np.isclose(np.abs(ref[:, sens.slice(n)]), c)), n
     assert np.any(ref[:, sens.slice("imu_quat")][:, 0] < 0)
@@ -312,7 +313,6 @@ def _xml(body="", sensor="", extra=""):
         ('<gyro name="x" site="s" delay="0.01"/>', "", "", r"<gyro name='x'>: delay is not supported"),
         ('<gyro name="x" site="s"/><gyro name="x" site="s"/>', "", "", r"<gyro name='x'>: duplicate sensor name"),
         ('<gyro name="x" site="s" noise="-1"/>', "", "", "must not be negative"),
-        ('<touch name="x" site="s"/>', "", '<default><site type="plane"/></default>', "site 's' has type 'plane'"),
     ],
 )
 def test_refusals_name_the_sensor(sensor, body, extra, match):
@@ -349,3 +349,38 @@ def test_read_needs_the_state_its_sensors_need():
         _xml(sensor='<framepos name="p" objtype="site" objname="bs"/>'), m := jaxdyn.load_mjcf(_xml())
     )
     assert jax.jit(lambda q: sensors.read(m, pos, q))(jaxdyn.neutral(m)).shape == (3,)  # q is all it needs
+
+
+def test_actuator_sensors_equal_mujocos_actuator_force_and_qfrc_actuator():
+    """``actuatorfrc`` of every actuator and ``jointactuatorfrc`` of every joint of the actuator
+    test arm (every kind of actuator, activations included; tests/data/mujoco/actuators) equal
+    MuJoCo's ``actuator_force`` and ``qfrc_actuator`` at its stored random states and controls;
+    they need ``ctrl`` and name the missing argument."""
+    here = os.path.join(os.path.dirname(__file__), "data", "mujoco", "actuators")
+    xml = open(os.path.join(here, "arm.xml")).read()
+    model = jaxdyn.load_mjcf(xml)
+    joints = [n for n in model.joint_names if model.joint_v_slice(n).stop - model.joint_v_slice(n).start == 1]
+    lines = [f'<actuatorfrc name="F{i}" actuator="{n}"/>' for i, n in enumerate(model.actuators.names)]
+    lines += [f'<jointactuatorfrc name="J{i}" joint="{n}"/>' for i, n in enumerate(joints)]
+    xml = xml.replace("</mujoco>", "<sensor>" + "".join(lines) + "</sensor></mujoco>")
+    model = jaxdyn.load_mjcf(xml)
+    sens = sensors.from_mjcf(xml, model)
+    ref = np.load(os.path.join(here, "arm.npz"))
+    read = jax.jit(lambda q, qd, u, a: sensors.read(model, sens, q, qd, ctrl=u, act=a))
+    nu = model.nu
+    for qpos, qvel, ctrl, act, force, qfrc in zip(
+        ref["points_qpos"],
+        ref["points_qvel"],
+        ref["points_ctrl"],
+        ref["points_act"],
+        ref["points_actuator_force"],
+        ref["points_qfrc_actuator"],
+    ):
+        data = np.asarray(read(qpos, qvel, ctrl, act))
+        np.testing.assert_allclose(data[:nu], force, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(data[nu:], qfrc, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="actuatorfrc 'F0'.* need ctrl"):
+        sensors.read(model, sens, ref["points_qpos"][0], ref["points_qvel"][0])
+    bad = xml.replace('actuator="' + model.actuators.names[0] + '"', 'actuator="nosuch"', 1)
+    with pytest.raises(jaxdyn.LoadError, match="unknown actuator 'nosuch'"):
+        sensors.from_mjcf(bad, model)

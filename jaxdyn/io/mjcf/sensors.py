@@ -43,6 +43,8 @@ SUPPORTED = {
     "framelinacc": (3, "acc", "real"),
     "frameangacc": (3, "acc", "real"),
     "touch": (1, "acc", "positive"),
+    "actuatorfrc": (1, "ctrl", "real"),
+    "jointactuatorfrc": (1, "ctrl", "real"),
 }
 # MuJoCo's other sensor elements: refused, or dropped with a warning (from_mjcf's ``unsupported``)
 UNSUPPORTED = (
@@ -52,8 +54,6 @@ UNSUPPORTED = (
     "tendonvel",
     "actuatorpos",
     "actuatorvel",
-    "actuatorfrc",
-    "jointactuatorfrc",
     "tendonactuatorfrc",
     "jointlimitpos",
     "jointlimitvel",
@@ -344,6 +344,22 @@ def _sensor(elem, scene, sid):
         m = scene.model
         sl = m.joint_q_slice(jn) if tag in ("jointpos", "ballquat") else m.joint_v_slice(jn)
         spec["index"] = sl.start
+    elif tag == "actuatorfrc":
+        an = need("actuator")
+        m = scene.model
+        names = () if m.actuators is None else m.actuators.names
+        if an not in names:
+            have = f"its actuators: {', '.join(names)}" if names else "it has no actuators"
+            raise MJCFError(f"{what}: unknown actuator '{an}' of model '{m.name}' ({have})")
+        spec["index"] = names.index(an)
+    elif tag == "jointactuatorfrc":
+        jn = need("joint")
+        if jn not in scene.joints:
+            raise MJCFError(f"{what}: unknown joint '{jn}'")
+        kind = scene.joints[jn][0]
+        if kind not in ("hinge", "slide"):
+            raise MJCFError(f"{what}: joint '{jn}' is a {kind} joint; <{tag}> takes a hinge or slide joint")
+        spec["index"] = scene.model.joint_v_slice(jn).start
     elif tag in SUBTREE_SENSORS:
         bn = need("body")
         if bn not in scene.body_id:
