@@ -183,6 +183,10 @@ def test_closed_form_step_jacobians_equal_jacfwd():
     dyn = to.model_dynamics(pend, 0.01, "implicit_euler", options=GENERIC)
     _jacobians_match_jacfwd([(dyn, [1e3, 0.3])])
     assert not to.model_dynamics(pend, 0.01, "rk4").closed_form
+    # the joints' implicit Coulomb friction (a velocity solve in the step) falls back to jacfwd
+    rough = pend.replace(friction=jnp.full(pend.nv, 0.1))
+    assert not to.model_dynamics(rough, 0.01, "implicit_euler").closed_form
+    assert to.model_dynamics(rough, 0.01, "semi_implicit_euler").closed_form
 
 
 def test_closed_form_step_jacobians_floating_base_and_euler():

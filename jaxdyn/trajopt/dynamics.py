@@ -180,11 +180,14 @@ class ModelDynamics(Dynamics):
     @property
     def closed_form(self) -> bool:
         """Whether :meth:`jacobians` is in closed form: the integrators ``"euler"``,
-        ``"semi_implicit_euler"`` and ``"implicit_euler"`` (the last on a fixed base; its
-        free-base step moves the base on ``R^3 x SO(3)``). The others (``"rk4"``,
+        ``"semi_implicit_euler"`` and ``"implicit_euler"`` (the last on a fixed base, its
+        free-base step moving the base on ``R^3 x SO(3)``, and without the joints' implicit
+        Coulomb friction, ``SimOptions.implicit_friction``). The others (``"rk4"``,
         ``"variational"``) are differentiated by ``jax.jacfwd``."""
         if self.integrator == "implicit_euler":
-            return not self.model.floating_base
+            # the joints' Coulomb friction, when the step solves it implicitly (the decision
+            # jaxdyn.sim makes, at trace time), is not in the closed form
+            return not self.model.floating_base and sim._implicit_friction(self.model, self.options) is None
         return self.integrator in ("euler", "semi_implicit_euler")
 
     def jacobians(self, x, u):
