@@ -258,15 +258,23 @@ def _features(field: HeightField, l, w: int):
     cell_i = i[:, None, None] + np.arange(-w, w + 1)[:, None]
     cell_j = j[:, None, None] + np.arange(-w, w + 1)[None, :]
     dist, normal, near = [], [], []
-    # faces: the projection along the normal lies in the face (by the half-open cell rule of the
-    # lookup of (H2), so coplanar neighbours never both count) and l is above the plane
+    # faces: l above the plane and its projection along the normal in the (closed) face; on the
+    # boundary with a coplanar neighbour, only the face that the cell rule of (H2) gives the
+    # projection counts, so a flat stretch is touched once (at a crease both faces count)
     for upper in (True, False):
         (A, B, C), exists = face(0, 0, upper)
         n = _face_normal(A, B, C)
         h = _dot(x - A, n)
         p = x - h[..., None] * n
+        closed = (
+            (_dot(jnp.cross(B - A, p - A), n) >= 0)
+            & (_dot(jnp.cross(C - B, p - B), n) >= 0)
+            & (_dot(jnp.cross(A - C, p - C), n) >= 0)
+        )
         pi, pj, pu, pv = _cell(field, p)
-        own = exists & (pi == cell_i) & (pj == cell_j) & ((pu >= pv) == upper) & (h > 0) & _inside(field, p)
+        owner = (pi == cell_i) & (pj == cell_j) & ((pu >= pv) == upper)
+        coplanar = _dot(_below(field, p)[1], n) > 1.0 - 1e-12
+        own = exists & closed & (owner | ~coplanar) & (h > 0) & _inside(field, p)
         dist.append(jnp.where(own, h, jnp.inf))
         normal.append(n)
         near.append(p)
