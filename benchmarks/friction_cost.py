@@ -7,7 +7,7 @@ Times ``jit(vmap(rollout))`` of the default ``"implicit_euler"`` step, in the sa
   implicitly in velocity), against the same model with zero friction and with
   ``SimOptions(implicit_friction=False)`` (the former explicit ``tanh``);
 * ``go1``: Playground's feet-only Go1 (``benchmarks/sim_step.py``'s scene and servos) with the
-  default ``Contact()`` (``friction_velocity`` 1e-4 m/s) against ``friction_velocity=2e-2``, the
+  default ``Contact()`` (``friction_velocity`` 1e-3 m/s) and 1e-4 m/s against ``friction_velocity=2e-2``, the
   former default: the same operations, so the difference is noise unless the solve changes.
 
     python benchmarks/friction_cost.py [--envs 256] [--steps 100] [--repeats 5] [--float64]
@@ -89,7 +89,7 @@ def go1_rows(a):
 
     q0 = jnp.tile(jnp.asarray(qpos, a.dtype), (a.envs, 1))
     rows = []
-    for eps in (1e-4, 2e-2):
+    for eps in (1e-3, 1e-4, 2e-2):
         con = C.Contact(C.Ground.from_model(model), C.ContactParams(friction_velocity=eps))
 
         @jax.jit
