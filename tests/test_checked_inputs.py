@@ -106,7 +106,7 @@ def test_a_traced_model_is_checked_for_shapes_only():
 
 
 def test_common_api_slips_name_the_fix():
-    """The mistakes of a first session with the README's quickstart."""
+    """The mistakes a new user makes with the README's quickstart."""
     q, qd = jnp.zeros(2), jnp.zeros(2)
     with pytest.raises(
         TypeError,
