@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._argtypes import Parser, count
+from ._argtypes import Parser, count, positive
 from ._files import OutputExists, refuse_existing
 from ._x64 import x64_context  # noqa: F401  (also importable from here, as before)
 
@@ -85,7 +85,8 @@ def _fail(message: str) -> int:
 
 
 def _view(args) -> int:
-    """``jaxdyn view``: draw a shipped robot or a URDF file at one configuration into a PNG."""
+    """``jaxdyn view``: draw a shipped robot, a URDF or an MJCF file at one configuration into a
+    PNG (stick figure), or serve it in the browser (``--serve``, ``--rollout``)."""
     import os
 
     import jax
@@ -94,22 +95,33 @@ def _view(args) -> int:
     import jaxdyn
 
     from . import viewer
+    from .io.errors import LoadError
 
     fb = {"fixed": False, "floating": True}.get(args.base)
+    source = None
     if args.robot in jaxdyn.available_robots():
         model = jaxdyn.load_robot(args.robot, floating_base=fb)
+    elif os.path.isfile(args.robot) and args.robot.lower().endswith(".xml"):
+        try:
+            model = jaxdyn.load_mjcf(args.robot)
+        except LoadError as e:
+            return _fail(f"jaxdyn view: error: {e}")
+        source = args.robot
     elif os.path.isfile(args.robot):
         try:
             model = jaxdyn.load_urdf(args.robot, floating_base=bool(fb))
         except jaxdyn.URDFError as e:
             return _fail(f"jaxdyn view: error: {e}")
+        source = args.robot
     else:
         return _fail(
             f"jaxdyn view: error: '{args.robot}' is neither a shipped robot "
-            f"({', '.join(jaxdyn.available_robots())}) nor a URDF file"
+            f"({', '.join(jaxdyn.available_robots())}) nor a URDF or MJCF (.xml) file"
         )
     if args.q is not None and args.random:
         return _fail("jaxdyn view: error: give either --q or --random, not both")
+    if args.serve or args.rollout is not None:
+        return _serve(args, model, source)
     q: np.ndarray | jax.Array
     if args.q is not None:
         q = np.array(args.q)
@@ -122,6 +134,39 @@ def _view(args) -> int:
     except ValueError as e:
         return _fail(f"jaxdyn view: error: {e}")
     print(f"wrote {args.out} ({model.name}: nq={model.nq}, {model.nb} bodies)")
+    return 0
+
+
+def _serve(args, model, source) -> int:
+    """``jaxdyn view --serve``: the robot in the browser until Ctrl-C (or ``--stop-after``)."""
+    import time
+
+    try:
+        from .render import web
+
+        web.require("viser", "view", "jaxdyn view --serve")
+    except ImportError as e:
+        return _fail(f"jaxdyn view: error: {e}")
+    qs = qds = dt = None
+    if args.rollout is not None:
+        try:
+            qs, qds, dt = web.load_rollout(args.rollout, model)
+        except (OSError, ValueError) as e:
+            return _fail(f"jaxdyn view: error: {e}")
+    try:
+        v = web.WebViewer(model, source=source, qs=qs, qds=qds, dt=dt, host=args.host, port=args.port)
+    except OSError as e:
+        return _fail(f"jaxdyn view: error: cannot serve on {args.host}:{args.port}: {e}")
+    what = f"rollout of {qs.shape[0]} steps x {qs.shape[1]} envs" if qs is not None else "joint sliders"
+    print(f"serving {model.name} ({what}) at {v.url} ; Ctrl-C stops", flush=True)
+    try:
+        t0 = time.monotonic()
+        while args.stop_after is None or time.monotonic() - t0 < args.stop_after:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        v.close()
     return 0
 
 
@@ -138,8 +183,11 @@ def main(argv=None) -> int:
         "bench", help="from a checkout: the benchmark harness benchmarks/harness.py (see benchmarks/README.md)"
     )
     b.add_argument("rest", nargs=argparse.REMAINDER)
-    v = sub.add_parser("view", help="draw a robot (shipped name or URDF file) at one configuration into a PNG")
-    v.add_argument("robot", metavar="ROBOT_OR_URDF", help="a shipped robot name or a URDF file path")
+    v = sub.add_parser(
+        "view",
+        help="draw a robot (shipped name, URDF or MJCF file) into a PNG, or serve it in the browser (--serve, --rollout)",
+    )
+    v.add_argument("robot", metavar="ROBOT_OR_FILE", help="a shipped robot name, a URDF file or an MJCF (.xml) file")
     v.add_argument("--q", type=float, nargs="+", help="the configuration: nq numbers (default: neutral)")
     v.add_argument("--random", action="store_true", help="a random configuration (see --seed)")
     v.add_argument("--seed", type=int, default=0)
@@ -156,6 +204,13 @@ def main(argv=None) -> int:
         metavar=("ELEV", "AZIM"),
         help="camera elevation and azimuth in degrees",
     )
+    v.add_argument("--serve", action="store_true", help="serve a 3D view in the browser (viser; jaxdyn[view])")
+    v.add_argument(
+        "--rollout", metavar="NPZ", help="a saved rollout to scrub in the browser (jaxdyn.render.web.save_rollout)"
+    )
+    v.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    v.add_argument("--port", type=count(0), default=8080, help="port to serve on (default 8080; 0: a free one)")
+    v.add_argument("--stop-after", type=positive, metavar="SECONDS", help="stop serving after this long")
     i = sub.add_parser("identify", help="identify inertial parameters from measured torques, write a new URDF")
     from . import sysid
 
@@ -168,7 +223,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "demo":
         _check_robot(d, args.robot)
-    if args.cmd == "view":
+    if args.cmd == "view" and not (args.serve or args.rollout is not None):
         try:
             refuse_existing([args.out], args.force)
         except OutputExists as e:

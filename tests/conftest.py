@@ -44,6 +44,9 @@ def data_dir():
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
 #   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
+    # the browser viewer in headless Chromium (two page loads with software WebGL, ~40 s); the
+    # quick run keeps the poses that its controls set, without a browser
+    "tests/test_web_viewer.py::test_browser_shows_the_robot_where_the_slider_puts_it",
     # height fields: the quick run keeps the loading, the bad input, the ball's features and the
     # sphere and capsule against MuJoCo; these compile the contacts of every shape on a field
     "tests/test_heightfield.py::test_contacts_match_mujoco[cylinder]",

@@ -78,13 +78,13 @@ def trajectory_arrays(trajectory, nq: int):
             raise TypeError(
                 f"render: the trajectory is not an array or a Trajectory ({type(trajectory).__name__})"
             ) from e
+    shape = q.shape
     if q.ndim == 2:
         q = q[:, None]
         qd = None if qd is None else qd[:, None]
     if q.ndim != 3 or q.shape[-1] != nq or q.shape[0] == 0 or q.shape[1] == 0:
         raise ValueError(
-            f"render: the trajectory's q has shape {np.shape(trajectory.q if hasattr(trajectory, 'q') else q)}, "
-            f"expected (T, {nq}), (T, B, {nq}) or a Trajectory"
+            f"render: the trajectory's q has shape {shape}, expected (T, {nq}), (T, B, {nq}) or a Trajectory"
         )
     if not np.issubdtype(q.dtype, np.number) or not np.all(np.isfinite(q)):
         raise ValueError("render: the trajectory contains NaN, inf or non-numbers (see sim.first_nonfinite)")
