@@ -47,6 +47,10 @@ SLOW = {
     # the browser viewer in headless Chromium (two page loads with software WebGL, ~40 s); the
     # quick run keeps the poses that its controls set, without a browser
     "tests/test_web_viewer.py::test_browser_shows_the_robot_where_the_slider_puts_it",
+    # videos of the excitation from the command lines (an excitation optimisation, an
+    # identification); the quick run keeps the --video checks and test_render's videos
+    "tests/test_render.py::test_excite_writes_a_video_of_the_excitation",
+    "tests/test_render.py::test_identify_writes_a_video_of_the_measured_motion",
     # height fields: the quick run keeps the loading, the bad input, the ball's features and the
     # sphere and capsule against MuJoCo; these compile the contacts of every shape on a field
     "tests/test_heightfield.py::test_contacts_match_mujoco[cylinder]",

@@ -290,3 +290,55 @@ def test_a_missing_extra_names_the_pip_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco raises ImportError
     with pytest.raises(ImportError, match=r'pip install "jaxdyn\[render\]"'):
         render.Renderer(_box_model(), [RED])
+
+
+@needs_gl
+def test_excite_writes_a_video_of_the_excitation(tmp_path, capsys):
+    import imageio.v3 as iio
+
+    from jaxdyn.cli import main
+
+    video = tmp_path / "excite.mp4"
+    argv = ["excite", "double_pendulum", "--out", str(tmp_path / "e.csv"), "--steps", "3", "--harmonics", "2"]
+    assert main(argv + ["--base-frequency", "1", "--video", str(video)]) == 0, capsys.readouterr().err
+    frames = iio.imread(video, index=None)
+    assert frames.shape == (30, 360, 480, 3)  # one period of 1 s at 30 fps
+    moved = np.abs(frames[0].astype(np.int32) - frames[15]).max(-1) > 40  # the arm moves
+    assert moved.sum() > 200
+
+
+def test_video_options_are_checked_first(tmp_path, capsys):
+    """A bad --video is refused in one line, exit status 2, before any computation."""
+    from jaxdyn.cli import main
+
+    avi = tmp_path / "e.avi"
+    assert main(["excite", "double_pendulum", "--out", str(tmp_path / "e.csv"), "--video", str(avi)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"jaxdyn excite: error: --video {avi}: the video '{avi}' must end in .mp4 or .gif"
+    assert main(["identify", "a.urdf", "b.csv", "--out", str(tmp_path / "o.urdf"), "--video", str(avi)]) == 2
+    assert capsys.readouterr().err.strip().startswith("jaxdyn identify: error: --video")
+    assert not (tmp_path / "e.csv").exists()
+
+
+@needs_gl
+def test_identify_writes_a_video_of_the_measured_motion(tmp_path, capsys):
+    import imageio.v3 as iio
+    from test_sysid import pendulum_problem
+
+    from jaxdyn import sysid
+    from jaxdyn.cli import main
+    from jaxdyn.robots import robot_path
+
+    _, _, data, _ = pendulum_problem(noise=0.002)
+    path = str(tmp_path / "pendulum.csv")
+    sysid.save_data(path, data)
+    video = tmp_path / "motion.gif"
+    rc = main(
+        ["identify", robot_path("double_pendulum"), path, "--out", str(tmp_path / "id.urdf"), "--video", str(video)]
+    )
+    assert rc == 0, capsys.readouterr().err
+    frames = iio.imread(video, index=None)
+    T = float(data.t[-1] - data.t[0]) if data.t is not None else None
+    assert frames.shape[1:3] == (360, 480)
+    if T is not None:
+        assert abs(len(frames) - (np.floor(T * 30 + 1e-9) + 1)) <= 1

@@ -46,6 +46,7 @@ __all__ = [
     "render_image",
     "render_video",
     "trajectory_arrays",
+    "check_video_output",
 ]
 
 
@@ -445,6 +446,22 @@ def _frames(model, qs, qds, *, contact, contact_states, force_scale, ground, cam
                 pts_t = pts[t] + r.offsets[:, None, :]
                 c = (pts_t[act[t]], f[t][act[t]], scale)
             yield r.frame(R[t], p[t], camera, lookat, c)
+
+
+def check_video_output(path, what: str = "render") -> None:
+    """Check, before a long computation, that a video can be written to ``path``: its extension
+    (``.mp4`` or ``.gif``) and the extra ``jaxdyn[render]`` (MuJoCo, imageio, imageio-ffmpeg).
+    ValueError naming ``what`` and, for a missing extra, the ``pip install`` that adds it."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in (".mp4", ".gif"):
+        raise ValueError(f"{what}: the video '{path}' must end in .mp4 or .gif")
+    try:
+        _mujoco()
+        require("imageio.v3", "render", what)
+        if ext == ".mp4":
+            require("imageio_ffmpeg", "render", what)
+    except ImportError as e:
+        raise ValueError(str(e)) from None
 
 
 def _check_out(path, exts, fn):

@@ -47,6 +47,9 @@ def add_cli_arguments(p):
         help="a separate held-out recording (same format; filtered like the training data); replaces --holdout",
     )
     p.add_argument("--plots", default=None, help="directory for PNG plots of predicted vs measured torques")
+    p.add_argument(
+        "--video", default=None, help="MP4 or GIF of the robot following the measured motion (jaxdyn[render])"
+    )
     p.add_argument("--steps", type=count(0), default=500, help="gradient-fit iterations (default 500)")
     p.add_argument(
         "--reg",
@@ -184,11 +187,27 @@ def run_cli(args) -> int:
         print(f"jaxdyn identify: --out {args.out} is the input URDF; choose another path", file=sys.stderr)
         return 2
     try:
-        refuse_existing([args.out], args.force)
-    except OutputExists as e:
+        refuse_existing([args.out, args.video], args.force)
+        _check_video(args.video, "jaxdyn identify")
+    except (OutputExists, ValueError) as e:
         print(f"jaxdyn identify: error: {e}", file=sys.stderr)
         return 2
     return _in_float64("jaxdyn identify", _run_cli, args)
+
+
+def _check_video(path, what):
+    if path is not None:
+        from ..render import check_video_output
+
+        check_video_output(path, f"--video {path}")
+
+
+def _video(model, q, path, source, dt=None):
+    """The robot following ``q (T, n)`` (samples ``dt`` apart, or one per frame at 30 fps)."""
+    from ..render import render_video
+
+    n = render_video(model, q, path, dt=dt, fps=30.0, source=source, width=480, height=360)
+    print(f"wrote {path} ({n} frames)")
 
 
 def _run_cli(args) -> int:
@@ -363,6 +382,9 @@ def _run_cli(args) -> int:
     if args.plots:
         paths = plot_torques(test, preds, args.plots)
         print(f"plots: {', '.join(paths)}")
+    if args.video is not None:
+        dt = None if data.t is None or len(data.t) < 2 else float(np.median(np.diff(data.t)))
+        _video(model, data.q, args.video, args.urdf, dt=dt)
     return 0
 
 
@@ -377,6 +399,7 @@ def add_excite_arguments(p):
     p.add_argument("--out", required=True, help="CSV to write: t, q, qd, qdd per joint")
     p.add_argument("--force", action="store_true", help="replace --out and --plot if they exist")
     p.add_argument("--plot", default=None, help="PNG of the trajectory against its limits (default: next to --out)")
+    p.add_argument("--video", default=None, help="MP4 or GIF of the robot following the trajectory (jaxdyn[render])")
     p.add_argument("--harmonics", type=count(1), default=5, help="Fourier harmonics per joint (default 5)")
     p.add_argument("--base-frequency", type=positive, default=0.1, help="fundamental frequency [Hz] (default 0.1)")
     p.add_argument("--samples", type=count(1), default=100, help="instants per period in the criterion (default 100)")
@@ -409,8 +432,9 @@ def run_excite_cli(args) -> int:
     """``jaxdyn excite``: returns the exit status (0 ok, 2 bad input or an existing output
     without ``--force``)."""
     try:
-        refuse_existing([args.out, _excite_plot(args)], args.force)
-    except OutputExists as e:
+        refuse_existing([args.out, _excite_plot(args), args.video], args.force)
+        _check_video(args.video, "jaxdyn excite")
+    except (OutputExists, ValueError) as e:
         print(f"jaxdyn excite: error: {e}", file=sys.stderr)
         return 2
     return _in_float64("jaxdyn excite", _run_excite, args)
@@ -481,6 +505,9 @@ def _run_excite(args) -> int:
     plot = _excite_plot(args)
     plot_excitation(plot, res)
     print(f"wrote {path} ({len(t) * args.periods:.0f} rows at {args.rate:g} Hz) and {plot}")
+    if args.video is not None:
+        _, qv, _, _ = res.trajectory.sample(30.0, args.periods)
+        _video(model, qv, args.video, None if args.robot in robots.available_robots() else args.robot)
     return 0
 
 
