@@ -10,7 +10,9 @@ checks the pipeline end to end on a CPU in a few minutes.
 
 Writes ``examples/output/quadruped/`` ``learning_curve.png`` (evaluation return against
 environment steps), ``walk.gif`` (the trained policy, drawn by :func:`jaxdyn.viewer.animate`
-with the base trail and the feet's contact points and forces), and ``run.json`` (settings,
+with the base trail and the feet's contact points and forces), ``walk.mp4`` (the same walk's
+real geometry and contact forces, :func:`jaxdyn.render.render_video`, where ``jaxdyn[render]``
+is installed), and ``run.json`` (settings,
 wall times, returns) and ``params.pkl`` (the policy at the latest evaluation, saved at every
 evaluation). ``render`` also measures the policy on five commands (forward, backward,
 sideways, turning, forward while turning; ``COMMANDS``, the first drawn in the GIF): the base
@@ -50,6 +52,7 @@ from jaxdyn._optional import require
 from jaxdyn.envs import QuadrupedJoystick
 from jaxdyn.envs.adapters import to_brax
 from jaxdyn.envs.quadruped import GAIT_REWARD_WEIGHTS, brax_randomization
+from jaxdyn.render import render_video
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output", "quadruped")
 
@@ -319,6 +322,20 @@ def render(out, seed):
         contact=env.contact,
         qds=np.asarray(qds),
     )
+    try:  # the real geometry (capsules along the links, the foot spheres), with jaxdyn[render]
+        n = render_video(
+            env.model,
+            np.asarray(qs),
+            os.path.join(out, "walk.mp4"),
+            dt=env.dt,
+            contact=env.contact,
+            qds=np.asarray(qds),
+            width=480,
+            height=360,
+        )
+        print(f"walk.mp4: {n} frames")
+    except ImportError as e:
+        print(f"walk.mp4 not written: {e}")
     w = dict(
         policy_steps=saved["step"],
         steps=len(rs),

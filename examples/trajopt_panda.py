@@ -36,7 +36,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxdyn  # noqa: E402
-from jaxdyn import sim, trajopt, viewer  # noqa: E402
+from jaxdyn import render, sim, trajopt, viewer  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output", "trajopt")
 FRAME = "panda_hand_tcp"
@@ -205,6 +205,11 @@ def main(argv=None):
         title="Panda minimum-effort reach (iLQR)",
     )
     print(f"wrote trajopt_panda.png, trajopt_panda_cost.png, trajopt_panda.gif in {args.out}")
+    try:  # the real geometry, where the extra jaxdyn[render] is installed
+        n = render.render_video(model, np.asarray(traj.q), os.path.join(args.out, "trajopt_panda.mp4"), dt=DT)
+        print(f"wrote trajopt_panda.mp4 ({n} frames)")
+    except ImportError as e:
+        print(f"trajopt_panda.mp4 not written: {e}")
 
 
 if __name__ == "__main__":

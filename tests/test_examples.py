@@ -49,6 +49,15 @@ def written(out, *names):
 NUM = r"([-+0-9.eE]+)"
 
 
+def videos(out, *names):
+    """The examples' MP4s of the real geometry, where the extra jaxdyn[render] and an offscreen
+    OpenGL are installed (.ci/run installs them); else the examples say why none was written."""
+    from test_render import _REASON
+
+    if _REASON is None:
+        written(out, *names)
+
+
 class TestViewRobots:
     def test_pictures_show_the_robots(self, tmp_path):
         from PIL import Image
@@ -75,6 +84,7 @@ class TestTrajoptDoublePendulum:
         out = run_example("trajopt_double_pendulum.py", tmp_path)
         stem = "trajopt_double_pendulum"
         written(tmp_path, f"{stem}.png", f"{stem}.gif", f"{stem}_cost.png")
+        videos(tmp_path, f"{stem}.mp4")
         J0, J = numbers(rf"cost {NUM} -> {NUM},", out)
         assert J < 0.1 * J0, (J0, J)
         q = numbers(rf"final q = \[\s*{NUM}\s+{NUM}\s*\] rad", out)
@@ -87,6 +97,7 @@ class TestTrajoptPanda:
     def test_reach_with_less_effort_than_the_baseline(self, tmp_path):
         out = run_example("trajopt_panda.py", tmp_path)
         written(tmp_path, "trajopt_panda.png", "trajopt_panda_cost.png", "trajopt_panda.gif")
+        videos(tmp_path, "trajopt_panda.mp4")
         J0, J = numbers(rf"cost {NUM} -> {NUM},", out)
         assert J < 0.1 * J0, (J0, J)
         (mm,) = numbers(rf"final tool-point error {NUM} mm", out)
@@ -165,6 +176,7 @@ class TestTrainQuadruped:
         assert run["resumed_at"] == [first] and len(run["curve"]) == 3 and run["curve"][-1]["steps"] == 2 * first
         out += run_example("train_quadruped.py", tmp_path, "--render", str(tmp_path))
         written(tmp_path, "learning_curve.png", "walk.gif", "run.json")
+        videos(tmp_path, "walk.mp4")
         run = json.loads((tmp_path / "run.json").read_text())
         assert run["walk"]["steps"] == 150 and np.isfinite(run["walk"]["ret"])
         assert run["walk"]["policy_steps"] == run["curve"][-1]["steps"] > 0
@@ -189,6 +201,7 @@ class TestShippedQuadrupedPolicy:
             shutil.copy(os.path.join(src, name), tmp_path / name)
         run_example("train_quadruped.py", tmp_path, "--render", str(tmp_path))
         written(tmp_path, "learning_curve.png", "walk.gif")
+        videos(tmp_path, "walk.mp4")
         run = json.loads((tmp_path / "run.json").read_text())
         assert len(run["tracking"]) == 5
         for r in run["tracking"]:

@@ -425,8 +425,13 @@ def _frames(model, qs, qds, *, contact, contact_states, force_scale, ground, cam
     ground_z = ground
     if ground == "auto":
         ground_z = _ground_height(model, contact)
-        if ground_z is None:  # a fixed-base robot: the ground just under its lowest body
-            ground_z = min(0.0, float(np.min(p[..., 2])))
+        if ground_z is None:  # a fixed-base robot: the ground just under its lowest shape
+            low = [p[..., 2].min()]
+            for v in shapes:
+                if v.body >= 0:
+                    z = np.einsum("tbj,j->tb", R[:, :, v.body, 2, :], v.p) + p[:, :, v.body, 2]
+                    low.append(z.min() - float(np.max(np.abs(v.size))))
+            ground_z = min(0.0, float(min(low)))
     extent = _extent(shapes, R[0, 0], p[0, 0])
     with Renderer(model, shapes, envs=B, ground=ground_z, extent=extent, **options) as r:
         p = p + r.offsets[None, :, None, :]
