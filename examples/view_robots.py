@@ -4,9 +4,11 @@ Writes, under examples/output/ (``--out DIR`` elsewhere):
   robots.png  every shipped robot at a random joint configuration (floating bases upright at
               the origin, so the limbs are easy to read) and a random tree from jaxdyn.builders;
   panda.gif   the Panda moving along a smooth (minimum-jerk) joint trajectory from mid-range to a
-              random configuration and back, with the trail of its tool point and the goal marked.
+              random configuration and back, with the trail of its tool point and the goal marked;
+  robots_render.png  (with ``--solid``) the Solo-12 standing and the Panda, their meshes drawn by
+              jaxdyn.render (needs jaxdyn[render] and jaxdyn[robots], example-robot-data's meshes).
 
-Run: python examples/view_robots.py [--seed N] [--quick] [--out DIR]
+Run: python examples/view_robots.py [--seed N] [--quick] [--solid] [--out DIR]
 (``--quick``: a 12-frame GIF instead of 72, the grid at half resolution.)
 """
 
@@ -83,16 +85,48 @@ def panda_gif(seed: int, out: str, T: int = 72) -> str:
     return path
 
 
+def robots_render(out: str, height: int = 300) -> str:
+    """The Solo-12 standing and the Panda, side by side, from example-robot-data's URDFs and
+    meshes (their <visual> elements), rendered by jaxdyn.render."""
+    import imageio.v3 as iio
+
+    from jaxdyn import render
+    from jaxdyn.envs.quadruped import SOLO12_STAND
+    from jaxdyn.robots import _external_index
+
+    index = _external_index()
+    if "solo12" not in index:
+        raise ImportError('--solid needs example-robot-data\'s meshes: pip install "jaxdyn[robots]"')
+    share = index["solo12"][0].split("/example-robot-data/")[0]
+    w = height * 16 // 10
+    imgs = []
+    for name, q_of, cam in (
+        ("solo12", lambda m: np.r_[0, 0, 0.24, 1, 0, 0, 0, SOLO12_STAND], render.Camera(140, -18, 1.1)),
+        ("panda", lambda m: np.r_[0, -0.5, 0, -2.2, 0, 1.8, 0.8, 0.02, 0.02][: m.nq], render.Camera(150, -15)),
+    ):
+        path = index[name][0]
+        model = jaxdyn.load_urdf(path, floating_base=name == "solo12", package_dirs=[share], collision_meshes=False)
+        imgs.append(
+            render.render_image(model, q_of(model), source=path, width=w, height=height, antialias=True, camera=cam)
+        )
+    path = os.path.join(out, "robots_render.png")
+    iio.imwrite(path, np.concatenate(imgs, 1))
+    return path
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="a 12-frame GIF and a half-resolution grid")
     p.add_argument("--out", default=OUT, help="output folder (default: examples/output)")
+    p.add_argument("--solid", action="store_true", help="also robots_render.png (jaxdyn[render], jaxdyn[robots])")
     args = p.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     dpi, frames = (45, 12) if args.quick else (90, 72)
     for path in (robots_grid(args.seed, args.out, dpi), panda_gif(args.seed, args.out, frames)):
         print(f"wrote {os.path.relpath(path)}")
+    if args.solid:
+        print(f"wrote {os.path.relpath(robots_render(args.out))}")
     return 0
 
 
