@@ -342,3 +342,25 @@ def test_identify_writes_a_video_of_the_measured_motion(tmp_path, capsys):
     assert frames.shape[1:3] == (360, 480)
     if T is not None:
         assert abs(len(frames) - (np.floor(T * 30 + 1e-9) + 1)) <= 1
+
+
+@needs_gl
+def test_renders_when_mujoco_was_imported_first_without_a_display():
+    """Another library (Brax, MJX) may import MuJoCo before jaxdyn.render, which then picks GLFW
+    (it needs a display); jaxdyn.render switches its offscreen context."""
+    import subprocess
+    import sys
+
+    code = (
+        "import mujoco\n"
+        "import numpy as np, jaxdyn\n"
+        "from jaxdyn import render\n"
+        "img = render.render_image(jaxdyn.load_robot('double_pendulum'), np.zeros(2), width=64, height=48)\n"
+        "print('std', img.std())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.split("std")[-1]) > 10  # a picture, not a blank
