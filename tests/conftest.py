@@ -253,6 +253,23 @@ SLOW = {
     "tests/test_sysid_recorded.py::test_masses_stay_within_the_given_bounds",
     "tests/test_contact_mujoco.py::test_quadruped_end_of_step_penetration_at_coarse_steps[explicit]",
     "tests/test_contact_mujoco.py::test_quadruped_end_of_step_penetration_at_coarse_steps[implicit]",
+    # quick counterparts: the row budget's steps (its Jacobian here), the mesh-mesh distances
+    # against MuJoCo and the crossed cube edges, the ellipsoid pairs against MuJoCo and the
+    # cylinder's rests, the margins in the step, the quadruped's gymnax interface and the
+    # environments' Brax adapter and batch-equals-single check (test_envs), the looped CRBA on
+    # the floating tree, the exact base-parameter recovery, the implicit step against MuJoCo's
+    # eulerdamp Euler, Lagrange against RNEA on a tree with prismatic joints
+    "tests/test_broad_phase.py::test_a_contact_budget_keeps_the_steps_jacobian",
+    "tests/test_meshes.py::test_a_mesh_cube_meets_a_mesh_slab_as_a_box_meets_a_box",
+    "tests/test_contact_pairs.py::test_shapes_rest_on_an_ellipsoid",
+    "tests/test_contact_margin.py::test_balls_rest_at_their_margins_as_in_mujoco",
+    "tests/test_quadruped_env.py::test_brax_interface",
+    "tests/test_quadruped_env.py::test_batch_equals_single_environments_and_stays_finite",
+    "tests/test_pallas_scan.py::test_looped_crba_matches_generic_float64[fixed_tree]",
+    "tests/test_pallas_scan.py::test_looped_crba_matches_generic_float64[chain]",
+    "tests/test_sysid.py::test_ls_recovers_panda_base_parameters",
+    "tests/test_implicit_euler.py::test_aba_with_damping_in_armature_is_the_implicit_solve",
+    "tests/test_seed_algorithms.py::test_lagrange_equals_rnea[0]",
 }
 QUICK_ZOO = {"tree_mixed_float"}
 # MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the

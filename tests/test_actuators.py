@@ -80,9 +80,10 @@ def test_step_returns_the_activation_and_batches():
     model, ref = _load("arm")
     q, qd = ref["rollout_qpos"][0], ref["rollout_qvel"][0]
     ctrl = jnp.asarray(ref["rollout_ctrl"][:8])
-    q1, qd1, act1 = jax.vmap(lambda u: sim.step(model, q, qd, None, 0.002, ctrl=u))(ctrl)
+    one_step = lambda u: sim.step(model, q, qd, None, 0.002, ctrl=u)  # noqa: E731
+    q1, qd1, act1 = jax.jit(jax.vmap(one_step))(ctrl)
     assert q1.shape == (8, model.nq) and act1.shape == (8, model.actuators.na)
-    one = sim.step(model, q, qd, None, 0.002, ctrl=ctrl[3])
+    one = jax.jit(one_step)(ctrl[3])
     np.testing.assert_allclose(q1[3], one[0], atol=1e-14)
     np.testing.assert_allclose(act1[3], one[2], atol=1e-14)
 
@@ -91,11 +92,12 @@ def test_gradients_through_the_servos_are_finite_and_exact():
     model, ref = _load("arm")
     q0, qd0 = ref["rollout_qpos"][0], ref["rollout_qvel"][0]
 
-    def final(u):
+    def rollout_end(u):
         return sim.rollout(model, q0, qd0, None, 0.002, ctrl=u).q[-1].sum()
 
+    final = jax.jit(rollout_end)  # one program for both sides of the central difference
     u = jnp.asarray(ref["rollout_ctrl"][:20]) * 0.3  # inside every range: smooth
-    g = jax.grad(final)(u)
+    g = jax.jit(jax.grad(rollout_end))(u)
     assert np.all(np.isfinite(g))
     e = np.zeros(u.shape)
     e[5, 2] = 1e-6

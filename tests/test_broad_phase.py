@@ -181,38 +181,55 @@ def test_pairs_in_reach_without_pairs():
     assert C.pairs_in_reach(m, jnp.zeros(m.nq)).shape == (0,)
 
 
-def test_a_contact_budget_gives_every_rows_step_where_it_suffices():
-    """``Contact(max_contacts=R)``: the implicit step's solve takes the R rows of smallest signed
-    distance. Where at most R rows touch, the step and its gradient equal those with every row;
-    half the touching rows changes the step (so the comparison can fail)."""
+@functools.cache
+def _row_budget_case():
+    """The reference pose with the most touching rows: its index, that count, the state."""
     m = _model()
     qs, qds = _poses()
     every = C.Contact(exclude=EXCLUDE, max_contacts=None)
-    tau = jnp.zeros(m.nv)
     touching = jax.jit(jax.vmap(lambda q: jnp.sum(every.joint_space(m, q).distance <= 0)))(qs)
     rows = jax.eval_shape(lambda q: every.joint_space(m, q).depth, qs[0]).shape[0]
     i = int(np.argmax(np.asarray(touching)))
     n = int(touching[i])
     assert 2 <= n < rows - 4
-    q, qd = qs[i], qds[i]
+    return i, n, int(touching.max()), qs[i], qds[i]
 
-    def step(ct):
-        return lambda q: sim.step(m, q, qd, tau, 1e-3, contact=ct)[1]
 
-    def with_jacobian(ct):  # the two compared with their Jacobians (one program each); the others' steps alone
-        J, v = jax.jit(jax.jacfwd(lambda q: (step(ct)(q),) * 2, has_aux=True))(q)
+def _budget_step(ct, qd):
+    m = _model()
+    return lambda q: sim.step(m, q, qd, jnp.zeros(m.nv), 1e-3, contact=ct)[1]
+
+
+def test_a_contact_budget_gives_every_rows_step_where_it_suffices():
+    """``Contact(max_contacts=R)``: the implicit step's solve takes the R rows of smallest signed
+    distance. Where at most R rows touch, the step equals the one with every row; half the
+    touching rows changes the step (so the comparison can fail). Its Jacobian:
+    test_a_contact_budget_keeps_the_steps_jacobian (slow set)."""
+    _, n, most, q, qd = _row_budget_case()
+    v0 = jax.jit(_budget_step(C.Contact(exclude=EXCLUDE, max_contacts=None), qd))(q)
+    v1 = jax.jit(_budget_step(C.Contact(exclude=EXCLUDE, max_contacts=n), qd))(q)
+    np.testing.assert_allclose(v1, v0, rtol=0, atol=1e-10)
+    v2 = jax.jit(_budget_step(C.Contact(exclude=EXCLUDE, max_contacts=n // 2), qd))(q)
+    assert float(jnp.abs(v2 - v0).max()) > 1e-6
+    # the default budget (16 at least) holds every touching row of these poses
+    assert C.Contact().max_contacts == "auto" and most <= 16
+    v3 = jax.jit(_budget_step(C.Contact(exclude=EXCLUDE), qd))(q)
+    np.testing.assert_allclose(v3, v0, rtol=0, atol=1e-10)
+
+
+def test_a_contact_budget_keeps_the_steps_jacobian():
+    """Where at most R rows touch, the step's Jacobian with respect to q with ``max_contacts=R``
+    equals the one with every row."""
+    _, n, _, q, qd = _row_budget_case()
+
+    def with_jacobian(ct):  # one program each: the step and its Jacobian
+        J, v = jax.jit(jax.jacfwd(lambda q: (_budget_step(ct, qd)(q),) * 2, has_aux=True))(q)
         return v, J
 
-    v0, J0 = with_jacobian(every)
+    v0, J0 = with_jacobian(C.Contact(exclude=EXCLUDE, max_contacts=None))
     v1, J1 = with_jacobian(C.Contact(exclude=EXCLUDE, max_contacts=n))
     np.testing.assert_allclose(v1, v0, rtol=0, atol=1e-10)
     np.testing.assert_allclose(J1, J0, rtol=0, atol=1e-8 * float(jnp.abs(J0).max()))
-    v2 = jax.jit(step(C.Contact(exclude=EXCLUDE, max_contacts=n // 2)))(q)
-    assert float(jnp.abs(v2 - v0).max()) > 1e-6
-    # the default budget (16 at least) holds every touching row of these poses
-    assert C.Contact().max_contacts == "auto" and int(touching.max()) <= 16
-    v3 = jax.jit(step(C.Contact(exclude=EXCLUDE)))(q)
-    np.testing.assert_allclose(v3, v0, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "all"])

@@ -35,7 +35,9 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_rollouts_shard_over_four_host_devices():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    # the suite's compiler flags (conftest.py) and four host devices
+    flags = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
     r = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "OK 4" in r.stdout

@@ -295,7 +295,9 @@ def test_sharded_identification_matches_single_device(tmp_path):
     np.savez(path, q=data.q, qd=data.qd, qdd=data.qdd, tau=data.tau, B=B)
     script = tmp_path / "shard.py"
     script.write_text(_SHARD_SCRIPT)
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    # the suite's compiler flags (conftest.py) and four host devices
+    flags = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, str(script), path], env=env, capture_output=True, text=True, timeout=300)

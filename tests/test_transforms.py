@@ -30,7 +30,7 @@ def test_vmap_over_models():
     scales = jnp.array([0.5, 1.0, 2.0])
     models = jax.vmap(lambda s: base.replace(mass=base.mass * s))(scales)
     q, qd, qdd, _ = state(base)
-    taus = jax.vmap(jaxdyn.rnea, in_axes=(0, None, None, None))(models, q, qd, qdd)
+    taus = jax.jit(jax.vmap(jaxdyn.rnea, in_axes=(0, None, None, None)))(models, q, qd, qdd)
     for i, _s in enumerate(scales):
         mi = jax.tree_util.tree_map(lambda x: x[i] if isinstance(x, jax.Array) else x, models)
         assert_close(taus[i], rnea(mi, q, qd, qdd), 1e-12)
