@@ -219,6 +219,15 @@ def test_png_gif_mp4_and_side_by_side_envs(tmp_path):
     from scipy.ndimage import label
 
     assert label(_red(two))[1] == 2
+    # overlaid: at their own coordinates, 0.6 m apart on the slide, the second translucent
+    over = render.render_image(
+        model, qs[[0, 6]], shapes=[RED], width=96, height=64, camera=TOP, shadows=False, layout="overlay"
+    )
+    blobs, n = label((over[..., 0].astype(int) - over[..., 1:].max(-1)) > 25)
+    assert n == 2
+    strength = [(over[..., 0].astype(int) - over[..., 1])[blobs == k].mean() for k in (1, 2)]
+    xs = [np.nonzero(blobs == k)[1].mean() for k in (1, 2)]
+    assert strength[np.argmin(xs)] > strength[np.argmax(xs)] + 30  # env 0 (x = -0.3) is opaque
     # dt and fps: 7 samples 0.1 s apart at 20 fps are 0.6 s, 13 frames
     n = render.render_video(model, qs, tmp_path / "v.mp4", dt=0.1, fps=20, shapes=[RED], width=96, height=64)
     frames = iio.imread(tmp_path / "v.mp4", index=None)
