@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax
@@ -25,6 +26,9 @@ from jaxtyping import Array, Float
 from . import geometry, joints, spatial
 from .actuators import Actuators
 from .geometry import Geoms
+
+if TYPE_CHECKING:
+    from .constraints.model import Constraints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,7 +231,11 @@ class Model(eqx.Module):
     programmatic models); the dynamics algorithms do not read it. ``actuators``: the actuators
     a control drives (:class:`~jaxdyn.actuators.Actuators`, from MJCF's ``<actuator>``;
     ``None`` for a model driven by joint torques alone), read by :mod:`jaxdyn.sim` when a
-    ``ctrl`` is given.
+    ``ctrl`` is given. ``constraints``: equality constraints (closed loops, joint couplings) and
+    fixed tendons (:class:`~jaxdyn.constraints.Constraints`, from MJCF's ``<equality>`` and
+    ``<tendon>``, URDF's ``<mimic>`` with ``mimic="coupled"``, or
+    :func:`jaxdyn.constraints.add`); ``None`` for a tree. :mod:`jaxdyn.sim` applies them; the
+    tree algorithms (ABA, RNEA, CRBA) ignore them.
     """
 
     topology: Topology = eqx.field(static=True)
@@ -256,6 +264,9 @@ class Model(eqx.Module):
     geoms: Geoms | None = None
     # actuators driven by a control (jaxdyn.actuators.Actuators, from MJCF); None: torques only
     actuators: Actuators | None = None
+    # closed loops and couplings (jaxdyn.constraints.Constraints: equality constraints, fixed
+    # tendons); None: a tree
+    constraints: Constraints | None = None
 
     # -- static layout ------------------------------------------------------------------------
     @property

@@ -11,6 +11,11 @@ read from the URDF into the :class:`~jaxdyn.Model`):
 * soft joint limits: a one-sided spring-damper ``-k (q - q_upper) - b qd`` beyond ``q_upper``
   (and the mirror image below ``q_lower``), for 1-dof joints with finite ``<limit>``;
 * rotor inertia (``armature``) is part of the mass matrix inside :func:`~jaxdyn.aba`.
+* closed loops and couplings (``model.constraints``: equality constraints, fixed tendons;
+  :mod:`jaxdyn.constraints`, docs/constraints.md): the tendons' passive forces join the passive
+  torques; the equality constraints' forces are solved from the acceleration of all the others,
+  MuJoCo's soft constraints or hard ones (``SimOptions.constraints``, ``baumgarte``), and in
+  ``"implicit_euler"`` enter the step as body wrenches, as in MuJoCo's Euler step.
 * ground contact, optional (``contact=`` of :func:`forward_dynamics`, :func:`step`,
   :func:`rollout`; :mod:`jaxdyn.contact`, docs/contact.md): body wrenches added to ``f_ext``.
   A contact with state (``Contact(friction="spring")``, the bristle elongation) takes it as
@@ -116,6 +121,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from . import actuators, batching, configuration, spatial
+from . import constraints as _constraints
 from .algorithms.aba import aba
 from .algorithms.common import full_precision
 from .algorithms.crba import crba
@@ -165,8 +171,15 @@ class SimOptions:
     # round-off; derivatives those of the one-sample algorithms). "generic": vmap of the
     # one-sample algorithms, whatever the batch (the reference the kernels are tested against).
     kernel: str = "auto"
+    # a model's equality constraints (jaxdyn.constraints): "soft", MuJoCo's solref/solimp
+    # (efc_force and qacc as MuJoCo's), or "hard", Lagrange multipliers with Baumgarte gains
+    # (Kp, Kd) (exact closure, as Pinocchio's constraintDynamics)
+    constraints: str = "soft"
+    baumgarte: tuple[float, float] = (0.0, 0.0)
 
     def __post_init__(self):
+        if self.constraints not in ("soft", "hard"):
+            raise ValueError(f"SimOptions: constraints must be 'soft' or 'hard', got {self.constraints!r}")
         if self.contact_position not in ("implicit", "explicit"):
             raise ValueError(
                 f"SimOptions: contact_position must be 'implicit' or 'explicit', got {self.contact_position!r}"
@@ -317,6 +330,11 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
         active = (over > 0) | (under < 0)
         lim = -options.limit_stiffness * pen - jnp.where(active, options.limit_damping * vi, 0.0)
         out = out.at[one_v].add(lim)
+    if model.constraints is not None:  # fixed tendons' springs, dampers and soft limits
+        o = options
+        out = out + _constraints.tendon_forces(
+            model, q, qd, o.springs, o.damping, o.joint_limits, o.limit_stiffness, o.limit_damping
+        )
     return out
 
 
@@ -345,9 +363,32 @@ def forward_dynamics(
         fc = contact.wrenches(model, q, qd, contact_state)
         f_ext = fc if f_ext is None else f_ext + fc
     m, total = _forces(model, q, qd, tau, options, ctrl, act)
+    if model.constraints is not None and model.constraints.neq:
+        return _constrained(m, q, qd, total, f_ext, options)
     if options.kernel == "auto":
         return batching.aba(m, q, qd, total, f_ext)
     return aba(m, q, qd, total, f_ext)
+
+
+def _constrained(m, q, qd, total, f_ext, options: SimOptions, dt=None):
+    """The constrained acceleration (:func:`jaxdyn.constraints.solve`) of ``m``'s tree under the
+    joint torque ``total`` and ``f_ext``."""
+    tree_m = m.replace(constraints=None)  # the tendons' forces are in total
+    a0 = batching.aba(tree_m, q, qd, total, f_ext) if options.kernel == "auto" else aba(tree_m, q, qd, total, f_ext)
+    return _constraints.solve(m, q, qd, a0, options.constraints, dt, options.baumgarte).qdd
+
+
+def _constraint_wrenches(model, q, qd, tau, f_ext, dt, options, ctrl, act):
+    """``f_ext`` plus the constraint forces as body wrenches, computed as in MuJoCo's step:
+    from the acceleration of every other force with the mass matrix of the model (the implicit
+    damping, joint friction and contact of the step act afterwards)."""
+    m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
+    a0 = forward_dynamics(
+        model.replace(constraints=model.constraints.tendons_only()), q, qd, tau, f_ext, options, ctrl=ctrl, act=act
+    )
+    sol = _constraints.solve(m, q, qd, a0, options.constraints, dt, options.baumgarte)
+    fc = _constraints.joint_force_wrenches(m, q, sol.rows.J.T @ sol.force)
+    return fc if f_ext is None else f_ext + fc
 
 
 def _forces(model: Model, q, qd, tau, options: SimOptions, ctrl=None, act=None):
@@ -529,6 +570,9 @@ def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions(),
 def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact_state=None, ctrl=None, act=None):
     """MuJoCo's Euler step with implicit joint damping (module docstring). Returns
     ``(q1, qd1, contact_state1)``, the last ``None`` for a contact without state."""
+    if model.constraints is not None and model.constraints.neq:  # closed loops, couplings: forces join f_ext
+        f_ext = _constraint_wrenches(model, q, qd, tau, f_ext, dt, options, ctrl, act)
+        model = model.replace(constraints=model.constraints.tendons_only())
     b_act = None if ctrl is None else -actuators.velocity_derivative(model, q, qd, ctrl, act)
     md = implicit_damping_model(model, dt, options, b_act)
     stateful = contact is not None and contact.stateful
@@ -857,6 +901,8 @@ def step(
     if integrator == "variational":
         if contact is not None:
             raise ValueError("step: contact is not supported by the 'variational' integrator; use 'rk4'")
+        if model.constraints is not None and model.constraints.neq:
+            raise ValueError("step: constraints (model.constraints) are not supported by the 'variational' integrator")
         return (*_variational(model, q, qd, tau, dt, f_ext, options, ctrl, act_force), *tail)
     qdd = forward_dynamics(model, q, qd, tau, f_ext, options, contact, ctrl=ctrl, act=act_force)
     qd1 = qd + dt * qdd

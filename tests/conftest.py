@@ -44,6 +44,21 @@ def data_dir():
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
 #   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
 SLOW = {
+    # constraints: the quick run keeps the four-bar against MuJoCo, the leg against Pinocchio
+    # without gains, the first Euler steps, the mimic coupling and the bad input
+    "tests/test_constraints.py::test_soft_constraints_match_mujoco[gripper]",
+    "tests/test_constraints.py::test_soft_constraints_match_mujoco[leg]",
+    "tests/test_constraints.py::test_soft_constraints_match_mujoco[weld]",
+    "tests/test_constraints.py::test_hard_constraints_match_pinocchio[_baumgarte]",
+    "tests/test_constraints.py::test_hard_solve_closes_the_loop_and_inverse_dynamics_recovers_the_force",
+    "tests/test_constraints.py::test_one_second_rollouts_match_mujoco[fourbar]",
+    "tests/test_constraints.py::test_one_second_rollouts_match_mujoco[gripper]",
+    "tests/test_constraints.py::test_one_second_rollouts_match_mujoco[leg]",
+    "tests/test_constraints.py::test_delassus_by_innovations_equals_dense_and_wrenches_equal_torques",
+    "tests/test_constraints.py::test_loop_made_in_code_equals_the_mjcf_one",
+    "tests/test_constraints.py::test_batched_and_differentiable",
+    "tests/test_constraints.py::test_gradient_of_a_rollout_against_finite_differences",
+    "tests/test_constraints.py::test_singular_hard_system_is_reported",
     # the browser viewer in headless Chromium (two page loads with software WebGL, ~40 s); the
     # quick run keeps the poses that its controls set, without a browser
     "tests/test_web_viewer.py::test_browser_shows_the_robot_where_the_slider_puts_it",

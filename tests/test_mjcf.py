@@ -357,15 +357,13 @@ def test_several_free_bodies_load_as_mujoco_free_joints():
 ERROR_CASES = [
     (
         "tendon",
-        body(J, top="").replace(
-            "</mujoco>", '<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon></mujoco>'
-        ),
-        "<tendon> with content (<fixed name='t1'>",
+        body(J, top="").replace("</mujoco>", '<tendon><spatial name="t1"><site site="s"/></spatial></tendon></mujoco>'),
+        "<spatial name='t1'>: spatial tendons",
     ),
     (
         "equality",
-        body(J).replace("</mujoco>", '<equality><weld name="w1" body1="b"/></equality></mujoco>'),
-        "<equality> with content (<weld name='w1'>",
+        body(J).replace("</mujoco>", '<equality><weld name="w1" body1="nobody"/></equality></mujoco>'),
+        "<weld name='w1'>: body 'nobody' does not exist",
     ),
     (
         "free_below",

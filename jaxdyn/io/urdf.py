@@ -23,7 +23,12 @@
   which is how MuJoCo collides a mesh. Meshes that cannot be found or read are skipped with one
   warning naming each link and file; ``<visual>`` elements are ignored.
 * Mimic joints: ``mimic="independent"`` (default, as Pinocchio's default) loads them as ordinary
-  independent joints; ``mimic="error"`` rejects them.
+  independent joints; ``mimic="coupled"`` keeps every joint in ``q`` (no reduced coordinates) and
+  adds, for each mimic joint, the joint equality ``q_mimic = offset + multiplier * q_leader``
+  to ``model.constraints`` (:func:`jaxdyn.constraints.couple`, named ``"mimic:JOINT"``; as
+  MuJoCo's URDF import does): :mod:`jaxdyn.sim` holds it softly with MuJoCo's default solref
+  and solimp, or exactly with ``SimOptions(constraints="hard")`` (Baumgarte gains
+  ``SimOptions.baumgarte`` against drift); ``mimic="error"`` rejects them.
 * A ``floating`` joint from the root link (a "world" link) to its only child, with no
   ``<origin>``, makes that child a floating base (as ``floating_base=True`` would; the joint keeps
   its name, and the root link stays with the world, as a fixed base's root link). Any other
@@ -152,7 +157,8 @@ def load_urdf(
     Args:
       source: a path to a ``.urdf`` file, or the XML text itself.
       floating_base: give the root link a free-flyer joint (``q[:7] = [x, y, z, qw, qx, qy, qz]``).
-      mimic: ``"independent"`` (default) or ``"error"``; see the module docstring.
+      mimic: ``"independent"`` (default), ``"coupled"`` (joint equalities) or ``"error"``;
+        see the module docstring.
       inertia: what to do with link inertias that are not physically consistent (negative
         principal moments, triangle inequality violated, inertia without mass):
         ``"warn"`` (default: load them as written, as Pinocchio does, and emit one
@@ -173,8 +179,8 @@ def load_urdf(
         inertias under ``inertia="strict"``, or moving bodies without mass (forward dynamics
         would divide by zero). The message names the offending element.
     """
-    if mimic not in ("independent", "error"):
-        raise ValueError(f"mimic must be 'independent' or 'error', got {mimic!r}")
+    if mimic not in ("independent", "coupled", "error"):
+        raise ValueError(f"mimic must be 'independent', 'coupled' or 'error', got {mimic!r}")
     policy = InertiaPolicy(check_policy(inertia), URDFError)
     text = read_urdf_text(source)
     base_dir = os.path.dirname(os.path.abspath(str(source))) if not str(source).lstrip().startswith("<") else None
@@ -427,8 +433,33 @@ def load_urdf(
         geoms=make_geoms(**geoms, dtype=dtype),
     )
     model = model.replace(actuators=_actuators(root, model, robot_name))
+    if mimic == "coupled":
+        model = _mimic_couplings(root, model)
     check_finite_model(model, URDFError)
     return model
+
+
+def _mimic_couplings(root, model):
+    """``<mimic>`` elements as joint equalities (:func:`jaxdyn.constraints.couple`)."""
+    from .. import constraints
+
+    recs = []
+    for je in root.findall("joint"):
+        mim = je.find("mimic")
+        if mim is None:
+            continue
+        n, leader = je.get("name"), mim.get("joint")
+        what = f"joint '{n}' <mimic joint={leader!r}>"
+        for j in (n, leader):
+            if j not in model.joint_names:
+                raise URDFError(f"{what}: joint '{j}' is not a moving 1-dof joint of the model")
+        mult = _attr_float(mim, "multiplier", 1.0, what)
+        off = _attr_float(mim, "offset", 0.0, what)
+        try:
+            recs.append(constraints.couple(model, n, leader, mult, off, name=f"mimic:{n}"))
+        except ValueError as e:
+            raise URDFError(f"{what}: {e}") from None
+    return constraints.add(model, *recs) if recs else model
 
 
 def _actuators(root, model, robot_name):

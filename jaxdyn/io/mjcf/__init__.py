@@ -83,8 +83,12 @@ part in body axes, MuJoCo ``armature * qacc`` with it in world axes: the mass ma
 (the armature is the same on the three axes), the bias forces differ by
 ``armature * (omega_b x v_b)`` on the linear dofs.
 
+Equality constraints (``connect``, ``weld``, ``joint``, ``tendon``) and fixed tendons load into
+``model.constraints`` (:mod:`.equality`, :mod:`jaxdyn.constraints`, docs/constraints.md).
+
 Refused (:class:`MJCFError`, naming the element), because the result would not be MuJoCo's
-model: ``<tendon>`` and ``<equality>`` with content (closed loops, couplings), ``<deformable>``,
+model: spatial tendons, tendon ``armature``, ``frictionloss`` and ``springyield``, flex
+equalities, ``<deformable>``,
 ``<composite>``, ``<flexcomp>``, ``<replicate>``, ``<attach>``, ``<skin>``, ``<plugin>``,
 ``<extension>`` with content; a free joint
 below another moving body or with other joints in its body, a ball joint followed by a hinge or

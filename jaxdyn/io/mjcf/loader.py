@@ -14,6 +14,7 @@ from ...model import Model, Topology, make_model
 from ..errors import check_finite_model
 from ..inertia import InertiaPolicy, check_policy
 from .actuators import _actuators, _effort_limits
+from .equality import constraints_from_mjcf
 from .geoms import _frames, _geoms
 from .parse import MJCFError, _Ctx, _desc, _expand_includes, _flag, _numbers, _parse_defaults
 from .schema import check_scene
@@ -90,6 +91,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         geoms=geoms,
     )
     model = model.replace(actuators=_actuators(root, ctx, jmap, model))
+    model = model.replace(constraints=constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jmap))
     if ctx.warnings:
         warnings.warn(f"MJCF model '{model_name}': " + "; ".join(ctx.warnings), UserWarning, stacklevel=2)
     check_finite_model(model, MJCFError)
@@ -191,17 +193,17 @@ def _settings(root, ctx):
 
 
 def _refuse_unsupported(root):
-    """Tendons, equality constraints, deformables, plugins and the model-composition elements
-    are refused by name."""
+    """Deformables, plugins and the model-composition elements are refused by name (tendons and
+    equality constraints: :mod:`.equality`)."""
     for child in root:
         tag = child.tag
         if not isinstance(tag, str):
             continue
-        if tag in ("tendon", "equality", "deformable", "extension") and len(child):
+        if tag in ("deformable", "extension") and len(child):
             first = child[0]
             raise MJCFError(
-                f"<{tag}> with content ({_desc(first)}, ...) is not supported: jaxdyn models a "
-                "kinematic tree without tendons, equality constraints, deformables or plugins"
+                f"<{tag}> with content ({_desc(first)}, ...) is not supported: jaxdyn models rigid "
+                "bodies without deformables or plugins"
             )
         if tag in ("replicate", "attach", "composite", "flexcomp", "skin"):
             raise MJCFError(f"<{tag}> is not supported by jaxdyn's MJCF loader")

@@ -1,0 +1,213 @@
+"""The constraints of a model: equality constraints and fixed tendons (MuJoCo's ``eq_*`` and
+``tendon_*`` arrays, in jaxdyn's bodies and coordinates).
+
+Equality constraints (``neq``), each of one kind:
+
+* ``"connect"``: a point of body 1 held to a point of body 2 (a ball joint closing a loop),
+  residual ``r = p1 - p2`` (3 rows, world axes);
+* ``"weld"``: a frame of body 1 held to a frame of body 2 (position and orientation), residual
+  ``[p1 - p2; torquescale * v]`` (6 rows) with ``(w, v)`` the quaternion of
+  ``R2^T R1`` taken with ``w >= 0``;
+* ``"joint"``: a polynomial coupling of two 1-dof joints,
+  ``r = q1 - q1_0 - (c0 + c1 d + c2 d^2 + c3 d^3 + c4 d^4)``, ``d = q2 - q2_0`` (1 row; without a
+  second joint ``r = q1 - q1_0 - c0``);
+* ``"tendon"``: the same polynomial in the lengths of two fixed tendons.
+
+Static (Python tuples): ``names``, ``kinds``, ``body1``/``body2`` (jaxdyn body indices, ``-1``
+the world; connect and weld), ``index1``/``index2`` (the joint's index in ``model.joint_names``,
+or the tendon's; ``-1`` none; joint and tendon). Arrays, one row per constraint: ``anchor1``,
+``anchor2 (neq, 3)`` the points in their bodies' frames; ``frame1``, ``frame2 (neq, 3, 3)`` the
+orientations of the welded frames in their bodies (``R1 = R_body1 frame1``); ``torquescale``;
+``polycoef (neq, 5)``; ``ref1``, ``ref2`` the reference values ``q1_0``, ``q2_0`` (joint
+positions or tendon lengths at the model's reference configuration); ``active (neq,)`` (1 on,
+0 off); ``solref (neq, 2)``, ``solimp (neq, 5)`` (MuJoCo's, for the soft solve); ``invweight
+(neq, 2)``: MuJoCo's approximate inverse inertias of the constraint's translation and rotation
+rows (``body_invweight0`` / ``dof_invweight0`` / ``tendon_invweight0`` at the reference
+configuration), which set its regulariser ``R`` (:mod:`jaxdyn.constraints.solve`).
+
+Fixed tendons (``nt``): lengths ``L = coef_q q`` (linear in the positions of 1-dof joints) with
+Jacobian ``coef_v (nt, nv)``; ``tendon_stiffness``, ``tendon_spring (nt, 2)`` (the spring's
+dead band, MuJoCo's ``springlength``), ``tendon_damping``, ``tendon_range (nt, 2)`` (``+-inf``
+where not limited), ``tendon_length0`` and ``tendon_invweight`` (MuJoCo's ``tendon_invweight0``).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+KINDS = ("connect", "weld", "joint", "tendon")
+ROWS = {"connect": 3, "weld": 6, "joint": 1, "tendon": 1}
+# MuJoCo's default solref and solimp of equality constraints (documentation, "Solver parameters")
+DEFAULT_SOLREF = (0.02, 1.0)
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+class Constraints(eqx.Module):
+    """Equality constraints and fixed tendons of a model (module docstring)."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    kinds: tuple[str, ...] = eqx.field(static=True)
+    body1: tuple[int, ...] = eqx.field(static=True)
+    body2: tuple[int, ...] = eqx.field(static=True)
+    index1: tuple[int, ...] = eqx.field(static=True)
+    index2: tuple[int, ...] = eqx.field(static=True)
+    anchor1: Float[Array, "neq 3"]
+    anchor2: Float[Array, "neq 3"]
+    frame1: Float[Array, "neq 3 3"]
+    frame2: Float[Array, "neq 3 3"]
+    torquescale: Float[Array, " neq"]
+    polycoef: Float[Array, "neq 5"]
+    ref1: Float[Array, " neq"]
+    ref2: Float[Array, " neq"]
+    active: Float[Array, " neq"]
+    solref: Float[Array, "neq 2"]
+    solimp: Float[Array, "neq 5"]
+    invweight: Float[Array, "neq 2"]
+    tendon_names: tuple[str, ...] = eqx.field(static=True)
+    coef_q: Float[Array, "nt nq"]
+    coef_v: Float[Array, "nt nv"]
+    tendon_stiffness: Float[Array, " nt"]
+    tendon_spring: Float[Array, "nt 2"]
+    tendon_damping: Float[Array, " nt"]
+    tendon_range: Float[Array, "nt 2"]
+    tendon_length0: Float[Array, " nt"]
+    tendon_invweight: Float[Array, " nt"]
+
+    def __check_init__(self):
+        n = len(self.names)
+        for f in ("kinds", "body1", "body2", "index1", "index2"):
+            if len(getattr(self, f)) != n:
+                raise ValueError(f"Constraints: {f} has {len(getattr(self, f))} entries, names has {n}")
+        for name, k in zip(self.names, self.kinds):
+            if k not in KINDS:
+                raise ValueError(f"constraint '{name}': unknown kind '{k}' (supported: {', '.join(KINDS)})")
+
+    @property
+    def neq(self) -> int:
+        return len(self.names)
+
+    @property
+    def nt(self) -> int:
+        return len(self.tendon_names)
+
+    @property
+    def rows(self) -> int:
+        """The number of constraint rows (3 per connect, 6 per weld, 1 per joint or tendon)."""
+        return sum(ROWS[k] for k in self.kinds)
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(f"no constraint named '{name}' (constraints: {', '.join(self.names)})") from None
+
+    def tendons_only(self) -> Constraints:
+        """The same fixed tendons without the equality constraints."""
+        eq = _empty_eq(self.coef_q.dtype)
+        return Constraints(
+            names=(),
+            kinds=(),
+            body1=(),
+            body2=(),
+            index1=(),
+            index2=(),
+            **eq,
+            **{
+                f: getattr(self, f)
+                for f in (
+                    "tendon_names",
+                    "coef_q",
+                    "coef_v",
+                    "tendon_stiffness",
+                    "tendon_spring",
+                    "tendon_damping",
+                    "tendon_range",
+                    "tendon_length0",
+                    "tendon_invweight",
+                )
+            },
+        )
+
+    def with_active(self, name: str, on: bool = True) -> Constraints:
+        """A copy with the named constraint switched on or off (MuJoCo's ``eq_active``)."""
+        i = self.index(name)
+        return eqx.tree_at(lambda c: c.active, self, self.active.at[i].set(1.0 if on else 0.0))
+
+
+def _empty_eq(dtype):
+    z = lambda *s: jnp.zeros(s, dtype)
+    return dict(
+        anchor1=z(0, 3),
+        anchor2=z(0, 3),
+        frame1=z(0, 3, 3),
+        frame2=z(0, 3, 3),
+        torquescale=z(0),
+        polycoef=z(0, 5),
+        ref1=z(0),
+        ref2=z(0),
+        active=z(0),
+        solref=z(0, 2),
+        solimp=z(0, 5),
+        invweight=z(0, 2),
+    )
+
+
+def build(model, equalities=(), tendons=(), dtype=None) -> Constraints:
+    """A :class:`Constraints` from lists of plain records (dicts), as the loaders and the
+    functions of :mod:`jaxdyn.constraints` write them.
+
+    ``equalities``: dicts with ``name``, ``kind`` and the fields of that kind (``body1``,
+    ``body2``, ``anchor1``, ``anchor2``, ``frame1``, ``frame2``, ``torquescale``; ``index1``,
+    ``index2``, ``polycoef``, ``ref1``, ``ref2``), optional ``active``, ``solref``, ``solimp``,
+    ``invweight`` (computed by :func:`jaxdyn.constraints.solve.invweights` when absent).
+    ``tendons``: dicts with ``name``, ``coef_q (nq,)``, ``coef_v (nv,)`` and optional
+    ``stiffness``, ``spring (2,)``, ``damping``, ``range (2,)``.
+    """
+    dtype = dtype or model.dtype
+    nq, nv = model.nq, model.nv
+    a = lambda x, shape: jnp.asarray(np.asarray(x, np.float64).reshape(shape), dtype)
+    eq = _empty_eq(dtype)
+    if equalities:
+        E = list(equalities)
+        get = lambda k, d: [e.get(k, d) for e in E]
+        eq = dict(
+            anchor1=a(get("anchor1", np.zeros(3)), (len(E), 3)),
+            anchor2=a(get("anchor2", np.zeros(3)), (len(E), 3)),
+            frame1=a(get("frame1", np.eye(3)), (len(E), 3, 3)),
+            frame2=a(get("frame2", np.eye(3)), (len(E), 3, 3)),
+            torquescale=a(get("torquescale", 1.0), (len(E),)),
+            polycoef=a(get("polycoef", np.array([0, 1, 0, 0, 0.0])), (len(E), 5)),
+            ref1=a(get("ref1", 0.0), (len(E),)),
+            ref2=a(get("ref2", 0.0), (len(E),)),
+            active=a([1.0 if e.get("active", True) else 0.0 for e in E], (len(E),)),
+            solref=a(get("solref", DEFAULT_SOLREF), (len(E), 2)),
+            solimp=a(get("solimp", DEFAULT_SOLIMP), (len(E), 5)),
+            invweight=a(get("invweight", np.zeros(2)), (len(E), 2)),
+        )
+    T = list(tendons)
+    nt = len(T)
+    tget = lambda k, d: [t.get(k, d) for t in T]
+    inf = np.array([-np.inf, np.inf])
+    coef_q = a(tget("coef_q", None), (nt, nq)) if nt else jnp.zeros((0, nq), dtype)
+    coef_v = a(tget("coef_v", None), (nt, nv)) if nt else jnp.zeros((0, nv), dtype)
+    return Constraints(
+        names=tuple(e["name"] for e in equalities),
+        kinds=tuple(e["kind"] for e in equalities),
+        body1=tuple(int(e.get("body1", -1)) for e in equalities),
+        body2=tuple(int(e.get("body2", -1)) for e in equalities),
+        index1=tuple(int(e.get("index1", -1)) for e in equalities),
+        index2=tuple(int(e.get("index2", -1)) for e in equalities),
+        **eq,
+        tendon_names=tuple(t["name"] for t in T),
+        coef_q=coef_q,
+        coef_v=coef_v,
+        tendon_stiffness=a(tget("stiffness", 0.0), (nt,)),
+        tendon_spring=a(tget("spring", np.zeros(2)), (nt, 2)),
+        tendon_damping=a(tget("damping", 0.0), (nt,)),
+        tendon_range=a(tget("range", inf), (nt, 2)),
+        tendon_length0=a(tget("length0", 0.0), (nt,)),
+        tendon_invweight=a(tget("invweight", 0.0), (nt,)),
+    )
