@@ -343,30 +343,39 @@ def test_crba_link_steps_over_arrays():
     m = builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=6, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q = _state(m, 1, seed=2)[0][0]
-    alg, lay, jd = spatial.ArrayAlgebra, m.layout, joint_data(m, q)
-    I_all = m.body_inertias()
-    X, S = [None] * m.nb, [None] * m.nb
-    for j, b in enumerate(np.asarray(lay.link_bodies)):
-        X[b], S[b] = spatial.Pose(jd.X.R[j], jd.X.p[j]), jd.S[j]
-    X[0], S[0] = jd.X_root, jd.S_root  # the free root: S = 1_6
-    Ic = [spatial.RigidInertia(I_all.m[b], I_all.h[b], I_all.Ibar[b]) for b in range(m.nb)]
-    for i in reversed(range(m.nb)):
-        if m.parents[i] >= 0:
-            Ic[m.parents[i]] = steps.composite_step(alg, X[i], Ic[i], Ic[m.parents[i]])
+    alg, lay = spatial.ArrayAlgebra, m.layout
+
+    @jax.jit  # one program, not op by op: the entries of M by (row, column)
+    def entries(q):
+        jd, out = joint_data(m, q), {}
+        I_all = m.body_inertias()
+        X, S = [None] * m.nb, [None] * m.nb
+        for j, b in enumerate(np.asarray(lay.link_bodies)):
+            X[b], S[b] = spatial.Pose(jd.X.R[j], jd.X.p[j]), jd.S[j]
+        X[0], S[0] = jd.X_root, jd.S_root  # the free root: S = 1_6
+        Ic = [spatial.RigidInertia(I_all.m[b], I_all.h[b], I_all.Ibar[b]) for b in range(m.nb)]
+        for i in reversed(range(m.nb)):
+            if m.parents[i] >= 0:
+                Ic[m.parents[i]] = steps.composite_step(alg, X[i], Ic[i], Ic[m.parents[i]])
+        for i in range(m.nb):
+            vs = int(lay.v_start[i])
+            for c in range(S[i].shape[-1]):
+                F, j = steps.column_force(alg, Ic[i], S[i][:, c]), i
+                while True:
+                    vj = int(lay.v_start[j])
+                    for r in range(S[j].shape[-1]):
+                        out[f"{vj + r} {vs + c}"] = steps.entry(alg, S[j][:, r], F)
+                    if m.parents[j] < 0:
+                        break
+                    F, j = steps.column_step(alg, X[j], F), m.parents[j]
+        return out
+
     M = np.zeros((m.nv, m.nv))
-    for i in range(m.nb):
-        vs = int(lay.v_start[i])
-        for c in range(S[i].shape[-1]):
-            F, j = steps.column_force(alg, Ic[i], S[i][:, c]), i
-            while True:
-                vj = int(lay.v_start[j])
-                for r in range(S[j].shape[-1]):
-                    M[vj + r, vs + c] = M[vs + c, vj + r] = steps.entry(alg, S[j][:, r], F)
-                if m.parents[j] < 0:
-                    break
-                F, j = steps.column_step(alg, X[j], F), m.parents[j]
+    for key, value in entries(q).items():
+        r, c = map(int, key.split())
+        M[r, c] = M[c, r] = value
     M += np.diag(np.asarray(m.armature))
-    np.testing.assert_allclose(M, jaxdyn.crba(m, q), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(M, jax.jit(jaxdyn.crba)(m, q), rtol=1e-12, atol=1e-12)
 
 
 def test_pallas_aba_jacobian_matches_jacfwd_interpret():
