@@ -35,6 +35,12 @@ def _gl_reason():
 
 _REASON = _gl_reason()
 needs_gl = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
+try:
+    render._gl.mujoco()
+    _NO_MUJOCO = None
+except ImportError:
+    _NO_MUJOCO = 'MuJoCo resolves MJCF colours and meshes: pip install "jaxdyn[render]"'
+needs_mujoco = pytest.mark.skipif(_NO_MUJOCO is not None, reason=_NO_MUJOCO or "")
 
 
 def _box_model():
@@ -137,6 +143,7 @@ def test_urdf_visuals(tmp_path):
     assert tool.body == 0 and np.allclose(tool.p, [0.3, 0, 0]) and np.isclose(tool.size[0], 0.03)
 
 
+@needs_mujoco
 def test_mjcf_visuals_colours_and_meshes():
     path = os.path.join(DATA, "mjcf", "mesh_exact.xml")
     with warnings.catch_warnings():
@@ -156,6 +163,7 @@ def test_mjcf_visuals_colours_and_meshes():
         assert np.max(d) < 1e-6, np.max(d)
 
 
+@needs_mujoco
 def test_mjcf_rgba_and_materials(tmp_path):
     xml = """<mujoco><asset><material name="m" rgba="0 0.5 1 1"/></asset>
       <default><default class="c"><geom rgba="1 1 0 1"/></default></default>
