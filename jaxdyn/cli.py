@@ -153,8 +153,15 @@ def _serve(args, model, source) -> int:
             qs, qds, dt = web.load_rollout(args.rollout, model)
         except (OSError, ValueError) as e:
             return _fail(f"jaxdyn view: error: {e}")
+    contact = None
+    if args.contact:
+        from .contact import Contact
+
+        if qds is None:
+            return _fail("jaxdyn view: error: --contact needs the velocities: a rollout file with 'qd' (--rollout)")
+        contact = Contact()
     try:
-        v = web.WebViewer(model, source=source, qs=qs, qds=qds, dt=dt, host=args.host, port=args.port)
+        v = web.WebViewer(model, source=source, qs=qs, qds=qds, dt=dt, contact=contact, host=args.host, port=args.port)
     except OSError as e:
         return _fail(f"jaxdyn view: error: cannot serve on {args.host}:{args.port}: {e}")
     what = f"rollout of {qs.shape[0]} steps x {qs.shape[1]} envs" if qs is not None else "joint sliders"
@@ -207,6 +214,11 @@ def main(argv=None) -> int:
     v.add_argument("--serve", action="store_true", help="serve a 3D view in the browser (viser; jaxdyn[view])")
     v.add_argument(
         "--rollout", metavar="NPZ", help="a saved rollout to scrub in the browser (jaxdyn.render.web.save_rollout)"
+    )
+    v.add_argument(
+        "--contact",
+        action="store_true",
+        help="with --rollout: offer the forces of jaxdyn.contact.Contact() (default parameters) from its velocities",
     )
     v.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
     v.add_argument("--port", type=count(0), default=8080, help="port to serve on (default 8080; 0: a free one)")

@@ -43,6 +43,23 @@ except ImportError:
 needs_mujoco = pytest.mark.skipif(_NO_MUJOCO is not None, reason=_NO_MUJOCO or "")
 
 
+def _ball_model():
+    """A ball of radius 0.1 m on a vertical slide from the world origin."""
+    from jaxdyn.model import Topology, make_model
+
+    top = Topology(parents=(-1,), joint_types=("prismatic",), joint_names=("z",), body_names=("ball",))
+    m = make_model(
+        top,
+        placement_R=[np.eye(3)],
+        placement_p=[[0.0, 0, 0]],
+        axis=[[0, 0, 1.0]],
+        mass=[1.0],
+        com=[[0.0, 0, 0]],
+        inertia=[np.eye(3) * 1e-3],
+    )
+    return m.replace(geoms=geometry.make_geoms(type=[geometry.SPHERE], size=[[0.1, 0, 0]], body=[0], dtype=m.dtype))
+
+
 def _box_model():
     from jaxdyn.model import Topology, make_model
 
@@ -253,19 +270,8 @@ def test_contact_points_and_forces_are_drawn(tmp_path):
     """A ball pressed into the ground: its contact point and force appear (magenta dot, orange
     rod along the force, force_scale metres per newton long), and only when a contact is given."""
     from jaxdyn import contact as C
-    from jaxdyn.model import Topology, make_model
 
-    top = Topology(parents=(-1,), joint_types=("prismatic",), joint_names=("z",), body_names=("ball",))
-    m = make_model(
-        top,
-        placement_R=[np.eye(3)],
-        placement_p=[[0.0, 0, 0]],
-        axis=[[0, 0, 1.0]],
-        mass=[1.0],
-        com=[[0.0, 0, 0]],
-        inertia=[np.eye(3) * 1e-3],
-    )
-    m = m.replace(geoms=geometry.make_geoms(type=[geometry.SPHERE], size=[[0.1, 0, 0]], body=[0], dtype=m.dtype))
+    m = _ball_model()
     q, qd = np.array([0.095]), np.zeros(1)
     side = render.Camera(azimuth=90.0, elevation=-10.0, distance=1.5, track=False)
     kw = dict(width=192, height=144, camera=side, shadows=False)

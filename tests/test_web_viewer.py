@@ -131,3 +131,32 @@ def test_browser_shows_the_robot_where_the_slider_puts_it(box_viewer, tmp_path):
     assert n0 > 200 and n1 > 200, (n0, n1)
     # the camera looks from (+x, -y, +z): world +x goes right on the screen
     assert x1 - x0 > 20, (x0, x1)
+
+
+def test_contact_forces_on_and_off(tmp_path, capsys):
+    """A ball pressed into the ground: its force is a segment from the contact point along the
+    force (force_scale of the renderer), hidden when the checkbox is off; the command line
+    offers it with --contact."""
+    from test_render import _ball_model
+
+    from jaxdyn import contact as C
+
+    m = _ball_model()
+    qs, qds = np.array([[0.095], [0.2]]), np.zeros((2, 1))
+    v = web.WebViewer(m, qs=qs, qds=qds, dt=0.1, contact=C.Contact(), port=0)
+    try:
+        pts, f, act, scale = v.contacts
+        assert act[0, 0].tolist() == [True] and act[1, 0].tolist() == [False]
+        assert v.force_lines is not None and v.force_lines.visible
+        np.testing.assert_allclose(v.force_lines.points[0], [[0, 0, 0], scale * f[0, 0, 0]], atol=1e-6)
+        v.show_forces.value = False
+        assert not v.force_lines.visible
+        v.show_forces.value = True
+        v.time.value = 1  # in the air: no force
+        assert not v.force_lines.visible
+    finally:
+        v.close()
+    web.save_rollout(tmp_path / "r.npz", np.zeros((3, 2)), dt=0.1)  # the pendulum, positions only
+    capsys.readouterr()
+    assert main(["view", "double_pendulum", "--rollout", str(tmp_path / "r.npz"), "--contact"]) == 2
+    assert "--contact needs the velocities" in capsys.readouterr().err
