@@ -59,6 +59,7 @@ SLOW = {
     "tests/test_constraints.py::test_batched_and_differentiable",
     "tests/test_constraints.py::test_gradient_of_a_rollout_against_finite_differences",
     "tests/test_constraints.py::test_singular_hard_system_is_reported",
+    "tests/test_constraints.py::test_float32_matches_mujoco_to_its_precision",
     # the browser viewer in headless Chromium (two page loads with software WebGL, ~40 s); the
     # quick run keeps the poses that its controls set, without a browser
     "tests/test_web_viewer.py::test_browser_shows_the_robot_where_the_slider_puts_it",
