@@ -383,6 +383,8 @@ def _constraint_wrenches(model, q, qd, tau, f_ext, dt, options, ctrl, act):
     from the acceleration of every other force with the mass matrix of the model (the implicit
     damping, joint friction and contact of the step act afterwards)."""
     m = model if options.gravity else model.replace(gravity=jnp.zeros_like(model.gravity))
+    if _implicit_friction(model, options) is not None:  # solved in the step's velocity, after
+        options = dataclasses.replace(options, friction=False)
     a0 = forward_dynamics(
         model.replace(constraints=model.constraints.tendons_only()), q, qd, tau, f_ext, options, ctrl=ctrl, act=act
     )
