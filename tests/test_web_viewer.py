@@ -87,8 +87,9 @@ def test_cli_serves_and_refuses_bad_rollouts(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "expected (T, 2)" in err
 
 
-def _screenshot(url, path, size=(640, 480)):
-    """A headless Chromium screenshot of ``url`` once the page has had 8 s of (virtual) time."""
+def _screenshot(url, path, budget_ms, size=(640, 480)):
+    """A headless Chromium screenshot of ``url`` once the page has had ``budget_ms`` of
+    (virtual) time."""
     with tempfile.TemporaryDirectory() as profile:
         flags = [
             "--headless",
@@ -102,10 +103,21 @@ def _screenshot(url, path, size=(640, 480)):
             "--hide-scrollbars",
             f"--user-data-dir={profile}",
             f"--window-size={size[0]},{size[1]}",
-            "--virtual-time-budget=8000",
+            f"--virtual-time-budget={budget_ms}",
             f"--screenshot={path}",
         ]
         subprocess.run([CHROMIUM, *flags, url], capture_output=True, timeout=240, check=True)
+
+
+def _robot_in_page(url, path):
+    """``(pixels, mean column)`` of the red box in a screenshot of the page, waiting longer
+    (up to three page loads) where the scene has not arrived yet on a loaded machine."""
+    for budget in (8000, 20000, 40000):
+        _screenshot(url, path, budget)
+        n, x = _blob(path)
+        if n > 200:
+            break
+    return n, x
 
 
 def _blob(path):
@@ -122,12 +134,9 @@ def _blob(path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 def test_browser_shows_the_robot_where_the_slider_puts_it(box_viewer, tmp_path):
-    a, b = tmp_path / "a.png", tmp_path / "b.png"
-    _screenshot(box_viewer.url, a)
-    n0, x0 = _blob(a)
+    n0, x0 = _robot_in_page(box_viewer.url, tmp_path / "a.png")
     box_viewer.time.value = 6  # from x = -0.3 m to +0.3 m
-    _screenshot(box_viewer.url, b)
-    n1, x1 = _blob(b)
+    n1, x1 = _robot_in_page(box_viewer.url, tmp_path / "b.png")
     assert n0 > 200 and n1 > 200, (n0, n1)
     # the camera looks from (+x, -y, +z): world +x goes right on the screen
     assert x1 - x0 > 20, (x0, x1)

@@ -151,9 +151,18 @@ class WebViewer:
         size = _extent(self.shapes, self.R[0, 0], self.p[0, 0]) + float(np.max(np.ptp(pts, axis=0)))
         cam = self.server.initial_camera
         cam.look_at = tuple(centre)
-        cam.position = tuple(centre + size * np.array([1.2, -1.6, 0.9]))
+        cam.position = tuple(centre + size * np.array([0.8, -1.1, 0.55]))
         ground = min(0.0, float(self.p[..., 2].min())) if not self.model.floating_base else 0.0
-        sc.add_grid("/ground", width=20.0, height=20.0, cell_size=0.1, section_size=1.0, position=(0.0, 0.0, ground))
+        sc.add_grid(
+            "/ground",
+            width=20.0,
+            height=20.0,
+            cell_size=0.1,
+            section_size=1.0,
+            plane_color=(190, 196, 204),
+            plane_opacity=1.0,
+            position=(0.0, 0.0, ground),
+        )
         self.frames = {}
         for b in sorted({v.body for v in self.shapes}):
             self.frames[b] = sc.add_frame(f"/robot/body{b + 1}", show_axes=False)
