@@ -35,7 +35,7 @@ def _smooth(m, q, v):
     )
 
 
-@pytest.mark.parametrize("name", ["fourbar", "gripper", "leg", "weld"])
+@pytest.mark.parametrize("name", ["fourbar", "gripper", "leg", "weld", "tendons"])
 def test_soft_constraints_match_mujoco(name):
     m = _load(name)
     fd = jax.jit(jax.vmap(lambda q, v: sim.forward_dynamics(m, q, v, jnp.zeros(m.nv), options=OPTS)))

@@ -5,7 +5,7 @@ MuJoCo 4.0 (soft equality constraints, solref/solimp as written) on the models o
 tests/data/mjcf/constraints/: a four-bar linkage (connect), a gripper whose fingers are coupled by
 a joint equality with a polynomial and share a fixed tendon with a spring and a damper, a leg
 whose knee is driven through a pushrod (connect, a spatial loop), and two chains joined by a weld
-(torquescale, a wide solimp). For each, at random states: ``qacc`` and the equality rows'
+(torquescale, a wide solimp), and two fixed tendons coupled by a tendon equality. For each, at random states: ``qacc`` and the equality rows'
 ``efc_force`` and ``efc_pos`` of ``mj_forward``; for the four-bar, the gripper and the leg, a
 1 s rollout of MuJoCo's Euler step (dt 2 ms, implicit joint damping).
 
@@ -26,7 +26,7 @@ import pinocchio as pin
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "data", "mjcf", "constraints")
 OUT = os.path.join(HERE, "..", "data", "mujoco", "constraints")
-NAMES = ("fourbar", "gripper", "leg", "weld")
+NAMES = ("fourbar", "gripper", "leg", "weld", "tendons")
 ROLLOUTS = ("fourbar", "gripper", "leg")
 STEPS = 500
 BAUMGARTE = (20.0, 5.0)

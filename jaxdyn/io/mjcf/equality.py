@@ -208,8 +208,8 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
     for t in tendons:
         t["length0"] = float(t["coef_q"] @ q0)
         t["invweight"] = float(t["coef_v"] @ Minv @ t["coef_v"])
-        if t["spring"][0] == -1 and t["spring"][1] == -1:
-            t["spring"] = np.full(2, t["length0"])
+        if t["spring"][0] == -1 and t["spring"][1] == -1:  # the length at the joints' springref
+            t["spring"] = np.full(2, float(t["coef_q"] @ np.asarray(model.spring_reference, np.float64)))
     tnames = [t["name"] for t in tendons]
     equalities = []
     for k, e in enumerate(eq_elems):
