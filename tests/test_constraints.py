@@ -244,7 +244,7 @@ def test_urdf_mimic_coupled():
     q0 = jnp.array([0.01, 0.03])
     tr = sim.rollout(m, q0, jnp.zeros(2), jnp.tile(tau, (20, 1)), 1e-3, options=hard)
     np.testing.assert_allclose(np.asarray(tr.q[:, 1]), 0.01 + 2 * np.asarray(tr.q[:, 0]), atol=1e-6)
-    with pytest.raises(jaxdyn.io.urdf.URDFError, match="mimic joint='nope'"):
+    with pytest.raises(jaxdyn.io.urdf.URDFError, match="joint .nope. is not defined"):
         jaxdyn.load_urdf(_urdf("nope"), mimic="coupled")
 
 

@@ -26,7 +26,8 @@
   independent joints; ``mimic="coupled"`` keeps every joint in ``q`` (no reduced coordinates) and
   adds, for each mimic joint, the joint equality ``q_mimic = offset + multiplier * q_leader``
   to ``model.constraints`` (:func:`jaxdyn.constraints.couple`, named ``"mimic:JOINT"``; as
-  MuJoCo's URDF import does): :mod:`jaxdyn.sim` holds it softly with MuJoCo's default solref
+  MuJoCo's URDF import does; a fixed mimic joint is left alone, and a mimic of a fixed joint
+  is held at its offset): :mod:`jaxdyn.sim` holds it softly with MuJoCo's default solref
   and solimp, or exactly with ``SimOptions(constraints="hard")`` (Baumgarte gains
   ``SimOptions.baumgarte`` against drift); ``mimic="error"`` rejects them.
 * A ``floating`` joint from the root link (a "world" link) to its only child, with no
@@ -444,19 +445,23 @@ def _mimic_couplings(root, model):
     from .. import constraints
 
     recs = []
+    types = {je.get("name"): je.get("type") for je in root.findall("joint")}
     for je in root.findall("joint"):
         mim = je.find("mimic")
         if mim is None:
             continue
         n, leader = je.get("name"), mim.get("joint")
         what = f"joint '{n}' <mimic joint={leader!r}>"
-        for j in (n, leader):
-            if j not in model.joint_names:
-                raise URDFError(f"{what}: joint '{j}' is not a moving 1-dof joint of the model")
+        if leader not in types:
+            raise URDFError(f"{what}: joint '{leader}' is not defined")
+        if types[n] == "fixed":  # a fixed joint follows nothing (talos's fixed gripper fingers)
+            continue
         mult = _attr_float(mim, "multiplier", 1.0, what)
         off = _attr_float(mim, "offset", 0.0, what)
+        # a fixed leader stays at zero: the mimic joint is held at the offset
+        lead = None if types[leader] == "fixed" else leader
         try:
-            recs.append(constraints.couple(model, n, leader, mult, off, name=f"mimic:{n}"))
+            recs.append(constraints.couple(model, n, lead, mult, off, name=f"mimic:{n}"))
         except ValueError as e:
             raise URDFError(f"{what}: {e}") from None
     return constraints.add(model, *recs) if recs else model
