@@ -87,7 +87,7 @@ def _segment_cylinder(p, d, r, cc, Rc, size):
     """Capsule (segment ``p + t d``, radius ``r``) against the cylinder: :func:`_sphere_cylinder`
     at the point of the segment deepest in the cylinder. The cylinder's signed distance along
     the segment is convex (a convex body's), so a golden-section search finds its minimiser
-    ``t*`` (:data:`GOLDEN_STEPS` steps, on values without derivatives); the distance at ``t*``
+    ``t*`` (:func:`~jaxdyn.collision.segments.golden_steps` steps, on values without derivatives); the distance at ``t*``
     then has the derivative of the minimum (the envelope theorem: at an interior minimum
     ``d phi / d t = 0``, at an end ``t*`` is fixed)."""
     a0, u0 = (jax.lax.stop_gradient(x) for x in (mtv(Rc, p - cc), mtv(Rc, d)))
@@ -120,7 +120,7 @@ def _rim_points(cc, Rc, size, sdf):
 
     * the point deepest in the shape (the smallest signed distance): it minimises the distance
       over the rim's angle, which is not convex, so the best of :data:`RIM_GRID` angles, then
-      :data:`GOLDEN_STEPS` golden-section steps in the bracket of its two neighbours (on values
+      :func:`~jaxdyn.collision.segments.golden_steps` golden-section steps in the bracket of its two neighbours (on values
       without derivatives; the distance there then has the derivative of the minimum, as
       :func:`_segment_cylinder`);
     * 4 points as on the ground (:func:`_rim_square`) for the plane of the shape's outward
@@ -142,12 +142,10 @@ def _rim_points(cc, Rc, size, sdf):
     E1, E2, R = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (e1, e2, r[..., None]))
     C0 = jax.lax.stop_gradient(centres)[..., None, :]
 
-    def f(t):  # (..., 2, k) angles -> the rim points' signed distances
-        return sdf(C0 + R * (jnp.cos(t)[..., None] * E1 + jnp.sin(t)[..., None] * E2))[0]
-
     step = 2.0 * np.pi / RIM_GRID
-    grid = jnp.asarray(step * np.arange(RIM_GRID), dtype)
-    vals = f(jnp.broadcast_to(grid, centres.shape[:-1] + (RIM_GRID,)))  # (..., 2, RIM_GRID)
+    grid = step * np.arange(RIM_GRID)
+    cos_g, sin_g = jnp.asarray(np.cos(grid), dtype), jnp.asarray(np.sin(grid), dtype)
+    vals = sdf(C0 + R * (cos_g[:, None] * E1 + sin_g[:, None] * E2))[0]  # (..., 2, RIM_GRID)
     # the best angle, and the best local minimum of the grid at least two angles away from it
     k1 = jnp.argmin(vals, -1)
     local = (vals <= jnp.roll(vals, 1, -1)) & (vals <= jnp.roll(vals, -1, -1))
@@ -156,9 +154,23 @@ def _rim_points(cc, Rc, size, sdf):
     masked = jnp.where(local & apart, vals, jnp.inf)
     k2 = jnp.argmin(masked, -1)
     second = jnp.isfinite(jnp.take_along_axis(masked, k2[..., None], -1)[..., 0])  # (..., 2)
-    lo = grid[jnp.stack([k1, k2], -1)] - step  # (..., 2, 2): two searches on each rim
-    t = _golden_minimum(f, lo, lo + 2.0 * step)[..., None]  # (..., 2, 2, 1)
-    radial = jnp.cos(t) * e1[..., None, None, :] + jnp.sin(t) * e2[..., None, None, :]
+    # each search on the arc of the angles theta_k +- step about a grid angle theta_k, in the
+    # rational parameter u = tan(phi / 2) of phi = theta - theta_k (monotone on the arc, so the
+    # distance stays unimodal in it): cos phi = (1 - u^2) / (1 + u^2), sin phi = 2 u / (1 + u^2)
+    k = jnp.stack([k1, k2], -1)  # (..., 2, 2): two searches on each rim
+    ck, sk = cos_g[k][..., None], sin_g[k][..., None]  # cos and sin of theta_k
+
+    def arc(u, e1, e2):  # the unit radial direction at u, from the disk's axes e1, e2
+        cu, su = (1.0 - u * u) / (1.0 + u * u), 2.0 * u / (1.0 + u * u)
+        cu, su = cu[..., None], su[..., None]
+        return (cu * ck - su * sk) * e1 + (su * ck + cu * sk) * e2
+
+    def f(u):  # (..., 2, 2) parameters -> the rim points' signed distances
+        return sdf(C0 + R * arc(u, E1, E2))[0]
+
+    tau = float(np.tan(step / 2.0))
+    u = _golden_minimum(f, jnp.full(k.shape, -tau, dtype), jnp.full(k.shape, tau, dtype))
+    radial = arc(u, e1[..., None, None, :], e2[..., None, None, :])
     deepest = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 2, 3)
     normal = jax.lax.stop_gradient(sdf(jax.lax.stop_gradient(deepest))[1][..., 0, :])  # at the best
     square = _rim_square(Rc, centres, r, normal)  # (..., 2, 4, 3)

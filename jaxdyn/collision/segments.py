@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..spatial import ArrayOps
 
@@ -83,12 +84,21 @@ def _segment_of(Rg, cg, size):
     return cg - a, 2.0 * a
 
 
-GOLDEN_STEPS = 64  # golden-section steps: the bracket shrinks by 0.618^64 = 4e-14
+GOLDEN_STEPS = 64  # golden-section steps at most: the bracket shrinks by 0.618^64 = 4e-14
+
+
+def golden_steps(dtype) -> int:
+    """The golden-section steps that shrink a unit bracket to the precision of ``dtype``:
+    ``ceil(log(eps) / log(0.618))``, at most :data:`GOLDEN_STEPS` (float32: 34, float64: 64).
+    Steps beyond it change nothing the dtype can hold."""
+    eps = float(jnp.finfo(dtype).eps)
+    g = (5.0**0.5 - 1.0) / 2.0
+    return min(GOLDEN_STEPS, int(np.ceil(np.log(eps) / np.log(g))))
 
 
 def _golden_minimum(f, lo, hi):
     """The minimiser of ``f`` (elementwise over arrays of arguments) in the bracket ``[lo, hi]``
-    by :data:`GOLDEN_STEPS` golden-section steps (exact for a unimodal ``f``; one new evaluation
+    by :func:`golden_steps` golden-section steps (exact for a unimodal ``f``; one new evaluation
     a step), returned without derivatives: the caller evaluates its distance there, whose
     derivative is then the minimum's (the envelope theorem)."""
     g = (5.0**0.5 - 1.0) / 2.0  # a Python float: weakly typed, keeps float32 float32
@@ -104,7 +114,7 @@ def _golden_minimum(f, lo, hi):
         f1, f2 = jnp.where(left, fn, f2), jnp.where(left, f1, fn)
         return lo, hi, x1, x2, f1, f2
 
-    lo, hi, *_ = jax.lax.fori_loop(0, GOLDEN_STEPS, step, (lo, hi, x1, x2, f(x1), f(x2)))
+    lo, hi, *_ = jax.lax.fori_loop(0, golden_steps(lo.dtype), step, (lo, hi, x1, x2, f(x1), f(x2)))
     return jax.lax.stop_gradient(0.5 * (lo + hi))
 
 

@@ -256,7 +256,9 @@ def _mv_rows(G, v):
 
 
 def _mtv_rows(G, f):
-    return jnp.einsum("min,mi->n", G, f)
+    # a reduction XLA fuses: under vmap the dot_general form became one small matrix-vector
+    # product per sample (2.2x slower on the CPU at 52 rows)
+    return jnp.sum(G * f[..., None], (0, 1))
 
 
 def contact_budget(model: Model, contact: Contact) -> int | None:
