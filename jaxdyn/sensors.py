@@ -37,7 +37,8 @@ position, ``omega`` its angular velocity and ``v`` the velocity of its origin (w
   sum over its actuators capped by the joint's ``actuatorfrcrange``, the model's effort limit)
 * ``touch``: the sum of the normal forces of the contacts of the geoms of the site's (MuJoCo)
   body whose ray, from the contact point along the normal away from the body, meets the site's
-  volume (the "sensor zone"), from the ``contacts`` given to :func:`read` (0 without)
+  volume (the "sensor zone"), from the ``contacts`` given to :func:`read` (0 without): MuJoCo's,
+  or jaxdyn's own from :func:`contacts_of`
 
 Position sensors need ``q``, velocity sensors ``qd`` as well, and the acceleration sensors
 (``accelerometer``, ``force``, ``torque``, ``framelinacc``, ``frameangacc``, ``touch``) the joint
