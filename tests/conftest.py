@@ -10,11 +10,20 @@ import os
 #   default emitters in their own compiler options (DEFAULT_EMITTERS): the large-batch regression
 #   tests, the batched public API against Pinocchio, and kernels.COMPILER_OPTIONS (with fusion off
 #   and these emitters the ABA Jacobian kernel came out wrong).
+# - one LLVM module per program (no parallel codegen split: the two workers already share two
+#   cores): 8-12 % less CPU for a contact step and the zoo's CRBA identity (two paired runs on
+#   the loaded 2-core machine); MLIR locations without Python tracebacks (metadata only): 0-10 %
+#   less again, within the noise of those runs.
 # Test-only, set before JAX starts its backend; inherited by the subprocess tests.
-_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+_FLAGS = (
+    "--xla_backend_optimization_level=0",
+    "--xla_cpu_use_fusion_emitters=false",
+    "--xla_cpu_parallel_codegen_split_count=1",
+)
 for _flag in _FLAGS:
     if _flag.split("=")[0] not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
+os.environ.setdefault("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "false")
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
