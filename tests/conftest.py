@@ -182,6 +182,9 @@ SLOW = {
     "tests/test_quadruped_env.py::test_recorded_impacts_stay_within_the_motors_range",
     "tests/test_contact_stick.py::test_block_stays_put_in_float32",
     "tests/test_friction_hold.py::test_frictionloss_solve_gradients",
+    # the rest test simulates 3 s of contact; test_contacts_of_rows_carry_the_forces_of_point_forces stays quick
+    "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float64]",
+    "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float32]",
     "tests/test_contact_stick.py::test_block_stays_put_below_the_friction_angle_and_slides_above[0.001]",
     # the identification API on synthetic data (test_sysid) and the recordings' filter stay quick
     "tests/test_sysid_recorded.py::test_cli_identify_recorded",
