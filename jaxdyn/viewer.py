@@ -812,7 +812,8 @@ def animate(
     )
     _ensure_dir(path)
     writer = PillowWriter(fps=fps)
-    with writer.saving(fig, path, dpi):
+    # written beside the destination, then renamed over it: a failure part-way leaves a good file
+    with replace_atomically(path) as tmp, writer.saving(fig, tmp, dpi):
         for k in range(n):
             scene.update(k)
             writer.grab_frame()

@@ -141,6 +141,28 @@ def test_animate_default_trail_and_target(panda, tmp_path):
         assert im.n_frames == 4
 
 
+def test_animate_failing_part_way_keeps_the_file_it_would_replace(panda, tmp_path, monkeypatch):
+    """The GIF is written beside its destination and renamed over it: a frame that fails to draw
+    leaves the existing file as it was and no temporary file behind."""
+    path = tmp_path / "p.gif"
+    path.write_bytes(b"a good file")
+    qs = np.stack([np.asarray(jaxdyn.neutral(panda))] * 3)
+    calls = []
+
+    def fail_on_second_frame(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a frame failed")
+        return grab(self, *args, **kwargs)
+
+    grab = matplotlib.animation.PillowWriter.grab_frame
+    monkeypatch.setattr(matplotlib.animation.PillowWriter, "grab_frame", fail_on_second_frame)
+    with pytest.raises(RuntimeError, match="a frame failed"):
+        viewer.animate(panda, qs, path)
+    assert path.read_bytes() == b"a good file"
+    assert sorted(os.listdir(tmp_path)) == ["p.gif"]
+
+
 def test_bad_input(panda, tmp_path):
     q = jaxdyn.neutral(panda)
     with pytest.raises(ValueError, match=r"nq=9"):
