@@ -177,36 +177,7 @@ def add(model, *records, q=None):
     weights of the soft solve are computed at ``q`` (the neutral configuration by default)."""
     qq = _q(model, q)
     old = model.constraints
-    recs = []
-    if old is not None:
-        for i in range(old.neq):
-            recs.append(
-                dict(
-                    name=old.names[i],
-                    kind=old.kinds[i],
-                    body1=old.body1[i],
-                    body2=old.body2[i],
-                    index1=old.index1[i],
-                    index2=old.index2[i],
-                    **{
-                        f: np.asarray(getattr(old, f)[i])
-                        for f in (
-                            "anchor1",
-                            "anchor2",
-                            "frame1",
-                            "frame2",
-                            "torquescale",
-                            "polycoef",
-                            "ref1",
-                            "ref2",
-                            "solref",
-                            "solimp",
-                            "invweight",
-                        )
-                    },
-                    active=bool(np.asarray(old.active[i]) > 0),
-                )
-            )
+    recs = [] if old is None else old.equality_records()
     names = {r["name"] for r in recs}
     for r in records:
         r = dict(r)
@@ -217,20 +188,5 @@ def add(model, *records, q=None):
         names.add(r["name"])
         r.setdefault("invweight", _invweight(model, qq, r))
         recs.append(r)
-    tendons = []
-    if old is not None:
-        for i in range(old.nt):
-            tendons.append(
-                dict(
-                    name=old.tendon_names[i],
-                    coef_q=np.asarray(old.coef_q[i]),
-                    coef_v=np.asarray(old.coef_v[i]),
-                    stiffness=float(old.tendon_stiffness[i]),
-                    spring=np.asarray(old.tendon_spring[i]),
-                    damping=float(old.tendon_damping[i]),
-                    range=np.asarray(old.tendon_range[i]),
-                    length0=float(old.tendon_length0[i]),
-                    invweight=float(old.tendon_invweight[i]),
-                )
-            )
+    tendons = [] if old is None else old.tendon_records()
     return model.replace(constraints=build(model, recs, tendons))

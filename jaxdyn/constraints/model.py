@@ -131,6 +131,41 @@ class Constraints(eqx.Module):
             },
         )
 
+    def equality_records(self) -> list[dict]:
+        """The equality constraints as the records :func:`build` takes (one dict each)."""
+        arrays = ("anchor1", "anchor2", "frame1", "frame2", "torquescale", "polycoef", "ref1", "ref2")
+        arrays += ("solref", "solimp", "invweight")
+        return [
+            dict(
+                name=self.names[i],
+                kind=self.kinds[i],
+                body1=self.body1[i],
+                body2=self.body2[i],
+                index1=self.index1[i],
+                index2=self.index2[i],
+                active=bool(np.asarray(self.active[i]) > 0),
+                **{f: np.asarray(getattr(self, f)[i]) for f in arrays},
+            )
+            for i in range(self.neq)
+        ]
+
+    def tendon_records(self) -> list[dict]:
+        """The fixed tendons as the records :func:`build` takes (one dict each)."""
+        return [
+            dict(
+                name=self.tendon_names[i],
+                coef_q=np.asarray(self.coef_q[i]),
+                coef_v=np.asarray(self.coef_v[i]),
+                stiffness=float(self.tendon_stiffness[i]),
+                spring=np.asarray(self.tendon_spring[i]),
+                damping=float(self.tendon_damping[i]),
+                range=np.asarray(self.tendon_range[i]),
+                length0=float(self.tendon_length0[i]),
+                invweight=float(self.tendon_invweight[i]),
+            )
+            for i in range(self.nt)
+        ]
+
     def with_active(self, name: str, on: bool = True) -> Constraints:
         """A copy with the named constraint switched on or off (MuJoCo's ``eq_active``)."""
         i = self.index(name)

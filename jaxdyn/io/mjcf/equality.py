@@ -136,6 +136,18 @@ def _solparams(a, what):
     return solref, solimp
 
 
+def _one_dof_joint(jmap, name, what, coupling):
+    """The jaxdyn body and first dof of the hinge or slide joint ``name``, or an
+    :class:`MJCFError` naming it; ``coupling`` says what couples it (``"a fixed tendon couples"``,
+    ``"joint equalities couple"``)."""
+    if name not in jmap:
+        raise MJCFError(f"{what}: joint '{name}' does not exist")
+    jb, d0, kind, _ = jmap[name]
+    if kind not in ("hinge", "slide"):
+        raise MJCFError(f"{what}: joint '{name}' is a {kind} joint; {coupling} hinge and slide joints")
+    return jb, d0
+
+
 def _tendons(root, ctx, model, jmap):
     """``<tendon><fixed>`` as linear couplings of 1-dof joints (spatial tendons refused)."""
     out = []
@@ -166,13 +178,7 @@ def _tendons(root, ctx, model, jmap):
                 if not isinstance(j.tag, str):
                     continue
                 jn = j.get("joint")
-                if jn not in jmap:
-                    raise MJCFError(f"{what}: joint '{jn}' does not exist")
-                jb, d0, kind, _ = jmap[jn]
-                if kind not in ("hinge", "slide"):
-                    raise MJCFError(
-                        f"{what}: joint '{jn}' is a {kind} joint; a fixed tendon couples hinge and slide joints"
-                    )
+                jb, d0 = _one_dof_joint(jmap, jn, what, "a fixed tendon couples")
                 coef = float(_numbers(j.get("coef", "1"), 1, f"{what} joint '{jn}' coef")[0])
                 coef_q[int(lay.q_start[jb])] += coef
                 coef_v[d0] += coef
@@ -282,13 +288,7 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
                 if n is None:
                     continue
                 if e.tag == "joint":
-                    if n not in jmap:
-                        raise MJCFError(f"{what}: joint '{n}' does not exist")
-                    jb, d0, kind, _ = jmap[n]
-                    if kind not in ("hinge", "slide"):
-                        raise MJCFError(
-                            f"{what}: joint '{n}' is a {kind} joint; joint equalities couple hinge and slide joints"
-                        )
+                    jb, d0 = _one_dof_joint(jmap, n, what, "joint equalities couple")
                     rec[f"index{slot + 1}"] = jb
                     rec[f"ref{slot + 1}"] = q0[int(lay.q_start[jb])]
                     iw += Minv[d0, d0]
