@@ -117,6 +117,14 @@ def external_robots() -> tuple[str, ...]:
     return tuple(_external_index())
 
 
+class UnknownRobot(KeyError):
+    """A robot name that is neither shipped nor in example-robot-data; its message reads as
+    written (a plain ``KeyError`` shows the repr of its message, with quotes escaped)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def robot_path(name: str) -> str:
     """Path of a robot's URDF: a shipped robot, else one from example-robot-data."""
     if name in DEFAULT_FLOATING:
@@ -124,16 +132,17 @@ def robot_path(name: str) -> str:
     index = _external_index()
     if name in index:
         return index[name][0]
+    # the nearest known name, shipped or installed, whether or not example-robot-data is there
+    best = difflib.get_close_matches(name.lower(), [*DEFAULT_FLOATING, *index], n=1, cutoff=0.6)
+    hint = f"did you mean '{best[0]}'? " if best else ""
     if not index:
-        raise KeyError(
-            f"unknown robot '{name}'; shipped robots: {', '.join(DEFAULT_FLOATING)}. More published robots "
-            f"(go2, a1, anymal, tiago, ...) come with the optional package {EXTERNAL_DISTRIBUTION}: "
+        raise UnknownRobot(
+            f"unknown robot '{name}'; {hint}shipped robots: {', '.join(DEFAULT_FLOATING)}. More published "
+            f"robots (go2, a1, anymal, tiago, ...) come with the optional package {EXTERNAL_DISTRIBUTION}: "
             f'pip install "jaxdyn[robots]"'
         )
     close = [n for n in index if name in n] or list(index)
-    best = difflib.get_close_matches(name.lower(), [*DEFAULT_FLOATING, *index], n=1, cutoff=0.6)
-    hint = f"did you mean '{best[0]}'? " if best else ""
-    raise KeyError(
+    raise UnknownRobot(
         f"unknown robot '{name}'; {hint}shipped robots: {', '.join(DEFAULT_FLOATING)}; from "
         f"{EXTERNAL_DISTRIBUTION}: {', '.join(close)}"
     )
