@@ -97,8 +97,8 @@ operations only, no host callback); :func:`first_nonfinite` reports the earliest
 batch on the host after the run.
 
 Implausible contact is recorded too: with a ``contact``, :attr:`Trajectory.penetration_step`
-is the first state whose ground penetration exceeds :func:`penetration_bound`
-(:func:`first_penetration` reads it), and a contact given a model with nothing to collide warns
+is the first state whose deepest contact (a shape in the ground or two shapes in each other,
+:func:`penetration`) exceeds :func:`penetration_bound` (:func:`first_penetration` reads it), and a contact given a model with nothing to collide warns
 once.
 
 Checked inputs: :func:`step` and :func:`rollout` refuse, by name, a ``dt`` that is not positive
@@ -218,7 +218,8 @@ class Trajectory:
     the host.
 
     ``penetration_step`` (int32 scalar): with a ``contact``, the index ``k`` of the first state
-    in which a shape is deeper in the ground than ``rollout``'s ``max_penetration`` (a bound far
+    in which a shape is deeper in the ground, or two shapes deeper in each other, than
+    ``rollout``'s ``max_penetration`` (a bound far
     beyond the contact law's rest depth: the step was too coarse for the contact, and the
     motion from there on is not physical), ``-1`` if none or without contact; read it on the host
     with :func:`first_penetration`.
@@ -330,11 +331,8 @@ def passive_torques(model: Model, q, qd, options: SimOptions = SimOptions()) -> 
         active = (over > 0) | (under < 0)
         lim = -options.limit_stiffness * pen - jnp.where(active, options.limit_damping * vi, 0.0)
         out = out.at[one_v].add(lim)
-    if model.constraints is not None:  # fixed tendons' springs, dampers and soft limits
-        o = options
-        out = out + _constraints.tendon_forces(
-            model, q, qd, o.springs, o.damping, o.joint_limits, o.limit_stiffness, o.limit_damping
-        )
+    if model.constraints is not None:  # tendons' springs and dampers (their limits: constraint rows)
+        out = out + _constraints.tendon_forces(model, q, qd, options.springs, options.damping)
     return out
 
 
@@ -363,7 +361,7 @@ def forward_dynamics(
         fc = contact.wrenches(model, q, qd, contact_state)
         f_ext = fc if f_ext is None else f_ext + fc
     m, total = _forces(model, q, qd, tau, options, ctrl, act)
-    if model.constraints is not None and model.constraints.neq:
+    if model.constraints is not None and model.constraints.solved:
         return _constrained(m, q, qd, total, f_ext, options)
     if options.kernel == "auto":
         return batching.aba(m, q, qd, total, f_ext)
@@ -571,8 +569,9 @@ def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions(),
 
 def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact_state=None, ctrl=None, act=None):
     """MuJoCo's Euler step with implicit joint damping (module docstring). Returns
-    ``(q1, qd1, contact_state1)``, the last ``None`` for a contact without state."""
-    if model.constraints is not None and model.constraints.neq:  # closed loops, couplings: forces join f_ext
+    ``(q1, qd1, contact_state1, depth)``, ``contact_state1`` ``None`` for a contact without
+    state, ``depth`` the deepest contact of ``q`` (``None`` without contact)."""
+    if model.constraints is not None and model.constraints.solved:  # closed loops, couplings: forces join f_ext
         f_ext = _constraint_wrenches(model, q, qd, tau, f_ext, dt, options, ctrl, act)
         model = model.replace(constraints=model.constraints.tendons_only())
     b_act = None if ctrl is None else -actuators.velocity_derivative(model, q, qd, ctrl, act)
@@ -580,7 +579,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     stateful = contact is not None and contact.stateful
     if stateful:
         contact_state = contact.init_state(model) if contact_state is None else contact_state
-    qd_lin = qd
+    qd_lin, depth = qd, None
     friction = _implicit_friction(model, options)
     if friction is not None:  # the joints' Coulomb friction joins the velocity solve
         options = dataclasses.replace(options, friction=False)
@@ -589,7 +588,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     elif contact is None:
         qdd = _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction, options, ctrl, act)
     else:  # the contact's force (and the joints' friction) implicit in velocity
-        qdd, qd_lin = _implicit_contact(
+        qdd, qd_lin, depth = _implicit_contact(
             model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl, act, friction
         )
     qd1 = qd + dt * qdd
@@ -599,7 +598,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
         state1 = contact.update_state(model, q, qd_lin + dt * qdd, contact_state, dt)
     q1 = configuration.integrate(model, q, qd1, dt)
     if not model.floating_base:
-        return q1, qd1, state1
+        return q1, qd1, state1, depth
     # free base on R^3 x SO(3): world-frame linear velocity of the base origin v_w = R v_b,
     # dv_w/dt = R (dv_b/dt + omega x v_b); position += h v_w1, orientation *= exp(h omega1)
     w0, vb0 = qd[0:3], qd[3:6]
@@ -609,7 +608,7 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     quat = quat / jnp.linalg.norm(quat)
     q1 = q1.at[0:3].set(q[0:3] + dt * vw1).at[3:7].set(quat)
     qd1 = qd1.at[3:6].set(spatial.mtv(spatial.quat_to_rotation(quat), vw1))
-    return q1, qd1, state1
+    return q1, qd1, state1, depth
 
 
 class _JointFriction:
@@ -770,9 +769,10 @@ def _implicit_contact(
     (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
     it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
     ``R`` alone stalls away from the root after a hard impact (docs/contact.md, "The velocity
-    solve"). Returns ``(a, qd_lin)``."""
+    solve"). Returns ``(a, qd_lin, depth)``, ``depth`` the deepest contact of ``q`` (the
+    rows' depths the solve took: the deepest are among them)."""
     lookahead = dt if options.contact_position == "implicit" else None
-    js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead)
+    js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead, qd=qd, step=dt)
     Md = _mass_matrix(md, q, options)
     other = Md @ forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)  # M_d qdd = tau - c
     qd_lin = qd
@@ -836,7 +836,7 @@ def _implicit_contact(
 
     R = residual(a)
     a = jax.lax.fori_loop(0, _POLISH, polish, (a, R, merit(R)))[0]
-    return a, qd_lin
+    return a, qd_lin, jnp.max(js.depth, initial=0.0)
 
 
 @full_precision
@@ -872,6 +872,12 @@ def step(
     docstring for the integrators and forces; the default, ``"implicit_euler"``, stays stable
     with stiff joint damping.
     """
+    return _step(model, q, qd, tau, dt, integrator, f_ext, options, contact, contact_state, ctrl, act)[0]
+
+
+def _step(model, q, qd, tau, dt, integrator, f_ext, options, contact, contact_state, ctrl, act):
+    """:func:`step`'s outputs and the deepest contact depth of ``q`` where the step computed it
+    (``"implicit_euler"`` with a contact; else ``None``)."""
     _check_integrator(integrator)
     _check_contact_state(integrator, contact, "step")
     _check_dt(dt, "step")
@@ -894,23 +900,23 @@ def step(
     _check_shape("step", "tau", tau, (model.nv,), model)
     tail = () if act1 is None else (act1,)
     if integrator == "implicit_euler":
-        q1, qd1, state1 = _implicit_euler(
+        q1, qd1, state1, depth = _implicit_euler(
             model, q, qd, tau, dt, f_ext, options, contact, contact_state, ctrl, act_force
         )
-        return (q1, qd1, *tail) if state1 is None else (q1, qd1, state1, *tail)
+        return ((q1, qd1, *tail) if state1 is None else (q1, qd1, state1, *tail)), depth
     if integrator == "rk4":
-        return (*_rk4(model, q, qd, tau, dt, f_ext, options, contact, ctrl, act_force), *tail)
+        return (*_rk4(model, q, qd, tau, dt, f_ext, options, contact, ctrl, act_force), *tail), None
     if integrator == "variational":
         if contact is not None:
             raise ValueError("step: contact is not supported by the 'variational' integrator; use 'rk4'")
-        if model.constraints is not None and model.constraints.neq:
+        if model.constraints is not None and model.constraints.solved:
             raise ValueError("step: constraints (model.constraints) are not supported by the 'variational' integrator")
-        return (*_variational(model, q, qd, tau, dt, f_ext, options, ctrl, act_force), *tail)
+        return (*_variational(model, q, qd, tau, dt, f_ext, options, ctrl, act_force), *tail), None
     qdd = forward_dynamics(model, q, qd, tau, f_ext, options, contact, ctrl=ctrl, act=act_force)
     qd1 = qd + dt * qdd
     if integrator == "semi_implicit_euler":
-        return configuration.integrate(model, q, qd1, dt), qd1, *tail
-    return configuration.integrate(model, q, qd, dt), qd1, *tail
+        return (configuration.integrate(model, q, qd1, dt), qd1, *tail), None
+    return (configuration.integrate(model, q, qd, dt), qd1, *tail), None
 
 
 @full_precision
@@ -951,13 +957,14 @@ def rollout(
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, ground contact in every
     integrator step (see :func:`step`). ``contact_state``: the initial state of a contact that
     has one (``None``: relaxed); the states are returned in :attr:`Trajectory.contact_state`.
-    ``max_penetration`` [m]: with a ``contact`` that collides with the ground, the depth of a
-    shape in the ground beyond which a state is implausible, recorded in
+    ``max_penetration`` [m]: with a ``contact``, the contact depth (a shape in the ground or two
+    shapes in each other, :func:`penetration`) beyond which a state is implausible, recorded in
     :attr:`Trajectory.penetration_step` (:func:`penetration_bound`: ``"auto"``, the default, is
     ``PENETRATION_FACTOR`` times the rest depth of the whole model on one contact point; a
-    number; ``None``: not checked, and no cost). Checked after every control step, on the
-    shapes' ground contact points (one more evaluation of them per control step); pairs of
-    shapes are not checked.
+    number; ``None``: not checked, and no cost). Checked at every control step's state: the
+    ``"implicit_euler"`` step's own depths of the state it starts from (no extra cost), the
+    other integrators' by one more evaluation of the contacts per control step, and the last
+    state by one evaluation after the loop. Intermediate substeps are not checked.
     """
     _check_integrator(integrator)
     _check_contact_state(integrator, contact, "rollout")
@@ -1004,8 +1011,12 @@ def rollout(
         u = ctrl_policy(q, qd, t) if ctrl_policy is not None else ctrl_x
         if ctrl_policy is not None:
             _check_shape("rollout", "the ctrl policy's output", u, (model.nu,), model)
-        for _ in range(substeps):
-            out = step(model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a)
+        for i in range(substeps):
+            out, depth = _step(model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a)
+            if i == 0 and deep_bound is not None:
+                # the state k's depth: the implicit step's own, else evaluated here
+                depth = penetration(model, contact, q) if depth is None else depth
+                deep = jnp.where((deep < 0) & (depth > deep_bound), k, deep)
             q, qd = out[0], out[1]
             if stateful:
                 cs = out[2]
@@ -1013,19 +1024,16 @@ def rollout(
                 a = out[-1]
         k = k + 1
         bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
-        if deep_bound is not None:
-            deep = jnp.where((deep < 0) & (ground_penetration(model, contact, q) > deep_bound), k, deep)
         return (q, qd, cs, a, k, bad, deep), (q, qd, tau, cs, a)
 
     if remat:
         body = jax.checkpoint(body)
     bad0 = jnp.where(_all_finite(q0, qd0), -1, 0).astype(jnp.int32)
-    deep0 = jnp.array(-1, jnp.int32)
-    if deep_bound is not None:
-        deep0 = jnp.where(ground_penetration(model, contact, q0) > deep_bound, 0, -1).astype(jnp.int32)
-    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0, deep0)
+    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0, jnp.array(-1, jnp.int32))
     xs = (jnp.arange(steps), tau_xs, ctrl_xs)
-    (_, _, _, _, _, bad, deep), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
+    (qT, _, _, _, _, bad, deep), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
+    if deep_bound is not None:  # the last state, which no step starts from
+        deep = jnp.where((deep < 0) & (penetration(model, contact, qT) > deep_bound), steps, deep).astype(jnp.int32)
     states = None
     if stateful:
         states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), cs0, css)
@@ -1038,16 +1046,16 @@ PENETRATION_FACTOR = 100.0
 
 
 def penetration_bound(model: Model, contact, max_penetration="auto"):
-    """The depth [m] beyond which :func:`rollout` reports a state's ground contact as implausible
+    """The depth [m] beyond which :func:`rollout` reports a state's contact as implausible
     (:attr:`Trajectory.penetration_step`), or ``None`` when it does not look (no contact, a
-    contact without ground, ``max_penetration=None``).
+    contact with neither ground nor pairs, ``max_penetration=None``).
 
     ``"auto"``: ``PENETRATION_FACTOR`` (100) times the rest depth ``(W / k)^(1/p)`` of the whole
     model's weight ``W = m g`` on one contact point under the force law ``k d^p``
     (:class:`jaxdyn.contact.ContactParams`; ``g`` = 9.81 m/s^2 without gravity): a 1 kg ball on
     the default law rests 0.46 mm deep, so its bound is 4.6 cm, deeper than a drop from 10 m
     (3.6 cm); a 50 kg robot's is 0.62 m. A number: that depth (positive)."""
-    if contact is None or max_penetration is None or not contact.collide_ground:
+    if contact is None or max_penetration is None or not (contact.collide_ground or contact.collide_pairs):
         return None
     if isinstance(max_penetration, str):
         if max_penetration != "auto":
@@ -1062,6 +1070,28 @@ def penetration_bound(model: Model, contact, max_penetration="auto"):
     if v is not None and not (v.shape == () and np.isfinite(v) and v > 0):
         raise ValueError(f"rollout: max_penetration must be 'auto', a positive number or None, got {max_penetration!r}")
     return max_penetration
+
+
+def penetration(model: Model, contact, q):
+    """The deepest contact depth ``d = max(0, margin - phi)`` [m] at ``q`` of the contacts that
+    ``contact`` makes act (the shapes' ground contact points and the contacts of the shape pairs,
+    with its broad phase ``max_pairs``), 0 without any: what :func:`rollout` compares with
+    :func:`penetration_bound`."""
+    from .contact.frames import _frames
+    from .contact.ground import _contact_points, _has_ground_points
+    from .contact.pairs import _pair_slots, collision_pairs
+
+    q = jnp.asarray(q, model.dtype)
+    parts = [jnp.zeros(0, model.dtype)]
+    ground = contact.collide_ground and _has_ground_points(model.geoms)
+    pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
+    if ground or pairs:
+        F = _frames(model, q)
+        if ground:
+            parts.append(_contact_points(model, F, contact.ground).depth)
+        if pairs:
+            parts.append(_pair_slots(model, F, contact.exclude, contact.max_pairs).depth)
+    return jnp.max(jnp.concatenate(parts), initial=0.0)
 
 
 def ground_penetration(model: Model, contact, q):
