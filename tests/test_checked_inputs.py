@@ -136,3 +136,29 @@ def test_common_api_slips_name_the_fix():
         jaxdyn.load_mjcf(jaxdyn.robots.robot_path("double_pendulum"))
     with pytest.raises(jaxdyn.URDFError, match=r"expected <robot> \(an MJCF file: load it with jaxdyn.load_mjcf\)"):
         jaxdyn.load_urdf("<mujoco/>")
+
+
+def test_vmap_slips_name_in_axes():
+    """``vmap`` without ``in_axes=None`` for the model (here over its masses), an argument
+    without a batch axis, and a batch given without ``vmap`` are named with the call that works;
+    traced only (no compile)."""
+    qs = jnp.zeros((2, 2))
+    with pytest.raises(
+        ValueError,
+        match=r"aba: model.mass has shape \(\), expected \(2,\) .* jax.vmap mapped over the model's own arrays.* "
+        r"jax.vmap\(jaxdyn.aba, in_axes=\(None, 0, 0, 0\)\)",
+    ):
+        jax.eval_shape(jax.vmap(lambda mass, q: jaxdyn.aba(DP.replace(mass=mass), q, q, q)), DP.mass, qs)
+    with pytest.raises(ValueError, match=r"aba: argument 'tau' has shape \(\), .* give in_axes=None to an argument"):
+        jax.eval_shape(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0)), DP, qs, qs, jnp.zeros(2))
+    with pytest.raises(
+        ValueError,
+        match=r"crba: argument 'q' has shape \(5, 2\), .* one sample per call: batch with jax.vmap\(jaxdyn.crba, in_axes=\(None, 0\)\)",
+    ):
+        jax.eval_shape(jaxdyn.crba, DP, jnp.zeros((5, 2)))
+    with pytest.raises(
+        ValueError, match=r"rnea: argument 'q' has shape \(3,\), expected \(2,\) for model '2dof_planar' \(nq=2"
+    ):
+        jax.eval_shape(jaxdyn.rnea, DP, jnp.zeros(3), jnp.zeros(2), jnp.zeros(2))
+    # the right call: a batch of states, the model shared
+    assert jax.eval_shape(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, None)), DP, qs, qs, jnp.zeros(2)).shape == (2, 2)

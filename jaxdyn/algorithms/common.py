@@ -60,27 +60,52 @@ def joint_data(model: Model, q) -> JointData:
 
 
 def check(model: Model, fn: str, **args):
-    """Check trailing shapes of the named arguments (static, so free under jit).
+    """Check the shapes of the model's arrays and of the named arguments (static, so free under
+    jit). A model array one axis short is a model that ``jax.vmap`` mapped over (no
+    ``in_axes=None`` for it); an argument one axis long is a batch given without ``vmap``, one
+    axis short an argument that ``vmap`` mapped over while it had no batch axis: the messages
+    name the fix.
 
     Recognised names: q (nq), qd/qdd/tau/v/x/b (nv), f_ext (nb, 6).
     """
+    import jaxdyn
+
+    from ..io.errors import _shapes
+
     if not isinstance(model, Model):
         raise TypeError(
             f"{fn}: the first argument must be a jaxdyn.Model, got "
             f"{'an array' if hasattr(model, 'shape') else type(model).__name__} (arguments in "
             "the wrong order? every function takes the model first)"
         )
+    callee = f"jaxdyn.{fn}" if hasattr(jaxdyn, fn) else fn
+    vmap = f"jax.vmap({callee}, in_axes=(None{', 0' * sum(x is not None for x in args.values())}))"
+    for f, want in _shapes(model).items():
+        shape = tuple(jnp.shape(getattr(model, f)))
+        if shape != want and shape == want[1:]:
+            raise ValueError(
+                f"{fn}: model.{f} has shape {shape}, expected {want} for model '{model.name}': jax.vmap mapped "
+                f"over the model's own arrays. vmap over the state only, with in_axes=None for the model: "
+                f"{vmap} (to batch over models, stack whole models)"
+            )
     sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
     for name, x in args.items():
         if x is None:
             continue
         want = sizes.get(name, (model.nv,))
-        shape = jnp.shape(x)
-        if tuple(shape) != want:
-            raise ValueError(
-                f"{fn}: argument '{name}' has shape {tuple(shape)}, expected {want} for model "
-                f"'{model.name}' (nq={model.nq}, nv={model.nv}, nb={model.nb}); batch with jax.vmap"
-            )
+        shape = tuple(jnp.shape(x))
+        if shape == want:
+            continue
+        if shape[1:] == want:
+            hint = f"; one sample per call: batch with {vmap}"
+        elif shape == want[1:]:
+            hint = f"; under jax.vmap, give in_axes=None to an argument without a batch axis, as to the model in {vmap}"
+        else:
+            hint = ""
+        raise ValueError(
+            f"{fn}: argument '{name}' has shape {shape}, expected {want} for model "
+            f"'{model.name}' (nq={model.nq}, nv={model.nv}, nb={model.nb}){hint}"
+        )
 
 
 def world_motion(model: Model, dtype):
