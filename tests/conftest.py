@@ -233,6 +233,9 @@ SLOW = {
     "tests/test_urdf_published.py::test_float32_matches_pinocchio",
     "tests/test_contact.py::test_gradient_through_contact_rollout_matches_finite_differences",
     "tests/test_trajopt.py::test_swing_up_reaches_goal_within_limits",
+    # fddp on a robot model (two solves of the double pendulum); the quick run keeps fddp on the
+    # linear-quadratic problem and the function pendulum
+    "tests/test_trajopt.py::test_fddp_robot_model_from_interpolated_states",
     "tests/test_precision.py::test_no_default_precision_products[innovations]",
     "tests/test_contact_pairs.py::test_capsule_box_gradients",
     "tests/test_contact_pairs.py::test_finite_derivatives_at_degenerate_configurations",

@@ -31,7 +31,7 @@ def pendulum():
         ``alphas`` (``alphas[0] = 0`` gives the cost of ``us`` itself)."""
         xs = to.simulate(dyn, x0, us)
         exp = to.linearize(dyn, cost, xs, us)
-        k, K, dV, ok = to.backward_pass(exp, us, -inf, inf, 0.0)
+        k, K, dV, ok, _ = to.backward_pass(exp, us, -inf, inf, 0.0)
         fw = jax.vmap(lambda a: to.forward_pass(dyn, cost, xs, us, k, K, a, -inf, inf)[2])
         return xs, fw(alphas), dV, ok
 
@@ -302,3 +302,149 @@ def test_abstract_bases_name_the_missing_method():
     ):
         with pytest.raises(NotImplementedError, match=rf"Half\w*: a \w+ subclass must define (the property )?{what}"):
             call()
+
+
+# -- feasibility-driven DDP (multiple shooting) ------------------------------------------------------
+
+
+def test_fddp_expected_change_is_exact_on_a_linear_quadratic_problem():
+    """From states that are not a rollout (random gaps), the expected change of the cost of one
+    backward pass with gaps (alpha dV1 + alpha^2 dV2 and the gap term of the trial rollout)
+    equals the actual change of the forward pass for every step size on a linear-quadratic
+    problem, where the model is exact; each step leaves 1 - alpha of the gaps; the full step
+    closes them and is the optimum, so fddp converges in one iteration to ilqr's solution."""
+    rng = np.random.default_rng(3)
+    nx, nu, T = 4, 2, 15
+    dyn = to.LinearDynamics(np.eye(nx) + 0.1 * rng.standard_normal((nx, nx)), rng.standard_normal((nx, nu)))
+    cost = to.quadratic_cost(jnp.zeros(nx), np.diag([1.0, 2.0, 0.5, 1.0]), np.diag([0.3, 0.1]), 10.0 * np.eye(nx))
+    x0 = jnp.asarray(rng.standard_normal(nx))
+    xs = jnp.asarray(rng.standard_normal((T + 1, nx))).at[0].set(x0)
+    us = jnp.asarray(rng.standard_normal((T, nu)))
+    inf = jnp.full(nu, jnp.inf)
+    alphas = jnp.array([1.0, 0.5, 0.1, 0.01])
+
+    @jax.jit
+    def probe(xs, us):
+        g = to.defects(dyn, xs, us)
+        bp = to.backward_pass(to.linearize(dyn, cost, xs, us), us, -inf, inf, 0.0, gaps=g)
+
+        def trial(a):
+            r = to.forward_pass(dyn, cost, xs, us, bp.k, bp.K, a, -inf, inf, gaps=g)
+            dx = jax.vmap(dyn.minus)(r.x[1:], xs[1:])
+            return r.cost, a * bp.dV[0] + a**2 * bp.dV[1] - (1 - a) * jnp.sum(bp.Vg * dx), r.gaps
+
+        return g, to.total_cost(cost, xs, us), jax.vmap(trial)(alphas)
+
+    g, J0, (J, predicted, gaps) = probe(xs, us)
+    assert float(jnp.max(jnp.abs(g))) > 0.5
+    np.testing.assert_allclose(J - J0, predicted, rtol=1e-10, atol=1e-10)
+    for a, ga in zip(alphas, gaps):
+        np.testing.assert_allclose(ga, (1 - a) * g, atol=1e-12)
+    opt = to.ILQROptions(mu_init=0.0, max_iterations=5)
+    ref = to.ilqr(dyn, cost, x0, jnp.zeros((T, nu)), options=opt)
+    res = to.fddp(dyn, cost, x0, us, xs, options=opt)
+    assert int(res.iterations) == 1 and bool(res.converged) and int(res.status) == 0
+    np.testing.assert_allclose(res.u, ref.u, atol=1e-10)
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-10)
+    np.testing.assert_allclose(res.cost_history[0], J0, rtol=1e-12)  # the guess's own cost
+    assert float(jnp.max(jnp.abs(res.gaps))) == 0.0
+
+
+def _pendulum_dynamics(dt=0.05):
+    """A torque-driven pendulum ``(theta, omega)``, symplectic Euler (theta = 0 hanging)."""
+
+    def f(x, u):
+        w = x[1] + dt * (-9.81 * jnp.sin(x[0]) - 0.1 * x[1] + u[0])
+        return jnp.stack([x[0] + dt * w, w])
+
+    return to.FunctionDynamics(f, 2, 1)
+
+
+def test_fddp_from_feasible_and_infeasible_guesses_reaches_ilqr_cost():
+    """A nonlinear pendulum swinging to 1.2 rad with torque limits: from a rollout fddp follows
+    ilqr's iterates (to round-off) to the same optimum; from states interpolated linearly to the
+    goal (gaps everywhere) it closes the gaps and reaches the same cost."""
+    dyn = _pendulum_dynamics()
+    goal = jnp.array([1.2, 0.0])
+    cost = to.quadratic_cost(goal, [0.1, 0.01], 0.01, Qf=[100.0, 10.0], nu=1)
+    x0, T = jnp.zeros(2), 30
+    u0 = jnp.zeros((T, 1))
+    opt = to.ILQROptions(tolerance=1e-10, max_iterations=60)
+    ref = to.ilqr(dyn, cost, x0, u0, -4.0, 4.0, options=opt)
+    fd = jax.jit(lambda xs: to.fddp(dyn, cost, x0, u0, xs, -4.0, 4.0, options=opt))
+    rollout = fd(to.simulate(dyn, x0, u0))
+    line = fd(x0 + jnp.linspace(0.0, 1.0, T + 1)[:, None] * (goal - x0))
+    assert bool(ref.converged) and bool(rollout.converged) and bool(line.converged)
+    h_ref, h = np.asarray(ref.cost_history), np.asarray(rollout.cost_history)
+    np.testing.assert_allclose(h[:4], h_ref[:4], rtol=1e-9)
+    for res in (rollout, line):
+        np.testing.assert_allclose(res.cost, ref.cost, rtol=1e-8)
+        np.testing.assert_allclose(res.u, ref.u, atol=1e-3)
+        assert float(jnp.max(jnp.abs(res.gaps))) == 0.0 and int(res.status) == 0
+        assert np.all(np.abs(np.asarray(res.u)) <= 4.0)
+        np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-12)  # closed: a rollout
+    hl = np.asarray(line.cost_history)
+    assert hl[0] < 0.05 * h_ref[0]  # the interpolated guess is cheap but infeasible
+    assert np.max(np.abs(ref.u)) > 0.99 * 4.0  # the torque limit is active
+
+
+def test_fddp_vmap_and_jit_vmap_with_closed_over_guesses():
+    """A batch of infeasible guesses (different interpolations to the goal) solved by
+    ``vmap`` and ``jit(vmap)`` (the guesses closed over) equals the one-by-one solves."""
+    dyn = _pendulum_dynamics()
+    goal = jnp.array([1.2, 0.0])
+    cost = to.quadratic_cost(goal, [0.1, 0.01], 0.01, Qf=[100.0, 10.0], nu=1)
+    x0, T = jnp.zeros(2), 12
+    u0 = jnp.zeros((T, 1))
+    opt = to.ILQROptions(tolerance=1e-9, max_iterations=40)
+    s = jnp.linspace(0.0, 1.0, T + 1)[:, None]
+    XS = jnp.stack([x0 + s**p * (jnp.array([2.5, 0.0]) - x0) for p in (1.0, 3.0, 0.0)])
+
+    def solve(xs):
+        r = to.fddp(dyn, cost, x0, u0, xs, -4.0, 4.0, options=opt)
+        return r.cost, r.iterations, jnp.max(jnp.abs(r.gaps)), r.u
+
+    one = jax.jit(solve)
+    ref = [one(xs) for xs in XS]
+    for batched in (jax.vmap(solve)(XS), jax.jit(lambda: jax.vmap(solve)(XS))()):
+        for i, r in enumerate(ref):
+            np.testing.assert_allclose(batched[0][i], r[0], rtol=1e-12)
+            assert int(batched[1][i]) == int(r[1]) and float(batched[2][i]) == 0.0
+            np.testing.assert_allclose(batched[3][i], r[3], atol=1e-12)
+    assert len({int(r[1]) for r in ref}) > 1  # the problems finish at different iterations
+
+
+def test_fddp_bad_input_and_non_finite_guess():
+    dyn = _pendulum_dynamics()
+    cost = to.quadratic_cost(jnp.zeros(2), 1.0, 1.0, nu=1)
+    x0, u = jnp.zeros(2), jnp.zeros((5, 1))
+    with pytest.raises(ValueError, match=r"fddp: x_init must have shape \(6, 2\)"):
+        to.fddp(dyn, cost, x0, u, jnp.zeros((5, 2)))
+    with pytest.raises(ValueError, match="fddp: x_init contains NaN"):
+        to.fddp(dyn, cost, x0, u, jnp.zeros((6, 2)).at[3, 1].set(jnp.nan))
+    with pytest.raises(ValueError, match="full step"):
+        to.fddp(dyn, cost, x0, u, options=to.ILQROptions(alphas=(0.5, 0.25)))
+    # controls whose rollout overflows: the solve stops at once with the reason, no NaN returned
+    blow = to.FunctionDynamics(lambda x, u: x * 1e200 + u[0], 2, 1)
+    res = to.ilqr(blow, cost, jnp.ones(2), jnp.ones((5, 1)))
+    assert int(res.status) == 3 and to.STATUS[3] == "initial guess not finite" and not bool(res.converged)
+    assert np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.u)) and int(res.iterations) == 0
+
+
+def test_fddp_robot_model_from_interpolated_states():
+    """The double pendulum (jaxdyn model, closed-form step Jacobians) moving to (0.8, -0.6) rad
+    in 0.6 s with torque limits: fddp from the states interpolated linearly to the goal reaches
+    ilqr's cost from zero torques, with the gaps closed."""
+    m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    dyn = to.model_dynamics(m, 0.02, "semi_implicit_euler")
+    goal = jnp.array([0.8, -0.6, 0.0, 0.0])
+    cost = to.quadratic_cost(goal, 0.0, 0.1, Qf=[100.0, 100.0, 1.0, 1.0], nu=2)
+    x0, T = jnp.zeros(4), 30
+    opt = to.ILQROptions(max_iterations=100, tolerance=1e-9)
+    ref = to.ilqr(dyn, cost, x0, jnp.zeros((T, 2)), -3.0, 3.0, options=opt)
+    xs = x0 + jnp.linspace(0.0, 1.0, T + 1)[:, None] * (goal - x0)
+    res = to.fddp(dyn, cost, x0, jnp.zeros((T, 2)), xs, -3.0, 3.0, options=opt)
+    assert bool(ref.converged) and bool(res.converged)
+    np.testing.assert_allclose(res.cost, ref.cost, rtol=1e-8)
+    assert float(jnp.max(jnp.abs(res.gaps))) == 0.0
+    np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-10)

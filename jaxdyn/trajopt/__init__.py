@@ -46,6 +46,19 @@ Mansard & Todorov (*Control-limited differential dynamic programming*, ICRA 2014
    lowered; when none is accepted, ``mu`` is raised (the Levenberg-Marquardt schedule of Tassa
    2012 Sec. II-F). Usually the first step is accepted: one rollout per iteration.
 
+:func:`fddp` is the same solver by multiple shooting (feasibility-driven DDP, Mastalli et al.,
+*Crocoddyl: An Efficient and Versatile Framework for Multi-Contact Optimal Control*, ICRA 2020):
+it starts from states ``x_init`` that need not be a rollout of the controls; the gaps
+``g_t+1 = f(x_t, u_t) (-) x_t+1`` enter the backward pass (``V_x' = V_x,t+1 + V_xx,t+1 g_t+1``),
+each step of size ``alpha`` keeps ``1 - alpha`` of them (the full step closes them), and the
+expected change of the cost gains the gap terms::
+
+    dJ(alpha) = sum_t alpha (Q_u' k + V_x'' g) + alpha^2/2 (k' Q_uu k - g' V_xx g) - (1 - alpha) (V_xx g)' dx_t+1
+
+(``dx`` the trial's state change, all quantities of knot ``t+1``; exact for a linear-quadratic
+problem). While gaps remain, a step that must raise the cost to close them is accepted when the
+rise is at most ``gap_armijo`` times the predicted one.
+
 The whole optimisation (iterations included, as a ``lax.while_loop``) is one jitted program per
 problem structure: changing ``x0``, the initial controls, targets or weights (arrays) reuses it.
 """
@@ -55,11 +68,16 @@ from __future__ import annotations
 from .costs import Cost, FramePositionCost, FunctionCost, QuadraticCost, SumCost, quadratic_cost
 from .dynamics import Dynamics, FunctionDynamics, LinearDynamics, ModelDynamics, model_dynamics
 from .ilqr import (
+    STATUS,
+    BackwardPass,
     Expansion,
     ILQROptions,
     ILQRResult,
+    Rollout,
     backward_pass,
     box_qp,
+    defects,
+    fddp,
     forward_pass,
     ilqr,
     linearize,
@@ -83,6 +101,11 @@ __all__ = [
     "ILQRResult",
     "Expansion",
     "ilqr",
+    "fddp",
+    "STATUS",
+    "BackwardPass",
+    "Rollout",
+    "defects",
     "simulate",
     "total_cost",
     "linearize",

@@ -127,23 +127,49 @@ def box_qp(H, g, lower, upper, k0, iterations: int = 10):
     return k, free, _masked_cholesky(H, free)
 
 
-def backward_pass(exp: Expansion, us, u_lower, u_upper, mu, k_warm=None, qp_iterations: int = 10):
+class BackwardPass(NamedTuple):
+    """Output of :func:`backward_pass`: feedforward ``k (T, nu)`` and feedback gains
+    ``K (T, nu, ndx)``; ``dV (2,)``, the coefficients of the expected cost change
+    ``alpha dV[0] + alpha^2 dV[1]`` (gap terms included); ``ok``, whether every regularised
+    ``Q_uu`` was positive definite on its free set; ``Vg (T, ndx)``, ``V_xx,t+1 g_t+1`` (zero
+    without gaps), for the gap term of the expected change that depends on the trial rollout."""
+
+    k: jnp.ndarray
+    K: jnp.ndarray
+    dV: jnp.ndarray
+    ok: jnp.ndarray
+    Vg: jnp.ndarray
+
+
+def backward_pass(
+    exp: Expansion, us, u_lower, u_upper, mu, k_warm=None, qp_iterations: int = 10, gaps=None
+) -> BackwardPass:
     """Riccati-like backward pass of box-constrained iLQR (module docstring; Tassa 2012
     eqs. (10)-(11), Tassa 2014 Sec. III). ``mu`` regularises ``V_xx`` (``V_xx + mu I``).
 
-    Returns ``(k (T, nu), K (T, nu, ndx), dV (2,), ok)``: feedforward and feedback gains, the
-    coefficients of the expected cost change ``dV(alpha) = alpha dV[0] + alpha^2 dV[1]``, and
-    whether every regularised ``Q_uu`` was positive definite on its free set.
+    With ``gaps (T, ndx)`` (multiple shooting, ``g_t+1 = f(x_t, u_t) (-) x_t+1``), the value
+    function of knot ``t+1`` is taken at the end of the gap (Mastalli et al. 2020, eq. (9)):
+    ``V_x' = V_x,t+1 + V_xx,t+1 g_t+1`` in ``Q_x`` and ``Q_u``, and the expected change gains
+    the gap terms of :func:`fddp` (``alpha V_x' . g - alpha^2/2 g' V_xx,t+1 g``).
     """
     T, nu = us.shape
     ndx = exp.lfx.shape[0]
     I = jnp.eye(ndx, dtype=us.dtype)
     if k_warm is None:
         k_warm = jnp.zeros_like(us)
+    shooting = gaps is not None
+    if not shooting:
+        gaps = jnp.zeros((T, 0), us.dtype)  # no gap terms are traced
 
     def body(carry, inp):
         Vx, Vxx, dV, ok = carry
-        fx, fu, lx, lu, lxx, luu, lux, u, kw = inp
+        fx, fu, lx, lu, lxx, luu, lux, u, kw, g = inp
+        if shooting:
+            Vg = Vxx @ g
+            Vx = Vx + Vg
+            dV = dV + jnp.stack([Vx @ g, -0.5 * g @ Vg])
+        else:
+            Vg = jnp.zeros(ndx, us.dtype)
         Qx = lx + fx.T @ Vx
         Qu = lu + fu.T @ Vx
         Qxx = lxx + fx.T @ Vxx @ fx
@@ -158,27 +184,55 @@ def backward_pass(exp: Expansion, us, u_lower, u_upper, mu, k_warm=None, qp_iter
         dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
         Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
         Vxx = _sym(Qxx + K.T @ Quu @ K + K.T @ Qux + Qux.T @ K)
-        return (Vx, Vxx, dV, ok), (k, K)
+        return (Vx, Vxx, dV, ok), (k, K, Vg)
 
     init = (exp.lfx, _sym(exp.lfxx), jnp.zeros(2, us.dtype), jnp.asarray(True))
-    xs = (exp.fx, exp.fu, exp.lx, exp.lu, exp.lxx, exp.luu, exp.lux, us, k_warm)
-    (_, _, dV, ok), (k, K) = jax.lax.scan(body, init, xs, reverse=True)
-    return k, K, dV, ok
+    xs = (exp.fx, exp.fu, exp.lx, exp.lu, exp.lxx, exp.luu, exp.lux, us, k_warm, gaps)
+    (_, _, dV, ok), (k, K, Vg) = jax.lax.scan(body, init, xs, reverse=True)
+    return BackwardPass(k, K, dV, ok, Vg)
 
 
-def forward_pass(dynamics: Dynamics, cost: Cost, xs, us, k, K, alpha, u_lower, u_upper):
+class Rollout(NamedTuple):
+    """Output of :func:`forward_pass`: states ``x (T+1, nx)``, controls ``u (T, nu)``, the
+    ``cost`` and, with multiple shooting, the ``gaps (T, ndx)`` left (``None`` otherwise)."""
+
+    x: jnp.ndarray
+    u: jnp.ndarray
+    cost: jnp.ndarray
+    gaps: jnp.ndarray | None
+
+
+def forward_pass(dynamics: Dynamics, cost: Cost, xs, us, k, K, alpha, u_lower, u_upper, gaps=None) -> Rollout:
     """Closed-loop rollout ``u_t = clip(ubar_t + alpha k_t + K_t (x_t (-) xbar_t), lower, upper)``
-    from ``xs[0]``. Returns ``(xs_new, us_new, J_new)``; vmap over ``alpha`` for a parallel line
-    search."""
+    from ``xs[0]``; vmap over ``alpha`` for a parallel line search.
+
+    With ``gaps`` (multiple shooting, Mastalli et al. 2020, eq. (12)) each knot keeps the part
+    ``1 - alpha`` of its gap: ``x_t+1 = f(x_t, u_t) (+) (alpha - 1) g_t+1``. ``alpha = 0`` with
+    zero gains gives back ``xs``; a full step (``alpha = 1``) is a rollout, whose gaps are zero
+    by construction."""
+    shooting = gaps is not None
+    if not shooting:
+        gaps = jnp.zeros((us.shape[0], 0), us.dtype)
 
     def body(x, inp):
-        xb, ub, kt, Kt, t = inp
+        xb, ub, kt, Kt, t, g = inp
         u = jnp.clip(ub + alpha * kt + Kt @ dynamics.minus(x, xb), u_lower, u_upper)
-        return dynamics(x, u), (x, u, cost.running(x, u, t))
+        xn = dynamics(x, u)
+        if shooting:
+            x1 = dynamics.plus(xn, (alpha - 1.0) * g)
+            g1 = jnp.where(alpha == 1.0, 0.0, dynamics.minus(xn, x1))
+            return x1, (x, u, cost.running(x, u, t), g1)
+        return xn, (x, u, cost.running(x, u, t), g)
 
     ts = jnp.arange(us.shape[0])
-    xT, (xn, un, ls) = jax.lax.scan(body, xs[0], (xs[:-1], us, k, K, ts))
-    return jnp.concatenate([xn, xT[None]]), un, jnp.sum(ls) + cost.terminal(xT)
+    xT, (xn, un, ls, gn) = jax.lax.scan(body, xs[0], (xs[:-1], us, k, K, ts, gaps))
+    return Rollout(jnp.concatenate([xn, xT[None]]), un, jnp.sum(ls) + cost.terminal(xT), gn if shooting else None)
+
+
+def defects(dynamics: Dynamics, xs, us):
+    """The gaps ``g_t+1 = f(x_t, u_t) (-) x_t+1`` ``(T, ndx)`` of a state trajectory ``xs
+    (T+1, nx)`` that need not be a rollout of ``us (T, nu)`` (zero for a rollout)."""
+    return jax.vmap(lambda x, u, x1: dynamics.minus(dynamics(x, u), x1))(xs[:-1], us, xs[1:])
 
 
 # -- the optimiser ----------------------------------------------------------------------------------
@@ -186,14 +240,17 @@ def forward_pass(dynamics: Dynamics, cost: Cost, xs, us, k, K, alpha, u_lower, u
 
 @dataclasses.dataclass(frozen=True)
 class ILQROptions:
-    """Settings of :func:`ilqr` (static: hashable; a change recompiles).
+    """Settings of :func:`ilqr` and :func:`fddp` (static: hashable; a change recompiles).
 
-    Stopping: the expected decrease ``-dV(1)`` or an accepted actual decrease is below
+    Stopping: the trajectory is feasible (every gap at most ``gap_tolerance``; always, for
+    :func:`ilqr`) and the expected decrease ``-dV(1)`` or an accepted actual decrease is below
     ``tolerance * (1 + |J|)``; or ``mu`` exceeds ``mu_max`` (failure); or ``max_iterations``.
     Regularisation (Tassa 2012 Sec. II-F): on failure ``delta = max(delta0, delta * delta0)``,
     ``mu = max(mu_min, mu * delta)``; on success ``delta = min(1/delta0, delta/delta0)``,
     ``mu = mu * delta`` (0 below ``mu_min``). Line search: step sizes ``alphas`` (decreasing,
-    tried in order until one is accepted), accepted when actual/expected decrease > ``armijo``.
+    tried in order until one is accepted), accepted when actual/expected decrease > ``armijo``;
+    with gaps left, a step whose model predicts a cost increase (closing the gaps costs) is
+    accepted when the actual increase is at most ``gap_armijo`` times the predicted one.
     """
 
     max_iterations: int = 100
@@ -204,17 +261,26 @@ class ILQROptions:
     delta0: float = 2.0
     alphas: tuple = tuple(float(a) for a in 10.0 ** np.linspace(0.0, -3.0, 11))
     armijo: float = 0.1
+    gap_armijo: float = 2.0
+    gap_tolerance: float = 1e-9
     qp_iterations: int = 10
     verbose: bool = False
 
 
+STATUS = ("converged", "iteration limit", "no descent (regularisation above mu_max)", "initial guess not finite")
+"""What :attr:`ILQRResult.status` means, by its value."""
+
+
 class ILQRResult(NamedTuple):
-    """Output of :func:`ilqr`: optimal states ``x (T+1, nx)`` and controls ``u (T, nu)``; the
-    feedforward ``k (T, nu)`` and feedback gains ``K (T, nu, ndx)`` of a backward pass at the
-    final trajectory (policy ``u_t + K_t (x (-) x_t)``, clipped to the limits); the final
-    ``cost``; ``cost_history (max_iterations + 1,)`` (initial cost first, NaN after the last
-    iteration); ``iterations``; ``converged`` (tolerance met, not by exhausting ``mu`` or the
-    iteration budget); final regularisation ``mu``."""
+    """Output of :func:`ilqr` and :func:`fddp`: optimal states ``x (T+1, nx)`` and controls
+    ``u (T, nu)``; the feedforward ``k (T, nu)`` and feedback gains ``K (T, nu, ndx)`` of a
+    backward pass at the final trajectory (policy ``u_t + K_t (x (-) x_t)``, clipped to the
+    limits); the final ``cost``; ``cost_history (max_iterations + 1,)`` (initial cost first, NaN
+    after the last iteration); ``iterations``; ``converged`` (tolerance met, not by exhausting
+    ``mu`` or the iteration budget); final regularisation ``mu``; the ``gaps (T, ndx)``
+    ``f(x_t, u_t) (-) x_t+1`` left (zero for :func:`ilqr`); ``status``, an index into
+    :data:`STATUS`. When the initial guess does not roll out to finite values (status 3), ``x``
+    and ``u`` are the initial guess (``x0`` at every knot for :func:`ilqr`), never NaN."""
 
     x: jnp.ndarray
     u: jnp.ndarray
@@ -225,94 +291,112 @@ class ILQRResult(NamedTuple):
     iterations: jnp.ndarray
     converged: jnp.ndarray
     mu: jnp.ndarray
+    gaps: jnp.ndarray
+    status: jnp.ndarray
 
 
 class _State(NamedTuple):
     xs: jnp.ndarray
     us: jnp.ndarray
+    gaps: jnp.ndarray
     J: jnp.ndarray
     exp: Expansion
-    k: jnp.ndarray
-    K: jnp.ndarray
-    dV: jnp.ndarray
-    ok: jnp.ndarray
+    bp: BackwardPass
     mu: jnp.ndarray
     delta: jnp.ndarray
     it: jnp.ndarray
     history: jnp.ndarray
     done: jnp.ndarray
-    converged: jnp.ndarray
+    status: jnp.ndarray
 
 
 @eqx.filter_jit
-def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) -> ILQRResult:
+def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROptions) -> ILQRResult:
     """The iterations as one ``lax.while_loop`` whose body is: line search along the current
     gains, then (only after an accepted step) re-linearisation, then the regularised backward
-    pass at the current trajectory. The initial rollout is the line search of iteration 0 with
-    zero gains, so each building block is compiled once and the gains returned always belong to
-    the returned trajectory."""
+    pass at the current trajectory. The initial trajectory is the line search of iteration 0
+    with zero gains and ``alpha = 0`` (a rollout of ``us0`` without gaps; ``xs0`` itself with
+    them), so each building block is compiled once and the gains returned always belong to the
+    returned trajectory. ``xs0 = None``: single shooting (:func:`ilqr`); an array: multiple
+    shooting from the states ``xs0`` (:func:`fddp`)."""
     dtype = x0.dtype
     c = lambda v: jnp.asarray(v, dtype)
     alphas = jnp.asarray(opt.alphas, dtype)
     T, nu = us0.shape
     ndx = dynamics.ndx
     us0 = jnp.clip(us0, lo, hi)
+    shooting = xs0 is not None
+    if shooting:
+        xs0 = xs0.at[0].set(x0)
+        gaps0 = defects(dynamics, xs0, us0)
+    else:
+        xs0 = jnp.broadcast_to(x0, (T + 1,) + x0.shape)  # only xs[0] is read with zero gains
+        gaps0 = jnp.zeros((T, ndx), dtype)
 
-    def regularised_backward(exp, us, k_warm, mu, delta, done):
+    def regularised_backward(exp, us, gaps, k_warm, mu, delta, done):
         """Backward pass, raising mu (Tassa 2012 Sec. II-F) until it succeeds or exceeds mu_max."""
 
         def cond(s):
-            return (~s[5]) & (s[0] <= opt.mu_max) & ~done
+            return (~s[2].ok) & (s[0] <= opt.mu_max) & ~done
 
         def body(s):
-            mu, delta, _, _, _, _, first = s
+            mu, delta, _, first = s
             delta_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
             mu = jnp.where(first, mu, jnp.maximum(c(opt.mu_min), mu * delta_up))
             delta = jnp.where(first, delta, delta_up)
-            k, K, dV, ok = backward_pass(exp, us, lo, hi, mu, k_warm, opt.qp_iterations)
-            return mu, delta, k, K, dV, ok, jnp.asarray(False)
+            bp = backward_pass(exp, us, lo, hi, mu, k_warm, opt.qp_iterations, gaps if shooting else None)
+            return mu, delta, bp, jnp.asarray(False)
 
-        init = (
-            mu,
-            delta,
-            jnp.zeros_like(us),
-            jnp.zeros((T, nu, ndx), dtype),
-            jnp.zeros(2, dtype),
-            jnp.asarray(False),
-            jnp.asarray(True),
+        bp0 = BackwardPass(
+            jnp.zeros_like(us), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype), jnp.asarray(False), gaps0 * 0
         )
-        mu, delta, k, K, dV, ok, _ = jax.lax.while_loop(cond, body, init)
-        return mu, delta, k, K, dV, ok
+        mu, delta, bp, _ = jax.lax.while_loop(cond, body, (mu, delta, bp0, jnp.asarray(True)))
+        return mu, delta, bp
+
+    def feasible(gaps):
+        return jnp.all(jnp.abs(gaps) <= opt.gap_tolerance)
 
     def iteration(s: _State) -> _State:
         first = s.it < 0
-        expected = -(s.dV[0] + s.dV[1])
+        bp = s.bp
+        expected = -(bp.dV[0] + bp.dV[1])  # at alpha = 1, where the trial's gap term vanishes
         scale = 1.0 + jnp.abs(s.J)
-        small = (~first) & s.ok & (expected < opt.tolerance * scale)
+        was_feasible = feasible(s.gaps)
+        small = (~first) & bp.ok & was_feasible & (expected < opt.tolerance * scale)
 
         # backtracking: the step sizes in order, stopping at the first accepted one (the
         # largest, as alphas decrease); usually the first, so one rollout per iteration. Under
         # vmap the loop runs until every problem of the batch still iterating has accepted a
         # step or run out; problems already done take no part (nor in the repeated backward
         # passes), so they never prolong the batch's inner loops.
-        def search_body(c):
-            j, _, _, _, _ = c
-            a = alphas[j]
-            xs_j, us_j, J_j = forward_pass(dynamics, cost, s.xs, s.us, s.k, s.K, a, lo, hi)
-            expected_j = -(a * s.dV[0] + a**2 * s.dV[1])
-            z = (s.J - J_j) / jnp.where(expected_j > 0, expected_j, jnp.inf)
-            good = first | (s.ok & jnp.isfinite(J_j) & (J_j < s.J) & (z > opt.armijo))
-            return j + 1, good, xs_j, us_j, J_j
+        def search_body(cs):
+            j, _, _ = cs
+            a = jnp.where(first, c(0.0), alphas[j])
+            r = forward_pass(dynamics, cost, s.xs, s.us, bp.k, bp.K, a, lo, hi, s.gaps if shooting else None)
+            # expected change of J (Mastalli et al. 2020, eq. (15), derived in docs/trajopt.md)
+            change = a * bp.dV[0] + a**2 * bp.dV[1]
+            if shooting:
+                dx = jax.vmap(dynamics.minus)(r.x[1:], s.xs[1:])
+                change = change - (1.0 - a) * jnp.sum(bp.Vg * dx)
+            decrease = s.J - r.cost
+            descent = (-change) > 0
+            z = decrease / jnp.where(descent, -change, jnp.inf)
+            good = (r.cost < s.J) & (z > opt.armijo)
+            if shooting:  # a step that must raise the cost to close the gaps
+                good = good | ((~was_feasible) & (~descent) & (decrease >= opt.gap_armijo * (-change)))
+            good = first | (bp.ok & jnp.isfinite(r.cost) & good)
+            return j + 1, good, r
 
-        search_cond = lambda c: (~c[1]) & (c[0] < alphas.shape[0]) & ~small & ~s.done
-        j, found, xs_a, us_a, J_a = jax.lax.while_loop(
-            search_cond, search_body, (jnp.asarray(0), jnp.asarray(False), s.xs, s.us, s.J)
-        )
-        accept = found & ~small
+        search_cond = lambda cs: (~cs[1]) & (cs[0] < alphas.shape[0]) & ~small & ~s.done
+        r0 = Rollout(s.xs, s.us, s.J, s.gaps if shooting else None)
+        j, found, r = jax.lax.while_loop(search_cond, search_body, (jnp.asarray(0), jnp.asarray(False), r0))
+        not_finite = first & ~(jnp.isfinite(r.cost) & jnp.all(jnp.isfinite(r.x)))
+        accept = found & ~small & ~not_finite
         i = jnp.maximum(j - 1, 0)  # the index of the accepted step
-        J = jnp.where(accept, J_a, s.J)
-        xs = jnp.where(accept, xs_a, s.xs)
-        us = jnp.where(accept, us_a, s.us)
+        J = jnp.where(accept, r.cost, s.J)
+        xs = jnp.where(accept, r.x, s.xs)
+        us = jnp.where(accept, r.u, s.us)
+        gaps = s.gaps if r.gaps is None else jnp.where(accept, r.gaps, s.gaps)
         # Levenberg-Marquardt schedule (Tassa 2012 Sec. II-F): lower mu after a success
         mu, delta = s.mu, s.delta
         d_dn = jnp.minimum(c(1.0 / opt.delta0), delta / opt.delta0)
@@ -322,45 +406,50 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, lo, hi, opt: ILQROptions) ->
         keep = first | small
         mu = jnp.where(keep, mu, jnp.where(accept, mu_dn, mu_up))
         delta = jnp.where(keep, delta, jnp.where(accept, d_dn, d_up))
-        converged = small | (accept & ~first & (s.J - J < opt.tolerance * scale))
+        settled = accept & ~first & was_feasible & feasible(gaps) & (s.J - J < opt.tolerance * scale)
+        converged = small | settled
         exp = jax.lax.cond(accept, lambda: linearize(dynamics, cost, xs, us), lambda: s.exp)
-        k_warm = jnp.where(accept & ~first, s.k, jnp.zeros_like(s.k))
-        mu, delta, k, K, dV, ok = regularised_backward(exp, us, k_warm, mu, delta, s.done)
-        failed = (~ok) | (mu > opt.mu_max)
-        it = s.it + jnp.where(small, 0, 1)  # the convergence test alone is not an iteration
-        history = s.history.at[it].set(J)
+        k_warm = jnp.where(accept & ~first, bp.k, jnp.zeros_like(bp.k))
+        done = s.done | not_finite
+        mu, delta, bp = regularised_backward(exp, us, gaps, k_warm, mu, delta, done)
+        failed = (~bp.ok) | (mu > opt.mu_max)
+        it = s.it + jnp.where(small | not_finite, 0, 1)  # the convergence test alone is not an iteration
+        history = s.history.at[jnp.maximum(it, 0)].set(J)
+        status = jnp.where(not_finite, 3, jnp.where(converged, 0, jnp.where(failed, 2, 1)))
         if opt.verbose:
             jax.debug.print(
-                "ilqr {it:4d}  cost {J:.8e}  alpha {a:.3e}  mu {mu:.2e}",
+                "trajopt {it:4d}  cost {J:.8e}  gap {g:.2e}  alpha {a:.3e}  mu {mu:.2e}",
                 it=it,
                 J=J,
+                g=jnp.max(jnp.abs(gaps)),
                 a=jnp.where(accept & ~first, alphas[i], 0.0),
                 mu=mu,
             )
-        return _State(xs, us, J, exp, k, K, dV, ok, mu, delta, it, history, converged | failed, converged)
+        return _State(xs, us, gaps, J, exp, bp, mu, delta, it, history, done | converged | failed, status)
 
-    xs0 = jnp.zeros((T + 1,) + x0.shape, dtype).at[0].set(x0)  # only xs[0] is read with zero gains
     exp0 = jax.tree_util.tree_map(
         lambda a: jnp.zeros(a.shape, dtype), jax.eval_shape(lambda: linearize(dynamics, cost, xs0, us0))
+    )
+    bp0 = BackwardPass(
+        jnp.zeros_like(us0), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype), jnp.asarray(True), gaps0 * 0
     )
     init = _State(
         xs0,
         us0,
+        gaps0,
         c(jnp.inf),
         exp0,
-        jnp.zeros_like(us0),
-        jnp.zeros((T, nu, ndx), dtype),
-        jnp.zeros(2, dtype),
-        jnp.asarray(True),
+        bp0,
         c(opt.mu_init),
         c(1.0),
         jnp.asarray(-1),
         jnp.full(opt.max_iterations + 1, jnp.nan, dtype),
         jnp.asarray(False),
-        jnp.asarray(False),
+        jnp.asarray(1),
     )
     s = jax.lax.while_loop(lambda s: (~s.done) & (s.it < opt.max_iterations), iteration, init)
-    return ILQRResult(s.xs, s.us, s.k, s.K, s.J, s.history, s.it, s.converged, s.mu)
+    it = jnp.maximum(s.it, 0)
+    return ILQRResult(s.xs, s.us, s.bp.k, s.bp.K, s.J, s.history, it, s.status == 0, s.mu, s.gaps, s.status)
 
 
 def _host_value(a):
@@ -377,6 +466,53 @@ def _host_value(a):
         return np.asarray(a)
     except Exception:  # an object NumPy cannot read concretely: leave the value unchecked
         return None
+
+
+def _checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options):
+    """The inputs of :func:`ilqr` / :func:`fddp` as arrays of one dtype, checked (their
+    docstrings): ``(x0, u_init, lower, upper)``."""
+    if not isinstance(dynamics, Dynamics):
+        raise ValueError(f"{solver}: dynamics must be a jaxdyn.trajopt.Dynamics, got {type(dynamics).__name__}")
+    if not isinstance(cost, Cost):
+        raise ValueError(f"{solver}: cost must be a jaxdyn.trajopt.Cost, got {type(cost).__name__}")
+    if not isinstance(options, ILQROptions):
+        raise ValueError(f"{solver}: options must be an ILQROptions, got {type(options).__name__}")
+    dtype = dynamics.model.dtype if isinstance(dynamics, ModelDynamics) else None
+    x0_host, u_host = _host_value(x0), _host_value(u_init)
+    x0 = jnp.asarray(x0, dtype)
+    if not jnp.issubdtype(x0.dtype, jnp.floating):
+        x0 = x0.astype(jnp.result_type(float))
+    dtype = x0.dtype
+    u_init = jnp.asarray(u_init, dtype)
+    nx, nu = dynamics.nx, dynamics.nu
+    if x0.shape != (nx,):
+        raise ValueError(f"{solver}: x0 must have shape ({nx},) (the dynamics' state size), got {x0.shape}")
+    if u_init.ndim != 2 or u_init.shape[1] != nu or u_init.shape[0] < 1:
+        raise ValueError(f"{solver}: u_init must have shape (T, {nu}) with T >= 1, got {u_init.shape}")
+    lim, lim_host = [], []
+    for name, v, default in (("u_lower", u_lower, -np.inf), ("u_upper", u_upper, np.inf)):
+        v = default if v is None else v
+        lim_host.append(_host_value(v))
+        v = jnp.asarray(v, dtype)
+        if v.ndim == 0:
+            v = jnp.full(nu, v, dtype)
+        if v.shape != (nu,):
+            raise ValueError(f"{solver}: {name} must be a scalar or have shape ({nu},), got {v.shape}")
+        lim.append(v)
+    lo, hi = lim
+    if x0_host is not None and not np.all(np.isfinite(x0_host)):
+        raise ValueError(f"{solver}: x0 contains NaN or inf")
+    if u_host is not None and not np.all(np.isfinite(u_host)):
+        raise ValueError(f"{solver}: u_init contains NaN or inf")
+    lo_host, hi_host = lim_host
+    if lo_host is not None and hi_host is not None:
+        if np.any(np.isnan(lo_host)) or np.any(np.isnan(hi_host)):
+            raise ValueError(f"{solver}: u_lower/u_upper contain NaN")
+        if np.any(lo_host > hi_host):
+            raise ValueError(f"{solver}: u_lower must be <= u_upper, got {lo_host} > {hi_host}")
+    if options.max_iterations < 1 or not options.alphas or options.qp_iterations < 1:
+        raise ValueError(f"{solver}: options need max_iterations >= 1, qp_iterations >= 1 and at least one alpha")
+    return x0, u_init, lo, hi
 
 
 def ilqr(
@@ -399,45 +535,40 @@ def ilqr(
     (not arguments of an enclosing ``jit``/``vmap``, closed-over constants included), for
     non-finite inputs or empty boxes; ``jax.jit(jax.vmap(...))`` of it works either way.
     """
-    if not isinstance(dynamics, Dynamics):
-        raise ValueError(f"ilqr: dynamics must be a jaxdyn.trajopt.Dynamics, got {type(dynamics).__name__}")
-    if not isinstance(cost, Cost):
-        raise ValueError(f"ilqr: cost must be a jaxdyn.trajopt.Cost, got {type(cost).__name__}")
-    if not isinstance(options, ILQROptions):
-        raise ValueError(f"ilqr: options must be an ILQROptions, got {type(options).__name__}")
-    dtype = dynamics.model.dtype if isinstance(dynamics, ModelDynamics) else None
-    x0_host, u_host = _host_value(x0), _host_value(u_init)
-    x0 = jnp.asarray(x0, dtype)
-    if not jnp.issubdtype(x0.dtype, jnp.floating):
-        x0 = x0.astype(jnp.result_type(float))
-    dtype = x0.dtype
-    u_init = jnp.asarray(u_init, dtype)
-    nx, nu = dynamics.nx, dynamics.nu
-    if x0.shape != (nx,):
-        raise ValueError(f"ilqr: x0 must have shape ({nx},) (the dynamics' state size), got {x0.shape}")
-    if u_init.ndim != 2 or u_init.shape[1] != nu or u_init.shape[0] < 1:
-        raise ValueError(f"ilqr: u_init must have shape (T, {nu}) with T >= 1, got {u_init.shape}")
-    lim, lim_host = [], []
-    for name, v, default in (("u_lower", u_lower, -np.inf), ("u_upper", u_upper, np.inf)):
-        v = default if v is None else v
-        lim_host.append(_host_value(v))
-        v = jnp.asarray(v, dtype)
-        if v.ndim == 0:
-            v = jnp.full(nu, v, dtype)
-        if v.shape != (nu,):
-            raise ValueError(f"ilqr: {name} must be a scalar or have shape ({nu},), got {v.shape}")
-        lim.append(v)
-    lo, hi = lim
-    if x0_host is not None and not np.all(np.isfinite(x0_host)):
-        raise ValueError("ilqr: x0 contains NaN or inf")
-    if u_host is not None and not np.all(np.isfinite(u_host)):
-        raise ValueError("ilqr: u_init contains NaN or inf")
-    lo_host, hi_host = lim_host
-    if lo_host is not None and hi_host is not None:
-        if np.any(np.isnan(lo_host)) or np.any(np.isnan(hi_host)):
-            raise ValueError("ilqr: u_lower/u_upper contain NaN")
-        if np.any(lo_host > hi_host):
-            raise ValueError(f"ilqr: u_lower must be <= u_upper, got {lo_host} > {hi_host}")
-    if options.max_iterations < 1 or not options.alphas or options.qp_iterations < 1:
-        raise ValueError("ilqr: options need max_iterations >= 1, qp_iterations >= 1 and at least one alpha")
-    return _solve(dynamics, cost, x0, u_init, lo, hi, options)
+    x0, u_init, lo, hi = _checked("ilqr", dynamics, cost, x0, u_init, u_lower, u_upper, options)
+    return _solve(dynamics, cost, x0, u_init, None, lo, hi, options)
+
+
+def fddp(
+    dynamics: Dynamics,
+    cost: Cost,
+    x0,
+    u_init,
+    x_init=None,
+    u_lower=None,
+    u_upper=None,
+    options: ILQROptions = ILQROptions(),
+) -> ILQRResult:
+    """Feasibility-driven DDP (Mastalli et al. 2020): :func:`ilqr` by multiple shooting, from
+    states ``x_init (T+1, nx)`` that need not be a rollout of ``u_init (T, nu)`` (``None``:
+    ``x0`` at every knot; ``x_init[0]`` is replaced by ``x0``).
+
+    The gaps ``g_t+1 = f(x_t, u_t) (-) x_t+1`` enter the backward pass (:func:`backward_pass`)
+    and shrink by ``1 - alpha`` in each accepted step (:func:`forward_pass`); the first full
+    step closes them. Until then a step may raise the cost (``ILQROptions.gap_armijo``), and
+    convergence needs every gap below ``ILQROptions.gap_tolerance``. From a rollout (zero gaps)
+    the iterations are those of :func:`ilqr`. Arguments, checks and result as for
+    :func:`ilqr`; ``result.gaps`` are the gaps left."""
+    x0, u_init, lo, hi = _checked("fddp", dynamics, cost, x0, u_init, u_lower, u_upper, options)
+    if 1.0 not in options.alphas:
+        raise ValueError("fddp: options.alphas must contain the full step 1.0 (it closes the gaps)")
+    T = u_init.shape[0]
+    if x_init is None:
+        x_init = jnp.broadcast_to(x0, (T + 1, dynamics.nx))
+    xs_host = _host_value(x_init)
+    x_init = jnp.asarray(x_init, x0.dtype)
+    if x_init.shape != (T + 1, dynamics.nx):
+        raise ValueError(f"fddp: x_init must have shape ({T + 1}, {dynamics.nx}) (T+1 states), got {x_init.shape}")
+    if xs_host is not None and not np.all(np.isfinite(xs_host)):
+        raise ValueError("fddp: x_init contains NaN or inf")
+    return _solve(dynamics, cost, x0, u_init, x_init, lo, hi, options)
