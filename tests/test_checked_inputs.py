@@ -162,3 +162,26 @@ def test_vmap_slips_name_in_axes():
         jax.eval_shape(jaxdyn.rnea, DP, jnp.zeros(3), jnp.zeros(2), jnp.zeros(2))
     # the right call: a batch of states, the model shared
     assert jax.eval_shape(jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, None)), DP, qs, qs, jnp.zeros(2)).shape == (2, 2)
+
+
+def test_models_built_inside_jit():
+    """A model edited with traced parameters inside ``jit`` (the common case) is checked by shape
+    only and computes as outside; a model loaded from a file inside ``jit`` loads (its arrays are
+    traced there, and the loaders' value checks read only what is known in Python)."""
+    q, z = jnp.array([0.3, -0.2]), jnp.zeros(2)
+
+    def heavier(s):
+        return jaxdyn.aba(DP.replace(mass=DP.mass * s).check(), q, z, z)
+
+    np.testing.assert_allclose(jax.jit(heavier)(2.0), heavier(2.0), rtol=1e-6)
+    with pytest.raises(
+        ValueError, match=r"model '2dof_planar': mass must have shape \(2,\) \(from its topology\), got \(3,\)"
+    ):
+        jax.eval_shape(lambda s: DP.replace(mass=jnp.ones(3) * s).check(), 1.0)
+    path = jaxdyn.robots.robot_path("double_pendulum")
+    loaded = jax.eval_shape(lambda s: jaxdyn.aba(jaxdyn.load_urdf(path), q * s, z, z), 1.0)
+    assert loaded.shape == (2,)
+    ball = (
+        '<mujoco model="ball"><worldbody><body><freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>'
+    )
+    assert jax.eval_shape(lambda s: jaxdyn.load_mjcf(ball).mass * s, 1.0).shape == (1,)

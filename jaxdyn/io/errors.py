@@ -23,22 +23,23 @@ BODY_FIELDS = frozenset({"placement_R", "placement_p", "axis", "mass", "com", "i
 def check_finite_model(model, error: type[Exception]) -> None:
     """Raise ``error`` naming the field (and body) when a loaded model holds a non-finite number
     in its dtype: values that were finite as written can overflow when links are merged or when
-    they are cast to float32. Limits may be infinite."""
+    they are cast to float32. Limits may be infinite. Where the values are known in Python: a
+    field traced by an enclosing ``jit`` (a model loaded inside it) is not read."""
     fields = [(f, getattr(model, f)) for f in model.__dataclass_fields__ if f not in LIMIT_FIELDS]
     geoms = getattr(model, "geoms", None)
     if geoms is not None:
         fields += [(f"geoms.{f}", getattr(geoms, f)) for f in geoms.__dataclass_fields__]
     for f, x in fields:
-        if not hasattr(x, "dtype") or not np.issubdtype(np.asarray(x).dtype, np.floating):
+        if not hasattr(x, "dtype") or not np.issubdtype(np.dtype(x.dtype), np.floating):
             continue
-        bad = ~np.isfinite(np.asarray(x))
+        v = _value(x)
+        if v is None:
+            continue
+        bad = ~np.isfinite(v)
         if np.any(bad):
             idx = np.argwhere(bad)[0]
             who = f" (body '{model.body_names[idx[0]]}')" if f in BODY_FIELDS and len(idx) else ""
-            raise error(
-                f"model '{model.name}': {f}{who} is not finite in {np.asarray(x).dtype} "
-                "(values too large for the dtype)"
-            )
+            raise error(f"model '{model.name}': {f}{who} is not finite in {v.dtype} (values too large for the dtype)")
 
 
 def _shapes(model) -> dict:
