@@ -5,6 +5,7 @@ float64, finite on edges and vertices; float32; rest states against MuJoCo (slow
 refused by name."""
 
 import os
+import shutil
 import warnings
 
 import jax
@@ -305,7 +306,7 @@ def _hfield_xml(asset, geom='<geom type="hfield" hfield="h"/>'):
         ('<hfield name="h" nrow="2" ncol="2" size="1 0 1 0.1"/>', None, "must be positive"),
         ('<hfield name="h" nrow="2" ncol="2" size="1 1 1 0"/>', None, "must be positive"),
         ('<hfield name="h" nrow="1" ncol="2" size="1 1 1 0.1"/>', None, "at least 2"),
-        ('<hfield name="h" file="missing.png" size="1 1 1 0.1"/>', None, "cannot read the file"),
+        ('<hfield name="h" file="missing.png" size="1 1 1 0.1"/>', None, "file 'missing.png' is not found"),
         ('<hfield name="h" file="terrain.bin" size="1 1 1 0.1"/>', None, "only PNG"),
         ('<hfield name="h" size="1 1 1 0.1"/>', None, "give a file, or nrow and ncol"),
         ('<hfield name="h" nrow="2" ncol="2" size="1 1 1 0.1"/>', '<geom type="hfield" hfield="x"/>', "'x'"),
@@ -321,6 +322,32 @@ def test_bad_hfield_input_names_the_element(asset, geom, match, tmp_path):
     with pytest.raises(MJCFError, match=match) as e:
         jaxdyn.load_mjcf(xml)
     assert "hfield" in str(e.value) or "geom" in str(e.value)
+
+
+def test_a_png_beside_the_scene_and_a_missing_one(ref, tmp_path):
+    """MuJoCo Playground's layout: ``<compiler meshdir>`` points at the robot's meshes and the
+    height field's PNG lies beside the scene file (Playground hands MuJoCo its files by name):
+    it loads, with MuJoCo's heights. A PNG in neither place is refused naming the asset, the
+    file, both paths looked in and the way out."""
+    os.makedirs(tmp_path / "assets")
+    shutil.copy(os.path.join(DATA, "hfield_terrain.png"), tmp_path / "assets" / "terrain.png")
+    scene = (
+        '<mujoco><compiler meshdir="../robot/meshes"/><asset><hfield name="ground" file="assets/{}" '
+        'size="0.6 0.7 0.08 0.05"/></asset><worldbody><geom type="hfield" hfield="ground"/>'
+        '<body><freejoint/><geom size="0.04"/></body></worldbody></mujoco>'
+    )
+    (tmp_path / "scene.xml").write_text(scene.format("terrain.png"))
+    hf = C.HeightField.from_model(_load(str(tmp_path / "scene.xml")))
+    np.testing.assert_allclose(np.asarray(hf.heights), ref["png_data"].astype(np.float64) * 0.08, rtol=0, atol=1e-15)
+    (tmp_path / "missing.xml").write_text(scene.format("rough.png"))
+    in_meshdir = os.path.join(str(tmp_path), "../robot/meshes", "assets/rough.png")
+    with pytest.raises(MJCFError) as e:
+        jaxdyn.load_mjcf(str(tmp_path / "missing.xml"))
+    assert str(e.value) == (
+        f"<hfield name='ground'>: the height field file 'assets/rough.png' is not found (looked for {in_meshdir} "
+        f"and {os.path.join(str(tmp_path), 'assets/rough.png')}); put the PNG there, or give the heights in the "
+        "XML instead of the file (nrow, ncol and elevation on the <hfield>)"
+    )
 
 
 def test_unreadable_png_and_bad_arrays(tmp_path):

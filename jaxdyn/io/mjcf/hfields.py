@@ -2,7 +2,9 @@
 reads it, for the ``hfield`` geoms on the world body (:class:`jaxdyn.contact.HeightField`).
 
 An asset has ``size="r_x r_y elevation base"`` (all positive) and either a PNG ``file``
-(through ``<compiler meshdir>``/``assetdir``, as MuJoCo looks it up; the first channel, 16-bit
+(through ``<compiler meshdir>``/``assetdir``, as MuJoCo looks it up, else beside the main file,
+where MuJoCo Playground's scenes keep theirs; a file in neither place is refused with both
+paths named; the first channel, 16-bit
 samples by their high byte, as MuJoCo reads them) or ``nrow``, ``ncol`` and optionally
 ``elevation`` (``nrow * ncol`` numbers; none: a flat field). As in MuJoCo the values are
 normalised to ``[0, 1]`` (``(v - min) / (max - min)``; all equal: zero), kept in single
@@ -36,6 +38,24 @@ def hfield_assets(root, ctx) -> dict:
     return out
 
 
+def _find(file: str, ctx, what: str) -> str:
+    """The path of a height field's ``file``: through ``<compiler meshdir>``/``assetdir`` from
+    the main file's directory, as MuJoCo looks it up, else from the main file's directory alone
+    (where scenes that hand MuJoCo their files by name, as MuJoCo Playground's do, keep it)."""
+    if os.path.isabs(file):
+        cands = [file]
+    else:
+        cands = list(dict.fromkeys([os.path.join(ctx.main_dir, ctx.meshdir, file), os.path.join(ctx.main_dir, file)]))
+    for path in cands:
+        if os.path.isfile(path):
+            return path
+    raise MJCFError(
+        f"{what}: the height field file '{file}' is not found (looked for {' and '.join(cands)}); put the "
+        "PNG there, or give the heights in the XML instead of the file (nrow, ncol and elevation on the "
+        "<hfield>)"
+    )
+
+
 def _hfield(a, ctx, what):
     if "size" not in a:
         raise MJCFError(f"{what}: missing attribute size (r_x r_y elevation base)")
@@ -46,9 +66,9 @@ def _hfield(a, ctx, what):
         for k in ("nrow", "ncol", "elevation"):
             if k in a:
                 raise MJCFError(f"{what}: {k} is given with a file; the file sets the grid")
-        path = a["file"] if os.path.isabs(a["file"]) else os.path.join(ctx.main_dir, ctx.meshdir, a["file"])
         if not a["file"].lower().endswith(".png"):
             raise MJCFError(f"{what}: only PNG height field files are read, got '{a['file']}'")
+        path = _find(a["file"], ctx, what)
         try:
             data = read_png_channel(path)
         except OSError as e:
