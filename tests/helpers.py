@@ -58,3 +58,11 @@ def assert_close(a, b, rtol=1e-10):
 # XLA CPU's default (fusion) emitters, for programs that must compile as users compile them
 # (tests/conftest.py switches the suite to the faster-compiling earlier emitters)
 DEFAULT_EMITTERS = {"xla_cpu_use_fusion_emitters": True}
+
+
+def actuator_points(ref):
+    """The random states of a stored actuator reference (tests/data/mujoco/actuators/*.npz,
+    tests/reference/generate_mujoco_actuators.py), one tuple ``(qpos, qvel, ctrl, act,
+    actuator_force, qfrc_actuator)`` each, MuJoCo's forces last."""
+    fields = ("qpos", "qvel", "ctrl", "act", "actuator_force", "qfrc_actuator")
+    return zip(*(ref[f"points_{f}"] for f in fields))

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import actuator_points
 
 import jaxdyn
 from jaxdyn import actuators, sim
@@ -32,14 +33,7 @@ def _load(name, dtype=jnp.float64):
 def test_forces_equal_mujocos(name):
     model, ref = _load(name)
     assert model.nu == ref["points_ctrl"].shape[1]
-    for qpos, qvel, ctrl, act, force, qfrc in zip(
-        ref["points_qpos"],
-        ref["points_qvel"],
-        ref["points_ctrl"],
-        ref["points_act"],
-        ref["points_actuator_force"],
-        ref["points_qfrc_actuator"],
-    ):
+    for qpos, qvel, ctrl, act, force, qfrc in actuator_points(ref):
         qd = velocity_from_mujoco(model, qpos, qvel)
         a = act if model.actuators.na else None
         np.testing.assert_allclose(actuators.forces(model, qpos, qd, ctrl, a), force, rtol=1e-12, atol=1e-12)

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import actuator_points
 
 import jaxdyn
 from jaxdyn import sensors
@@ -368,14 +369,7 @@ def test_actuator_sensors_equal_mujocos_actuator_force_and_qfrc_actuator():
     ref = np.load(os.path.join(here, "arm.npz"))
     read = jax.jit(lambda q, qd, u, a: sensors.read(model, sens, q, qd, ctrl=u, act=a))
     nu = model.nu
-    for qpos, qvel, ctrl, act, force, qfrc in zip(
-        ref["points_qpos"],
-        ref["points_qvel"],
-        ref["points_ctrl"],
-        ref["points_act"],
-        ref["points_actuator_force"],
-        ref["points_qfrc_actuator"],
-    ):
+    for qpos, qvel, ctrl, act, force, qfrc in actuator_points(ref):
         data = np.asarray(read(qpos, qvel, ctrl, act))
         np.testing.assert_allclose(data[:nu], force, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(data[nu:], qfrc, rtol=1e-12, atol=1e-12)
