@@ -448,3 +448,106 @@ def test_fddp_robot_model_from_interpolated_states():
     np.testing.assert_allclose(res.cost, ref.cost, rtol=1e-8)
     assert float(jnp.max(jnp.abs(res.gaps))) == 0.0
     np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-10)
+
+
+# -- constraints by an augmented-Lagrangian outer loop ----------------------------------------------
+
+
+def _speed_limited_swing(vmax):
+    """The function pendulum from rest to 1.2 rad in 1.5 s (terminal equality, at rest) with the
+    speed limited to ``vmax`` (a running inequality): constraints and their effort cost."""
+    dyn = _pendulum_dynamics()
+    cost = to.quadratic_cost(jnp.zeros(2), 0.0, 0.01, Qf=0.0, nu=1)
+    speed = to.FunctionConstraint(lambda x, u, t: x[1:] - vmax, ["speed"])
+    goal = to.FunctionConstraint(lambda x, u, t: x - jnp.array([1.2, 0.0]), ["angle", "rate"], True, "terminal")
+    return dyn, cost, (speed, goal)
+
+
+def test_augmented_lagrangian_meets_active_constraints():
+    """From an infeasible guess (states interpolated to the goal): the terminal state is met,
+    the speed limit binds (reached, with positive multipliers on its active rows and none
+    negative), the result is a rollout of its controls."""
+    dyn, cost, cons = _speed_limited_swing(1.2)
+    x0, T = jnp.zeros(2), 30
+    xs = jnp.linspace(0.0, 1.0, T + 1)[:, None] * jnp.array([1.2, 0.0])
+    opt = to.ALOptions(tolerance=1e-5)
+    res = to.augmented_lagrangian(dyn, cost, cons, x0, jnp.zeros((T, 1)), xs, options=opt)
+    assert int(res.status) == 0 and bool(res.converged), to.AL_STATUS[int(res.status)]
+    assert float(jnp.max(res.violation)) <= 1e-5 and res.violation.shape == (3,)
+    assert float(jnp.max(jnp.abs(res.inner.gaps))) == 0.0
+    np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-12)
+    np.testing.assert_allclose(res.x[-1], [1.2, 0.0], atol=1e-5)
+    assert float(jnp.max(res.x[:, 1])) > 1.2 - 1e-4  # the limit is reached
+    lam_speed = res.multipliers[0][0]
+    assert float(jnp.max(lam_speed)) > 0 and float(jnp.min(lam_speed)) >= 0.0
+
+
+def test_augmented_lagrangian_reports_infeasible_constraints_by_name():
+    """A speed limit too low to reach the goal in time: the loop stops at the largest penalty
+    with status 2, warns naming the violated rows, and returns finite states and controls."""
+    dyn, cost, cons = _speed_limited_swing(0.3)
+    x0, T = jnp.zeros(2), 30
+    opt = to.ALOptions(penalty_max=1e4)
+    with pytest.warns(UserWarning, match=r"largest penalty.*violated: (angle|speed)"):
+        res = to.augmented_lagrangian(dyn, cost, cons, x0, jnp.zeros((T, 1)), options=opt)
+    assert int(res.status) == 2 and not bool(res.converged)
+    names = to.violated_constraints(cons, res, 1e-3)
+    assert any(n.startswith("angle:") and n.endswith("at knot 30") for n in names), names
+    assert np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.u))
+
+
+def test_constraint_rows_are_named_and_checked():
+    m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    lim = to.JointPositionLimits(m, lower=[-1.0, -jnp.inf], upper=[2.0, 0.5])
+    assert lim.rows == ("joint1 upper", "joint2 upper", "joint1 lower")
+    np.testing.assert_allclose(lim.running(jnp.array([2.5, 0.0, 0.0, 0.0]), None, 0), [0.5, -0.5, -3.5])
+    assert to.JointPositionLimits(m, lower=[-1.0, -1.0], upper=[1.0, 1.0], joints=["joint2"]).rows == (
+        "joint2 upper",
+        "joint2 lower",
+    )
+    tip = to.FramePositionConstraint(m, "link2", jnp.zeros(3))
+    x = jnp.array([0.4, -0.3, 0.0, 0.0])
+    np.testing.assert_allclose(tip.terminal(x), jaxdyn.frame_placement(m, x[:2], "link2").p, atol=1e-15)
+    assert tip.rows == ("link2 x", "link2 y", "link2 z") and tip.equality and tip.knots == "terminal"
+    bad = to.FunctionConstraint(lambda x, u, t: x, ["one", "two"])
+    with pytest.raises(ValueError, match=r"FunctionConstraint \(one, two\): value must have shape \(2,\)"):
+        bad.running(x, None, 0)
+    with pytest.raises(ValueError, match="not joints"):
+        to.JointPositionLimits(m, joints=["nope"])
+    with pytest.raises(ValueError, match="no joint with a finite"):
+        to.JointPositionLimits(m)
+    with pytest.raises(ValueError, match="knots"):
+        to.FunctionConstraint(lambda x, u, t: x, ["a"], knots="first")
+    dyn = to.model_dynamics(m, 0.01)
+    with pytest.raises(ValueError, match="no constraints"):
+        to.augmented_lagrangian(
+            dyn, to.quadratic_cost(jnp.zeros(4), 1.0, 1.0, nu=2), [], jnp.zeros(4), jnp.zeros((3, 2))
+        )
+
+
+def test_augmented_lagrangian_arm_joint_limit_and_end_effector():
+    """The double pendulum (a 2-link arm) moving its elbow frame to a point with joint 2 held
+    within +-0.01 rad (the unconstrained motion swings it further): both constraints met; with
+    joint 1 limited short of the point (the same program, other bounds) the end-effector rows
+    and the limit are reported violated."""
+    m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+    dyn = to.model_dynamics(m, 0.02, "semi_implicit_euler")
+    T = 25
+    x0 = jnp.array([0.3, 0.0, 0.0, 0.0])
+    target = jaxdyn.frame_placement(m, jnp.array([1.5, 0.0]), "link2").p
+    cost = to.quadratic_cost(jnp.zeros(4), [0, 0, 0.01, 0.01], 0.01, Qf=[0, 0, 1.0, 1.0], nu=2)
+    tip = to.FramePositionConstraint(m, "link2", target)
+
+    def solve(upper):
+        lim = to.JointPositionLimits(m, lower=[-10.0, -0.01], upper=upper)
+        return (tip, lim), to.augmented_lagrangian(dyn, cost, (tip, lim), x0, jnp.zeros((T, 2)))
+
+    cons, res = solve([10.0, 0.01])
+    assert int(res.status) == 0, to.AL_STATUS[int(res.status)]
+    assert float(jnp.max(res.violation)) <= 1e-4
+    assert float(jnp.max(jnp.abs(res.x[:, 1]))) > 0.01 - 1e-4  # the elbow limit binds
+    with pytest.warns(UserWarning, match="violated: link2"):
+        cons, bad = solve([1.0, 0.01])
+    assert int(bad.status) == 2
+    names = [n.split(":")[0] for n in to.violated_constraints(cons, bad)]
+    assert "joint1 upper" in names and any(n.startswith("link2") for n in names), names

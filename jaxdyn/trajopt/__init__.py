@@ -65,6 +65,8 @@ problem structure: changing ``x0``, the initial controls, targets or weights (ar
 
 from __future__ import annotations
 
+from .augmented import AL_STATUS, ALOptions, ALResult, AugmentedCost, augmented_lagrangian, violated_constraints
+from .constraints import Constraint, FramePositionConstraint, FunctionConstraint, JointPositionLimits
 from .costs import Cost, FramePositionCost, FunctionCost, QuadraticCost, SumCost, quadratic_cost
 from .dynamics import Dynamics, FunctionDynamics, LinearDynamics, ModelDynamics, model_dynamics
 from .ilqr import (
@@ -112,4 +114,14 @@ __all__ = [
     "backward_pass",
     "forward_pass",
     "box_qp",
+    "Constraint",
+    "JointPositionLimits",
+    "FramePositionConstraint",
+    "FunctionConstraint",
+    "ALOptions",
+    "ALResult",
+    "AL_STATUS",
+    "AugmentedCost",
+    "augmented_lagrangian",
+    "violated_constraints",
 ]
