@@ -14,7 +14,10 @@ models do::
         + W_VT/2 |qd_T|^2 + W_PT/2 |p(q_T) - target|^2
 
 Initial guess: the gravity-compensation torque of ``x0`` at every knot (Crocoddyl's
-``quasiStatic``), with the states ``x0`` (a feasible guess: the robot does not move).
+``quasiStatic``), with the states ``x0`` (a feasible guess: the robot does not move). With
+``--init interp`` the states are instead interpolated linearly from ``x0`` to the configuration
+the target was made from, at rest (an infeasible guess, gaps at every knot): jaxdyn runs
+``trajopt.fddp`` and Crocoddyl ``SolverFDDP`` from the same states and controls.
 
 Timed (after a warm-up; ``--rounds`` alternating rounds, the best kept, since the 2-core
 development machine is shared): jaxdyn's jitted solve, one problem at a time and the
@@ -106,6 +109,8 @@ def croc_main(problem_path):
         solver = crocoddyl.SolverFDDP(problem)
         xs = [x0] * (T + 1)
         us = problem.quasiStatic([x0] * T)
+        if pb.get("xs_init"):
+            xs = [np.asarray(x) for x in pb["xs_init"][pb["targets"].index(target)]]
         t = time.perf_counter()
         solver.solve(xs, us, MAX_ITER, False)
         return time.perf_counter() - t, solver
@@ -134,6 +139,9 @@ def main():
     ap.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     ap.add_argument("--jacfwd", action="store_true", help="the step's Jacobians by jacfwd (the former path)")
     ap.add_argument("--no-batch", action="store_true", help="skip the vmapped batch")
+    ap.add_argument(
+        "--init", default="rest", choices=("rest", "interp"), help="states of the guess: x0, or interpolated (fddp)"
+    )
     ap.add_argument("--out")
     args = ap.parse_args()
     if args.croc:
@@ -182,8 +190,15 @@ def main():
     )  # fmt: skip
     opt = to.ILQROptions(max_iterations=MAX_ITER)
 
-    def solve(target):
+    q_goal = jnp.asarray(Q_READY + offsets, dtype)
+    s = jnp.linspace(0.0, 1.0, T + 1)[:, None]
+    XS = jnp.stack([jnp.concatenate([q0 + s * (qg - q0), jnp.zeros((T + 1, 7), dtype)], 1) for qg in q_goal])
+    interp = args.init == "interp"
+
+    def solve(target, xs):
         cost = reg + to.FramePositionCost(model, FRAME, target, weight=DT * W_P, terminal_weight=W_PT)
+        if interp:
+            return to.fddp(dyn, cost, x0, U0, xs, options=opt)
         return to.ilqr(dyn, cost, x0, U0, options=opt)
 
     def judge(us, target):
@@ -197,17 +212,26 @@ def main():
     tg = jnp.asarray(targets, dtype)
 
     t = time.perf_counter()
-    jax.block_until_ready(one(tg[0]))
+    jax.block_until_ready(one(tg[0], XS[0]))
     compile_one = time.perf_counter() - t
     compile_batch = float("nan")
     if not args.no_batch:
         t = time.perf_counter()
-        jax.block_until_ready(batch(tg))
+        jax.block_until_ready(batch(tg, XS))
         compile_batch = time.perf_counter() - t
 
     pb_path = os.path.join(tmp, "problem.json")
     with open(pb_path, "w") as fh:
-        json.dump(dict(urdf=urdf, x0=np.asarray(x0).tolist(), targets=targets.tolist(), rounds=args.rounds), fh)
+        json.dump(
+            dict(
+                urdf=urdf,
+                x0=np.asarray(x0).tolist(),
+                targets=targets.tolist(),
+                rounds=args.rounds,
+                xs_init=np.asarray(XS).tolist() if interp else None,
+            ),
+            fh,
+        )
 
     best_one, best_batch, best_croc = None, None, None
     croc = None
@@ -215,14 +239,14 @@ def main():
         walls, res = [], []
         for i in range(args.targets):
             t = time.perf_counter()
-            r = jax.block_until_ready(one(tg[i]))
+            r = jax.block_until_ready(one(tg[i], XS[i]))
             walls.append(time.perf_counter() - t)
             res.append(r)
         if best_one is None or sum(walls) < sum(best_one[0]):
             best_one = (walls, res)
         if not args.no_batch:
             t = time.perf_counter()
-            rb = jax.block_until_ready(batch(tg))
+            rb = jax.block_until_ready(batch(tg, XS))
             wb = time.perf_counter() - t
             if best_batch is None or wb < best_batch[0]:
                 best_batch = (wb, rb)
@@ -250,13 +274,13 @@ def main():
         lines.append(
             f"| {i} | {it_j} | {1e3 * walls[i] / max(it_j, 1):.2f} | {1e3 * walls[i]:.1f} | {c['iterations']} "
             f"| {1e3 * c['wall'] / max(c['iterations'], 1):.2f} | {1e3 * c['wall']:.1f} | {Jj / Jc:.7f} "
-            f"| {int(batch_iters[i])} |"
+            f"| {int(batch_iters[i]) if rb is not None else '-'} |"
         )
     tj, ij = sum(r[0] for r in rows), sum(r[1] for r in rows)
     tc, ic = sum(r[2] for r in rows), sum(r[3] for r in rows)
     lines += [
         "",
-        "| | jaxdyn `ilqr` | Crocoddyl FDDP |",
+        f"| | jaxdyn `{'fddp' if interp else 'ilqr'}` | Crocoddyl FDDP |",
         "|---|---|---|",
         f"| time per iteration (mean over the targets) | {1e3 * tj / ij:.2f} ms | {1e3 * tc / ic:.2f} ms |",
         f"| iterations (sum over {args.targets} targets) | {ij} | {ic} |",
@@ -274,6 +298,7 @@ def main():
         rounds=f"best of {args.rounds}",
         problem=f"panda 7 dof, T={T}, dt={DT}, symplectic Euler, sim.IDEAL",
         step_jacobians="jacfwd" if args.jacfwd else "closed form",
+        initial_states="interpolated to the goal (infeasible)" if interp else "x0 at every knot (a rollout)",
     )
 
 
