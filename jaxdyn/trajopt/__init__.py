@@ -86,6 +86,7 @@ from .ilqr import (
     simulate,
     total_cost,
 )
+from .mpc import MPC_OPTIONS, mpc_step, shift
 
 __all__ = [
     "Dynamics",
@@ -124,4 +125,7 @@ __all__ = [
     "AugmentedCost",
     "augmented_lagrangian",
     "violated_constraints",
+    "mpc_step",
+    "shift",
+    "MPC_OPTIONS",
 ]
