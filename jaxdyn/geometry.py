@@ -43,6 +43,10 @@ TYPE_CODES = {
     "box": BOX,
     "mesh": MESH,
 }
+# MuJoCo's defaults of a geom's soft-contact parameters, and its friction cones
+DEFAULT_SOLREF = (0.02, 1.0)
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+CONES = ("pyramidal", "elliptic")
 
 
 class Geoms(eqx.Module):
@@ -70,6 +74,16 @@ class Geoms(eqx.Module):
       pair_angular ``(len(pairs), 2)``: each explicit pair's own torsional and rolling friction
         (MJCF ``<pair friction>``'s third and fourth numbers; MuJoCo's defaults 0.005, 0.0001),
         acting where its ``pair_condim`` is 4 (torsional) or 6 (both);
+      solref ``(ng, 2)``, solimp ``(ng, 5)``, solmix ``(ng,)``: MuJoCo's soft-contact parameters
+        of each geom (defaults ``(0.02, 1)``, ``(0.9, 0.95, 0.001, 0.5, 2)``, 1), read by
+        ``Contact(normal="mujoco")`` (:mod:`jaxdyn.contact.soft`) and mixed per contact as MuJoCo
+        mixes them; pair_solref ``(len(pairs), 2)``, pair_solimp ``(len(pairs), 5)``: an explicit
+        pair's own;
+      invweight ``(ng, 2)``: MuJoCo's ``body_invweight0`` (translational, rotational) of each
+        geom's body, the mean diagonal of its inverse inertia at its centre of mass in the
+        reference configuration (0 on the world; -1 where not computed:
+        :func:`jaxdyn.contact.soft.with_invweights`), the scale of ``Contact(normal="mujoco")``'s
+        regularisation;
       hfields: one ``(nrow, ncol)`` array per ``hfield`` geom, in geom order: the surface's
         heights [m] at the grid vertices in the geom's frame (row ``i`` at ``y = -size[1] + 2
         size[1] i / (nrow - 1)``, column ``j`` along ``x`` likewise; :mod:`jaxdyn.contact.heightfield`).
@@ -99,7 +113,10 @@ class Geoms(eqx.Module):
         3), instead of its geoms';
       vertex_geom: the geom of each row of ``vertices`` (a mesh geom);
       face_geom: the geom of each row of ``faces``;
-      edge_geom: the geom of each row of ``edges``.
+      edge_geom: the geom of each row of ``edges``;
+      cone: MuJoCo's friction cone of the scene (``<option cone>``), ``"pyramidal"`` (MuJoCo's
+        default) or ``"elliptic"``: it sets how stiff ``Contact(normal="mujoco")``'s normal
+        force is (:mod:`jaxdyn.contact.soft`).
     """
 
     size: Float[Array, "ng 3"]
@@ -113,6 +130,12 @@ class Geoms(eqx.Module):
     margin: Float[Array, " ng"]
     pair_margin: Float[Array, " npair"]
     pair_angular: Float[Array, "npair 2"]
+    solref: Float[Array, "ng 2"]
+    solimp: Float[Array, "ng 5"]
+    solmix: Float[Array, " ng"]
+    invweight: Float[Array, "ng 2"]
+    pair_solref: Float[Array, "npair 2"]
+    pair_solimp: Float[Array, "npair 5"]
     type: tuple[int, ...] = eqx.field(static=True, default=())
     body: tuple[int, ...] = eqx.field(static=True, default=())
     contype: tuple[int, ...] = eqx.field(static=True, default=())
@@ -127,6 +150,7 @@ class Geoms(eqx.Module):
     face_geom: tuple[int, ...] = eqx.field(static=True, default=())
     edge_geom: tuple[int, ...] = eqx.field(static=True, default=())
     hfields: tuple[Float[Array, "nrow ncol"], ...] = ()
+    cone: str = eqx.field(static=True, default="pyramidal")
 
     @property
     def ng(self) -> int:
@@ -156,6 +180,13 @@ def make_geoms(
     vertices=None,
     vertex_geom=(),
     hfields=(),
+    solref=None,
+    solimp=None,
+    solmix=1.0,
+    invweight=None,
+    pair_solref=None,
+    pair_solimp=None,
+    cone="pyramidal",
     dtype=None,
 ) -> Geoms:
     """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
@@ -173,7 +204,11 @@ def make_geoms(
     frames, the geom of each in ``vertex_geom``; give a mesh geom its convex hull's vertices).
     The hulls' triangles (``faces``) are computed from the vertices (scipy's Qhull).
     ``hfields``: one ``(nrow, ncol)`` array of heights [m] per ``HFIELD`` geom, in geom order
-    (``nrow, ncol >= 2``); a height field must be on the world (``body -1``).
+    (``nrow, ncol >= 2``); a height field must be on the world (``body -1``). MuJoCo's soft-contact
+    parameters ``solref`` ``(ng, 2)``, ``solimp`` ``(ng, 5)`` (a row or one per geom; default
+    MuJoCo's), ``solmix`` and per pair ``pair_solref``, ``pair_solimp`` (default MuJoCo's), the
+    bodies' ``invweight`` ``(ng, 2)`` (default -1: not computed; the loaders compute it,
+    :func:`jaxdyn.contact.soft.with_invweights`) and the scene's friction ``cone``.
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -230,6 +265,19 @@ def make_geoms(
         if not 0 <= g < ng or type[g] != MESH:
             raise ValueError(f"make_geoms: vertex_geom names geom {g}, which is not a mesh geom of 0..{ng - 1}")
     faces, face_geom, edges, edge_geom = _hull_faces(vertices, vertex_geom)
+    solref = _rows(solref, DEFAULT_SOLREF, ng, "solref")
+    solimp = _rows(solimp, DEFAULT_SOLIMP, ng, "solimp")
+    solmix = np.broadcast_to(np.asarray(solmix, np.float64), (ng,)) if np.ndim(solmix) == 0 else solmix
+    if len(solmix) != ng:
+        raise ValueError(f"make_geoms: {len(solmix)} entries in solmix for {ng} geoms")
+    invweight = np.full((ng, 2), -1.0) if invweight is None else invweight
+    _, pair_solref = _pair_values(pairs, pair_solref, ng, "pair_solref", DEFAULT_SOLREF)
+    _, pair_solimp = _pair_values(pairs, pair_solimp, ng, "pair_solimp", DEFAULT_SOLIMP)
+    if cone not in CONES:
+        raise ValueError(f"make_geoms: cone must be one of {', '.join(CONES)} (MuJoCo's), got {cone!r}")
+    for what, values in (("solref", solref), ("solimp", solimp), ("solmix", solmix)):
+        if not np.all(np.isfinite(np.asarray(values, np.float64))):
+            raise ValueError(f"make_geoms: {what} must be finite")
     hf = [g for g in range(ng) if type[g] == HFIELD]
     if len(hfields) != len(hf):
         raise ValueError(f"make_geoms: {len(hfields)} arrays in hfields for {len(hf)} hfield geoms")
@@ -255,6 +303,12 @@ def make_geoms(
         margin=f(margin, (ng,)),
         pair_margin=f(pair_margin, (len(pairs),)),
         pair_angular=f(pair_angular, (len(pairs), 2)),
+        solref=f(solref, (ng, 2)),
+        solimp=f(solimp, (ng, 5)),
+        solmix=f(solmix, (ng,)),
+        invweight=f(invweight, (ng, 2)),
+        pair_solref=f(pair_solref, (len(pairs), 2)),
+        pair_solimp=f(pair_solimp, (len(pairs), 5)),
         type=type,
         body=body,
         contype=contype,
@@ -269,7 +323,23 @@ def make_geoms(
         face_geom=face_geom,
         edge_geom=edge_geom,
         hfields=tuple(jnp.asarray(h, dtype) for h in hfields),
+        cone=cone,
     )
+
+
+def _rows(x, default, ng, what):
+    """``(ng, len(default))`` from one row or one per geom (None: ``default``); a row shorter than
+    ``default`` sets its leading entries, as MJCF reads ``solimp="0.9 0.95"``."""
+    if x is None:
+        return np.broadcast_to(np.asarray(default, np.float64), (ng, len(default)))
+    x = np.asarray(x, np.float64)
+    if x.ndim == 1:
+        x = np.broadcast_to(x, (ng, len(x)))
+    if x.ndim != 2 or len(x) != ng or not 1 <= x.shape[1] <= len(default):
+        raise ValueError(f"make_geoms: {what} must be one row of at most {len(default)} numbers or one per geom")
+    out = np.tile(np.asarray(default, np.float64), (ng, 1))
+    out[:, : x.shape[1]] = x
+    return out
 
 
 def _hull_faces(vertices, vertex_geom):
@@ -347,4 +417,10 @@ def empty_geoms(dtype=None) -> Geoms:
         margin=jnp.zeros((0,), dtype),
         pair_margin=jnp.zeros((0,), dtype),
         pair_angular=jnp.zeros((0, 2), dtype),
+        solref=jnp.zeros((0, 2), dtype),
+        solimp=jnp.zeros((0, 5), dtype),
+        solmix=jnp.zeros((0,), dtype),
+        invweight=jnp.zeros((0, 2), dtype),
+        pair_solref=jnp.zeros((0, 2), dtype),
+        pair_solimp=jnp.zeros((0, 5), dtype),
     )

@@ -24,7 +24,7 @@ def _load(path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # springs are modelled: nothing is dropped
         # but the contact law's parameters are named (dm_control's humanoid sets solref, solimp)
-        warnings.filterwarnings("ignore", message=".*geom contact parameters are not read")
+        warnings.filterwarnings("ignore", message=".*geom soft-contact parameters act with")
         return jaxdyn.load_mjcf(path)
 
 

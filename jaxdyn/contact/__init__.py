@@ -16,6 +16,8 @@ each:
 * :mod:`jaxdyn.contact.laws`: the force laws, with the equations (S1)-(S6) and (R1)-(R2) that
   the other modules cite: the Hunt-Crossley normal force, regularised or stick-capable Coulomb
   friction, torsional and rolling friction.
+* :mod:`jaxdyn.contact.soft`: MuJoCo's soft contact as a normal-force law (``solref``,
+  ``solimp``, ``Contact(normal="mujoco")``), (M1)-(M2).
 * :mod:`jaxdyn.contact.frames`: the bodies' world frames and velocities, the velocity Jacobians
   of material points, and the sum of point forces into body wrenches.
 * :mod:`jaxdyn.contact.forces`: :class:`Contact`, what the simulation takes, and the forces of
@@ -38,6 +40,7 @@ from .pairs import (
     pairs_in_reach,
 )
 from .params import FRICTION_LAWS, ContactParams, ContactState, Ground
+from .soft import NORMAL_LAWS, body_invweights, with_invweights
 
 __all__ = [
     "Ground",
@@ -46,6 +49,9 @@ __all__ = [
     "Contact",
     "ContactState",
     "FRICTION_LAWS",
+    "NORMAL_LAWS",
+    "body_invweights",
+    "with_invweights",
     "ContactPoints",
     "JointSpaceContacts",
     "PairContacts",

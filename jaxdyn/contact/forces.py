@@ -26,6 +26,7 @@ from jaxtyping import Array, Float
 from ..algorithms.common import full_precision
 from ..algorithms.rnea import rnea_full
 from ..model import Model
+from . import soft
 from .frames import _add_wrenches, _Frames, _frames, _geom_poses
 from .ground import _contact_points, _has_ground_points, _n_ground_points
 from .heightfield import HeightField
@@ -62,6 +63,13 @@ class Contact(eqx.Module):
       also acts when it would touch within the step: count with a ``margin`` of the step
       times the largest closing speed. A pair that leaves the chosen ones with
       ``friction="spring"`` starts again from a relaxed bristle.
+    normal (static): the normal-force law. ``"hunt_crossley"`` (default): jaxdyn's
+      Hunt-Crossley law with ``params`` (:mod:`jaxdyn.contact.laws`). ``"mujoco"``: MuJoCo's soft
+      contact with each contact's ``solref``, ``solimp`` and ``solmix`` from ``model.geoms``
+      (MJCF geoms, defaults and pairs), mixed as MuJoCo mixes them, and the scene's cone
+      (:mod:`jaxdyn.contact.soft`): in the ``"implicit_euler"`` step the normal force of a
+      frictionless contact is MuJoCo's Euler step's, and a scene's penetration at rest follows
+      what its author tuned. The friction stays jaxdyn's (``friction``), bounded by ``mu f_n``.
     max_contacts (static): the contact rows (ground points and pair contacts) that the
       ``"implicit_euler"`` step's velocity solve takes, where most of a step's cost is:
       ``"auto"`` (default) a budget from the model
@@ -82,8 +90,11 @@ class Contact(eqx.Module):
     friction: str = eqx.field(static=True, default="regularised")
     max_pairs: int | None = eqx.field(static=True, default=None)
     max_contacts: int | str | None = eqx.field(static=True, default="auto")
+    normal: str = eqx.field(static=True, default="hunt_crossley")
 
     def __check_init__(self):
+        if self.normal not in soft.NORMAL_LAWS:
+            raise ValueError(f"Contact: unknown normal '{self.normal}', choose one of {', '.join(soft.NORMAL_LAWS)}")
         if self.friction not in FRICTION_LAWS:
             raise ValueError(f"Contact: unknown friction '{self.friction}', choose one of {', '.join(FRICTION_LAWS)}")
         if self.max_pairs is not None and (
@@ -133,13 +144,15 @@ class Contact(eqx.Module):
 
     @full_precision
     def joint_space(
-        self, model: Model, q, state: ContactState | None = None, dt=0.0, lookahead=None
+        self, model: Model, q, state: ContactState | None = None, dt=0.0, lookahead=None, qd=None, step=None
     ) -> JointSpaceContacts:
         """Every contact (ground points, then pairs) at the configuration ``q`` with its
         velocity Jacobian: the joint-space force and its velocity derivative at any velocity
         without repeating the kinematics (:class:`JointSpaceContacts`). ``lookahead``: the
-        ``h`` of (J3) there (None: the penetrations of ``q``)."""
-        return _joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead)
+        ``h`` of (J3) there (None: the penetrations of ``q``). ``qd``, ``step``: with
+        ``normal="mujoco"``, the start velocity and length of the step whose end velocity the
+        law takes ((M2) of :mod:`jaxdyn.contact.soft`; None: (M1) at the velocity)."""
+        return _joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead, qd, step)
 
     @full_precision
     def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
@@ -207,6 +220,7 @@ class Contact(eqx.Module):
             collide_pairs=self.collide_pairs,
             exclude=self.exclude,
             max_pairs=self.max_pairs,
+            normal=self.normal,
         )
 
 
@@ -223,6 +237,7 @@ def contact_wrenches(
     state: ContactState | None = None,
     dt=0.0,
     max_pairs: int | None = None,
+    normal: str = "hunt_crossley",
 ) -> Float[Array, "nb 6"]:
     """Contact wrenches on every body, ``(nb, 6)`` ``[moment; force]`` about the body origin in
     body coordinates (the ``f_ext`` convention of :func:`~jaxdyn.aba`): the sum over the body's
@@ -230,8 +245,10 @@ def contact_wrenches(
     the body's world pose; ground contact and shape pairs (each pair's force on both bodies)
     as chosen. ``state``: the bristle elongations of the stick-capable friction
     (:mod:`jaxdyn.contact.laws`, with ``dt`` the ``h`` of (S2)); ``None``: regularised friction. ``max_pairs``:
-    the broad phase's budget per kind of pair (:class:`Contact`)."""
-    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs)
+    the broad phase's budget per kind of pair, ``normal`` the normal-force law (:class:`Contact`)."""
+    which = dict(
+        collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs, normal=normal
+    )
     return _evaluate(model, q, qd, ground, params, state, dt, **which)[0]
 
 
@@ -313,30 +330,43 @@ def _kinds(
     exclude,
     max_pairs=None,
     table_rows=False,
+    normal="hunt_crossley",
 ):
     """The point forces of each kind of contact that acts, as ``{"ground": _Kind, "pairs": _Kind}``
     (a kind is absent when it is off or the model has none). ``state``: the elongations of
     ``friction="spring"`` (``None``: regularised friction). ``max_pairs``: the broad phase's
     budget per kind of pair; with ``table_rows``, the chosen pairs' contacts are put in the rows
-    of the whole table (the others: no force, no depth, at the midpoint of the geoms' centres)."""
+    of the whole table (the others: no force, no depth, at the midpoint of the geoms' centres).
+    ``normal``: the normal-force law (:class:`Contact`)."""
     out = {}
     spring = state is not None
+    mujoco = normal == "mujoco"
+    if mujoco:
+        soft.check_invweights(model)
     if _acts(model, collide_ground, False, exclude):
         cp = _contact_points(model, F, ground)
         n = cp.normal
         u = state.ground if spring else None
-        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt)
+        law = None
+        if mujoco:
+            rows = soft.ground_rows(model, cp, ground)
+            law = soft.coefficients(rows, cp.distance - cp.margin, cp.mu, None)[:2]
+        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt, soft=law)
         body = np.asarray(cp.body, np.int64)
         mua = _angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
-        tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype)
+        tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype, law)
         out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut, None, tq)
     if _acts(model, False, collide_pairs, exclude):
         pc = _pair_slots(model, F, exclude, max_pairs)
         u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
-        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt)
+        law = None
+        if mujoco:
+            rows = soft.take_rows(soft.pair_rows(model, exclude), pc.row)
+            law = soft.coefficients(rows, pc.distance - pc.margin, pc.mu, None)[:2]
+        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt, soft=law)
         tq = None
         if pc.mu_angular is not None:
-            tq = _torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype)
+            tq = _torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype, law)
         k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, pc.row if pc.chosen else None, tq)
         out["pairs"] = _table_rows(model, F, k, exclude) if table_rows and k.row is not None else k
     return out
@@ -365,7 +395,19 @@ def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
 
 
 def _evaluate(
-    model: Model, q, qd, ground, params, state, dt, *, collide_ground, collide_pairs, exclude, max_pairs=None
+    model: Model,
+    q,
+    qd,
+    ground,
+    params,
+    state,
+    dt,
+    *,
+    collide_ground,
+    collide_pairs,
+    exclude,
+    max_pairs=None,
+    normal="hunt_crossley",
 ):
     """Wrenches (as :func:`contact_wrenches`) and, with a ``state``, its rate (S4) and the
     elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``)."""
@@ -374,7 +416,9 @@ def _evaluate(
     ground = Ground() if ground is None else ground
     params = ContactParams() if params is None else params
     out = jnp.zeros((model.nb + 1, 6), model.dtype)  # the world's row last, dropped
-    which = dict(collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs)
+    which = dict(
+        collide_ground=collide_ground, collide_pairs=collide_pairs, exclude=exclude, max_pairs=max_pairs, normal=normal
+    )
     spring = state is not None
     rates = [jnp.zeros_like(state.ground), jnp.zeros_like(state.pairs)] if spring else None
     proj = [state.ground, state.pairs] if spring else None
@@ -437,6 +481,7 @@ def generalized_forces(
     state: ContactState | None = None,
     dt=0.0,
     max_pairs: int | None = None,
+    normal: str = "hunt_crossley",
 ) -> Float[Array, " nv"]:
     """The contact wrenches as joint-space forces, ``tau_c = sum_b J_b^T f_b``: minus the
     inverse dynamics of the wrenches alone (RNEA at zero velocity, acceleration and gravity,
@@ -453,6 +498,7 @@ def generalized_forces(
         state=state,
         dt=dt,
         max_pairs=max_pairs,
+        normal=normal,
     )
     return _joint_space(model, q, w)
 

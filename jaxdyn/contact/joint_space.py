@@ -16,6 +16,7 @@ from ..algorithms.common import full_precision
 from ..algorithms.kinematics import dof_motions_world
 from ..collision import _dot
 from ..model import Model
+from . import soft
 from .frames import _frames, _point_jacobians
 from .ground import _contact_points, _has_ground_points
 from .laws import _angular_friction_law, _force_law, _friction, _normal_force, _tangential
@@ -92,6 +93,11 @@ class JointSpaceContacts(eqx.Module):
     lookahead: Float[Array, ""] | None = None
     A: Float[Array, "m 3 nv"] | None = None
     mu_angular: Float[Array, "m 2"] | None = None
+    soft: tuple[Float[Array, " m"], Float[Array, " m"], Float[Array, " m"]] | None = None
+
+    def _soft(self):
+        """``(c0, s)`` of MuJoCo's law, or ``None`` (Hunt-Crossley)."""
+        return None if self.soft is None else self.soft[:2]
 
     def _depth(self, vel):
         """(J3) at the contact velocities ``vel`` ``(m, 3)``."""
@@ -104,11 +110,13 @@ class JointSpaceContacts(eqx.Module):
         """The normal force ``f_n`` ``(m,)`` of every contact at the joint velocity ``v``
         ``(nv,)``: the Hunt-Crossley part of (J1), at the penetration of (J3)."""
         vel = _mv_rows(self.G, v)
-        return _normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype)
+        return _normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype, self._soft())
 
     def elastic_normal_forces(self) -> Float[Array, " m"]:
         """The normal force ``k d^p`` ``(m,)`` of every contact at rest (no normal velocity),
-        with the penetration of the configuration."""
+        with the penetration of the configuration (MuJoCo's law: ``elastic``)."""
+        if self.soft is not None:
+            return self.soft[2]
         return _normal_force(self.depth, self.normal, jnp.zeros_like(self.normal), self.params, self.G.dtype)
 
     @full_precision
@@ -122,7 +130,16 @@ class JointSpaceContacts(eqx.Module):
         """(J1)'s ``f_c`` at the contact velocities ``vel`` ``(m, 3)``."""
         d = self._depth(vel)
         return _force_law(
-            d, self.normal, vel, self.mu, self.params, self.G.dtype, self.elongation, self.dt, friction_normal
+            d,
+            self.normal,
+            vel,
+            self.mu,
+            self.params,
+            self.G.dtype,
+            self.elongation,
+            self.dt,
+            friction_normal,
+            self._soft(),
         )[0]
 
     def contact_velocities(self, v):
@@ -171,28 +188,35 @@ class JointSpaceContacts(eqx.Module):
         h = self.lookahead
         fixed = friction_normal is not None
 
-        def law(d, phi, n, vel, mu, u, fb):
+        coef = self._soft()
+        use_soft = coef is not None
+
+        def law(d, phi, n, vel, mu, u, fb, sf):
             if h is not None:
                 d = _end_depth(phi, h, _dot(n, vel))
-            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None)[0]
+            sf = sf if use_soft else None
+            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None, sf)[0]
 
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
         fb = friction_normal if fixed else jnp.zeros_like(self.depth)
+        sf = coef if use_soft else (self.depth, self.depth)  # unused rows for Hunt-Crossley
         if self.A is None:
-            K = jax.vmap(jax.jacfwd(law, argnums=3))(self.depth, phi, self.normal, vel, self.mu, self.elongation, fb)
+            K = jax.vmap(jax.jacfwd(law, argnums=3))(
+                self.depth, phi, self.normal, vel, self.mu, self.elongation, fb, sf
+            )
             return _congruence(K, self.G)
 
-        def law6(d, phi, n, x, mu, u, fb, mua):  # [f; t] of the contact velocity x = [v_c; w_c]
-            f = law(d, phi, n, x[:3], mu, u, fb)
+        def law6(d, phi, n, x, mu, u, fb, sf, mua):  # [f; t] of the contact velocity x = [v_c; w_c]
+            f = law(d, phi, n, x[:3], mu, u, fb, sf)
             dd = _end_depth(phi, h, _dot(n, x[:3])) if h is not None else d
-            fn = fb if fixed else _normal_force(dd, n, x[:3], self.params, dtype)
+            fn = fb if fixed else _normal_force(dd, n, x[:3], self.params, dtype, sf if use_soft else None)
             return jnp.concatenate([f, _angular_friction_law(fn, n, x[3:], mua, self.params, dtype)[0]])
 
         GA = jnp.concatenate([self.G, self.A], axis=1)
         x = _mv_rows(GA, v)
         K = jax.vmap(jax.jacfwd(law6, argnums=3))(
-            self.depth, phi, self.normal, x, self.mu, self.elongation, fb, self.mu_angular
+            self.depth, phi, self.normal, x, self.mu, self.elongation, fb, sf, self.mu_angular
         )
         return _congruence(K, GA)
 
@@ -224,7 +248,11 @@ class JointSpaceContacts(eqx.Module):
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
         vn = _dot(vel, self.normal)
-        slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
+        if self.soft is not None:  # MuJoCo's law: slope -s where the force is positive
+            c0, s = self.soft[:2]
+            slope = jnp.where(c0 - s * vn > 0, -s, 0.0)
+        else:
+            slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
         vt = vel - vn[:, None] * self.normal
         ut = None if self.elongation is None else _tangential(self.elongation, self.normal)
         c = _friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
@@ -276,10 +304,15 @@ def contact_budget(model: Model, contact: Contact) -> int | None:
     return None if budget is None else int(budget)
 
 
-def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahead=None) -> JointSpaceContacts:
+def _joint_space_contacts(
+    model: Model, q, contact: Contact, state, dt, lookahead=None, qd=None, step=None
+) -> JointSpaceContacts:
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
-    depth, normal, mu, J, u, phi, mua = [], [], [], [], [], [], []
+    depth, normal, mu, J, u, phi, mua, soft_parts = [], [], [], [], [], [], [], []
+    mujoco = contact.normal == "mujoco"
+    if mujoco:
+        soft.check_invweights(model)
     use_ground = contact.collide_ground and _has_ground_points(model.geoms)
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     Jw, X = dof_motions_world(model, q)
@@ -291,6 +324,8 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         phi.append(cp.distance - cp.margin)
         body1.append(None), body2.append(cp.body), point.append(cp.point)
         mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
+        if mujoco:
+            soft_parts.append(soft.ground_rows(model, cp, contact.ground))
         if state is not None:
             u.append(state.ground)
     if use_pairs:
@@ -299,6 +334,8 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         phi.append(pc.distance - pc.margin)
         body1.append(pc.body1), body2.append(pc.body2), point.append(pc.point)
         mua.append(pc.mu_angular)
+        if mujoco:
+            soft_parts.append(soft.take_rows(soft.pair_rows(model, contact.exclude), pc.row))
         if state is not None:
             u.append(state.pairs[pc.row] if pc.chosen else state.pairs)
     if not depth:
@@ -320,6 +357,7 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         J = cat(J)
         fields = [cat(depth), cat(normal), cat(mu), cat(u) if state is not None else None, cat(phi)]
         mua = mua if angular else None
+        rows = soft.concat_rows(soft_parts) if soft_parts else None
     else:
         # the budget's rows nearest to touching (smallest signed distance): a row apart has no
         # force, so the solve equals every row's while no more rows than the budget touch
@@ -331,7 +369,15 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         fields = [cat(depth)[sel], cat(normal)[sel], cat(mu)[sel], cat(u)[sel] if state is not None else None]
         fields.append(phi_all[sel])
         mua = mua[sel] if angular else None
+        rows = soft.take_rows(soft.concat_rows(soft_parts), sel) if soft_parts else None
     depth_c, normal_c, mu_c, u_c, phi_c = fields
+    coef = None
+    if mujoco:
+        G = J[:, 3:]
+        if rows is None:  # no contact rows
+            rows = soft.rows_between(model.geoms, np.zeros(0, np.int64), np.zeros(0, np.int64), dtype)
+        vn = jnp.zeros_like(phi_c) if qd is None else _dot(_mv_rows(G, jnp.asarray(qd, dtype)), normal_c)
+        coef = soft.coefficients(rows, phi_c, mu_c, vn, step)
     return JointSpaceContacts(
         depth_c,
         normal_c,
@@ -344,4 +390,5 @@ def _joint_space_contacts(model: Model, q, contact: Contact, state, dt, lookahea
         None if lookahead is None else jnp.asarray(lookahead, dtype),
         J[:, :3] if angular else None,
         mua,
+        coef,
     )

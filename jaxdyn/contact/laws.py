@@ -132,22 +132,28 @@ def _friction(vt, ut, limit, params: ContactParams, dtype, dt):
     return -scale[..., None] * w, b * scale
 
 
-def _normal_force(depth, normal, velocity, params: ContactParams, dtype):
-    """The Hunt-Crossley normal force ``max(0, k d^p (1 - c_d v_n))`` (module docstring)."""
+def _normal_force(depth, normal, velocity, params: ContactParams, dtype, soft=None):
+    """The Hunt-Crossley normal force ``max(0, k d^p (1 - c_d v_n))`` (module docstring); with
+    ``soft = (c0, s)`` per row, MuJoCo's ``max(0, c0 - s v_n)`` (:mod:`jaxdyn.contact.soft`)."""
+    if soft is not None:
+        return jnp.maximum(soft[0] - soft[1] * _dot(velocity, normal), 0.0)
     k, p, cd = (jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping))
     return jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * _dot(velocity, normal)), 0.0)  # v_pen = -v_n
 
 
-def _force_law(depth, normal, velocity, mu, params: ContactParams, dtype, u=None, dt=0.0, friction_normal=None):
+def _force_law(
+    depth, normal, velocity, mu, params: ContactParams, dtype, u=None, dt=0.0, friction_normal=None, soft=None
+):
     """Hunt-Crossley normal force plus friction (module docstring) for penetrations ``depth``,
     unit normals and velocities ``v`` (the force pushes along ``+n``; ``v`` is the velocity of
     the pushed body relative to the other). ``u is None``: regularised Coulomb friction; else
     the bristle law (S1)-(S4) with elongations ``u`` and step ``dt``. ``friction_normal``: the
     normal force that bounds the friction (``mu f_n``), if not this velocity's own (the
     ``"implicit_euler"`` step's convex subproblem, (J4) of :class:`JointSpaceContacts`).
+    ``soft``: ``(c0, s)`` of MuJoCo's normal law (:mod:`jaxdyn.contact.soft`), else Hunt-Crossley.
     Returns the force, and for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
     vn = _dot(velocity, normal)
-    fn = _normal_force(depth, normal, velocity, params, dtype)
+    fn = _normal_force(depth, normal, velocity, params, dtype, soft)
     fb = fn if friction_normal is None else friction_normal
     vt = velocity - vn[..., None] * normal
     ut = None if u is None else _tangential(u, normal)
@@ -173,7 +179,7 @@ def _angular_friction_law(fb, normal, omega, mu_angular, params: ContactParams, 
     return -(cs * wn)[..., None] * normal - cr[..., None] * wr, cs, cr
 
 
-def _torques(depth, normal, velocity, omega, mu_angular, params: ContactParams, dtype):
+def _torques(depth, normal, velocity, omega, mu_angular, params: ContactParams, dtype, soft=None):
     """(R1)-(R2) bounded by the normal force at ``velocity`` (of the law that gives the force)."""
-    fn = _normal_force(depth, normal, velocity, params, dtype)
+    fn = _normal_force(depth, normal, velocity, params, dtype, soft)
     return _angular_friction_law(fn, normal, omega, mu_angular, params, dtype)[0]

@@ -128,7 +128,7 @@ import numpy as np
 
 from .. import geometry, sim, spatial
 from ..algorithms.kinematics import body_velocities, forward_kinematics
-from ..contact import Contact, ContactParams, ContactState
+from ..contact import Contact, ContactParams, ContactState, with_invweights
 from ..io.urdf import load_urdf
 from ..model import Model
 from .core import Env, EnvState, _finite, _raw_key
@@ -203,7 +203,7 @@ def attach_foot_spheres(model: Model, feet, radius: float, friction: float = 1.0
         names=tuple(feet),
         dtype=model.dtype,
     )
-    return model.replace(geoms=geoms)
+    return with_invweights(model.replace(geoms=geoms))
 
 
 class QuadrupedState(EnvState):

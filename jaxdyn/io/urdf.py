@@ -433,6 +433,10 @@ def load_urdf(
         dtype=dtype,
         geoms=make_geoms(**geoms, dtype=dtype),
     )
+    if model.geoms.ng:  # the bodies' weights of MuJoCo's soft contact (Contact(normal="mujoco"))
+        from ..contact.soft import with_invweights
+
+        model = with_invweights(model)
     model = model.replace(actuators=_actuators(root, model, robot_name))
     if mimic == "coupled":
         model = _mimic_couplings(root, model)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...geometry import TYPE_CODES, make_geoms
+from ...geometry import DEFAULT_SOLIMP, DEFAULT_SOLREF, TYPE_CODES, make_geoms
 from ..meshes import hull_vertices
 from .geom_inertia import _geom_shape, mesh_points
 from .hfields import hfield_assets
@@ -48,6 +48,9 @@ def _geoms(root, ctx, bodies, owner, dtype):
         condim=[],
         margin=[],
         names=[],
+        solref=[],
+        solimp=[],
+        solmix=[],
     )
     g_mjbody = []  # the MuJoCo body of each geom (<contact><exclude> names those)
     geom_attrs = []  # (attributes, description) of each geom kept
@@ -92,6 +95,9 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g["condim"].append(_condim(a, gw))
             g["margin"].append(float(_numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
             g["names"].append(a.get("name", ""))
+            g["solref"].append(_solref(a, gw))
+            g["solimp"].append(_solimp(a, gw))
+            g["solmix"].append(float(_numbers(a.get("solmix", "1"), 1, f"{gw} solmix")[0]))
             geom_attrs.append((a, gw))
             g_mjbody.append(i)
             if gtype == "mesh":
@@ -112,6 +118,9 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g["R"][k],
             g["friction"][k],
         )
+    cone = "pyramidal"
+    for o in root.iter("option"):
+        cone = o.get("cone", cone)
     geoms = make_geoms(  # the lists become arrays of make_geoms's shapes there
         **g,
         exclude=exclude,
@@ -120,9 +129,28 @@ def _geoms(root, ctx, bodies, owner, dtype):
         vertices=np.concatenate(g_vert),
         vertex_geom=g_vgeom,
         hfields=hfield_data,
+        cone=cone,
         dtype=dtype,
     )
-    return geoms
+    return geoms, g_mjbody
+
+
+def _solref(a, what):
+    """``solref`` (MuJoCo's default ``0.02 1``; fewer numbers set the leading ones)."""
+    out = np.array(DEFAULT_SOLREF)
+    if "solref" in a:
+        v = _numbers(a["solref"], 2, f"{what} solref", at_least=1)
+        out[: len(v)] = v
+    return out
+
+
+def _solimp(a, what):
+    """``solimp`` (MuJoCo's default ``0.9 0.95 0.001 0.5 2``; fewer numbers set the leading ones)."""
+    out = np.array(DEFAULT_SOLIMP)
+    if "solimp" in a:
+        v = _numbers(a["solimp"], 5, f"{what} solimp", at_least=1)
+        out[: len(v)] = v
+    return out
 
 
 def _hfield_geom(a, gw, ob, hfields, hfield_data):
@@ -140,14 +168,16 @@ def _hfield_geom(a, gw, ob, hfields, hfield_data):
     return size[:3].copy()
 
 
-# MuJoCo's defaults of a geom's contact parameters that jaxdyn's force law does not read
-GEOM_PARAMETERS = {"solref": (0.02, 1.0), "solimp": (0.9, 0.95, 0.001, 0.5, 2.0), "solmix": (1.0,), "gap": (0.0,)}
+# MuJoCo's defaults of a geom's contact parameters: the soft-contact ones, read by
+# Contact(normal="mujoco") only, and gap, which MuJoCo 4's contacts do not use
+GEOM_PARAMETERS = {"solref": DEFAULT_SOLREF, "solimp": DEFAULT_SOLIMP, "solmix": (1.0,), "gap": (0.0,)}
 
 
 def _warn_geom_contact_parameters(ctx, g, geom_attrs, in_pairs):
     """One warning naming the collidable geoms whose ``solref``, ``solimp``, ``solmix`` or ``gap``
-    (their own or their class's) differ from MuJoCo's defaults: jaxdyn's contact law
-    (:class:`jaxdyn.contact.ContactParams`) does not read them."""
+    (their own or their class's) differ from MuJoCo's defaults: the soft-contact parameters are
+    loaded (``model.geoms``) and act with ``Contact(normal="mujoco")``, not with the default
+    Hunt-Crossley law (:class:`jaxdyn.contact.ContactParams`); ``gap`` is not read."""
     found: dict[str, list[str]] = {}
     for k, (a, gw) in enumerate(geom_attrs):
         if not (g["contype"][k] or g["conaffinity"][k] or k in in_pairs):
@@ -157,15 +187,19 @@ def _warn_geom_contact_parameters(ctx, g, geom_attrs, in_pairs):
                 v = _numbers(a[key], len(default), f"{gw} {key}", at_least=1)
                 if not np.allclose(v, default[: len(v)]):
                     found.setdefault(key, []).append(gw)
-    if found:
-        parts = [
-            f"{key} of {len(w)} geom{'s' if len(w) > 1 else ''} ({', '.join(w[:4])}{', ...' if len(w) > 4 else ''})"
-            for key, w in found.items()
-        ]
+
+    def listed(key):
+        w = found[key]
+        return f"{key} of {len(w)} geom{'s' if len(w) > 1 else ''} ({', '.join(w[:4])}{', ...' if len(w) > 4 else ''})"
+
+    soft = [listed(k) for k in ("solref", "solimp", "solmix") if k in found]
+    if soft:
         ctx.warnings.append(
-            "geom contact parameters are not read (jaxdyn.contact.ContactParams sets the contact law): "
-            + "; ".join(parts)
+            "geom soft-contact parameters act with jaxdyn.contact.Contact(normal='mujoco'), MuJoCo's soft contact; "
+            "the default Hunt-Crossley law (jaxdyn.contact.ContactParams) does not read them: " + "; ".join(soft)
         )
+    if "gap" in found:
+        ctx.warnings.append(f"geom gap is not read (MuJoCo 4's contacts do not use it either): {listed('gap')}")
 
 
 def _mesh_hull(ctx, a, gw):
@@ -201,11 +235,11 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
     MuJoCo body against every geom of the other), ``<pair geom1 geom2>`` as explicit geom pairs,
     with their sliding, torsional and rolling friction (``friction``'s first, third and fourth
     numbers, MuJoCo's defaults ``1 1 0.005 0.0001 0.0001``), ``condim`` and ``margin`` (default
-    0); the pairs' ``solref`` and ``solimp`` are not read (warned). Returns ``(exclude, pairs,
+    0), ``solref`` and ``solimp`` (``solreffriction`` is not read, warned). Returns ``(exclude, pairs,
     values)``, ``values`` the pairs' keyword arguments of :func:`~jaxdyn.geometry.make_geoms`."""
     body_ids = {b.name: i for i, b in enumerate(bodies) if b.name}
     geom_ids = {n: k for k, n in enumerate(g_names) if n}
-    exclude, pairs, own, friction, margin, condim, angular = [], [], [], [], [], [], []
+    exclude, pairs, own, friction, margin, condim, angular, solref, solimp = [], [], [], [], [], [], [], [], []
     for c in root.findall("contact"):
         for e in c:
             if not isinstance(e.tag, str):
@@ -264,16 +298,25 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                 margin.append(float(_numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
                 condim.append(dim)
                 angular.append((float(fr[2]), float(fr[3])))
+                solref.append(_solref(a, what))
+                solimp.append(_solimp(a, what))
                 own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
     if own:
         ctx.warnings.append(
-            "contact parameters of explicit pairs are not read (each pair uses its sliding friction and "
-            "the contact law of jaxdyn.contact.ContactParams): " + ", ".join(own)
+            "soft-contact parameters of explicit pairs act with jaxdyn.contact.Contact(normal='mujoco'), not with the "
+            "default Hunt-Crossley law (jaxdyn.contact.ContactParams); solreffriction is not read: " + ", ".join(own)
         )
     return (
         exclude,
         pairs,
-        dict(pair_friction=friction, pair_margin=margin, pair_condim=condim, pair_angular=np.reshape(angular, (-1, 2))),
+        dict(
+            pair_friction=friction,
+            pair_margin=margin,
+            pair_condim=condim,
+            pair_angular=np.reshape(angular, (-1, 2)),
+            pair_solref=np.reshape(solref, (-1, 2)),
+            pair_solimp=np.reshape(solimp, (-1, 5)),
+        ),
     )

@@ -8,6 +8,8 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
+import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 
 from ...model import Model, Topology, make_model
@@ -48,7 +50,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     policy.finish()
     eff = _effort_limits(root, ctx, jmap, nv)
     frames = _frames(bodies, owner, bnames)
-    geoms = _geoms(root, ctx, bodies, owner, dtype)
+    geoms, geom_mjbody = _geoms(root, ctx, bodies, owner, dtype)
     if stiff:
         ctx.warnings.insert(
             0,
@@ -90,6 +92,7 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
         dtype=dtype,
         geoms=geoms,
     )
+    model = _with_invweights(model, bodies, owner, inert, geom_mjbody, joint_name, jmap, ctx)
     model = model.replace(actuators=_actuators(root, ctx, jmap, model))
     model = model.replace(constraints=constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jmap))
     if ctx.warnings:
@@ -190,6 +193,27 @@ def _settings(root, ctx):
     if not gravity_on:
         gravity = np.zeros(3)
     return gravity
+
+
+def _with_invweights(model, bodies, owner, inert, geom_mjbody, joint_name, jmap, ctx):
+    """``model.geoms.invweight``: MuJoCo's ``body_invweight0`` of each geom's MuJoCo body, at
+    ``qpos0`` and that body's own centre of mass (:func:`jaxdyn.contact.soft.body_invweights`)."""
+    from ...contact.soft import _reference_kinematics, body_invweights
+    from .equality import reference_configuration
+
+    if not geom_mjbody:
+        return model
+    q0 = reference_configuration(model, bodies, joint_name, jmap, ctx)
+    Rw, pw = _reference_kinematics(model, q0)[:2]
+    Rw, pw = np.concatenate([Rw, np.eye(3)[None]]), np.concatenate([pw, np.zeros((1, 3))])  # world last
+    jbs, points = [], []
+    for i in geom_mjbody:
+        jb, R, p = owner[i]
+        com = np.zeros(3) if not i or inert is None or inert[i] is None else np.asarray(inert[i][1], np.float64)
+        jbs.append(jb)
+        points.append(Rw[jb] @ (np.asarray(R) @ com + np.asarray(p)) + pw[jb])
+    iw = body_invweights(model, q0, jbs, points)
+    return eqx.tree_at(lambda m: m.geoms.invweight, model, jnp.asarray(iw, model.geoms.invweight.dtype))
 
 
 def _refuse_unsupported(root):
