@@ -132,6 +132,7 @@ SLOW = {
     "tests/test_examples.py::TestTrainQuadruped::test_trains_and_draws_the_walk",
     "tests/test_examples.py::TestTrajoptDoublePendulum::test_swing_up",
     "tests/test_examples.py::TestTrajoptPanda::test_reach_with_less_effort_than_the_baseline",
+    "tests/test_examples.py::TestMPCUR5::test_tracks_the_moving_target_in_closed_loop",
     "tests/test_examples.py::TestViewRobots::test_pictures_show_the_robots",
     "tests/test_implicit_euler.py::test_one_joint_stability_limits",
     "tests/test_implicit_euler.py::test_order_one_fixed_and_floating_base",

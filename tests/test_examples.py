@@ -93,6 +93,17 @@ class TestTrajoptDoublePendulum:
         assert err < 1e-8
 
 
+class TestMPCUR5:
+    def test_tracks_the_moving_target_in_closed_loop(self, tmp_path):
+        out = run_example("mpc_ur5.py", tmp_path)
+        written(tmp_path, "mpc_ur5.png", "mpc_ur5.gif")
+        mean, worst = numbers(rf"tracking error after 1 s: mean {NUM} mm, max {NUM} mm", out)
+        assert worst < 5.0, (mean, worst)
+        (iters,) = numbers(rf"fddp iterations per step: mean {NUM},", out)
+        assert iters <= 3.0
+        numbers(rf"solve time per replanning step: wall median {NUM} ms", out)
+
+
 class TestTrajoptPanda:
     def test_reach_with_less_effort_than_the_baseline(self, tmp_path):
         out = run_example("trajopt_panda.py", tmp_path)

@@ -14,7 +14,7 @@ whose gradient is ``lam_hat c_x`` and whose Gauss-Newton Hessian is ``mu c_x' c_
 active rows (``lam_hat > 0``; always for equalities), the constraint's own curvature left out
 as ALTRO does. The inner problem (the cost plus these terms) is solved by :func:`fddp`, warm
 started from the previous solution; then the multipliers move to ``lam_hat`` at the solution
-and the penalty grows, ``mu <- min(phi mu, mu_max)`` (Howell et al. 2019, eqs. (11)-(12)).
+and the penalty grows, ``mu <- min(phi mu, mu_max)`` (the updates of Howell et al. 2019).
 The loop ends when every row is satisfied to ``tolerance`` with a converged inner solve, or
 reports why it stopped (:data:`AL_STATUS`): the constraints still violated at the largest
 penalty (:func:`violated_constraints` names them), or an inner solve that failed.

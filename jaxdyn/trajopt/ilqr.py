@@ -148,7 +148,7 @@ def backward_pass(
     eqs. (10)-(11), Tassa 2014 Sec. III). ``mu`` regularises ``V_xx`` (``V_xx + mu I``).
 
     With ``gaps (T, ndx)`` (multiple shooting, ``g_t+1 = f(x_t, u_t) (-) x_t+1``), the value
-    function of knot ``t+1`` is taken at the end of the gap (Mastalli et al. 2020, eq. (9)):
+    function of knot ``t+1`` is taken at the end of the gap (Mastalli et al. 2020):
     ``V_x' = V_x,t+1 + V_xx,t+1 g_t+1`` in ``Q_x`` and ``Q_u``, and the expected change gains
     the gap terms of :func:`fddp` (``alpha V_x' . g - alpha^2/2 g' V_xx,t+1 g``).
     """
@@ -206,7 +206,7 @@ def forward_pass(dynamics: Dynamics, cost: Cost, xs, us, k, K, alpha, u_lower, u
     """Closed-loop rollout ``u_t = clip(ubar_t + alpha k_t + K_t (x_t (-) xbar_t), lower, upper)``
     from ``xs[0]``; vmap over ``alpha`` for a parallel line search.
 
-    With ``gaps`` (multiple shooting, Mastalli et al. 2020, eq. (12)) each knot keeps the part
+    With ``gaps`` (multiple shooting, Mastalli et al. 2020) each knot keeps the part
     ``1 - alpha`` of its gap: ``x_t+1 = f(x_t, u_t) (+) (alpha - 1) g_t+1``. ``alpha = 0`` with
     zero gains gives back ``xs``; a full step (``alpha = 1``) is a rollout, whose gaps are zero
     by construction."""
@@ -373,7 +373,7 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROption
             j, _, _ = cs
             a = jnp.where(first, c(0.0), alphas[j])
             r = forward_pass(dynamics, cost, s.xs, s.us, bp.k, bp.K, a, lo, hi, s.gaps if shooting else None)
-            # expected change of J (Mastalli et al. 2020, eq. (15), derived in docs/trajopt.md)
+            # expected change of J with the gap terms (derived in docs/trajopt.md)
             change = a * bp.dV[0] + a**2 * bp.dV[1]
             if shooting:
                 dx = jax.vmap(dynamics.minus)(r.x[1:], s.xs[1:])
