@@ -1,9 +1,13 @@
-"""Actuators: MuJoCo's force generation on joint transmissions, driven by a control ``ctrl``.
+"""Actuators: MuJoCo's force generation on joint and tendon transmissions, driven by a control
+``ctrl``.
 
-Each actuator ``i`` drives one hinge or slide joint (its dof ``k``) through the gear ``g_i``
-(MuJoCo's ``gear[0]``). Its length and velocity are
+Each actuator ``i`` drives one hinge or slide joint (its dof ``k``) or one tendon ``t`` of
+``model.constraints`` (:mod:`jaxdyn.constraints.tendons`: length ``L_t``, Jacobian ``JT_t``)
+through the gear ``g_i`` (MuJoCo's ``gear[0]``). Its length, velocity and moment arm (a row
+over ``nv``, MuJoCo's ``actuator_moment``) are
 
-    l_i = g_i q_k,      ldot_i = g_i qd_k,
+    joint:   l_i = g_i q_k,     ldot_i = g_i qd_k,      m_i = g_i e_k,
+    tendon:  l_i = g_i L_t,     ldot_i = g_i JT_t qd,   m_i = g_i JT_t,
 
 and its scalar force, MuJoCo's force generation (documentation, "Actuation model"),
 
@@ -13,7 +17,8 @@ and its scalar force, MuJoCo's force generation (documentation, "Actuation model
     gain_i = G_i0 + G_i1 l_i + G_i2 ldot_i      (gaintype "fixed": G_i1 = G_i2 = 0)
     bias_i = B_i0 + B_i1 l_i + B_i2 ldot_i      (biastype "none": B = 0)
 
-and its joint torque ``tau_k += g_i F_i`` (the moment arm of a joint transmission is the gear).
+and its joint torque ``tau = sum_i m_i^T F_i`` (MuJoCo's ``qfrc_actuator``; a joint
+transmission scatters ``g_i F_i`` into its dof without forming ``m_i``).
 The shortcuts are particular ``G``, ``B``: ``motor`` ``G = [1, 0, 0]``; ``position``
 ``G = [kp, 0, 0]``, ``B = [0, -kp, -kv]``; ``velocity`` ``G = [kv, 0, 0]``, ``B = [0, 0, -kv]``;
 ``intvelocity`` the position servo on an integrated activation; ``damper``
@@ -33,7 +38,8 @@ implicit, as MuJoCo's ``implicitfast`` integrator treats it: ``-d tau / d qd``
 (:func:`velocity_derivative`: ``-g_i^2 (G_i2 u_i + B_i2)``, zero for an actuator at a bound of
 its force range) is added to the joint damping of the implicit solve, so the solve stays ABA
 with a modified armature (per sample: it depends on the state and the control); everything
-else is explicit.
+else is explicit. A tendon actuator's velocity feedback couples the tendon's dofs (``-g_i^2
+(G_i2 u_i + B_i2) JT_t^T JT_t``, not diagonal) and stays explicit in that step.
 """
 
 from __future__ import annotations
@@ -50,7 +56,9 @@ class Actuators(eqx.Module):
     """The actuators of a model (MuJoCo's ``actuator_*`` arrays for joint transmissions).
 
     Static: ``names`` (``nu``), ``dof`` (the driven dof of each, an index into ``qd``), ``qpos``
-    (its index into ``q``), ``dyntype`` (one of :data:`DYNTYPES` each), ``actearly``. Arrays:
+    (its index into ``q``), ``tendon`` (the driven tendon, an index into the tendons of
+    ``model.constraints``; ``-1`` for a joint transmission, whose ``dof`` and ``qpos`` are then
+    ``-1``), ``dyntype`` (one of :data:`DYNTYPES` each), ``actearly``. Arrays:
     ``gear (nu,)``, ``gain (nu, 3)`` and ``bias (nu, 3)`` (the affine coefficients ``G``, ``B``
     of the module docstring), ``ctrl_range``, ``force_range``, ``act_range`` ``(nu, 2)``
     (``[-inf, inf]`` where not limited) and ``time_constant (nu,)`` (``dynprm[0]`` of the
@@ -61,6 +69,7 @@ class Actuators(eqx.Module):
     qpos: tuple[int, ...] = eqx.field(static=True)
     dyntype: tuple[str, ...] = eqx.field(static=True)
     actearly: tuple[bool, ...] = eqx.field(static=True)
+    tendon: tuple[int, ...] = eqx.field(static=True)
     gear: Float[Array, " nu"]
     gain: Float[Array, "nu 3"]
     bias: Float[Array, "nu 3"]
@@ -71,7 +80,7 @@ class Actuators(eqx.Module):
 
     def __check_init__(self):
         nu = len(self.names)
-        for field in ("dof", "qpos", "dyntype", "actearly"):
+        for field in ("dof", "qpos", "dyntype", "actearly", "tendon"):
             if len(getattr(self, field)) != nu:
                 raise ValueError(f"Actuators: {field} has {len(getattr(self, field))} entries, names has {nu}")
         for n, d in zip(self.names, self.dyntype):
@@ -81,6 +90,11 @@ class Actuators(eqx.Module):
     @property
     def nu(self) -> int:
         return len(self.names)
+
+    @property
+    def on_tendons(self) -> tuple[int, ...]:
+        """The actuators with a tendon transmission."""
+        return tuple(i for i, t in enumerate(self.tendon) if t >= 0)
 
     @property
     def stateful(self) -> tuple[int, ...]:
@@ -113,10 +127,12 @@ def make_actuators(
     dyntype=None,
     time_constant=None,
     actearly=None,
+    tendon=None,
     dtype=None,
 ) -> Actuators:
     """:class:`Actuators` from numbers, optional fields filled with a motor's (gear 1, gain 1,
-    no bias, unlimited, no activation)."""
+    no bias, unlimited, no activation, joint transmission); ``tendon``: per actuator the index of
+    the tendon it drives or ``-1``."""
     dtype = dtype or jnp.result_type(float)
     nu = len(names)
 
@@ -133,6 +149,7 @@ def make_actuators(
         qpos=tuple(int(i) for i in qpos),
         dyntype=tuple(dyntype) if dyntype is not None else ("none",) * nu,
         actearly=tuple(bool(b) for b in actearly) if actearly is not None else (False,) * nu,
+        tendon=tuple(int(t) for t in tendon) if tendon is not None else (-1,) * nu,
         gear=arr(gear, (nu,), 1.0),
         gain=arr(gain, (nu, 3), 0.0) if gain is not None else arr(np.tile([1.0, 0, 0], (nu, 1)), (nu, 3), 0.0),
         bias=arr(bias, (nu, 3), 0.0),
@@ -163,18 +180,57 @@ def _check_act(acts: Actuators, act):
         )
 
 
+def _transmission(model, acts: Actuators, q, qd):
+    """``(l, ldot, JT)``: the actuators' lengths and velocities and, for the tendon actuators
+    (:attr:`Actuators.on_tendons`, in that order), their tendons' Jacobians ``(n, nv)``
+    (``None`` without tendon actuators)."""
+    q = jnp.asarray(q, model.dtype)
+    qd = jnp.asarray(qd, model.dtype)
+    on = acts.on_tendons
+    if not on:
+        return acts.gear * q[jnp.asarray(acts.qpos, jnp.int32)], acts.gear * qd[jnp.asarray(acts.dof, jnp.int32)], None
+    from .constraints.tendons import kinematics
+
+    L, JT = kinematics(model, q)
+    ti = np.asarray([acts.tendon[i] for i in on], np.int32)
+    JT = JT[ti]
+    x, xd = jnp.zeros(acts.nu, model.dtype), jnp.zeros(acts.nu, model.dtype)
+    joint = np.asarray([i for i, t in enumerate(acts.tendon) if t < 0], np.int32)
+    if len(joint):
+        x = x.at[joint].set(q[np.asarray(acts.qpos)[joint]])
+        xd = xd.at[joint].set(qd[np.asarray(acts.dof)[joint]])
+    x = x.at[np.asarray(on)].set(L[ti])
+    xd = xd.at[np.asarray(on)].set(JT @ qd)
+    return acts.gear * x, acts.gear * xd, JT
+
+
 def lengths(model, q) -> Float[Array, " nu"]:
-    """The actuators' lengths ``l = g q_k`` (MuJoCo's ``actuator_length``)."""
+    """The actuators' lengths ``l`` (MuJoCo's ``actuator_length``)."""
     acts = of_model(model)
-    return acts.gear * jnp.asarray(q, model.dtype)[jnp.asarray(acts.qpos, jnp.int32)]
+    return _transmission(model, acts, q, jnp.zeros(model.nv, model.dtype))[0]
 
 
-def forces(model, q, qd, ctrl, act=None) -> Float[Array, " nu"]:
-    """The actuators' scalar forces ``F`` (MuJoCo's ``actuator_force``) at ``(q, qd)`` under
-    ``ctrl (nu,)``; ``act (na,)``: the activations of the stateful actuators (``None``: zero),
-    read by actuators without ``actearly`` (with it, call :func:`forces` with the updated
-    activation, :func:`next_activation`)."""
+def velocities(model, q, qd) -> Float[Array, " nu"]:
+    """The actuators' velocities ``ldot`` (MuJoCo's ``actuator_velocity``)."""
+    return _transmission(model, of_model(model), q, qd)[1]
+
+
+def moments(model, q) -> Float[Array, "nu nv"]:
+    """The actuators' moment arms ``m_i`` as rows (MuJoCo's ``actuator_moment``, dense)."""
     acts = of_model(model)
+    _, _, JT = _transmission(model, acts, q, jnp.zeros(model.nv, model.dtype))
+    out = jnp.zeros((acts.nu, model.nv), model.dtype)
+    joint = [i for i, t in enumerate(acts.tendon) if t < 0]
+    if joint:
+        out = out.at[np.asarray(joint), np.asarray(acts.dof)[joint]].set(acts.gear[np.asarray(joint)])
+    if JT is not None:
+        on = np.asarray(acts.on_tendons)
+        out = out.at[on].set(acts.gear[on][:, None] * JT)
+    return out
+
+
+def _controls(model, acts: Actuators, ctrl, act):
+    """``(w, u)``: the clamped control and what the gains multiply (``act`` of the stateful)."""
     ctrl = jnp.asarray(ctrl, model.dtype)
     _check_ctrl(acts, ctrl)
     w = jnp.clip(ctrl, acts.ctrl_range[:, 0], acts.ctrl_range[:, 1])
@@ -183,37 +239,59 @@ def forces(model, q, qd, ctrl, act=None) -> Float[Array, " nu"]:
         act = jnp.zeros(acts.na, model.dtype) if act is None else jnp.asarray(act, model.dtype)
         _check_act(acts, act)
         u = u.at[jnp.asarray(acts.stateful)].set(act)
-    dofs = jnp.asarray(acts.dof, jnp.int32)
-    length = acts.gear * jnp.asarray(q, model.dtype)[jnp.asarray(acts.qpos, jnp.int32)]
-    velocity = acts.gear * jnp.asarray(qd, model.dtype)[dofs]
+    return w, u
+
+
+def _force(acts: Actuators, length, velocity, u):
     gain = acts.gain[:, 0] + acts.gain[:, 1] * length + acts.gain[:, 2] * velocity
     bias = acts.bias[:, 0] + acts.bias[:, 1] * length + acts.bias[:, 2] * velocity
     return jnp.clip(gain * u + bias, acts.force_range[:, 0], acts.force_range[:, 1])
 
 
+def forces(model, q, qd, ctrl, act=None) -> Float[Array, " nu"]:
+    """The actuators' scalar forces ``F`` (MuJoCo's ``actuator_force``) at ``(q, qd)`` under
+    ``ctrl (nu,)``; ``act (na,)``: the activations of the stateful actuators (``None``: zero),
+    read by actuators without ``actearly`` (with it, call :func:`forces` with the updated
+    activation, :func:`next_activation`)."""
+    acts = of_model(model)
+    _, u = _controls(model, acts, ctrl, act)
+    length, velocity, _ = _transmission(model, acts, q, qd)
+    return _force(acts, length, velocity, u)
+
+
 def joint_torques(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
-    """The actuators' joint torques ``tau_k = sum_i g_i F_i`` (MuJoCo's ``qfrc_actuator``
+    """The actuators' joint torques ``tau = sum_i m_i^T F_i`` (MuJoCo's ``qfrc_actuator``
     before the joints' ``actuatorfrcrange``, which :mod:`jaxdyn.sim` applies through the
     model's effort limit)."""
     acts = of_model(model)
-    F = forces(model, q, qd, ctrl, act)
-    return jnp.zeros(model.nv, model.dtype).at[jnp.asarray(acts.dof, jnp.int32)].add(acts.gear * F)
+    _, u = _controls(model, acts, ctrl, act)
+    length, velocity, JT = _transmission(model, acts, q, qd)
+    gF = acts.gear * _force(acts, length, velocity, u)
+    if JT is None:
+        return jnp.zeros(model.nv, model.dtype).at[jnp.asarray(acts.dof, jnp.int32)].add(gF)
+    joint = np.asarray([i for i, t in enumerate(acts.tendon) if t < 0], np.int32)
+    tau = JT.T @ gF[np.asarray(acts.on_tendons)]
+    if len(joint):
+        tau = tau.at[np.asarray(acts.dof)[joint]].add(gF[joint])
+    return tau
 
 
 def velocity_derivative(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
-    """The diagonal of ``d tau / d qd`` of the actuators' joint torques (joint transmissions make
-    it diagonal): ``g_i^2 (G_i2 u_i + B_i2)`` summed per dof, leaving out the actuators whose force
-    is at a bound of its force range, as MuJoCo's ``mjd_actuator_vel`` does. ``implicit_euler``
-    (:mod:`jaxdyn.sim`) treats ``-h`` times it as joint damping, MuJoCo's ``implicitfast``."""
+    """The diagonal of ``d tau / d qd`` of the joint actuators' torques (joint transmissions
+    make it diagonal): ``g_i^2 (G_i2 u_i + B_i2)`` summed per dof, leaving out the actuators whose
+    force is at a bound of its force range, as MuJoCo's ``mjd_actuator_vel`` does, and the tendon
+    actuators (module docstring). ``implicit_euler`` (:mod:`jaxdyn.sim`) treats ``-h`` times it as
+    joint damping, MuJoCo's ``implicitfast``."""
     acts = of_model(model)
-    F = forces(model, q, qd, ctrl, act)
-    u = jnp.clip(jnp.asarray(ctrl, model.dtype), acts.ctrl_range[:, 0], acts.ctrl_range[:, 1])
-    if acts.na:
-        act = jnp.zeros(acts.na, model.dtype) if act is None else jnp.asarray(act, model.dtype)
-        u = u.at[jnp.asarray(acts.stateful)].set(act)
+    _, u = _controls(model, acts, ctrl, act)
+    length, velocity, _ = _transmission(model, acts, q, qd)
+    F = _force(acts, length, velocity, u)
     clamped = (F <= acts.force_range[:, 0]) | (F >= acts.force_range[:, 1])
     dF = jnp.where(clamped, 0.0, acts.gain[:, 2] * u + acts.bias[:, 2])
-    return jnp.zeros(model.nv, model.dtype).at[jnp.asarray(acts.dof, jnp.int32)].add(acts.gear**2 * dF)
+    joint = np.asarray([i for i, t in enumerate(acts.tendon) if t < 0], np.int32)
+    if not len(joint):
+        return jnp.zeros(model.nv, model.dtype)
+    return jnp.zeros(model.nv, model.dtype).at[np.asarray(acts.dof)[joint]].add((acts.gear**2 * dF)[joint])
 
 
 def next_activation(model, ctrl, act, dt) -> Float[Array, " na"]:

@@ -31,6 +31,7 @@ from .solve import (
     solve,
     tendon_forces,
 )
+from .tendons import kinematics as tendon_kinematics
 
 __all__ = [
     "DEFAULT_SOLIMP",
@@ -55,6 +56,7 @@ __all__ = [
     "soft_parameters",
     "solve",
     "tendon_forces",
+    "tendon_kinematics",
     "weld",
 ]
 

@@ -25,10 +25,16 @@ positions or tendon lengths at the model's reference configuration); ``active (n
 rows (``body_invweight0`` / ``dof_invweight0`` / ``tendon_invweight0`` at the reference
 configuration), which set its regulariser ``R`` (:mod:`jaxdyn.constraints.solve`).
 
-Fixed tendons (``nt``): lengths ``L = coef_q q`` (linear in the positions of 1-dof joints) with
-Jacobian ``coef_v (nt, nv)``; ``tendon_stiffness``, ``tendon_spring (nt, 2)`` (the spring's
-dead band, MuJoCo's ``springlength``), ``tendon_damping``, ``tendon_range (nt, 2)`` (``+-inf``
-where not limited), ``tendon_length0`` and ``tendon_invweight`` (MuJoCo's ``tendon_invweight0``).
+Tendons (``nt``, :mod:`jaxdyn.constraints.tendons`): a fixed tendon's length is
+``L = coef_q q`` (linear in the positions of 1-dof joints) with Jacobian ``coef_v (nt, nv)``; a
+spatial tendon's is the polyline through the points ``tendon_path[t]`` (static indices into
+``path_body``, the jaxdyn body of each point, ``-1`` the world, and ``path_point (npath, 3)``, the
+point in its body's frame; its rows of ``coef_q``, ``coef_v`` are zero). ``tendon_stiffness``,
+``tendon_spring (nt, 2)`` (the spring's dead band, MuJoCo's ``springlength``),
+``tendon_damping``, ``tendon_range (nt, 2)`` (``+-inf`` where not limited), ``tendon_limited``
+(static: the tendons whose range is a limit constraint of the solve, MuJoCo's ``tendon_limited``),
+``tendon_solref (nt, 2)`` and ``tendon_solimp (nt, 5)`` (MuJoCo's ``solreflimit``,
+``solimplimit``), ``tendon_length0`` and ``tendon_invweight`` (MuJoCo's ``tendon_invweight0``).
 """
 
 from __future__ import annotations
@@ -75,6 +81,12 @@ class Constraints(eqx.Module):
     tendon_range: Float[Array, "nt 2"]
     tendon_length0: Float[Array, " nt"]
     tendon_invweight: Float[Array, " nt"]
+    tendon_solref: Float[Array, "nt 2"]
+    tendon_solimp: Float[Array, "nt 5"]
+    tendon_limited: tuple[bool, ...] = eqx.field(static=True)
+    tendon_path: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    path_body: tuple[int, ...] = eqx.field(static=True)
+    path_point: Float[Array, "npath 3"]
 
     def __check_init__(self):
         n = len(self.names)
@@ -94,6 +106,16 @@ class Constraints(eqx.Module):
         return len(self.tendon_names)
 
     @property
+    def limits(self) -> int:
+        """The number of tendon limit rows (one per limited tendon)."""
+        return sum(self.tendon_limited)
+
+    @property
+    def solved(self) -> bool:
+        """Whether the constrained solve has rows: equality constraints or tendon limits."""
+        return bool(self.neq or self.limits)
+
+    @property
     def rows(self) -> int:
         """The number of constraint rows (3 per connect, 6 per weld, 1 per joint or tendon)."""
         return sum(ROWS[k] for k in self.kinds)
@@ -105,7 +127,8 @@ class Constraints(eqx.Module):
             raise KeyError(f"no constraint named '{name}' (constraints: {', '.join(self.names)})") from None
 
     def tendons_only(self) -> Constraints:
-        """The same fixed tendons without the equality constraints."""
+        """The same tendons without the equality constraints and the tendons' limits (their
+        springs and dampers, the passive forces, stay)."""
         eq = _empty_eq(self.coef_q.dtype)
         return Constraints(
             names=(),
@@ -127,13 +150,19 @@ class Constraints(eqx.Module):
                     "tendon_range",
                     "tendon_length0",
                     "tendon_invweight",
+                    "tendon_solref",
+                    "tendon_solimp",
+                    "tendon_path",
+                    "path_body",
+                    "path_point",
                 )
             },
+            tendon_limited=(False,) * self.nt,
         )
 
     def equality_records(self) -> list[dict]:
         """The equality constraints as the records :func:`build` takes (one dict each)."""
-        arrays = ("anchor1", "anchor2", "frame1", "frame2", "torquescale", "polycoef", "ref1", "ref2")
+        arrays: tuple[str, ...] = ("anchor1", "anchor2", "frame1", "frame2", "torquescale", "polycoef", "ref1", "ref2")
         arrays += ("solref", "solimp", "invweight")
         return [
             dict(
@@ -150,7 +179,7 @@ class Constraints(eqx.Module):
         ]
 
     def tendon_records(self) -> list[dict]:
-        """The fixed tendons as the records :func:`build` takes (one dict each)."""
+        """The tendons as the records :func:`build` takes (one dict each)."""
         return [
             dict(
                 name=self.tendon_names[i],
@@ -162,6 +191,10 @@ class Constraints(eqx.Module):
                 range=np.asarray(self.tendon_range[i]),
                 length0=float(self.tendon_length0[i]),
                 invweight=float(self.tendon_invweight[i]),
+                limited=self.tendon_limited[i],
+                solref=np.asarray(self.tendon_solref[i]),
+                solimp=np.asarray(self.tendon_solimp[i]),
+                path=[(self.path_body[k], np.asarray(self.path_point[k])) for k in self.tendon_path[i]],
             )
             for i in range(self.nt)
         ]
@@ -198,8 +231,11 @@ def build(model, equalities=(), tendons=(), dtype=None) -> Constraints:
     ``body2``, ``anchor1``, ``anchor2``, ``frame1``, ``frame2``, ``torquescale``; ``index1``,
     ``index2``, ``polycoef``, ``ref1``, ``ref2``), optional ``active``, ``solref``, ``solimp``,
     ``invweight`` (computed by :func:`jaxdyn.constraints.solve.invweights` when absent).
-    ``tendons``: dicts with ``name``, ``coef_q (nq,)``, ``coef_v (nv,)`` and optional
-    ``stiffness``, ``spring (2,)``, ``damping``, ``range (2,)``.
+    ``tendons``: dicts with ``name``, ``coef_q (nq,)``, ``coef_v (nv,)`` (fixed tendons) or
+    ``path`` (spatial ones: a list of ``(body, point)``, the jaxdyn body, ``-1`` the world, and the
+    point in its frame), and optional ``stiffness``, ``spring (2,)``, ``damping``, ``range (2,)``,
+    ``limited`` (default: a finite range), ``solref``, ``solimp`` (of the limit),
+    ``length0``, ``invweight``.
     """
     dtype = dtype or model.dtype
     nq, nv = model.nq, model.nv
@@ -226,8 +262,18 @@ def build(model, equalities=(), tendons=(), dtype=None) -> Constraints:
     nt = len(T)
     tget = lambda k, d: [t.get(k, d) for t in T]
     inf = np.array([-np.inf, np.inf])
-    coef_q = a(tget("coef_q", None), (nt, nq)) if nt else jnp.zeros((0, nq), dtype)
-    coef_v = a(tget("coef_v", None), (nt, nv)) if nt else jnp.zeros((0, nv), dtype)
+    coef_q = a(tget("coef_q", np.zeros(nq)), (nt, nq)) if nt else jnp.zeros((0, nq), dtype)
+    coef_v = a(tget("coef_v", np.zeros(nv)), (nt, nv)) if nt else jnp.zeros((0, nv), dtype)
+    paths: list[tuple[int, ...]] = []
+    path_body: list[int] = []
+    path_point: list[np.ndarray] = []
+    for t in T:
+        path = list(t.get("path") or ())
+        paths.append(tuple(range(len(path_body), len(path_body) + len(path))))
+        path_body += [int(b) for b, _ in path]
+        path_point += [np.asarray(x, np.float64).reshape(3) for _, x in path]
+    ranges = [np.asarray(t.get("range", inf), np.float64) for t in T]
+    limited = [bool(t.get("limited", np.all(np.isfinite(r)))) for t, r in zip(T, ranges)]
     return Constraints(
         names=tuple(e["name"] for e in equalities),
         kinds=tuple(e["kind"] for e in equalities),
@@ -245,4 +291,10 @@ def build(model, equalities=(), tendons=(), dtype=None) -> Constraints:
         tendon_range=a(tget("range", inf), (nt, 2)),
         tendon_length0=a(tget("length0", 0.0), (nt,)),
         tendon_invweight=a(tget("invweight", 0.0), (nt,)),
+        tendon_solref=a(tget("solref", DEFAULT_SOLREF), (nt, 2)),
+        tendon_solimp=a(tget("solimp", DEFAULT_SOLIMP), (nt, 5)),
+        tendon_limited=tuple(limited),
+        tendon_path=tuple(paths),
+        path_body=tuple(path_body),
+        path_point=a(path_point, (len(path_body), 3)) if path_body else jnp.zeros((0, 3), dtype),
     )

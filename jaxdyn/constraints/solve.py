@@ -27,6 +27,15 @@ with equality constraints alone the constrained problem is the unconstrained qua
 (:func:`invweights`), and ``timeconst >= 2 dt`` in a step of length ``dt`` (MuJoCo's
 ``refsafe``). ``f`` is MuJoCo's ``efc_force`` and ``a`` its ``qacc``.
 
+Tendon limits are MuJoCo's unilateral limit rows (same ``aref`` and ``R``, with the tendon's
+``solreflimit``, ``solimplimit`` and ``tendon_invweight0``): a row exists while its residual is
+negative and pushes only (``f >= 0``); its cost ``1/2 R^-1 (J a - aref)^2`` counts only while
+``J a - aref < 0``. The problem is then piecewise quadratic; Newton's method on it (MuJoCo's
+"Newton" solver without the line search) solves the equation above on the active set
+``{equality rows} + {limit rows with J a - aref < 0}`` and updates that set, which for a few
+limit rows settles in a few steps (``1 + number of limit rows`` are taken). In the hard mode the
+limit rows stay soft (``R > 0``) beside the equality rows' Lagrange multipliers.
+
 Hard (Lagrange multipliers, exact closure): ``J a + gamma = -Kd J qd - Kp r`` with ``gamma =
 dJ/dt qd`` (the Baumgarte stabilisation, Baumgarte 1972; ``Kp = Kd = 0``: the index-3 DAE's
 acceleration level), i.e. the KKT system ``[M J^T; J 0] [a; -f] = [tau - c; -gamma - ...]``
@@ -57,6 +66,7 @@ from ..algorithms.innovations import _solve, factorize
 from ..algorithms.kinematics import dof_motions_world
 from ..configuration import configuration_derivative
 from .model import ROWS
+from .tendons import kinematics as tendon_kinematics
 
 MINVAL = 1e-15  # MuJoCo's mjMINVAL
 MINIMP, MAXIMP = 0.0001, 0.9999  # MuJoCo's bounds on solimp's dmin, dmax, midpoint
@@ -72,6 +82,7 @@ class Rows(NamedTuple):
     solref: Float[Array, "m 2"]
     solimp: Float[Array, "m 5"]
     body: np.ndarray  # (m,) bool: rows of connect and weld constraints (positions of bodies)
+    unilateral: np.ndarray  # (m,) bool: tendon limit rows (force >= 0, acting when r < 0)
 
 
 def _norm(x):
@@ -92,24 +103,27 @@ def _rotation_error(E):
 
 @full_precision
 def rows(model, q: Float[Array, " nq"]) -> Rows:
-    """Residuals, Jacobians and solver parameters of ``model.constraints`` at ``q`` (module
-    :mod:`jaxdyn.constraints.model` gives each kind's residual)."""
+    """Residuals, Jacobians and solver parameters of ``model.constraints`` at ``q``: the rows of
+    the equality constraints (module :mod:`jaxdyn.constraints.model` gives each kind's residual),
+    then one row per limited tendon, MuJoCo's limit constraint on the nearer bound: residual
+    ``L - lo`` with Jacobian ``JT`` below the middle of the range, ``hi - L`` with ``-JT`` above
+    it (a unilateral row, acting when its residual is negative)."""
     c = model.constraints
     dtype = model.dtype
     nv = model.nv
     lay = model.layout
-    if c is None or not c.neq:
+    if c is None or not c.solved:
         z = jnp.zeros((0,), dtype)
-        return Rows(
-            z, jnp.zeros((0, nv), dtype), z, z, jnp.zeros((0, 2), dtype), jnp.zeros((0, 5), dtype), np.zeros(0, bool)
-        )
+        none = np.zeros(0, bool)
+        return Rows(z, jnp.zeros((0, nv), dtype), z, z, jnp.zeros((0, 2), dtype), jnp.zeros((0, 5), dtype), none, none)
     need_bodies = any(k in ("connect", "weld") for k in c.kinds)
     if need_bodies:
         Jw, poses = dof_motions_world(model, q)
         Rb = jnp.concatenate([poses.R, jnp.eye(3, dtype=dtype)[None]])
         pb = jnp.concatenate([poses.p, jnp.zeros((1, 3), dtype)])
         anc = np.concatenate([lay.ancestor, np.zeros((model.nb, 1), bool)], 1)[lay.dof_body]  # (nv, nb+1)
-    L = c.coef_q @ q.astype(dtype)
+    if c.nt and ("tendon" in c.kinds or c.limits):
+        L, JT = tendon_kinematics(model, q)
     out_r, out_J, out_d, out_w, out_ref, out_imp = [], [], [], [], [], []
     for i, kind in enumerate(c.kinds):
         n = ROWS[kind]
@@ -140,7 +154,7 @@ def rows(model, q: Float[Array, " nq"]) -> Rows:
                 x1 = q[int(lay.q_start[c.index1[i]])].astype(dtype)
                 J = jnp.zeros((1, nv), dtype).at[0, int(lay.v_start[c.index1[i]])].set(1.0)
             else:
-                x1, J = L[c.index1[i]], c.coef_v[c.index1[i]][None]
+                x1, J = L[c.index1[i]], JT[c.index1[i]][None]
             pc = c.polycoef[i]
             r = x1 - c.ref1[i] - pc[0]
             if c.index2[i] >= 0:
@@ -148,7 +162,7 @@ def rows(model, q: Float[Array, " nq"]) -> Rows:
                     x2 = q[int(lay.q_start[c.index2[i]])].astype(dtype)
                     J2 = jnp.zeros((1, nv), dtype).at[0, int(lay.v_start[c.index2[i]])].set(1.0)
                 else:
-                    x2, J2 = L[c.index2[i]], c.coef_v[c.index2[i]][None]
+                    x2, J2 = L[c.index2[i]], JT[c.index2[i]][None]
                 d = x2 - c.ref2[i]
                 r = r - (pc[1] * d + pc[2] * d**2 + pc[3] * d**3 + pc[4] * d**4)
                 J = J - (pc[1] + 2 * pc[2] * d + 3 * pc[3] * d**2 + 4 * pc[4] * d**3) * J2
@@ -162,14 +176,35 @@ def rows(model, q: Float[Array, " nq"]) -> Rows:
         out_w.append(iw)
         out_ref.append(jnp.broadcast_to(c.solref[i], (n, 2)))
         out_imp.append(jnp.broadcast_to(c.solimp[i], (n, 5)))
+    for t in range(c.nt):
+        if not c.tendon_limited[t]:
+            continue
+        below, above = L[t] - c.tendon_range[t, 0], c.tendon_range[t, 1] - L[t]
+        lower = below < above
+        r = jnp.minimum(below, above)[None]
+        out_r.append(r)
+        out_J.append(jnp.where(lower, 1.0, -1.0).astype(dtype) * JT[t][None])
+        out_d.append(r)
+        out_w.append(c.tendon_invweight[t][None])
+        out_ref.append(c.tendon_solref[t][None])
+        out_imp.append(c.tendon_solimp[t][None])
     cat = jnp.concatenate
-    return Rows(cat(out_r), cat(out_J), cat(out_d), cat(out_w), cat(out_ref), cat(out_imp), _body_rows(c))
+    return Rows(
+        cat(out_r), cat(out_J), cat(out_d), cat(out_w), cat(out_ref), cat(out_imp), _body_rows(c), _unilateral_rows(c)
+    )
 
 
 def _body_rows(c):
-    if c is None or not c.neq:
+    if c is None or not c.solved:
         return np.zeros(0, bool)
-    return np.concatenate([np.full(ROWS[k], k in ("connect", "weld")) for k in c.kinds])
+    eq = [np.full(ROWS[k], k in ("connect", "weld")) for k in c.kinds]
+    return np.concatenate(eq + [np.zeros(c.limits, bool)])
+
+
+def _unilateral_rows(c):
+    if c is None or not c.solved:
+        return np.zeros(0, bool)
+    return np.concatenate([np.zeros(c.rows, bool), np.ones(c.limits, bool)])
 
 
 def impedance(solimp: Float[Array, "m 5"], distance: Float[Array, " m"]) -> Float[Array, " m"]:
@@ -250,8 +285,8 @@ def _rows_and_bias(model, q, qd, need: bool):
         rw = rows(model, q)
         return rw, jnp.zeros_like(rw.r)
     qdot = configuration_derivative(model, q, qd).astype(q.dtype)
-    rw, drw = jax.jvp(lambda q_: rows(model, q_)._replace(body=None), (q,), (qdot,))
-    return rw._replace(body=_body_rows(c)), drw.J @ qd
+    rw, drw = jax.jvp(lambda q_: rows(model, q_)._replace(body=None, unilateral=None), (q,), (qdot,))
+    return rw._replace(body=_body_rows(c), unilateral=_unilateral_rows(c)), drw.J @ qd
 
 
 def _singular(A):
@@ -273,8 +308,10 @@ def solve(
 ) -> Solution:
     """The constrained acceleration from the unconstrained one ``a0`` (module docstring):
     ``mode="soft"`` MuJoCo's soft constraints (``dt``: the step, for ``refsafe``), ``"hard"``
-    Lagrange multipliers with Baumgarte gains ``baumgarte = (Kp, Kd)`` and, with ``prox > 0``,
-    ``prox_iterations`` proximal iterations for rank-deficient systems."""
+    Lagrange multipliers with Baumgarte gains ``baumgarte = (Kp, Kd)`` for the equality rows
+    and, with ``prox > 0``, ``prox_iterations`` proximal iterations for rank-deficient
+    systems. Tendon limits are soft rows in both modes (the active set of the module
+    docstring)."""
     if mode not in ("soft", "hard"):
         raise ValueError(f"constraints: mode must be 'soft' or 'hard', got {mode!r}")
     q = jnp.asarray(q, model.dtype)
@@ -286,24 +323,43 @@ def solve(
     A = rw.J @ X
     A = 0.5 * (A + A.T)
     vel = rw.J @ qd
-    if mode == "soft":
-        R, K, B, imp = soft_parameters(rw, dt)
-        b = -B * vel - K * imp * rw.r - rw.J @ a0
-        if rw.body.any():  # MuJoCo's aref of connect and weld rows also holds -dJ/dt qd
-            b = b - jnp.where(jnp.asarray(rw.body), gamma, 0.0)
-        f = jnp.linalg.solve(A + jnp.diag(R), b)
-        return Solution(a0 + X @ f, f, rw, jnp.asarray(False))
-    Kp, Kd = baumgarte
-    b = -gamma - Kd * vel - Kp * rw.r - rw.J @ a0
-    singular = _singular(A)
-    if prox > 0:
-        eye = jnp.eye(A.shape[0], dtype=A.dtype)
-        cho = jax.scipy.linalg.cho_factor(A + prox * eye)
-        f = jax.lax.fori_loop(
-            0, prox_iterations, lambda _, f: f + jax.scipy.linalg.cho_solve(cho, b - A @ f), jnp.zeros_like(b)
-        )
-    else:
-        f = jnp.linalg.solve(A, b)
+    R, K, B, imp = soft_parameters(rw, dt)
+    b = -B * vel - K * imp * rw.r - rw.J @ a0
+    if rw.body.any():  # MuJoCo's aref of connect and weld rows also holds -dJ/dt qd
+        b = b - jnp.where(jnp.asarray(rw.body), gamma, 0.0)
+    singular = jnp.asarray(False)
+    if mode == "hard":
+        Kp, Kd = baumgarte
+        hard = jnp.asarray(~rw.unilateral)
+        R = jnp.where(hard, 0.0, R)
+        b = jnp.where(hard, -gamma - Kd * vel - Kp * rw.r - rw.J @ a0, b)
+    H = A + jnp.diag(R)
+    if mode == "hard":
+        singular = _singular(H)
+
+    def linear(H, b):
+        if mode == "hard" and prox > 0:
+            cho = jax.scipy.linalg.cho_factor(H + prox * jnp.eye(H.shape[0], dtype=H.dtype))
+            step = lambda _, f: f + jax.scipy.linalg.cho_solve(cho, b - H @ f)
+            return jax.lax.fori_loop(0, prox_iterations, step, jnp.zeros_like(b))
+        return jnp.linalg.solve(H, b)
+
+    if not rw.unilateral.any():
+        f = linear(H, b)
+        return Solution(a0 + X @ f, f, rw, singular)
+    uni = jnp.asarray(rw.unilateral)
+    exists = ~uni | (rw.r < 0)  # a limit row exists beyond its bound (MuJoCo's margin 0)
+
+    def active_solve(active):
+        both = active[:, None] & active[None, :]
+        Hs = jnp.where(both, H, jnp.eye(H.shape[0], dtype=H.dtype))
+        return linear(Hs, jnp.where(active, b, 0.0))
+
+    # Newton's method on the piecewise quadratic primal: a limit row acts while J a - aref < 0,
+    # i.e. A f - b < 0 at the current f (b > 0 at f = 0); each step solves its active set exactly
+    f = active_solve(exists & (~uni | (b > 0)))
+    for _ in range(int(rw.unilateral.sum()) + 1):
+        f = active_solve(exists & (~uni | (A @ f - b < 0)))
     return Solution(a0 + X @ f, f, rw, singular)
 
 
@@ -324,29 +380,23 @@ def joint_force_wrenches(model, q, tau: Float[Array, " nv"]) -> Float[Array, "nb
     return f[: model.nb]
 
 
-def tendon_forces(model, q, qd, springs=True, damping=True, limits=True, limit_stiffness=1e3, limit_damping=10.0):
-    """The fixed tendons' passive generalized force ``coef_v^T t`` with ``t`` the tendon force:
-    spring ``-k (L - l)`` outside the dead band ``[l_lo, l_hi]`` of ``tendon_spring``, damping
-    ``-b dL/dt``, and beyond ``tendon_range`` the soft limit ``-k_l (L - limit) - b_l dL/dt``
-    (jaxdyn's joint limits, :mod:`jaxdyn.sim`; MuJoCo's limits are constraints)."""
+def tendon_forces(model, q, qd, springs=True, damping=True):
+    """The tendons' passive generalized force ``JT^T t`` with ``t`` the tendon force: spring
+    ``-k (L - l)`` outside the dead band ``[l_lo, l_hi]`` of ``tendon_spring``, damping
+    ``-b dL/dt`` (:func:`jaxdyn.constraints.tendons.kinematics` gives ``L`` and ``JT``; the
+    limits of ``tendon_range`` are rows of :func:`solve`)."""
     c = model.constraints
     out = jnp.zeros(model.nv, model.dtype)
-    if c is None or not c.nt:
+    if c is None or not c.nt or not (springs or damping):
         return out
-    L = c.coef_q @ jnp.asarray(q, model.dtype)
-    Ld = c.coef_v @ jnp.asarray(qd, model.dtype)
+    L, JT = tendon_kinematics(model, q)
     t = jnp.zeros_like(L)
     if springs:
         lo, hi = c.tendon_spring[:, 0], c.tendon_spring[:, 1]
         t = t - c.tendon_stiffness * (jnp.maximum(L - hi, 0.0) + jnp.minimum(L - lo, 0.0))
     if damping:
-        t = t - c.tendon_damping * Ld
-    if limits:
-        over = jnp.maximum(L - c.tendon_range[:, 1], 0.0)
-        under = jnp.minimum(L - c.tendon_range[:, 0], 0.0)
-        active = (over > 0) | (under < 0)
-        t = t - limit_stiffness * (over + under) - jnp.where(active, limit_damping * Ld, 0.0)
-    return c.coef_v.T @ t
+        t = t - c.tendon_damping * (JT @ jnp.asarray(qd, model.dtype))
+    return JT.T @ t
 
 
 def constrained_aba(model, q, qd, tau, f_ext=None, mode: str = "soft", dt=None, baumgarte=(0.0, 0.0), prox=0.0):
@@ -382,7 +432,7 @@ def check(model, q=None) -> None:
         return
     q = neutral(model) if q is None else jnp.asarray(q, model.dtype)
     rw = rows(model, q)
-    A = np.asarray(delassus(model, q, rw.J), np.float64)
+    A = np.asarray(delassus(model, q, rw.J[: c.rows]), np.float64)  # the equality rows (limits are soft)
     ev, V = np.linalg.eigh(A)
     if ev[0] > 1e-12 * max(ev[-1], MINVAL):
         return

@@ -1,8 +1,8 @@
 """Actuators of an MJCF model (:mod:`jaxdyn.io.mjcf`): each joint's effort limit, from the
 actuators' force ranges, control ranges times gains, and gears, and the joints'
 ``actuatorfrcrange``; and the actuators themselves (:class:`jaxdyn.actuators.Actuators`, MuJoCo's
-force generation and activation dynamics, shortcuts expanded as MuJoCo's compiler does). Only
-joint transmission is supported; every error and warning names the actuator."""
+force generation and activation dynamics, shortcuts expanded as MuJoCo's compiler does). Joint and
+tendon transmissions are supported; every error and warning names the actuator."""
 
 from __future__ import annotations
 
@@ -11,11 +11,21 @@ import numpy as np
 from .parse import ACTUATORS, MJCFError, _actuator_semantics, _desc, _flag, _limited, _numbers
 
 
+def _tendons(root):
+    """The tendon elements in MuJoCo's order, by name (unnamed ones ``tendon<k>``)."""
+    elems = [e for r in root.findall("tendon") for e in r if isinstance(e.tag, str)]
+    return {e.get("name") or f"tendon{k}": (k, e) for k, e in enumerate(elems)}
+
+
 def _effort_limits(root, ctx, jmap, nv):
-    """The effort limit of every dof (``inf`` where no actuator drives it)."""
+    """The effort limit of every dof (``inf`` where no actuator drives it; the joints'
+    ``actuatorfrcrange`` alone on the joints of a fixed tendon that an actuator drives, whose
+    torque MuJoCo does not bound by the actuators' force ranges)."""
     eff = np.zeros(nv)
     has = np.zeros(nv, bool)
+    free = np.zeros(nv, bool)
     anames = set()
+    tendons = _tendons(root)
     for act_root in root.findall("actuator"):
         for k, e in enumerate(act_root):
             if not isinstance(e.tag, str):
@@ -30,12 +40,22 @@ def _effort_limits(root, ctx, jmap, nv):
                 anames.add(n)
             a = ctx.attrs(e, "main", "actuator")
             a.update(_actuator_semantics(e.tag, e.attrib))
-            for t in ("tendon", "site", "body", "cranksite", "slidersite"):
+            for t in ("site", "body", "cranksite", "slidersite"):
                 if t in e.attrib or (e.tag == "adhesion"):
                     raise MJCFError(
                         f"{what}: transmission through a {t if t in e.attrib else 'body'} is not "
-                        "supported (only joint transmission)"
+                        "supported (joint and tendon transmissions are)"
                     )
+            if "tendon" in e.attrib:
+                tn = e.get("tendon")
+                if tn not in tendons:
+                    raise MJCFError(f"{what}: tendon '{tn}' is not defined")
+                te = tendons[tn][1]
+                if te.tag == "fixed":
+                    for j in te:
+                        if isinstance(j.tag, str) and j.get("joint") in jmap:
+                            free[jmap[j.get("joint")][1]] = True
+                continue
             jn = e.get("joint") or e.get("jointinparent")
             if not jn:
                 raise MJCFError(f"{what}: no joint transmission")
@@ -63,7 +83,7 @@ def _effort_limits(root, ctx, jmap, nv):
             for c in range(ndof):
                 eff[d0 + c] += abs(g[c]) * bound if g[c] != 0 else 0.0
                 has[d0 + c] = True
-    eff[~has] = np.inf
+    eff[~has | free] = np.inf
     for _body_i, d0, kind, afr in jmap.values():
         n_dof = {"free": 6, "ball": 3}.get(kind, 1)
         eff[d0 : d0 + n_dof] = np.minimum(eff[d0 : d0 + n_dof], afr)
@@ -141,13 +161,20 @@ def _actuators(root, ctx, jmap, model):
         return None
     v_to_q = {int(v): int(q) for v, q, n in zip(model.layout.v_start, model.layout.q_start, model.joint_nv)}
     cols = {
-        k: [] for k in ("names", "dof", "qpos", "gear", "gain", "bias", "ctrl", "force", "act", "dyn", "tc", "early")
+        k: []
+        for k in ("names", "dof", "qpos", "gear", "gain", "bias", "ctrl", "force", "act", "dyn", "tc", "early", "ten")
     }
+    tendons = _tendons(root)
     for k, e in enumerate(elems):
         what = _desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
         a = ctx.attrs(e, "main", "actuator")
-        _body, d0, kind, _afr = jmap[e.get("joint") or e.get("jointinparent")]
+        ten = tendons[e.get("tendon")][0] if "tendon" in e.attrib else -1
+        d0, kind = -1, "tendon"
+        if ten < 0:
+            _body, d0, kind, _afr = jmap[e.get("joint") or e.get("jointinparent")]
         try:
+            if ten >= 0 and e.tag in ("position", "intvelocity") and _num(a, "inheritrange", "0", what) > 0:
+                raise _Unmodelled(f"{what}: inheritrange on a tendon transmission is not modelled")
             if kind == "ball":
                 raise _Unmodelled(f"{what}: actuators on ball joints are not modelled")
             G, B, dyn, tc = _force_generation(e.tag, a, what, ctx)
@@ -175,7 +202,8 @@ def _actuators(root, ctx, jmap, model):
             rng["ctrl" if e.tag == "position" else "act"] = [mid - half, mid + half]
         cols["names"].append(e.get("name") or f"actuator{k}")
         cols["dof"].append(d0)
-        cols["qpos"].append(v_to_q[d0])
+        cols["qpos"].append(v_to_q[d0] if d0 >= 0 else -1)
+        cols["ten"].append(ten)
         cols["gear"].append(_numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)[0])
         cols["gain"].append(G)
         cols["bias"].append(B)
@@ -199,5 +227,6 @@ def _actuators(root, ctx, jmap, model):
         dyntype=cols["dyn"],
         time_constant=np.array(cols["tc"]),
         actearly=cols["early"],
+        tendon=cols["ten"],
         dtype=model.dtype,
     )

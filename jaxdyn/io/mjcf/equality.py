@@ -2,8 +2,9 @@
 :class:`jaxdyn.constraints.Constraints`: ``<equality>`` ``connect``, ``weld`` (bodies or sites),
 ``joint`` and ``tendon``, and ``<tendon><fixed>``, with the constants MuJoCo's compiler derives at
 the reference configuration ``qpos0`` (the connect's second anchor, the weld's relative pose,
-the joints' and tendons' reference values, the inverse weights behind ``R``). Spatial tendons,
-flex equalities, tendon armature and friction loss are refused by name."""
+the joints' and tendons' reference values, the inverse weights behind ``R``). Spatial tendons
+through sites are modelled; wrapping geoms and pulleys, flex equalities, tendon armature, friction
+loss and limit margins are refused by name."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...constraints.model import DEFAULT_SOLIMP, DEFAULT_SOLREF, build
+from ...constraints.tendons import kinematics as tendon_kinematics
 from .parse import MJCFError, _desc, _limited, _numbers
 
 _TYPES = ("connect", "weld", "joint", "tendon")
+ONE_DOF = ("revolute", "continuous", "prismatic")
 
 
 def _quat_to_rot(qt):
@@ -149,7 +152,8 @@ def _one_dof_joint(jmap, name, what, coupling):
 
 
 def _tendons(root, ctx, model, jmap):
-    """``<tendon><fixed>`` as linear couplings of 1-dof joints (spatial tendons refused)."""
+    """``<tendon>``: ``<fixed>`` as linear couplings of 1-dof joints, ``<spatial>`` as paths
+    through sites (wrapping around geoms and pulleys refused by name)."""
     out = []
     lay = model.layout
     for t_root in root.findall("tendon"):
@@ -158,32 +162,39 @@ def _tendons(root, ctx, model, jmap):
                 continue
             name = e.get("name") or f"tendon{len(out)}"
             what = _desc(e) if e.get("name") else f"<{e.tag}> (tendon {k})"
-            if e.tag == "spatial":
-                raise MJCFError(
-                    f"{what}: spatial tendons (paths through sites, wrapping around geoms) are not supported; "
-                    "fixed tendons (<fixed>, linear joint couplings) are"
-                )
-            if e.tag != "fixed":
+            if e.tag not in ("fixed", "spatial"):
                 raise MJCFError(f"{what}: unknown tendon element")
             if any(t["name"] == name for t in out):
                 raise MJCFError(f"{what}: duplicate tendon name")
             a = ctx.attrs(e, "main", "tendon")
-            for key in ("armature", "frictionloss"):
+            for key in ("armature", "frictionloss", "margin"):
                 if key in a and float(_numbers(a[key], 1, f"{what} {key}")[0]) != 0:
                     raise MJCFError(f"{what}: tendon {key} is not supported by jaxdyn")
             if "springyield" in a:
                 raise MJCFError(f"{what}: tendon springyield is not supported by jaxdyn")
-            coef_q, coef_v = np.zeros(model.nq), np.zeros(model.nv)
+            coef_q, coef_v, path = np.zeros(model.nq), np.zeros(model.nv), []
             for j in e:
                 if not isinstance(j.tag, str):
+                    continue
+                if e.tag == "spatial":
+                    if j.tag != "site":
+                        raise MJCFError(
+                            f"{what}: a spatial tendon's <{j.tag}> (wrapping around geoms, pulleys) is not "
+                            "supported; paths through sites are"
+                        )
+                    jb, _R, p = _frame(model, j.get("site"), "site", what)
+                    path.append((jb, p))
                     continue
                 jn = j.get("joint")
                 jb, d0 = _one_dof_joint(jmap, jn, what, "a fixed tendon couples")
                 coef = float(_numbers(j.get("coef", "1"), 1, f"{what} joint '{jn}' coef")[0])
                 coef_q[int(lay.q_start[jb])] += coef
                 coef_v[d0] += coef
+            if e.tag == "spatial" and len(path) < 2:
+                raise MJCFError(f"{what}: a spatial tendon needs at least two sites")
             rng = np.array([-np.inf, np.inf])
-            if _limited(a, "limited", "range", ctx, what):
+            limited = _limited(a, "limited", "range", ctx, what)
+            if limited:
                 rng = _numbers(a.get("range", "0 0"), 2, f"{what} range")
                 if not rng[0] < rng[1]:
                     raise MJCFError(f"{what} range: the lower limit must be below the upper")
@@ -193,8 +204,25 @@ def _tendons(root, ctx, model, jmap):
                 spring = np.array([s[0], s[-1]])
             stiff = float(_numbers(a.get("stiffness", "0"), 3, f"{what} stiffness", at_least=1)[0])
             damp = float(_numbers(a.get("damping", "0"), 3, f"{what} damping", at_least=1)[0])
+            solref = _numbers(a["solreflimit"], 2, f"{what} solreflimit") if "solreflimit" in a else DEFAULT_SOLREF
+            solimp = np.array(DEFAULT_SOLIMP)
+            if "solimplimit" in a:
+                si = _numbers(a["solimplimit"], 5, f"{what} solimplimit", at_least=1)
+                solimp[: len(si)] = si
             out.append(
-                dict(name=name, coef_q=coef_q, coef_v=coef_v, stiffness=stiff, damping=damp, range=rng, spring=spring)
+                dict(
+                    name=name,
+                    coef_q=coef_q,
+                    coef_v=coef_v,
+                    path=path,
+                    stiffness=stiff,
+                    damping=damp,
+                    range=rng,
+                    limited=limited,
+                    spring=spring,
+                    solref=np.asarray(solref, np.float64),
+                    solimp=solimp,
+                )
             )
     return out
 
@@ -211,11 +239,18 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
     body_iw, Minv = _invweights(model, q0, frames)
     Rw, pw = _poses(model, q0)
     lay = model.layout
-    for t in tendons:
-        t["length0"] = float(t["coef_q"] @ q0)
-        t["invweight"] = float(t["coef_v"] @ Minv @ t["coef_v"])
+    if tendons:
+        with_tendons = model.replace(constraints=build(model, (), tendons))
+        L0, JT0 = (np.asarray(x, np.float64) for x in tendon_kinematics(with_tendons, jnp.asarray(q0, model.dtype)))
+        qs = q0.copy()  # MuJoCo's qpos_spring: the 1-dof joints' springref, qpos0 elsewhere
+        one = [int(model.layout.q_start[j]) for j, t in enumerate(model.joint_types) if t in ONE_DOF]
+        qs[one] = np.asarray(model.spring_reference, np.float64)[one]
+        Ls = np.asarray(tendon_kinematics(with_tendons, jnp.asarray(qs, model.dtype))[0], np.float64)
+    for i, t in enumerate(tendons):
+        t["length0"] = float(L0[i])
+        t["invweight"] = float(JT0[i] @ Minv @ JT0[i])
         if t["spring"][0] == -1 and t["spring"][1] == -1:  # the length at the joints' springref
-            t["spring"] = np.full(2, float(t["coef_q"] @ np.asarray(model.spring_reference, np.float64)))
+            t["spring"] = np.full(2, float(Ls[i]))
     tnames = [t["name"] for t in tendons]
     equalities = []
     for k, e in enumerate(eq_elems):
@@ -294,7 +329,7 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
                     iw += Minv[d0, d0]
                 else:
                     if n not in tnames:
-                        raise MJCFError(f"{what}: tendon '{n}' does not exist (only fixed tendons are modelled)")
+                        raise MJCFError(f"{what}: tendon '{n}' does not exist")
                     ti = tnames.index(n)
                     rec[f"index{slot + 1}"] = ti
                     rec[f"ref{slot + 1}"] = tendons[ti]["length0"]
