@@ -482,6 +482,20 @@ def test_augmented_lagrangian_meets_active_constraints():
     assert float(jnp.max(lam_speed)) > 0 and float(jnp.min(lam_speed)) >= 0.0
 
 
+def test_augmented_lagrangian_under_jit_vmap():
+    """jit(vmap) over initial states solves each problem as one call does."""
+    dyn, cost, cons = _speed_limited_swing(1.2)
+    T = 30
+    X0 = jnp.array([[0.0, 0.0], [0.2, 0.0]])
+    solve = lambda x: to.augmented_lagrangian(dyn, cost, cons, x, jnp.zeros((T, 1)))
+    rb = jax.jit(jax.vmap(solve))(X0)
+    assert np.all(np.asarray(rb.status) == 0) and float(jnp.max(rb.violation)) <= 1e-4
+    for i, x in enumerate(X0):
+        r = solve(x)
+        np.testing.assert_allclose(rb.cost[i], r.cost, rtol=1e-9)
+        assert int(rb.outer_iterations[i]) == int(r.outer_iterations)
+
+
 def test_augmented_lagrangian_reports_infeasible_constraints_by_name():
     """A speed limit too low to reach the goal in time: the loop stops at the largest penalty
     with status 2, warns naming the violated rows, and returns finite states and controls."""
