@@ -63,6 +63,12 @@ def random_configuration(model: Model, key) -> Float[Array, " nq"]:
     """A random configuration: 1-dof joints uniform within finite limits (``[-pi, pi]`` for
     revolute joints and ``[-1, 1]`` m for prismatic joints without usable limits), uniformly
     random unit quaternions, a free base uniform in ``[-1, 1]^3``."""
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"random_configuration: the first argument must be a jaxdyn.Model, got "
+            f"{'an array' if hasattr(model, 'shape') else type(model).__name__} (the call is "
+            "random_configuration(model, key))"
+        )
     if not hasattr(key, "dtype"):
         raise TypeError(
             f"random_configuration: key must be a JAX random key (jax.random.key(0) or "

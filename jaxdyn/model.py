@@ -393,7 +393,9 @@ class Model(eqx.Module):
         return self
 
     def astype(self, dtype) -> Model:
-        """The same model with every floating-point leaf cast to ``dtype``."""
+        """The same model with every floating-point leaf cast to ``dtype`` (float64 needs JAX's
+        64-bit mode: refused by name without it, rather than cast to float32)."""
+        check_dtype(dtype)
         return jax.tree_util.tree_map(
             lambda x: x.astype(dtype) if eqx.is_array(x) and jnp.issubdtype(x.dtype, jnp.floating) else x, self
         )
@@ -412,6 +414,27 @@ class Model(eqx.Module):
         return (
             f"Model(name={self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}, "
             f"floating_base={self.floating_base}, dtype={self.dtype})"
+        )
+
+
+def check_dtype(dtype) -> None:
+    """Refuse, naming the fix, a model dtype that is not floating or that JAX would not keep:
+    float64 while JAX's 64-bit mode is off would silently become float32. ``None`` (JAX's
+    default float) passes."""
+    if dtype is None:
+        return
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a floating dtype such as jnp.float32 or jnp.float64, got {dtype!r}") from None
+    if not jnp.issubdtype(d, jnp.floating):
+        raise ValueError(f"dtype must be a floating dtype such as jnp.float32 or jnp.float64, got {d}")
+    kept = np.dtype(jax.dtypes.canonicalize_dtype(d))
+    if kept != d:
+        raise ValueError(
+            f"dtype {d} needs JAX's 64-bit mode, which is off, so the model would be {kept}: enable it at the "
+            "start of the program with jax.config.update('jax_enable_x64', True) (jaxdyn never changes it), "
+            f"or leave dtype unset for {kept}"
         )
 
 
@@ -444,8 +467,9 @@ def make_model(
     """Build a :class:`Model` from numbers (numpy or JAX), filling optional fields with defaults.
 
     ``dtype`` defaults to float64 when ``jax_enable_x64`` is on, else float32 (the library never
-    changes that setting).
+    changes that setting); float64 without it is refused (:func:`check_dtype`).
     """
+    check_dtype(dtype)
     dtype = dtype or jnp.result_type(float)
     lay = layout(topology)
     nf = len(topology.frame_names)

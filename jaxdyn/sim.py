@@ -453,6 +453,12 @@ def _check_dt(dt, where: str):
     if not np.issubdtype(d.dtype, np.number) or np.iscomplexobj(d):
         raise TypeError(f"{where}: dt must be a real number (the step length in seconds), got {dt!r}")
     if not np.all(np.isfinite(d) & (d > 0)):
+        order = {"step": "step(model, q, qd, tau, dt)", "rollout": "rollout(model, q0, qd0, controls_or_policy, dt)"}
+        if d.ndim and where in order:
+            raise ValueError(
+                f"{where}: dt must be positive and finite, got an array of shape {d.shape} (dt is the step length; "
+                f"arguments in the wrong order? the call is {order[where]})"
+            )
         raise ValueError(f"{where}: dt must be positive and finite, got {dt!r}")
 
 
@@ -1082,6 +1088,8 @@ def penetration(model: Model, contact, q):
     from .contact.pairs import _pair_slots, collision_pairs
 
     q = jnp.asarray(q, model.dtype)
+    if model.geoms is None:
+        return jnp.zeros((), model.dtype)
     parts = [jnp.zeros(0, model.dtype)]
     ground = contact.collide_ground and _has_ground_points(model.geoms)
     pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0

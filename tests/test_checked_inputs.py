@@ -166,8 +166,8 @@ def test_vmap_slips_name_in_axes():
 
 def test_models_built_inside_jit():
     """A model edited with traced parameters inside ``jit`` (the common case) is checked by shape
-    only and computes as outside; a model loaded from a file inside ``jit`` loads (its arrays are
-    traced there, and the loaders' value checks read only what is known in Python)."""
+    only and computes as outside; a model loaded from a file inside ``jit`` loads, concrete (the
+    loaders evaluate their arrays at once), so every check reads its values."""
     q, z = jnp.array([0.3, -0.2]), jnp.zeros(2)
 
     def heavier(s):
@@ -179,9 +179,69 @@ def test_models_built_inside_jit():
     ):
         jax.eval_shape(lambda s: DP.replace(mass=jnp.ones(3) * s).check(), 1.0)
     path = jaxdyn.robots.robot_path("double_pendulum")
-    loaded = jax.eval_shape(lambda s: jaxdyn.aba(jaxdyn.load_urdf(path), q * s, z, z), 1.0)
-    assert loaded.shape == (2,)
     ball = (
         '<mujoco model="ball"><worldbody><body><freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>'
     )
-    assert jax.eval_shape(lambda s: jaxdyn.load_mjcf(ball).mass * s, 1.0).shape == (1,)
+    seen = []
+
+    def load_inside(s):
+        models = jaxdyn.load_urdf(path), jaxdyn.load_mjcf(ball)
+        seen.extend(isinstance(m.mass, jax.core.Tracer) for m in models)
+        return jaxdyn.aba(models[0], q * s, z, z)
+
+    assert jax.eval_shape(load_inside, 1.0).shape == (2,)
+    assert seen == [False, False]  # the loaded models are concrete, their values checked
+
+
+def test_more_quickstart_slips_name_the_fix():
+    """Arguments in the wrong order, a model where a path or a name is expected, a file where a
+    name is expected, float64 asked for without JAX's 64-bit mode, a list for q."""
+    key = jax.random.PRNGKey(0)
+    with pytest.raises(
+        TypeError, match=r"random_configuration: the first argument must be a jaxdyn.Model, got an array"
+    ):
+        jaxdyn.random_configuration(key, DP)
+    with pytest.raises(
+        ValueError,
+        match=r"rollout: dt must be positive and finite, got .* arguments in the wrong order\? the call is "
+        r"rollout\(model, q0, qd0, controls_or_policy, dt\)",
+    ):
+        sim.rollout(DP, Q0, QD0, 1e-3, jnp.zeros((5, 2)))
+    with pytest.raises(
+        TypeError, match=r"load_urdf: the source must be a path .* got a jaxdyn.Model, which is already loaded"
+    ):
+        jaxdyn.load_urdf(DP)
+    with pytest.raises(
+        TypeError, match=r"load_mjcf: the source must be a path .* got a jaxdyn.Model, which is already loaded"
+    ):
+        jaxdyn.load_mjcf(DP)
+    with pytest.raises(
+        TypeError, match=r"load_robot: name must be a robot's name .* got a jaxdyn.Model, which is already"
+    ):
+        jaxdyn.load_robot(DP)
+    path = jaxdyn.robots.robot_path("double_pendulum")
+    with pytest.raises(
+        KeyError, match=r"load_robot takes a robot's name, not a file: .*double_pendulum.urdf'; .*load_urdf"
+    ):
+        jaxdyn.load_robot(path)
+    with pytest.raises(
+        jaxdyn.URDFError, match=r"URDF file not found: 'panda' \(a robot's name\? .*load_robot\('panda'\)"
+    ):
+        jaxdyn.load_urdf("panda")
+    with open(path, "rb") as fh:
+        assert jaxdyn.load_urdf(fh.read()).nq == 2  # the file's bytes are its text
+    with jax.enable_x64(False):
+        with pytest.raises(
+            ValueError,
+            match=r"dtype float64 needs JAX's 64-bit mode, which is off, so the model would be float32: .*jax_enable_x64",
+        ):
+            jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
+        with pytest.raises(ValueError, match=r"dtype float64 needs JAX's 64-bit mode"):
+            DP.astype(jnp.float32).astype(jnp.float64)
+    with pytest.raises(
+        ValueError, match=r"dtype must be a floating dtype such as jnp.float32 or jnp.float64, got int32"
+    ):
+        DP.astype(jnp.int32)
+    np.testing.assert_allclose(
+        jaxdyn.forward_kinematics(DP, [0.1, 0.2]).p, jaxdyn.forward_kinematics(DP, jnp.array([0.1, 0.2])).p
+    )

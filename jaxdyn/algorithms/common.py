@@ -48,6 +48,7 @@ class JointData(NamedTuple):
 
 
 def joint_data(model: Model, q) -> JointData:
+    q = jnp.asarray(q)  # a list or a numpy array, as users pass them
     lay = model.layout
     lb = lay.link_bodies
     axis = model.axis[lb]
@@ -81,7 +82,7 @@ def check(model: Model, fn: str, **args):
     callee = f"jaxdyn.{fn}" if hasattr(jaxdyn, fn) else fn
     vmap = f"jax.vmap({callee}, in_axes=(None{', 0' * sum(x is not None for x in args.values())}))"
     for f, want in _shapes(model).items():
-        shape = tuple(jnp.shape(getattr(model, f)))
+        shape = tuple(np.shape(getattr(model, f)))
         if shape != want and shape == want[1:]:
             raise ValueError(
                 f"{fn}: model.{f} has shape {shape}, expected {want} for model '{model.name}': jax.vmap mapped "
@@ -93,7 +94,7 @@ def check(model: Model, fn: str, **args):
         if x is None:
             continue
         want = sizes.get(name, (model.nv,))
-        shape = tuple(jnp.shape(x))
+        shape = tuple(np.shape(x))
         if shape == want:
             continue
         if shape[1:] == want:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
 import numpy as np
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class LoadError(ValueError):
@@ -136,3 +142,46 @@ def check_model(model, inertia: str = "warn", where: str = "") -> None:
         import warnings
 
         warnings.warn(f"{head}: inertia not physically consistent: " + "; ".join(found), InertiaWarning, stacklevel=3)
+
+
+def loads_eagerly(load: Callable[P, R]) -> Callable[P, R]:
+    """Run the loader ``load`` with its array operations evaluated at once, also inside an
+    enclosing ``jit``, ``vmap`` or ``grad`` (``jax.ensure_compile_time_eval``): a file's numbers
+    are constants, so the model is concrete there too and every check reads its values."""
+    import functools
+
+    import jax
+
+    @functools.wraps(load)
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        with jax.ensure_compile_time_eval():
+            return load(*args, **kwargs)
+
+    return wrapped
+
+
+def source_text(source, fn: str, kind: str) -> str:
+    """A loader's ``source`` (a path, or the XML text as ``str`` or ``bytes``) as a string; anything
+    else is refused naming what was given (a model already loaded, an array)."""
+    import os
+
+    if isinstance(source, bytes):
+        return source.decode("utf-8")
+    if isinstance(source, (str, os.PathLike)):
+        return str(os.fspath(source))
+    from ..model import Model
+
+    got = (
+        "a jaxdyn.Model, which is already loaded: use it as it is"
+        if isinstance(source, Model)
+        else type(source).__name__
+    )
+    raise TypeError(f"{fn}: the source must be a path to a {kind} file or its XML text, got {got}")
+
+
+def robot_name_hint(text: str) -> str:
+    """`` (a robot's name? ...)`` where a missing file's name is that of a robot
+    :func:`jaxdyn.load_robot` knows, else ``""``."""
+    from ..robots import available_robots
+
+    return f" (a robot's name? load it with jaxdyn.load_robot('{text}'))" if text in available_robots() else ""

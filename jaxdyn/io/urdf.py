@@ -54,8 +54,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..geometry import BOX, CAPSULE, CYLINDER, MESH, SPHERE, make_geoms
-from ..model import Model, Topology, make_model
-from .errors import LoadError, check_finite_model
+from ..model import Model, Topology, check_dtype, make_model
+from .errors import LoadError, check_finite_model, loads_eagerly, robot_name_hint, source_text
 from .inertia import InertiaPolicy, check_policy, combine
 from .meshes import MeshError, hull_vertices, read_mesh, resolve_mesh_path
 
@@ -130,18 +130,20 @@ def _link_inertia(link, policy):
 
 
 def read_urdf_text(source: str | os.PathLike) -> str:
-    """The XML text of ``source``: a path to a URDF file, or URDF text itself."""
-    text = str(source)
+    """The XML text of ``source``: a path to a URDF file, or URDF text itself (``str`` or
+    ``bytes``)."""
+    text = source_text(source, "load_urdf", "URDF")
     if not text.strip():
         raise URDFError("the URDF source is empty: give a file path or the XML text of a <robot>")
     if not text.lstrip().startswith("<"):
         if not os.path.exists(text):
-            raise URDFError(f"URDF file not found: '{text[:200]}'")
+            raise URDFError(f"URDF file not found: '{text[:200]}'{robot_name_hint(text)}")
         with open(text, encoding="utf-8") as fh:
             text = fh.read()
     return text
 
 
+@loads_eagerly
 def load_urdf(
     source: str | os.PathLike,
     floating_base: bool = False,
@@ -182,9 +184,11 @@ def load_urdf(
     """
     if mimic not in ("independent", "coupled", "error"):
         raise ValueError(f"mimic must be 'independent', 'coupled' or 'error', got {mimic!r}")
+    check_dtype(dtype)
     policy = InertiaPolicy(check_policy(inertia), URDFError)
     text = read_urdf_text(source)
-    base_dir = os.path.dirname(os.path.abspath(str(source))) if not str(source).lstrip().startswith("<") else None
+    is_path = isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<")
+    base_dir = os.path.dirname(os.path.abspath(str(source))) if is_path else None
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:

@@ -160,6 +160,18 @@ def load_robot(name: str, floating_base: bool | None = None, **kwargs) -> Model:
     """Load a robot by name: shipped with jaxdyn, or from example-robot-data when installed.
     ``floating_base=None`` uses the robot's default (module docstring); other keyword arguments
     go to :func:`~jaxdyn.load_urdf` (e.g. ``inertia="fix"``)."""
+    if not isinstance(name, str):
+        got = (
+            "a jaxdyn.Model, which is already loaded: use it as it is"
+            if isinstance(name, Model)
+            else type(name).__name__
+        )
+        raise TypeError(f"load_robot: name must be a robot's name (a str such as 'panda'), got {got}")
+    if name.lower().endswith((".urdf", ".xml")) or os.path.isfile(name):
+        raise UnknownRobot(
+            f"load_robot takes a robot's name, not a file: '{name}'; load a file with jaxdyn.load_urdf(path) "
+            "or jaxdyn.load_mjcf(path)"
+        )
     path = robot_path(name)
     fb = default_floating(name) if floating_base is None else floating_base
     return load_urdf(path, floating_base=bool(fb), **kwargs)

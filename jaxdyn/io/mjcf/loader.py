@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...model import Model, Topology, make_model
-from ..errors import check_finite_model
+from ..errors import check_finite_model, loads_eagerly, source_text
 from ..inertia import InertiaPolicy, check_policy
 from .actuators import _actuators, _effort_limits
 from .equality import constraints_from_mjcf
@@ -23,6 +23,7 @@ from .schema import check_scene
 from .tree import _add_inertias, _bodies, _inertias, _joint_bodies, _names
 
 
+@loads_eagerly
 def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -> Model:
     """Load a :class:`~jaxdyn.Model` from an MJCF file path or MJCF text.
 
@@ -129,7 +130,7 @@ def parse_scene(source):
 
 
 def _read(source):
-    text = str(source)
+    text = source_text(source, "load_mjcf", "MJCF")
     if not text.strip():
         raise MJCFError("the MJCF source is empty: give a file path or the XML text of a <mujoco> model")
     if text.lstrip().startswith("<"):
