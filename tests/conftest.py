@@ -234,9 +234,9 @@ SLOW = {
     "tests/test_urdf_published.py::test_float32_matches_pinocchio",
     "tests/test_contact.py::test_gradient_through_contact_rollout_matches_finite_differences",
     "tests/test_trajopt.py::test_swing_up_reaches_goal_within_limits",
-    # fddp on a robot model (two solves of the double pendulum); the quick run keeps fddp on the
+    # fddp on a robot model against Crocoddyl's stored solution; the quick run keeps fddp on the
     # linear-quadratic problem and the function pendulum
-    "tests/test_trajopt.py::test_fddp_robot_model_from_interpolated_states",
+    "tests/test_trajopt.py::test_fddp_robot_model_matches_crocoddyl_from_interpolated_states",
     # the augmented-Lagrangian loop on a robot model (one program, two solves); the quick run
     # keeps the function pendulum's constraints and the rows' names and values
     "tests/test_trajopt.py::test_augmented_lagrangian_arm_joint_limit_and_end_effector",

@@ -1,6 +1,11 @@
-"""iLQR (jaxdyn.trajopt): the LQR special case against a Riccati recursion and a direct solve,
-the double-pendulum swing-up with torque limits, monotone cost, first-order model of the cost
-change, bad input. One jitted solve per problem structure (compile time dominates)."""
+"""Trajectory optimisation (jaxdyn.trajopt). iLQR: the LQR special case against a Riccati
+recursion and a direct solve, the double-pendulum swing-up with torque limits, monotone cost,
+first-order model of the cost change, bad input. FDDP: the expected change with gaps exact on a
+linear-quadratic problem, ilqr's optimum from feasible and infeasible guesses, Crocoddyl's
+stored FDDP solution, batches. Constraints by the augmented Lagrangian, and MPC in closed loop.
+One jitted solve per problem structure (compile time dominates)."""
+
+import os
 
 import jax
 import jax.numpy as jnp
@@ -431,23 +436,32 @@ def test_fddp_bad_input_and_non_finite_guess():
     assert np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.u)) and int(res.iterations) == 0
 
 
-def test_fddp_robot_model_from_interpolated_states():
-    """The double pendulum (jaxdyn model, closed-form step Jacobians) moving to (0.8, -0.6) rad
-    in 0.6 s with torque limits: fddp from the states interpolated linearly to the goal reaches
-    ilqr's cost from zero torques, with the gaps closed."""
+def test_fddp_robot_model_matches_crocoddyl_from_interpolated_states(data_dir):
+    """The double pendulum (jaxdyn model, closed-form step Jacobians, rigid-body dynamics only)
+    moving to (0.8, -0.6) rad in 0.6 s, from the states interpolated linearly to the goal with
+    zero torques: fddp closes the gaps and reaches the cost of Crocoddyl 3.2.1's SolverFDDP from
+    the same guess (stored by tests/reference/generate_crocoddyl_fddp.py; its controls scored
+    by jaxdyn's cost of their rollout), with the same controls and states."""
+    import json
+
+    with open(os.path.join(data_dir, "crocoddyl", "fddp_double_pendulum.json")) as fh:
+        ref = json.load(fh)
     m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
-    dyn = to.model_dynamics(m, 0.02, "semi_implicit_euler")
-    goal = jnp.array([0.8, -0.6, 0.0, 0.0])
-    cost = to.quadratic_cost(goal, 0.0, 0.1, Qf=[100.0, 100.0, 1.0, 1.0], nu=2)
-    x0, T = jnp.zeros(4), 30
-    opt = to.ILQROptions(max_iterations=100, tolerance=1e-9)
-    ref = to.ilqr(dyn, cost, x0, jnp.zeros((T, 2)), -3.0, 3.0, options=opt)
+    dyn = to.model_dynamics(m, ref["dt"], "semi_implicit_euler", options=jaxdyn.sim.IDEAL)
+    x0, goal, T = jnp.asarray(ref["x0"]), jnp.asarray(ref["goal"]), ref["T"]
+    cost = to.quadratic_cost(goal, 0.0, ref["w_u"], Qf=ref["w_terminal"], nu=2)
     xs = x0 + jnp.linspace(0.0, 1.0, T + 1)[:, None] * (goal - x0)
-    res = to.fddp(dyn, cost, x0, jnp.zeros((T, 2)), xs, -3.0, 3.0, options=opt)
-    assert bool(ref.converged) and bool(res.converged)
-    np.testing.assert_allclose(res.cost, ref.cost, rtol=1e-8)
-    assert float(jnp.max(jnp.abs(res.gaps))) == 0.0
+    res = to.fddp(dyn, cost, x0, jnp.zeros((T, 2)), xs, options=to.ILQROptions(max_iterations=100, tolerance=1e-10))
+    assert bool(res.converged) and float(jnp.max(jnp.abs(res.gaps))) == 0.0
+    us_c = jnp.asarray(ref["us"])
+    xs_c = to.simulate(dyn, x0, us_c)
+    np.testing.assert_allclose(xs_c, ref["xs"], atol=1e-9)  # the same dynamics
+    J_c = to.total_cost(cost, xs_c, us_c)
+    np.testing.assert_allclose(J_c, ref["cost"], rtol=1e-9)  # the same cost
+    np.testing.assert_allclose(res.cost, J_c, rtol=1e-8)
+    np.testing.assert_allclose(res.u, us_c, atol=1e-4 * float(jnp.max(jnp.abs(us_c))))
     np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-10)
+    assert int(res.iterations) <= 3 * ref["iterations"]
 
 
 # -- constraints by an augmented-Lagrangian outer loop ----------------------------------------------
