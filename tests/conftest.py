@@ -241,6 +241,7 @@ SLOW = {
     # keeps the function pendulum's constraints and the rows' names and values
     "tests/test_trajopt.py::test_augmented_lagrangian_arm_joint_limit_and_end_effector",
     "tests/test_trajopt.py::test_augmented_lagrangian_under_jit_vmap",
+    "tests/test_trajopt.py::test_augmented_lagrangian_control_constraint_equals_the_box",
     "tests/test_precision.py::test_no_default_precision_products[innovations]",
     "tests/test_contact_pairs.py::test_capsule_box_gradients",
     "tests/test_contact_pairs.py::test_finite_derivatives_at_degenerate_configurations",

@@ -633,3 +633,22 @@ def test_mpc_tracks_a_moving_target_in_closed_loop():
     xs_s, us_s = to.shift(jnp.arange(8.0).reshape(4, 2), jnp.arange(3.0)[:, None])
     np.testing.assert_array_equal(xs_s[:, 0], [2.0, 4.0, 6.0, 6.0])
     np.testing.assert_array_equal(us_s[:, 0], [1.0, 2.0, 2.0])
+
+
+def test_augmented_lagrangian_control_constraint_equals_the_box():
+    """A torque bound written as a constraint on ``u`` (two inequality rows) gives the solution
+    of the same bound as fddp's control box (the box QP), to the loop's tolerance."""
+    dyn = _pendulum_dynamics()
+    cost = to.quadratic_cost(jnp.array([1.2, 0.0]), [0.1, 0.01], 0.01, Qf=[100.0, 10.0], nu=1)
+    x0, T = jnp.zeros(2), 30
+    u0 = jnp.zeros((T, 1))
+    bound = to.FunctionConstraint(
+        lambda x, u, t: jnp.concatenate([u - 4.0, -4.0 - u]), ["u upper", "u lower"], knots="running"
+    )
+    res = to.augmented_lagrangian(dyn, cost, bound, x0, u0, options=to.ALOptions(tolerance=1e-6))
+    box = to.fddp(dyn, cost, x0, u0, None, -4.0, 4.0, options=to.ILQROptions(tolerance=1e-10, max_iterations=60))
+    assert int(res.status) == 0 and bool(box.converged)
+    assert float(jnp.max(jnp.abs(box.u))) == 4.0  # the bound is active
+    np.testing.assert_allclose(res.u, box.u, atol=1e-3)
+    np.testing.assert_allclose(res.cost, box.cost, rtol=1e-5)
+    assert float(jnp.max(res.u)) <= 4.0 + 1e-6
