@@ -194,41 +194,18 @@ def contacts_of(model: Model, q, qd, contact, state=None) -> Contacts:
     The rows are those of :meth:`jaxdyn.contact.Contact.point_forces`: the ground contact points
     (``geom1 = -1``, the ground; ``geom2`` the model's geom; the normal the ground's, pointing
     into the body), then the contacts of the shape pairs (``geom1``, ``geom2`` the pair's geoms,
-    the normal from the first to the second). ``force`` is the normal part of the force law at
-    ``(q, qd)`` (``contact.params``; ``state``: the bristle elongations of
+    the normal from the first to the second; a pair with a geom on the world has that geom
+    first). ``force`` is the normal part of the force law at ``(q, qd)`` (``contact.params``, or
+    MuJoCo's with ``Contact(normal="mujoco")``; ``state``: the bristle elongations of
     ``friction="spring"``, as ``sim.rollout`` carries them). The ``"implicit_euler"`` step solves
     for its contact forces at the step's end velocity, so a touch sensor read from the state
     differs from the step's force while bodies move; at rest the two agree (the weight a body
     rests on). With the broad phase (``Contact(max_pairs=K)``) only the chosen pairs' rows count.
     """
-    from .contact.forces import _acts
-    from .contact.frames import _frames
-    from .contact.ground import _contact_points
-    from .contact.laws import _force_law
-    from .contact.pairs import _pair_slots
-
-    dtype = model.dtype
-    q, qd = jnp.asarray(q, dtype), jnp.asarray(qd, dtype)
-    F = _frames(model, q, qd)
-    rows: list[tuple] = []
-    spring = state is not None
-    if _acts(model, contact.collide_ground, False, contact.exclude):
-        cp = _contact_points(model, F, contact.ground)
-        u = state.ground if spring else None
-        f = _force_law(cp.depth, cp.normal, cp.velocity, cp.mu, contact.params, dtype, u, 0.0)[0]
-        geom = jnp.asarray(np.asarray(cp.geom, np.int32))
-        rows.append((cp.point, cp.normal, jnp.sum(f * cp.normal, -1), jnp.full_like(geom, -1), geom))
-    if _acts(model, False, contact.collide_pairs, contact.exclude):
-        pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
-        u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
-        f = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, contact.params, dtype, u, 0.0)[0]
-        rows.append((pc.point, pc.normal, jnp.sum(f * pc.normal, -1), jnp.asarray(pc.geom1), jnp.asarray(pc.geom2)))
-    if not rows:
-        z = jnp.zeros((0, 3), dtype)
-        return Contacts(z, z, jnp.zeros(0, dtype), jnp.zeros(0, jnp.int32), jnp.zeros(0, jnp.int32))
-    cols = list(zip(*rows))
-    ints = [jnp.concatenate([jnp.asarray(g).astype(jnp.int32) for g in c]) for c in cols[3:]]
-    return Contacts(*(jnp.concatenate(c) for c in cols[:3]), *ints)
+    pf = contact.point_forces(model, q, qd, state)
+    i32 = lambda x: jnp.asarray(np.asarray(x, np.int32).reshape(-1))  # noqa: E731
+    force = jnp.sum(pf.force * pf.normal, -1)
+    return Contacts(pf.point, pf.normal, force, i32(pf.other_geom), i32(pf.geom))
 
 
 def from_mjcf(source: str | os.PathLike, model: Model, *, unsupported: str = "error") -> Sensors:

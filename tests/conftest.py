@@ -70,6 +70,12 @@ SLOW = {
     "tests/test_constraints.py::test_gradient_of_a_rollout_against_finite_differences",
     "tests/test_constraints.py::test_singular_hard_system_is_reported",
     "tests/test_constraints.py::test_float32_matches_mujoco_to_its_precision",
+    # tendons: the quick run keeps the tendon-driven arm against MuJoCo (spatial tendons,
+    # limits, tendon actuators), the tendon gradients and the bad input
+    "tests/test_tendons.py::test_panda_with_hand_matches_mujoco",
+    "tests/test_tendons.py::test_panda_gripper_closes_under_its_servo",
+    "tests/test_tendons.py::test_gradients_through_spatial_tendons_limits_and_tendon_actuators",
+    "tests/test_tendons.py::test_float32_is_usable",
     # the browser viewer in headless Chromium (two page loads with software WebGL, ~40 s); the
     # quick run keeps the poses that its controls set, without a browser
     "tests/test_web_viewer.py::test_browser_shows_the_robot_where_the_slider_puts_it",
@@ -186,6 +192,11 @@ SLOW = {
     # the rest test simulates 3 s of contact; test_contacts_of_rows_carry_the_forces_of_point_forces stays quick
     "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float64]",
     "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float32]",
+    # MuJoCo's soft contact: the quick run keeps the frictionless steps, the pyramidal rest in
+    # float32 and the mixing rules
+    "tests/test_contact_soft.py::test_resting_penetration_is_mujocos[elliptic-float64]",
+    "tests/test_contact_soft.py::test_resting_penetration_is_mujocos[pyramidal-float64]",
+    "tests/test_contact_soft.py::test_gradients_through_the_soft_law",
     "tests/test_contact_stick.py::test_block_stays_put_below_the_friction_angle_and_slides_above[0.001]",
     # the identification API on synthetic data (test_sysid) and the recordings' filter stay quick
     "tests/test_sysid_recorded.py::test_cli_identify_recorded",

@@ -186,7 +186,7 @@ class Contact(eqx.Module):
         dt_ = model.dtype
         if not kinds:
             z = jnp.zeros((0, 3), dt_)
-            return PointForces(z, z, jnp.zeros((0,), dt_), (), (), z)
+            return PointForces(z, z, jnp.zeros((0,), dt_), (), (), z, z, (), ())
         ks = _split_world(kinds)
         return PointForces(
             jnp.concatenate([k.point for k in ks]),
@@ -195,6 +195,9 @@ class Contact(eqx.Module):
             tuple(int(b) for k in ks for b in k.body),
             tuple(int(b) for k in ks for b in k.other),
             jnp.concatenate([jnp.zeros_like(k.f) if k.torque is None else k.torque for k in ks]),
+            jnp.concatenate([k.normal for k in ks]),
+            tuple(int(g) for k in ks for g in k.geom),
+            tuple(int(g) for k in ks for g in k.other_geom),
         )
 
     def _kinds(self, model: Model, q, qd, state, dt=0.0, table_rows=False):
@@ -263,7 +266,10 @@ class PointForces(eqx.Module):
     ``(m,)`` the penetration (the force is zero where it is zero); body, other (static tuples of
     ``m`` ints): the body the force acts on and the body that takes ``-force`` (``-1``: the world
     or the ground); torque ``(m, 3)``: the couple of the torsional and rolling friction on
-    ``body`` (``-torque`` on ``other``), zero for contacts of ``condim`` below 4.
+    ``body`` (``-torque`` on ``other``), zero for contacts of ``condim`` below 4; normal ``(m, 3)``
+    the unit contact normal, pointing from ``other``'s shape to ``body``'s (the normal force is
+    ``force . normal``; zero rows for pairs the broad phase left out); geom, other_geom (static):
+    the geoms of ``body`` and ``other`` (indices into ``model.geoms``; ``-1``: the ground).
     """
 
     point: Float[Array, "m 3"]
@@ -272,6 +278,9 @@ class PointForces(eqx.Module):
     body: tuple[int, ...] = eqx.field(static=True)
     other: tuple[int, ...] = eqx.field(static=True)
     torque: Float[Array, "m 3"]
+    normal: Float[Array, "m 3"]
+    geom: tuple[int, ...] = eqx.field(static=True)
+    other_geom: tuple[int, ...] = eqx.field(static=True)
 
 
 class _Kind(NamedTuple):
@@ -280,7 +289,9 @@ class _Kind(NamedTuple):
     the broad phase); ``rate``, ``ut``: (S4) and (S1); ``row``: the rows of the whole pair table
     that chosen pairs' contacts fill (traced; ``None``: every row, in order); ``torque``: the
     torsional and rolling friction couple on ``body`` (``-torque`` on ``other``; ``None``: no
-    contact of the kind has either)."""
+    contact of the kind has either); ``normal``: the unit normal, pointing towards ``body``'s
+    shape (``f``'s normal part is ``f . normal``); ``geom``, ``other_geom``: the geoms of ``body``
+    and ``other`` (``-1``: the ground)."""
 
     body: np.ndarray | Array
     other: np.ndarray | Array
@@ -291,6 +302,9 @@ class _Kind(NamedTuple):
     ut: Array
     row: Array | None = None
     torque: Array | None = None
+    normal: Array | None = None
+    geom: np.ndarray | Array | None = None
+    other_geom: np.ndarray | Array | None = None
 
 
 def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
@@ -312,6 +326,9 @@ def _split_world(kinds: dict) -> list:
                 other=np.where(flip, k.body, k.other),
                 f=sign * k.f,
                 torque=None if k.torque is None else sign * k.torque,
+                normal=sign * k.normal,
+                geom=np.where(flip, k.other_geom, k.geom),
+                other_geom=np.where(flip, k.geom, k.other_geom),
             )
         out.append(k)
     return out
@@ -355,7 +372,10 @@ def _kinds(
         body = np.asarray(cp.body, np.int64)
         mua = _angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
         tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype, law)
-        out["ground"] = _Kind(body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut, None, tq)
+        geom = np.asarray(cp.geom, np.int64)
+        out["ground"] = _Kind(
+            body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut, None, tq, n, geom, np.full_like(geom, -1)
+        )
     if _acts(model, False, collide_pairs, exclude):
         pc = _pair_slots(model, F, exclude, max_pairs)
         u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
@@ -367,7 +387,8 @@ def _kinds(
         tq = None
         if pc.mu_angular is not None:
             tq = _torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype, law)
-        k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, pc.row if pc.chosen else None, tq)
+        row = pc.row if pc.chosen else None
+        k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, row, tq, pc.normal, pc.geom2, pc.geom1)
         out["pairs"] = _table_rows(model, F, k, exclude) if table_rows and k.row is not None else k
     return out
 
@@ -391,6 +412,9 @@ def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
         into(z, k.ut),
         None,
         into(z, k.torque),
+        into(z, k.normal),
+        ij[:, 1],
+        ij[:, 0],
     )
 
 
