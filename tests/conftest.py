@@ -51,7 +51,8 @@ def data_dir():
 #   (QUICK_ZOO), the MJCF models beyond QUICK_MJCF, the published URDFs beyond QUICK_PUBLISHED,
 #   the precision checks beyond QUICK_PRECISION;
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
-#   test_derivatives) beyond a fixed-base chain and a floating-base quadruped (QUICK_PINOCCHIO).
+#   test_derivatives) beyond the floating-base double pendulum (QUICK_PINOCCHIO; the fixed-base
+#   one is checked quick through the batched public API).
 SLOW = {
     # constraints: the quick run keeps the four-bar against MuJoCo, the leg against Pinocchio
     # without gains, the first Euler steps, the mimic coupling and the bad input
@@ -319,21 +320,58 @@ SLOW = {
     "tests/test_sysid.py::test_ls_recovers_panda_base_parameters",
     "tests/test_implicit_euler.py::test_aba_with_damping_in_armature_is_the_implicit_solve",
     "tests/test_seed_algorithms.py::test_lagrange_equals_rnea[0]",
+    # 5-22 CPU-s each (a per-test CPU time profile of the quick run, 2026-11-29), each with a
+    # quick test of its subject left: the mesh pairs against MuJoCo and their wiring in the
+    # contact model (the fine hull's candidate search and the hull of fewer than 8 vertices);
+    # the other pendulum and euler rollouts against MuJoCo; the sensors against MuJoCo, batched
+    # and in float32 (their gradients); the floating MJCF model against MuJoCo and vmap over
+    # models (test_transforms) (grad and vmap over a model with geoms); the looped kernels on
+    # the chain and the looped CRBA on the floating tree; the URDF writer's round trip
+    # (test_urdf_write_round_trip); the non-finite step of an environment across resets
+    # (test_implicit_euler); the implicit step against MuJoCo on the stiff Panda; the CRBA
+    # kernels (the link steps over arrays); the chunked scans (the packed outputs); the gait
+    # record in a rollout (the gait terms); the servos against MuJoCo, batched and in float32
+    # (their gradients); the float64 ellipsoid pairs and cylinder pairs against MuJoCo (their
+    # float32 cases, the cylinder's rests); the torsional bound and the rolling bound at condim
+    # 4 (condim 6, the spinning sphere, the sliding sphere); contact in forward dynamics and
+    # the integrators through every contact test (f_ext composition); the block on the slope
+    # at 5 ms (the block's creep under a small regularisation, the tripod on a tilted box)
+    "tests/test_meshes.py::test_ellipsoid_against_a_fine_hull_searches_candidates",
+    "tests/test_meshes.py::test_a_hull_of_fewer_than_8_vertices_keeps_its_rows",
+    "tests/test_sim.py::test_rollout_matches_mujoco[panda_rk4]",
+    "tests/test_sim.py::test_rollout_matches_mujoco[ur5_rk4]",
+    "tests/test_sensors.py::test_gradients_are_finite",
+    "tests/test_mjcf.py::test_model_with_geoms_transforms",
+    "tests/test_pallas_scan.py::test_looped_matches_generic_float64[floating_tree-rnea]",
+    "tests/test_sysid.py::test_model_to_urdf_round_trip",
+    "tests/test_envs.py::test_a_diverged_step_ends_the_episode_with_a_finite_reward",
+    "tests/test_implicit_euler.py::test_matches_mujoco_euler_with_eulerdamp[solo12_free]",
+    "tests/test_kernels.py::test_crba_link_steps_over_arrays",
+    "tests/test_kernels.py::test_packed_scan_outputs_match_generic",
+    "tests/test_quadruped_env.py::test_gait_terms_match_their_definitions",
+    "tests/test_actuators.py::test_gradients_through_the_servos_are_finite_and_exact",
+    "tests/test_contact_pairs.py::test_ellipsoid_pairs_match_mujoco[float32-5e-07]",
+    "tests/test_contact_pairs.py::test_cylinder_rests_on_its_base_and_on_its_side",
+    "tests/test_contact_spin.py::test_rolling_ball_loses_angular_momentum_about_its_contact_at_the_rolling_bound[6]",
+    "tests/test_contact_analytic.py::test_sphere_spinning_about_the_vertical_keeps_its_spin",
+    "tests/test_contact_analytic.py::test_sliding_sphere_ends_rolling_and_keeps_its_speed",
+    "tests/test_contact.py::test_contact_composes_with_f_ext_and_integrators",
+    "tests/test_contact.py::test_block_creep_below_1mm_per_s_with_a_small_regularisation",
+    "tests/test_contact_stick.py::test_shape_pairs_hold_a_tripod_on_a_tilted_box",
 }
 QUICK_ZOO = {"tree_mixed_float"}
 # MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the
 # quick run; the others run in the slow set
 QUICK_MJCF = {
     "floating",
-    "defaults",
     "geoms",
     "mesh_exact",
 }
 QUICK_PUBLISHED = {"anymal_c"}
 # test_precision: the products of these functions are inspected in the quick run, the others' in
 # the slow set
-QUICK_PRECISION = {"crba", "aba", "rnea", "aba_batch"}
-QUICK_PINOCCHIO = {"double_pendulum-fixed", "solo12-floating"}
+QUICK_PRECISION = {"crba", "rnea", "aba_batch"}
+QUICK_PINOCCHIO = {"double_pendulum-floating"}
 
 
 STALE_SLOW = pytest.StashKey[list | None]()

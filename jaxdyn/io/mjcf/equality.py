@@ -8,6 +8,7 @@ loss and limit margins are refused by name."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -74,12 +75,24 @@ def _frame(model, name, kind, what):
     raise MJCFError(f"{what}: {kind} '{name}' does not exist")
 
 
-def _poses(model, q0):
-    from ...algorithms.kinematics import forward_kinematics
+@jax.jit
+def _reference_kinematics(model, q):
+    """``M^-1``, the dofs' world motions and the body poses at ``q``: one compiled program (run
+    op by op, the loader spent most of its time compiling the small programs of each step)."""
+    from ...algorithms.innovations import mass_matrix_inverse
+    from ...algorithms.kinematics import dof_motions_world
 
-    P = forward_kinematics(model, jnp.asarray(q0, model.dtype))
-    R = np.concatenate([np.asarray(P.R, np.float64), np.eye(3)[None]])
-    p = np.concatenate([np.asarray(P.p, np.float64), np.zeros((1, 3))])
+    Jw, P = dof_motions_world(model, q)
+    return mass_matrix_inverse(model, q), Jw, P.R, P.p
+
+
+_tendon_kinematics = jax.jit(tendon_kinematics)
+
+
+def _poses(model, q0):
+    _, _, R, p = _reference_kinematics(model, jnp.asarray(q0, model.dtype))
+    R = np.concatenate([np.asarray(R, np.float64), np.eye(3)[None]])
+    p = np.concatenate([np.asarray(p, np.float64), np.zeros((1, 3))])
     return R, p
 
 
@@ -101,13 +114,7 @@ def _invweights(model, q0, frames):
     """MuJoCo's ``body_invweight0`` (translation and rotation: the mean diagonals of the
     inverse inertia at the body's centre of mass, world axes) and the inverse mass matrix at
     ``qpos0``, for the bodies named in ``frames``."""
-    from ...algorithms.innovations import mass_matrix_inverse
-    from ...algorithms.kinematics import dof_motions_world
-
-    q = jnp.asarray(q0, model.dtype)
-    Minv = np.asarray(mass_matrix_inverse(model, q), np.float64)
-    Jw, _ = dof_motions_world(model, q)
-    Jw = np.asarray(Jw, np.float64)
+    Minv, Jw, _, _ = (np.asarray(x, np.float64) for x in _reference_kinematics(model, jnp.asarray(q0, model.dtype)))
     Rw, pw = _poses(model, q0)
     lay = model.layout
 
@@ -241,11 +248,11 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
     lay = model.layout
     if tendons:
         with_tendons = model.replace(constraints=build(model, (), tendons))
-        L0, JT0 = (np.asarray(x, np.float64) for x in tendon_kinematics(with_tendons, jnp.asarray(q0, model.dtype)))
+        L0, JT0 = (np.asarray(x, np.float64) for x in _tendon_kinematics(with_tendons, jnp.asarray(q0, model.dtype)))
         qs = q0.copy()  # MuJoCo's qpos_spring: the 1-dof joints' springref, qpos0 elsewhere
         one = [int(model.layout.q_start[j]) for j, t in enumerate(model.joint_types) if t in ONE_DOF]
         qs[one] = np.asarray(model.spring_reference, np.float64)[one]
-        Ls = np.asarray(tendon_kinematics(with_tendons, jnp.asarray(qs, model.dtype))[0], np.float64)
+        Ls = np.asarray(_tendon_kinematics(with_tendons, jnp.asarray(qs, model.dtype))[0], np.float64)
     for i, t in enumerate(tendons):
         t["length0"] = float(L0[i])
         t["invweight"] = float(JT0[i] @ Minv @ JT0[i])
