@@ -437,7 +437,7 @@ def load_urdf(
         dtype=dtype,
         geoms=make_geoms(**geoms, dtype=dtype),
     )
-    if model.geoms.ng:  # the bodies' weights of MuJoCo's soft contact (Contact(normal="mujoco"))
+    if model.geoms is not None and model.geoms.ng:  # the body weights of Contact(normal="mujoco")
         from ..contact.soft import with_invweights
 
         model = with_invweights(model)
