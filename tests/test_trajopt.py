@@ -588,8 +588,9 @@ def test_mpc_tracks_a_moving_target_in_closed_loop():
     """Receding horizon on the function pendulum (15 knots of 50 ms, 5 warm-started fddp
     iterations per period, torque limit 5 N m) tracking 0.6 sin(1.5 t) rad; the plant is the
     continuous pendulum at 10 ms substeps with an unmodelled constant torque of 0.5 N m. The
-    closed loop tracks within 0.06 rad once settled; without replanning (the plan made half-way
-    played open loop over its horizon) the error is several times larger."""
+    closed loop tracks within 0.03 rad once settled, with one or two iterations per period;
+    without replanning (the plan made half-way played open loop over its horizon) the error is
+    over five times larger."""
     dt, H, steps = 0.05, 15, 60
     dyn = _pendulum_dynamics(dt)
 
@@ -621,14 +622,14 @@ def test_mpc_tracks_a_moving_target_in_closed_loop():
         err.append(abs(float(x[0]) - 0.6 * np.sin(1.5 * (k + 1) * dt)))
         iters.append(int(r.iterations))
     settled = np.asarray(err[steps // 2 :])
-    assert settled.max() < 0.06, settled.max()
-    assert np.mean(iters[steps // 2 :]) <= 5
+    assert settled.max() < 0.03, settled.max()
+    assert np.mean(iters[steps // 2 :]) < 2  # warm started: of the 5 allowed, one or two are used
     open_err = []
     for k in range(H):
         x_open = plant(x_open, plan[k])
         open_err.append(abs(float(x_open[0]) - 0.6 * np.sin(1.5 * (k_open + k + 1) * dt)))
     closed = max(err[k_open : k_open + H])
-    assert max(open_err) > 3 * closed, (max(open_err), closed)
+    assert max(open_err) > 5 * closed, (max(open_err), closed)
     # the warm start shifts the plan by one knot
     xs_s, us_s = to.shift(jnp.arange(8.0).reshape(4, 2), jnp.arange(3.0)[:, None])
     np.testing.assert_array_equal(xs_s[:, 0], [2.0, 4.0, 6.0, 6.0])
