@@ -126,12 +126,12 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     dtype = model.dtype
     jd = joint_data(model, q)
     I = model.body_inertias()
-    qd_l, qd_r = tree.v_to_link_values(lay, qd.astype(dtype))
-    tau_l, tau_r = tree.v_to_link_values(lay, tau.astype(dtype))
+    qd_l, qd_r = tree.v_to_link_values(lay, jnp.asarray(qd, dtype))
+    tau_l, tau_r = tree.v_to_link_values(lay, jnp.asarray(tau, dtype))
     arm_l, arm_r = tree.v_to_link_values(lay, model.armature, pad=1.0)
     if lay.k > 1:  # padded slots of 1-dof links get D = 1 (qdd = 0 there)
         arm_l = jnp.where(jnp.asarray(lay.dof_mask), arm_l, 1.0)
-    fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else f_ext.astype(dtype)
+    fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else jnp.asarray(f_ext, dtype)
 
     # traversal "latency" (unrolled, for one sample at a time): each transform as one 6x6
     # product. On XLA CPU a small program is kernel-launch bound, and this cuts the launches

@@ -126,6 +126,7 @@ def lagrange_dynamics(
     ``sum_jk d2T_q qd_j qd_k`` is formed once per body (Turney80's reuse of products)."""
     _check_model(model)
     check(model, "lagrange_dynamics", q=q, qd=qd, qdd=qdd)
+    qd, qdd = jnp.asarray(qd, model.dtype), jnp.asarray(qdd, model.dtype)
     T, dT, d2T = _derivatives(model, q)
     Jp = pseudo_inertia(model)
     acc = jnp.einsum("qjab,j->qab", dT, qdd) + jnp.einsum("qjkab,j,k->qab", d2T, qd, qd)

@@ -77,9 +77,9 @@ def rnea_full(
     jd = joint_data(model, q)
     I = model.body_inertias() if inertia is None else inertia
     lb = lay.link_bodies
-    qd_l, qd_r = tree.v_to_link_values(lay, qd.astype(dtype))
-    qdd_l, qdd_r = tree.v_to_link_values(lay, qdd.astype(dtype))
-    fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else f_ext.astype(dtype)
+    qd_l, qd_r = tree.v_to_link_values(lay, jnp.asarray(qd, dtype))
+    qdd_l, qdd_r = tree.v_to_link_values(lay, jnp.asarray(qdd, dtype))
+    fe = jnp.zeros((model.nb, 6), dtype) if f_ext is None else jnp.asarray(f_ext, dtype)
     take = lambda tree_, idx: type(tree_)(*(x[idx] for x in tree_))
 
     def down(parent, x):
@@ -129,7 +129,7 @@ def rnea(
 
 def bias_forces(model: Model, q, qd, f_ext=None) -> Float[Array, " nv"]:
     """``C(q, qd) qd + g(q)`` (- external forces): RNEA with ``qdd = 0`` (Rodriguez86 (7.11))."""
-    return rnea(model, q, qd, jnp.zeros_like(qd, dtype=model.dtype), f_ext)
+    return rnea(model, q, qd, jnp.zeros(model.nv, model.dtype), f_ext)
 
 
 def gravity_torques(model: Model, q) -> Float[Array, " nv"]:
