@@ -112,8 +112,12 @@ force law) with its sliding friction (the first of ``friction``, default 1) in
 ``model.geoms.pair_friction`` (0 for a pair of ``condim="1"``: frictionless) and its
 ``margin`` in ``model.geoms.pair_margin``, its ``condim`` in ``model.geoms.pair_condim`` and its
 torsional and rolling friction (``friction``'s third and fourth numbers) in
-``model.geoms.pair_angular``; a pair's own ``solref`` and ``solimp`` are warned about and not
-read. Geom ``margin`` goes to ``model.geoms.margin``: a contact acts from the sum
+``model.geoms.pair_angular``, its ``solref`` and ``solimp`` in ``model.geoms.pair_solref`` and
+``pair_solimp``. Geom ``solref``, ``solimp`` and ``solmix`` go to ``model.geoms`` too, with
+``<option cone>`` (``model.geoms.cone``) and each geom's MuJoCo body's ``body_invweight0`` at
+``qpos0`` (``model.geoms.invweight``): MuJoCo's soft contact, ``Contact(normal="mujoco")``
+(:mod:`jaxdyn.contact.soft`); the loader names those that differ from MuJoCo's defaults, which
+the default Hunt-Crossley law does not read. Geom ``margin`` goes to ``model.geoms.margin``: a contact acts from the sum
 of its geoms' margins on (a pair's own margin instead), as in MuJoCo 4. ``gap`` (geom or pair)
 only widens MuJoCo's contact detection, for contacts that carry no force, and is not read. A geom touching a
 plane uses the larger of the two sliding frictions (with ``jaxdyn.contact.Ground.from_model``),
