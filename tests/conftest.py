@@ -253,6 +253,7 @@ SLOW = {
     # keeps the function pendulum's constraints and the rows' names and values
     "tests/test_trajopt.py::test_augmented_lagrangian_arm_joint_limit_and_end_effector",
     "tests/test_trajopt.py::test_augmented_lagrangian_under_jit_vmap",
+    "tests/test_trajopt.py::test_fddp_on_a_state_manifold_reaches_ilqr_optimum",
     "tests/test_trajopt.py::test_augmented_lagrangian_control_constraint_equals_the_box",
     "tests/test_precision.py::test_no_default_precision_products[innovations]",
     "tests/test_contact_pairs.py::test_capsule_box_gradients",
@@ -358,6 +359,22 @@ SLOW = {
     "tests/test_contact.py::test_contact_composes_with_f_ext_and_integrators",
     "tests/test_contact.py::test_block_creep_below_1mm_per_s_with_a_small_regularisation",
     "tests/test_contact_stick.py::test_shape_pairs_hold_a_tripod_on_a_tilted_box",
+    # and: the cost expansions in closed form (iLQR's quadratic costs and the step's closed-form
+    # Jacobians stay quick); the sphere in a height field's valley (the sphere and the capsule
+    # against MuJoCo stay); the ellipsoid on a cylinder (the ellipsoid near a box's edge stays);
+    # the dropped sphere's energy over its bounce (the bounce heights of test_contact_analytic)
+    "tests/test_trajopt.py::test_closed_form_cost_expansions_equal_autodiff",
+    "tests/test_heightfield.py::test_sphere_in_a_valley_touches_both_slopes",
+    "tests/test_contact_pairs.py::test_ellipsoid_on_a_cylinder_acts_once",
+    "tests/test_contact.py::test_dropped_sphere_loses_energy_over_the_bounce",
+    # the body Jacobians and their derivative on the tree (against Pinocchio on the floating
+    # double pendulum in the quick run); float32 mesh-mesh distances (float64 stays); the
+    # capsule on a height field and dropped on the ground against MuJoCo (the sphere and the box
+    # stay)
+    "tests/test_identities.py::test_kinetic_energy_and_jacobians[tree_mixed_float]",
+    "tests/test_meshes.py::test_mesh_mesh_matches_mujoco[float32-1e-06]",
+    "tests/test_heightfield.py::test_contacts_match_mujoco[capsule]",
+    "tests/test_contact_mujoco.py::test_dropped_body_settles_as_in_mujoco[capsule]",
 }
 QUICK_ZOO = {"tree_mixed_float"}
 # MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the

@@ -393,6 +393,86 @@ def test_fddp_from_feasible_and_infeasible_guesses_reaches_ilqr_cost():
     assert np.max(np.abs(ref.u)) > 0.99 * 4.0  # the torque limit is active
 
 
+class CirclePendulum(to.Dynamics):
+    """The function pendulum with its angle on the circle: ``x = (cos, sin, omega)``, tangent
+    ``dx = (dtheta, domega)``, ``plus`` a rotation and ``minus`` the angle between (``ndx < nx``,
+    as for a free-flyer's quaternion)."""
+
+    dt: float = 0.05
+
+    def __call__(self, x, u):
+        w = x[2] + self.dt * (-9.81 * x[1] - 0.1 * x[2] + u[0])
+        return self.plus(jnp.stack([x[0], x[1], w]), jnp.stack([self.dt * w, 0.0]))
+
+    @property
+    def nx(self):
+        return 3
+
+    @property
+    def nu(self):
+        return 1
+
+    @property
+    def ndx(self):
+        return 2
+
+    def plus(self, x, dx):
+        c, s = jnp.cos(dx[0]), jnp.sin(dx[0])
+        return jnp.stack([c * x[0] - s * x[1], s * x[0] + c * x[1], x[2] + dx[1]])
+
+    def minus(self, x1, x0):
+        angle = jnp.arctan2(x0[0] * x1[1] - x0[1] * x1[0], x0[0] * x1[0] + x0[1] * x1[1])
+        return jnp.stack([angle, x1[2] - x0[2]])
+
+
+def _circle_problem():
+    dyn = CirclePendulum()
+    goal = jnp.array([np.cos(1.0), np.sin(1.0), 0.0])
+    cost = to.quadratic_cost(goal, [0.1, 0.01], 0.01, Qf=[100.0, 10.0], nu=1, space=dyn)
+    x0, T = jnp.array([1.0, 0.0, 0.0]), 30
+    u0 = jnp.zeros((T, 1))
+    th = jnp.linspace(0.0, 1.0, T + 1)
+    xs = jnp.stack([jnp.cos(th), jnp.sin(th), jnp.zeros(T + 1)], 1)
+    inf = jnp.full(1, jnp.inf)
+
+    @jax.jit
+    def zero_gains(xs, alpha):
+        g = to.defects(dyn, xs, u0)
+        return g, to.forward_pass(dyn, cost, xs, u0, u0, jnp.zeros((T, 1, 2)), alpha, -inf, inf, gaps=g)
+
+    return dyn, cost, x0, u0, xs, zero_gains
+
+
+def test_fddp_gaps_on_a_state_manifold():
+    """Gaps in the tangent space of a state manifold (the angle on the circle), with zero gains:
+    the zero step gives back the guess and its gaps, half a step leaves half of each gap, the
+    full step none."""
+    dyn, cost, x0, u0, xs, zero_gains = _circle_problem()
+    g, r0 = zero_gains(xs, 0.0)
+    assert float(jnp.max(jnp.abs(g))) > 0.01
+    np.testing.assert_allclose(r0.x, xs, atol=1e-14)
+    np.testing.assert_allclose(r0.gaps, g, atol=1e-14)
+    _, r_half = zero_gains(xs, 0.5)
+    np.testing.assert_allclose(r_half.gaps, 0.5 * g, atol=1e-14)
+    assert float(jnp.max(jnp.abs(r_half.x - xs))) > 1e-3
+    _, r_full = zero_gains(xs, 1.0)
+    np.testing.assert_allclose(r_full.x, to.simulate(dyn, x0, u0), atol=1e-14)
+    assert float(jnp.max(jnp.abs(r_full.gaps))) == 0.0
+
+
+def test_fddp_on_a_state_manifold_reaches_ilqr_optimum():
+    """fddp from states spread along the arc to the goal reaches ilqr's optimum with the gaps
+    closed (the angle on the circle)."""
+    dyn, cost, x0, u0, xs, _ = _circle_problem()
+    opt = to.ILQROptions(tolerance=1e-10, max_iterations=80)
+    ref = to.ilqr(dyn, cost, x0, u0, -8.0, 8.0, options=opt)
+    res = to.fddp(dyn, cost, x0, u0, xs, -8.0, 8.0, options=opt)
+    assert bool(ref.converged) and bool(res.converged) and float(jnp.max(jnp.abs(res.gaps))) == 0.0
+    np.testing.assert_allclose(res.cost, ref.cost, rtol=1e-9)
+    np.testing.assert_allclose(res.u, ref.u, atol=1e-3)
+    np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-12)
+
+
 def test_fddp_vmap_and_jit_vmap_with_closed_over_guesses():
     """A batch of infeasible guesses (different interpolations to the goal) solved by
     ``vmap`` and ``jit(vmap)`` (the guesses closed over) equals the one-by-one solves."""
