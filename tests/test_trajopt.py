@@ -538,10 +538,10 @@ def test_fddp_robot_model_matches_crocoddyl_from_interpolated_states(data_dir):
     np.testing.assert_allclose(xs_c, ref["xs"], atol=1e-9)  # the same dynamics
     J_c = to.total_cost(cost, xs_c, us_c)
     np.testing.assert_allclose(J_c, ref["cost"], rtol=1e-9)  # the same cost
-    np.testing.assert_allclose(res.cost, J_c, rtol=1e-8)
+    np.testing.assert_allclose(res.cost, J_c, rtol=1e-10)
     np.testing.assert_allclose(res.u, us_c, atol=1e-4 * float(jnp.max(jnp.abs(us_c))))
     np.testing.assert_allclose(res.x, to.simulate(dyn, x0, res.u), atol=1e-10)
-    assert int(res.iterations) <= 3 * ref["iterations"]
+    assert int(res.iterations) <= 2 * ref["iterations"]  # 14 against Crocoddyl's 13
 
 
 # -- constraints by an augmented-Lagrangian outer loop ----------------------------------------------
