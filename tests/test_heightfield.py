@@ -350,6 +350,25 @@ def test_a_png_beside_the_scene_and_a_missing_one(ref, tmp_path):
     )
 
 
+def test_playgrounds_rough_terrain_go1_loads():
+    """The installed MuJoCo Playground's rough-terrain Go1 (its 256 x 256 PNG beside the scene,
+    its meshdir pointing at the robot's meshes) loads with its field."""
+    import glob
+    import site
+
+    scenes = [
+        f
+        for d in site.getsitepackages()
+        for f in glob.glob(
+            os.path.join(d, "mujoco_playground", "**", "go1", "xmls", "*rough_terrain.xml"), recursive=True
+        )
+    ]
+    if not scenes:
+        pytest.skip("mujoco_playground is not installed")
+    hf = C.HeightField.from_model(_load(scenes[0]))
+    assert hf.heights.shape == (256, 256) and float(np.max(hf.heights)) == pytest.approx(0.05)
+
+
 def test_unreadable_png_and_bad_arrays(tmp_path):
     """A file that is not a PNG is refused naming the element; ``HeightField.from_array``
     refuses a grid smaller than 2 x 2 and non-positive or non-finite sizes; ``from_model``
