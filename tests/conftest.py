@@ -51,8 +51,9 @@ def data_dir():
 #   (QUICK_ZOO), the MJCF models beyond QUICK_MJCF, the published URDFs beyond QUICK_PUBLISHED,
 #   the precision checks beyond QUICK_PRECISION;
 # - the stored Pinocchio values (test_pinocchio_reference, and the derivatives in
-#   test_derivatives) beyond the floating-base double pendulum (QUICK_PINOCCHIO; the fixed-base
-#   one is checked quick through the batched public API).
+#   test_derivatives) beyond a floating-base quadruped (QUICK_PINOCCHIO; its program of every
+#   quantity compiles in about as long for the floating double pendulum, and the fixed-base
+#   double pendulum is checked quick through the batched public API).
 SLOW = {
     # constraints: the quick run keeps the four-bar against MuJoCo, the leg against Pinocchio
     # without gains, the first Euler steps, the mimic coupling and the bad input
@@ -388,7 +389,7 @@ QUICK_PUBLISHED = {"anymal_c"}
 # test_precision: the products of these functions are inspected in the quick run, the others' in
 # the slow set
 QUICK_PRECISION = {"crba", "rnea", "aba_batch"}
-QUICK_PINOCCHIO = {"double_pendulum-floating"}
+QUICK_PINOCCHIO = {"solo12-floating"}
 
 
 STALE_SLOW = pytest.StashKey[list | None]()
