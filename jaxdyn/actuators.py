@@ -242,10 +242,23 @@ def _controls(model, acts: Actuators, ctrl, act):
     return w, u
 
 
-def _force(acts: Actuators, length, velocity, u):
+def _force(model, acts: Actuators, length, velocity, u):
+    """``F``, with the forces of the actuators on a tendon scaled by ``clamp(T) / T`` where their
+    total ``T = sum_i g_i F_i`` leaves the tendon's ``actuatorfrcrange`` (as MuJoCo scales them)."""
     gain = acts.gain[:, 0] + acts.gain[:, 1] * length + acts.gain[:, 2] * velocity
     bias = acts.bias[:, 0] + acts.bias[:, 1] * length + acts.bias[:, 2] * velocity
-    return jnp.clip(gain * u + bias, acts.force_range[:, 0], acts.force_range[:, 1])
+    F = jnp.clip(gain * u + bias, acts.force_range[:, 0], acts.force_range[:, 1])
+    on = acts.on_tendons
+    if not on:
+        return F
+    driven = sorted({acts.tendon[i] for i in on})
+    sel = list(on)
+    slot = np.asarray([driven.index(acts.tendon[i]) for i in sel], np.int32)
+    T = jnp.zeros(len(driven), F.dtype).at[slot].add((acts.gear * F)[np.asarray(sel)])
+    bounds = model.constraints.tendon_actuator_range[np.asarray(driven)]
+    Tc = jnp.clip(T, bounds[:, 0], bounds[:, 1])
+    scale = jnp.where(T != 0, Tc / jnp.where(T != 0, T, 1.0), 1.0)
+    return F.at[np.asarray(sel)].set(F[np.asarray(sel)] * scale[slot])
 
 
 def forces(model, q, qd, ctrl, act=None) -> Float[Array, " nu"]:
@@ -256,7 +269,7 @@ def forces(model, q, qd, ctrl, act=None) -> Float[Array, " nu"]:
     acts = of_model(model)
     _, u = _controls(model, acts, ctrl, act)
     length, velocity, _ = _transmission(model, acts, q, qd)
-    return _force(acts, length, velocity, u)
+    return _force(model, acts, length, velocity, u)
 
 
 def joint_torques(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
@@ -266,11 +279,11 @@ def joint_torques(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
     acts = of_model(model)
     _, u = _controls(model, acts, ctrl, act)
     length, velocity, JT = _transmission(model, acts, q, qd)
-    gF = acts.gear * _force(acts, length, velocity, u)
+    gF = acts.gear * _force(model, acts, length, velocity, u)
     if JT is None:
         return jnp.zeros(model.nv, model.dtype).at[jnp.asarray(acts.dof, jnp.int32)].add(gF)
-    joint = np.asarray([i for i, t in enumerate(acts.tendon) if t < 0], np.int32)
     tau = JT.T @ gF[np.asarray(acts.on_tendons)]
+    joint = np.asarray([i for i, t in enumerate(acts.tendon) if t < 0], np.int32)
     if len(joint):
         tau = tau.at[np.asarray(acts.dof)[joint]].add(gF[joint])
     return tau
@@ -285,7 +298,7 @@ def velocity_derivative(model, q, qd, ctrl, act=None) -> Float[Array, " nv"]:
     acts = of_model(model)
     _, u = _controls(model, acts, ctrl, act)
     length, velocity, _ = _transmission(model, acts, q, qd)
-    F = _force(acts, length, velocity, u)
+    F = _force(model, acts, length, velocity, u)
     clamped = (F <= acts.force_range[:, 0]) | (F >= acts.force_range[:, 1])
     dF = jnp.where(clamped, 0.0, acts.gain[:, 2] * u + acts.bias[:, 2])
     joint = np.asarray([i for i, t in enumerate(acts.tendon) if t < 0], np.int32)

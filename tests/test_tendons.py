@@ -2,7 +2,8 @@
 (tests/reference/generate_mujoco_tendons.py; MuJoCo is not needed here):
 
 * a 3D arm (tests/data/mjcf/constraints/tendon_drive.xml) with a fixed tendon and two spatial ones,
-  two limited, one coupled by a tendon equality, actuators on the three tendons and on a joint:
+  two limited, one coupled by a tendon equality, actuators on the three tendons (one tendon's
+  total actuator force bounded by its actuatorfrcrange) and on a joint:
   tendon lengths and Jacobians, the actuators' lengths, velocities, forces and joint torques,
   the passive forces, the accelerations and the equality and limit forces, at states where the
   limits act and where they do not;

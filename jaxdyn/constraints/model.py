@@ -34,7 +34,9 @@ point in its body's frame; its rows of ``coef_q``, ``coef_v`` are zero). ``tendo
 ``tendon_damping``, ``tendon_range (nt, 2)`` (``+-inf`` where not limited), ``tendon_limited``
 (static: the tendons whose range is a limit constraint of the solve, MuJoCo's ``tendon_limited``),
 ``tendon_solref (nt, 2)`` and ``tendon_solimp (nt, 5)`` (MuJoCo's ``solreflimit``,
-``solimplimit``), ``tendon_length0`` and ``tendon_invweight`` (MuJoCo's ``tendon_invweight0``).
+``solimplimit``), ``tendon_actuator_range (nt, 2)`` (MuJoCo's ``actuatorfrcrange``: the bounds of
+the total force of the actuators on the tendon, ``+-inf`` where not limited), ``tendon_length0``
+and ``tendon_invweight`` (MuJoCo's ``tendon_invweight0``).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class Constraints(eqx.Module):
     tendon_invweight: Float[Array, " nt"]
     tendon_solref: Float[Array, "nt 2"]
     tendon_solimp: Float[Array, "nt 5"]
+    tendon_actuator_range: Float[Array, "nt 2"]
     tendon_limited: tuple[bool, ...] = eqx.field(static=True)
     tendon_path: tuple[tuple[int, ...], ...] = eqx.field(static=True)
     path_body: tuple[int, ...] = eqx.field(static=True)
@@ -152,6 +155,7 @@ class Constraints(eqx.Module):
                     "tendon_invweight",
                     "tendon_solref",
                     "tendon_solimp",
+                    "tendon_actuator_range",
                     "tendon_path",
                     "path_body",
                     "path_point",
@@ -194,6 +198,7 @@ class Constraints(eqx.Module):
                 limited=self.tendon_limited[i],
                 solref=np.asarray(self.tendon_solref[i]),
                 solimp=np.asarray(self.tendon_solimp[i]),
+                actuator_range=np.asarray(self.tendon_actuator_range[i]),
                 path=[(self.path_body[k], np.asarray(self.path_point[k])) for k in self.tendon_path[i]],
             )
             for i in range(self.nt)
@@ -235,7 +240,7 @@ def build(model, equalities=(), tendons=(), dtype=None) -> Constraints:
     ``path`` (spatial ones: a list of ``(body, point)``, the jaxdyn body, ``-1`` the world, and the
     point in its frame), and optional ``stiffness``, ``spring (2,)``, ``damping``, ``range (2,)``,
     ``limited`` (default: a finite range), ``solref``, ``solimp`` (of the limit),
-    ``length0``, ``invweight``.
+    ``actuator_range (2,)``, ``length0``, ``invweight``.
     """
     dtype = dtype or model.dtype
     nq, nv = model.nq, model.nv
@@ -293,6 +298,7 @@ def build(model, equalities=(), tendons=(), dtype=None) -> Constraints:
         tendon_invweight=a(tget("invweight", 0.0), (nt,)),
         tendon_solref=a(tget("solref", DEFAULT_SOLREF), (nt, 2)),
         tendon_solimp=a(tget("solimp", DEFAULT_SOLIMP), (nt, 5)),
+        tendon_actuator_range=a(tget("actuator_range", inf), (nt, 2)),
         tendon_limited=tuple(limited),
         tendon_path=tuple(paths),
         path_body=tuple(path_body),

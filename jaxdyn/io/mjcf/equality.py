@@ -211,6 +211,12 @@ def _tendons(root, ctx, model, jmap):
                 spring = np.array([s[0], s[-1]])
             stiff = float(_numbers(a.get("stiffness", "0"), 3, f"{what} stiffness", at_least=1)[0])
             damp = float(_numbers(a.get("damping", "0"), 3, f"{what} damping", at_least=1)[0])
+            act_rng = np.array([-np.inf, np.inf])
+            if _limited(a, "actuatorfrclimited", "actuatorfrcrange", ctx, what):
+                act_rng = _numbers(a.get("actuatorfrcrange", "0 0"), 2, f"{what} actuatorfrcrange")
+            for key in ("stiffness", "damping"):  # MuJoCo 4's polynomial terms beyond the linear one
+                if key in a and np.any(_numbers(a[key], 3, f"{what} {key}", at_least=1)[1:] != 0):
+                    raise MJCFError(f"{what}: non-linear tendon {key} is not supported by jaxdyn")
             solref = _numbers(a["solreflimit"], 2, f"{what} solreflimit") if "solreflimit" in a else DEFAULT_SOLREF
             solimp = np.array(DEFAULT_SOLIMP)
             if "solimplimit" in a:
@@ -229,6 +235,7 @@ def _tendons(root, ctx, model, jmap):
                     spring=spring,
                     solref=np.asarray(solref, np.float64),
                     solimp=solimp,
+                    actuator_range=act_rng,
                 )
             )
     return out
