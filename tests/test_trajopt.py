@@ -509,6 +509,11 @@ def test_fddp_bad_input_and_non_finite_guess():
         to.fddp(dyn, cost, x0, u, jnp.zeros((6, 2)).at[3, 1].set(jnp.nan))
     with pytest.raises(ValueError, match="full step"):
         to.fddp(dyn, cost, x0, u, options=to.ILQROptions(alphas=(0.5, 0.25)))
+    vector = to.FunctionCost(lambda x, u, t: x)
+    with pytest.raises(
+        ValueError, match=r"cost term FunctionCost: running\(x, u, t\) must be a scalar, got shape \(2,\)"
+    ):
+        to.fddp(dyn, cost + vector, x0, u)
     # controls whose rollout overflows: the solve stops at once with the reason, no NaN returned
     blow = to.FunctionDynamics(lambda x, u: x * 1e200 + u[0], 2, 1)
     res = to.ilqr(blow, cost, jnp.ones(2), jnp.ones((5, 1)))

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .costs import Cost
+from .costs import Cost, SumCost
 from .dynamics import Dynamics, ModelDynamics
 
 # -- building blocks --------------------------------------------------------------------------------
@@ -512,6 +512,16 @@ def _checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options)
             raise ValueError(f"{solver}: u_lower must be <= u_upper, got {lo_host} > {hi_host}")
     if options.max_iterations < 1 or not options.alphas or options.qp_iterations < 1:
         raise ValueError(f"{solver}: options need max_iterations >= 1, qp_iterations >= 1 and at least one alpha")
+    for term in cost.terms if isinstance(cost, SumCost) else (cost,):
+        for what, f in (
+            ("running(x, u, t)", lambda term=term: term.running(x0, u_init[0], 0)),
+            ("terminal(x)", lambda term=term: term.terminal(x0)),
+        ):
+            shape = jax.eval_shape(f).shape
+            if shape != ():
+                raise ValueError(
+                    f"{solver}: cost term {type(term).__name__}: {what} must be a scalar, got shape {shape}"
+                )
     return x0, u_init, lo, hi
 
 
