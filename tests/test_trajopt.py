@@ -499,6 +499,26 @@ def test_fddp_vmap_and_jit_vmap_with_closed_over_guesses():
     assert len({int(r[1]) for r in ref}) > 1  # the problems finish at different iterations
 
 
+def test_fddp_float32():
+    """In float32 fddp from interpolated states closes the gaps and reaches the float64 optimum
+    to float32's tolerance, its iterates in float32."""
+    dyn = _pendulum_dynamics()
+    f32 = jnp.float32
+    goal = jnp.array([1.2, 0.0], f32)
+    cost = to.quadratic_cost(goal, [0.1, 0.01], 0.01, Qf=[100.0, 10.0], nu=1, dtype=f32)
+    x0, T = jnp.zeros(2, f32), 30
+    xs = x0 + jnp.linspace(0.0, 1.0, T + 1, dtype=f32)[:, None] * (goal - x0)
+    opt = to.ILQROptions(tolerance=1e-5, max_iterations=60)
+    res = to.fddp(dyn, cost, x0, jnp.zeros((T, 1), f32), xs, -4.0, 4.0, options=opt)
+    assert res.x.dtype == f32 and res.u.dtype == f32 and res.K.dtype == f32
+    assert int(res.status) == 0 and float(jnp.max(jnp.abs(res.gaps))) == 0.0
+    ref = to.ilqr(
+        dyn, to.quadratic_cost(goal, [0.1, 0.01], 0.01, Qf=[100.0, 10.0], nu=1, dtype=jnp.float64),
+        jnp.zeros(2), jnp.zeros((T, 1)), -4.0, 4.0, options=to.ILQROptions(tolerance=1e-10, max_iterations=60),
+    )  # fmt: skip
+    np.testing.assert_allclose(float(res.cost), float(ref.cost), rtol=1e-4)
+
+
 def test_fddp_bad_input_and_non_finite_guess():
     dyn = _pendulum_dynamics()
     cost = to.quadratic_cost(jnp.zeros(2), 1.0, 1.0, nu=1)
