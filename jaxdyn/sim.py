@@ -978,6 +978,12 @@ def rollout(
         raise ValueError("rollout: contact is not supported by the 'variational' integrator; use 'rk4'")
     if not isinstance(substeps, (int, np.integer)) or substeps < 1:
         raise ValueError(f"rollout: substeps must be an integer >= 1, got {substeps!r}")
+    if isinstance(steps, jax.core.Tracer):
+        raise TypeError(
+            "rollout: steps must be a Python int, known while tracing (it sets the length of the loop), got a "
+            "traced value: under jax.jit make it static, jax.jit(sim.rollout, static_argnames=('steps',)), or "
+            "close over it"
+        )
     if steps is not None and (not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0):
         raise ValueError(f"rollout: steps must be a non-negative integer (the number of control steps), got {steps!r}")
     _check_dt(dt, "rollout")
@@ -1170,4 +1176,5 @@ def _controls(name, controls, n, dtype, steps):
 
 def energy(model: Model, q, qd) -> Float[Array, ""]:
     """Total mechanical energy including rotor (armature) kinetic energy."""
+    qd = jnp.asarray(qd, model.dtype)
     return kinetic_energy(model, q, qd) + 0.5 * jnp.sum(model.armature * qd * qd) + potential_energy(model, q)

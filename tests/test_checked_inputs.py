@@ -262,3 +262,16 @@ def test_lists_are_arrays_everywhere(fn):
     as_arrays = jax.tree_util.tree_leaves(f(DP, *map(jnp.array, state)))
     for a, b in zip(as_lists, as_arrays):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_rollout_under_jit_names_a_traced_steps():
+    """``steps`` sets the loop's length: traced by ``jit`` it is named with the static argument
+    that works (traced only, no compile)."""
+    u = jnp.zeros((5, 2))
+    with pytest.raises(
+        TypeError, match=r"rollout: steps must be a Python int, .* jax.jit\(sim.rollout, static_argnames=\('steps',\)\)"
+    ):
+        jax.eval_shape(jax.jit(sim.rollout), DP, Q0, QD0, u, 1e-3, 5)
+    traj = jax.jit(sim.rollout, static_argnames=("steps",)).eval_shape(DP, Q0, QD0, u, 1e-3, 5)
+    assert traj.q.shape == (6, 2)
+    assert float(sim.energy(DP, [0.5, 0.0], [0.0, 0.0])) == pytest.approx(float(sim.energy(DP, Q0, QD0)))
