@@ -629,6 +629,18 @@ def test_augmented_lagrangian_reports_infeasible_constraints_by_name():
     assert np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.u))
 
 
+def test_augmented_lagrangian_stops_on_a_diverging_inner_solve():
+    """Dynamics whose rollout of the guess overflows: the loop stops at once with the inner
+    solve's reason, and returns the finite guess, not NaN."""
+    blow = to.FunctionDynamics(lambda x, u: x * 1e200 + u[0], 2, 1)
+    cost = to.quadratic_cost(jnp.zeros(2), 1.0, 1.0, nu=1)
+    cap = to.FunctionConstraint(lambda x, u, t: x[:1] - 1.0, ["x0 cap"])
+    with pytest.warns(UserWarning, match=r"inner solve failed \(initial guess not finite\)"):
+        res = to.augmented_lagrangian(blow, cost, cap, jnp.ones(2), jnp.ones((4, 1)))
+    assert int(res.status) == 3 and int(res.outer_iterations) == 1 and not bool(res.converged)
+    assert np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.u))
+
+
 def test_constraint_rows_are_named_and_checked():
     m = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
     lim = to.JointPositionLimits(m, lower=[-1.0, -jnp.inf], upper=[2.0, 0.5])

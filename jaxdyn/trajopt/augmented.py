@@ -34,7 +34,7 @@ import numpy as np
 from .constraints import Constraint
 from .costs import Cost
 from .dynamics import Dynamics
-from .ilqr import ILQROptions, ILQRResult, _checked, _host_value, _solve, total_cost
+from .ilqr import STATUS, ILQROptions, ILQRResult, _checked, _host_value, _solve, total_cost
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,8 +315,11 @@ def augmented_lagrangian(
     status = _host_value(res.status)
     if status is not None and status.ndim == 0 and int(status) != 0:
         names = violated_constraints(constraints, res, options.tolerance)
+        reason = AL_STATUS[int(status)]
+        if int(status) == 3:
+            reason += f" ({STATUS[int(np.asarray(res.inner.status))]})"
         warnings.warn(
-            f"augmented_lagrangian stopped: {AL_STATUS[int(status)]}"
+            f"augmented_lagrangian stopped: {reason}"
             + (f"; violated: {'; '.join(names)}" if names else "; no constraint violated"),
             stacklevel=2,
         )
