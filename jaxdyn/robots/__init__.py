@@ -16,6 +16,11 @@ name                    what                                        default base
 The first five are mesh-free URDFs from example-robot-data (BSD/Apache); the last three were
 written for jaxdyn's RL environments (``jaxdyn.envs``).
 
+MJCF scenes shipped, as paths for :func:`~jaxdyn.load_mjcf`: :data:`GO1_SCENE`, MuJoCo
+Playground's Unitree Go1 feet-only flat-terrain scene (Apache-2.0, ``go1_playground/NOTICE``;
+meshes removed), with its position servos, IMU and frame sensors and ``home`` keyframe: the
+scene of :class:`jaxdyn.envs.MJCFJoystick`.
+
 Any other name is looked up in the pip package ``example-robot-data`` (an optional extra:
 ``pip install "jaxdyn[robots]"``), which ships about 70 published URDFs (go2, a1, anymal, hyq,
 tiago, pr2, allegro hands, ...): ``load_robot("go2")``. A name is the file's stem when that is
@@ -38,6 +43,7 @@ from ..io.urdf import load_urdf
 from ..model import Model
 
 _DIR = os.path.dirname(os.path.abspath(__file__))
+GO1_SCENE = os.path.join(_DIR, "go1_playground", "scene_mjx_feetonly_flat_terrain.xml")
 DEFAULT_FLOATING = {
     "double_pendulum": False,
     "ur5": False,
