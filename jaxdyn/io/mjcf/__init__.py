@@ -83,11 +83,14 @@ part in body axes, MuJoCo ``armature * qacc`` with it in world axes: the mass ma
 (the armature is the same on the three axes), the bias forces differ by
 ``armature * (omega_b x v_b)`` on the linear dofs.
 
-Equality constraints (``connect``, ``weld``, ``joint``, ``tendon``) and fixed tendons load into
-``model.constraints`` (:mod:`.equality`, :mod:`jaxdyn.constraints`, docs/constraints.md).
+Equality constraints (``connect``, ``weld``, ``joint``, ``tendon``), fixed tendons and spatial
+tendons through sites (with their limits, springs, dampers and ``actuatorfrcrange``) load into
+``model.constraints`` (:mod:`.equality`, :mod:`jaxdyn.constraints`, docs/constraints.md);
+actuators drive joints or tendons.
 
 Refused (:class:`MJCFError`, naming the element), because the result would not be MuJoCo's
-model: spatial tendons, tendon ``armature``, ``frictionloss`` and ``springyield``, flex
+model: spatial tendons that wrap around geoms or pass over pulleys, tendon ``armature``,
+``frictionloss``, ``margin``, ``springyield`` and polynomial stiffness or damping, flex
 equalities, ``<deformable>``,
 ``<composite>``, ``<flexcomp>``, ``<replicate>``, ``<attach>``, ``<skin>``, ``<plugin>``,
 ``<extension>`` with content; a free joint
@@ -97,7 +100,7 @@ a height field, an SDF, a mesh with ``inertia="shell"``, or with MuJoCo's defaul
 when it is not convex (``exact`` and ``convex`` are computed, and ``legacy`` of a convex closed
 mesh, which equals ``exact``; a mesh without faces is its convex hull), a mesh that encloses no volume,
 or asks for ``shellinertia`` or mesh fitting (add an ``<inertial>``, the message says so); ``<freejoint align="true">`` / ``<compiler alignfree="true">`` (moves the body
-frame); frame ``scale``; actuators with tendon, site, body or slider-crank transmission, or on a
+frame); frame ``scale``; actuators with site, body or slider-crank transmission, or on a
 free joint; missing include files, unknown default classes, duplicate names, elements and
 attributes that MuJoCo's schema does not know where they are written (misspellings: the message
 names the closest known name, :mod:`.schema`), keywords outside their set, and numbers that do
