@@ -129,17 +129,21 @@ def test_passive_forces_and_limits():
         q_upper=jnp.array([1.0, jnp.inf]),
         effort_limit=jnp.array([2.0, jnp.inf]),
     )
+    # jitted (op by op every primitive would compile on its own); the options are static
+    passive = jax.jit(sim.passive_torques, static_argnums=3)
+    applied = jax.jit(sim.applied_torques, static_argnums=2)
+    forward = jax.jit(lambda m, q, qd, u, o: sim.forward_dynamics(m, q, qd, u, options=o), static_argnums=4)
     o = sim.SimOptions(friction_velocity=1e-3, limit_stiffness=100.0, limit_damping=5.0)
     qd = jnp.array([2.0, -1.0])
     # inside the limits: damping + Coulomb friction oppose the motion
-    t = sim.passive_torques(m, jnp.array([0.0, 0.0]), qd, o)
+    t = passive(m, jnp.array([0.0, 0.0]), qd, o)
     assert np.allclose(t, [-0.5 * 2 - 0.3, 0.2 * 1 + 0.1], atol=1e-9)
     # beyond the upper limit of joint 0: spring + damper push back; joint 1 has no limit
-    t = sim.passive_torques(
+    t = passive(
         m, jnp.array([1.1, 50.0]), jnp.zeros(2), sim.SimOptions(damping=False, friction=False, limit_stiffness=100.0)
     )
     assert np.allclose(t, [-10.0, 0.0])
-    t = sim.passive_torques(
+    t = passive(
         m,
         jnp.array([-1.2, 0.0]),
         jnp.array([-1.0, 0.0]),
@@ -147,14 +151,14 @@ def test_passive_forces_and_limits():
     )
     assert np.allclose(t, [20.0 + 5.0, 0.0])
     # actuator limits clip only joints that have one
-    assert np.allclose(sim.applied_torques(m, jnp.array([5.0, 5.0])), [2.0, 5.0])
-    assert np.allclose(sim.applied_torques(m, jnp.array([5.0, 5.0]), sim.IDEAL), [5.0, 5.0])
+    assert np.allclose(applied(m, jnp.array([5.0, 5.0]), sim.SimOptions()), [2.0, 5.0])
+    assert np.allclose(applied(m, jnp.array([5.0, 5.0]), sim.IDEAL), [5.0, 5.0])
     # forward_dynamics = aba with the total torque; gravity switch
     q, u = jnp.array([0.3, -0.2]), jnp.array([1.0, -0.5])
-    qdd = sim.forward_dynamics(m, q, qd, u, options=o)
-    tot = sim.applied_torques(m, u, o) + sim.passive_torques(m, q, qd, o)
-    assert np.allclose(qdd, jaxdyn.aba(m, q, qd, tot), atol=1e-12)
-    qdd0 = sim.forward_dynamics(m, q, jnp.zeros(2), jnp.zeros(2), options=sim.SimOptions(gravity=False))
+    qdd = forward(m, q, qd, u, o)
+    tot = applied(m, u, o) + passive(m, q, qd, o)
+    assert np.allclose(qdd, jax.jit(jaxdyn.aba)(m, q, qd, tot), atol=1e-12)
+    qdd0 = forward(m, q, jnp.zeros(2), jnp.zeros(2), sim.SimOptions(gravity=False))
     assert np.allclose(qdd0, 0.0, atol=1e-12)
 
 
@@ -231,8 +235,8 @@ AUTO, GENERIC = sim.SimOptions(kernel="auto"), sim.SimOptions(kernel="generic")
 
 def test_auto_kernel_matches_generic():
     """SimOptions(kernel="auto"), the default: under vmap forward dynamics runs kernels.aba_batch;
-    steps and the gradient w.r.t. the state equal the generic path; a batched model falls back to
-    vmap(aba); one unbatched call is plain ABA. (The gradient w.r.t. the model and jacfwd:
+    steps equal the generic path; one unbatched call is plain ABA. (The gradients w.r.t. the
+    state and the model, jacfwd and a batched model's fallback to vmap(aba):
     test_auto_kernel_derivatives_match_generic, in the slow set.)"""
     assert sim.SimOptions().kernel == "auto"
     m, q, qd, tau = _kernel_case()
@@ -244,14 +248,6 @@ def test_auto_kernel_matches_generic():
     np.testing.assert_allclose(a[0], b[0], atol=1e-12)
     np.testing.assert_allclose(a[1], b[1], atol=1e-12)
     assert "transpose" in str(jax.make_jaxpr(stepper(AUTO))(q, qd, tau))  # the SoA layout is in the program
-    g = jax.jit(jax.grad(lambda q: _batched_loss(m, q, qd, tau, AUTO)))(q)
-    r = jax.jit(jax.grad(lambda q: _batched_loss(m, q, qd, tau, GENERIC)))(q)
-    np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-9)
-    # a batch of models (vmap over the model too) and a single unbatched call
-    ms = jax.vmap(lambda s: m.replace(mass=m.mass * s))(jnp.linspace(1.0, 2.0, 4))
-    both = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, AUTO)))(ms, q, qd, tau)
-    ref = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, GENERIC)))(ms, q, qd, tau)
-    np.testing.assert_allclose(both, ref, atol=1e-12)
     one = jax.jit(lambda opts: sim.forward_dynamics(m, q[0], qd[0], tau[0], None, opts), static_argnums=0)
     np.testing.assert_allclose(one(AUTO), one(GENERIC), atol=1e-12)
     with pytest.raises(ValueError, match="unknown kernel 'fast'"):
@@ -261,8 +257,13 @@ def test_auto_kernel_matches_generic():
 
 def test_auto_kernel_derivatives_match_generic():
     """Under vmap with kernel="auto" the gradient w.r.t. the model and the state and jacfwd of
-    forward dynamics equal the generic path's."""
+    forward dynamics equal the generic path's; a batch of models (vmap over the model too)
+    falls back to vmap(aba)."""
     m, q, qd, tau = _kernel_case()
+    ms = jax.vmap(lambda s: m.replace(mass=m.mass * s))(jnp.linspace(1.0, 2.0, 4))
+    both = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, AUTO)))(ms, q, qd, tau)
+    ref = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, GENERIC)))(ms, q, qd, tau)
+    np.testing.assert_allclose(both, ref, atol=1e-12)
     g = jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau, AUTO), (0, 1)))(m, q)
     r = jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau, GENERIC), (0, 1)))(m, q)
     np.testing.assert_allclose(g[1], r[1], rtol=1e-9, atol=1e-9)
