@@ -1066,7 +1066,9 @@ def penetration_bound(model: Model, contact, max_penetration="auto"):
     model's weight ``W = m g`` on one contact point under the force law ``k d^p``
     (:class:`jaxdyn.contact.ContactParams`; ``g`` = 9.81 m/s^2 without gravity): a 1 kg ball on
     the default law rests 0.46 mm deep, so its bound is 4.6 cm, deeper than a drop from 10 m
-    (3.6 cm); a 50 kg robot's is 0.62 m. A number: that depth (positive)."""
+    (3.6 cm); a 50 kg robot's is 0.62 m. With ``Contact(normal="mujoco")`` the rest depth is
+    MuJoCo's law's for the softest geom (:func:`jaxdyn.contact.soft.rest_depth`). A number: that
+    depth (positive)."""
     if contact is None or max_penetration is None or not (contact.collide_ground or contact.collide_pairs):
         return None
     if isinstance(max_penetration, str):
@@ -1076,6 +1078,10 @@ def penetration_bound(model: Model, contact, max_penetration="auto"):
             )
         g = jnp.linalg.norm(jnp.asarray(model.gravity))
         weight = jnp.sum(model.mass) * jnp.where(g > 0, g, 9.81)
+        if contact.normal == "mujoco":
+            from .contact.soft import rest_depth
+
+            return PENETRATION_FACTOR * rest_depth(model.geoms, weight)
         k, p = contact.params.stiffness, contact.params.exponent
         return PENETRATION_FACTOR * (weight / k) ** (1.0 / p)
     v = _concrete(max_penetration)

@@ -54,6 +54,8 @@ def test_frictionless_contacts_step_as_mujoco_euler():
     v0 = velocity_from_mujoco(model, q0, jnp.asarray(ref["bounce_qvel"][0]))
     tr = _rollout(model, q0, v0, 400)
     assert int(tr.nonfinite_step) == -1
+    assert int(tr.penetration_step) == -1  # 17 mm is plausible for these parameters
+    assert 0.017 < float(sim.penetration_bound(model, C.Contact(normal="mujoco"))) < 1.0
     np.testing.assert_allclose(np.asarray(tr.q), ref["bounce_qpos"], rtol=0, atol=1e-10)
     assert ref["bounce_qpos"][:, 9].min() < 0.05 - 0.015  # the direct solref's ball sank 17 mm
 

@@ -46,7 +46,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .. import geometry
-from ..constraints.impedance import MINVAL, gains
+from ..constraints.impedance import MAXIMP, MINIMP, MINVAL, gains
 from ..constraints.solve import impedance
 from ..model import Model
 from .pairs import collision_pairs
@@ -147,6 +147,22 @@ def coefficients(rows: SoftRows, phi, mu, vn, dt=None):
         return elastic, D * B, elastic
     h = jnp.asarray(dt, D.dtype)
     return D * (kd - B * vn + vn / h), D / h, elastic
+
+
+def rest_depth(geoms: geometry.Geoms, weight):
+    """A depth at which MuJoCo's law holds ``weight`` [N] on one contact of the softest geom (its
+    own ``solref``, ``solimp`` and body weight ``A``): beyond ``solimp``'s width the impedance is
+    ``dmax``, where (M1) at rest is ``f = dmax^2 K d / ((1 - dmax) A)``, so the depth is at most
+    ``width + weight (1 - dmax) A / (dmax^2 K)``; 0 without moving geoms. The scale of
+    :func:`jaxdyn.sim.penetration_bound` for ``Contact(normal="mujoco")``."""
+    iw = jnp.asarray(geoms.invweight)[:, 0]
+    if iw.shape[0] == 0:
+        return jnp.zeros(())
+    K = gains(jnp.asarray(geoms.solref), jnp.asarray(geoms.solimp))[0]
+    dmax = jnp.clip(jnp.asarray(geoms.solimp)[:, 1], MINIMP, MAXIMP)
+    width = jnp.maximum(jnp.asarray(geoms.solimp)[:, 2], 0.0)
+    d = width + weight * (1 - dmax) * jnp.maximum(iw, 0.0) / (dmax**2 * K)
+    return jnp.max(jnp.where(iw > 0, d, 0.0))
 
 
 def check_invweights(model: Model) -> None:
