@@ -169,6 +169,27 @@ class Sensors(eqx.Module):
         """``sensordata`` (any leading batch axes) split by sensor name."""
         return {n: data[..., a : a + d] for n, a, d in zip(self.names, self.adr, self.dims)}
 
+    def select(self, names) -> Sensors:
+        """The named sensors only, in the order given: :func:`read` then computes just those
+        (and needs only what they need, e.g. no ``qdd`` without an acceleration sensor)."""
+        ix = []
+        for n in names:
+            if n not in self.names:
+                raise KeyError(f"no sensor named '{n}' (sensors: {', '.join(self.names)})")
+            ix.append(self.names.index(n))
+        pick = np.asarray(ix, int)
+
+        def take(x):
+            return tuple(x[i] for i in ix) if isinstance(x, tuple) else x[pick]
+
+        static = ("names", "types", "dims", "stages", "datatypes", "obj_body", "ref_body", "index", "zone")
+        arrays = ("obj_R", "obj_p", "obj_quat", "ref_R", "ref_p", "ref_quat", "noise", "cutoff", "zone_size")
+        return Sensors(
+            **{f: take(getattr(self, f)) for f in static + arrays},
+            touch_geoms=take(self.touch_geoms),
+            magnetic=self.magnetic,
+        )
+
 
 class Contacts(NamedTuple):
     """Contacts for ``touch`` sensors, as MuJoCo describes them (``mjContact`` and

@@ -97,6 +97,8 @@ SLOW = {
     "tests/test_heightfield.py::test_contact_state_and_spring_friction_rows",
     "tests/test_heightfield.py::test_rest_states_match_mujoco[bowl]",
     "tests/test_heightfield.py::test_rest_states_match_mujoco[slope]",
+    # the Go1 joystick task against MuJoCo: the quick run keeps float32 (one compile)
+    "tests/test_go1_joystick.py::test_trajectory_follows_mujoco_float64",
     # exhaustive checks with a cheaper counterpart in the quick run (test_batching's spherical
     # case, test_contact_pairs' pair tables, the transforms' per-function tests)
     "tests/test_kernels.py::test_spherical_joints_match_generic_float64[scan]",

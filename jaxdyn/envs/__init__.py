@@ -10,7 +10,10 @@ gymnax/brax-style functional API (see :mod:`jaxdyn.envs.core`)::
 
 Batches: :func:`vector_reset`/:func:`vector_step` or :class:`VecEnv` (``vmap``; optional
 sharding over devices). Legged locomotion with domain randomisation:
-:mod:`jaxdyn.envs.quadruped`; gymnax and Brax interfaces: :mod:`jaxdyn.envs.adapters`. Registered names: see :func:`available_envs`.
+:mod:`jaxdyn.envs.quadruped`, and MuJoCo Playground's Go1 joystick task on its MJCF scene,
+driven by the scene's actuators and observed through its sensors:
+:mod:`jaxdyn.envs.mjcf_joystick`; gymnax and Brax interfaces: :mod:`jaxdyn.envs.adapters`.
+Registered names: see :func:`available_envs`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .core import Env, EnvState, VecEnv, vector_reset, vector_step, wrap_angle
+from .mjcf_joystick import MJCFJoystick
 from .quadruped import QuadrupedJoystick, QuadrupedParams, QuadrupedState, randomize, sample_params
 from .tasks import Acrobot, CartPole, PandaReach, Pendulum
 
@@ -28,6 +32,7 @@ _REGISTRY: dict[str, Callable[..., Env]] = {
     "cartpole_swingup": lambda **kw: CartPole(**{"swing_up": True, **kw}),
     "panda_reach": PandaReach,
     "solo12_joystick": QuadrupedJoystick,
+    "go1_joystick": MJCFJoystick,
 }
 
 
@@ -59,6 +64,7 @@ __all__ = [
     "CartPole",
     "Env",
     "EnvState",
+    "MJCFJoystick",
     "PandaReach",
     "Pendulum",
     "QuadrupedJoystick",

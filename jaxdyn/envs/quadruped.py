@@ -121,6 +121,8 @@ differently built robots steps with one ``vmap``::
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -220,6 +222,19 @@ class QuadrupedState(EnvState):
     last_contact: jax.Array
     swing_peak: jax.Array
     contact_state: ContactState | None = None
+
+
+class BaseMotion(NamedTuple):
+    """The base's motion as the observation and the reward read it: ``linvel`` ``(3,)`` and
+    ``gyro`` ``(3,)`` the linear and angular velocity in base axes, ``gravity`` ``(3,)`` the
+    unit gravity direction in base axes (``R^T [0, 0, -1]``), ``linvel_world`` and
+    ``angvel_world`` ``(3,)`` the same velocities in world axes."""
+
+    linvel: jax.Array
+    gyro: jax.Array
+    gravity: jax.Array
+    linvel_world: jax.Array
+    angvel_world: jax.Array
 
 
 class QuadrupedParams(eqx.Module):
@@ -442,11 +457,18 @@ class QuadrupedJoystick(Env):
     def base_rotation(self, q) -> jax.Array:
         return spatial.quat_to_rotation(q[3:7])
 
+    def base_motion(self, q, qd) -> BaseMotion:
+        """The base's motion that the observation and the reward read (:class:`BaseMotion`):
+        here from the state, at the base's origin."""
+        R = self.base_rotation(q)
+        return BaseMotion(
+            linvel=qd[3:6], gyro=qd[0:3], gravity=-R[2], linvel_world=R @ qd[3:6], angvel_world=R @ qd[0:3]
+        )
+
     def observation(self, state: QuadrupedState) -> jax.Array:
-        R = self.base_rotation(state.q)
-        g = R[2] * -1.0  # R^T [0, 0, -1]
+        b = self.base_motion(state.q, state.qd)
         obs = jnp.concatenate(
-            [state.qd[3:6], state.qd[0:3], g, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
+            [b.linvel, b.gyro, b.gravity, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
         )
         if self.obs_noise == 0:
             return obs
@@ -509,10 +531,7 @@ class QuadrupedJoystick(Env):
         """The unweighted reward terms of the transition (module docstring's tables). ``gait``:
         :meth:`gait` of the transition, if the caller has it already."""
         q, qd, c = next_state.q, next_state.qd, next_state.goal
-        R = self.base_rotation(q)
-        w_world = R @ qd[0:3]
-        v_world = R @ qd[3:6]
-        g = -R[2]
+        b = self.base_motion(q, qd)
         sig = self.tracking_sigma
         dq = q[7:] - self.q_default
         moving = jnp.sqrt(jnp.sum(c**2)) > 0.01
@@ -524,11 +543,11 @@ class QuadrupedJoystick(Env):
         h = self.max_foot_height
         lower, upper = self.soft_limits()
         return {
-            "tracking_lin_vel": jnp.exp(-jnp.sum((c[:2] - qd[3:5]) ** 2) / sig),
-            "tracking_ang_vel": jnp.exp(-((c[2] - qd[2]) ** 2) / sig),
-            "lin_vel_z": v_world[2] ** 2,
-            "ang_vel_xy": jnp.sum(w_world[:2] ** 2),
-            "orientation": jnp.sum(g[:2] ** 2),
+            "tracking_lin_vel": jnp.exp(-jnp.sum((c[:2] - b.linvel[:2]) ** 2) / sig),
+            "tracking_ang_vel": jnp.exp(-((c[2] - b.gyro[2]) ** 2) / sig),
+            "lin_vel_z": b.linvel_world[2] ** 2,
+            "ang_vel_xy": jnp.sum(b.angvel_world[:2] ** 2),
+            "orientation": jnp.sum(b.gravity[:2] ** 2),
             "torques": jnp.sqrt(jnp.sum(tau**2)) + jnp.sum(jnp.abs(tau)),
             "action_rate": jnp.sum((action - state.last_action) ** 2),
             "termination": self.terminated(next_state).astype(q.dtype),
@@ -556,26 +575,43 @@ class QuadrupedJoystick(Env):
         fast = jnp.max(jnp.abs(state.qd[6:])) > self.max_joint_speed
         return (R[2, 2] < 0.0) | (state.q[2] < self.min_height) | fast | ~_finite(state.q, state.qd)
 
+    def step_model(self) -> Model:
+        """The model that the physics steps: the motors' velocity gain ``s kd`` added to the
+        joints' damping (implicit in velocity, module docstring)."""
+        act = np.asarray(self.actuated)
+        return self.model.replace(damping=self.model.damping.at[act].add(self.motor_strength * self.kd))
+
+    def actuation(self, model: Model, q, qd, action) -> tuple[jax.Array | None, jax.Array | None, jax.Array]:
+        """What drives one physics step under the clipped ``action``: ``(tau, ctrl, applied)``,
+        the joint torque and the actuator controls given to :func:`jaxdyn.sim.step` (either may
+        be ``None``) and the joint torque ``(nv,)`` the joints receive (``info["tau"]``, the
+        reward's torque). Here the PD law of the module docstring, its velocity term in
+        :meth:`step_model`'s damping."""
+        act = np.asarray(self.actuated)
+        s = self.motor_strength
+        target = self.q_default + self.action_scale * action
+        zero = jnp.zeros(self.model.nv, self.model.dtype)
+        tau = zero.at[act].set(s * jnp.clip(self.kp * (target - q[7:]), -self.torque_max, self.torque_max))
+        return tau, None, tau.at[act].add(-s * self.kd * qd[6:])
+
     def transition(self, state: QuadrupedState, action):
-        """One control step without automatic reset: ``substeps`` physics steps with the PD
-        torque recomputed at each (module docstring). ``info`` holds ``tau`` (the joint torque
-        ``(nv,)`` of the last substep) and ``reward_terms``."""
+        """One control step without automatic reset: ``substeps`` physics steps of
+        :meth:`step_model`, driven by :meth:`actuation` recomputed at each (module docstring).
+        ``info`` holds ``tau`` (the joint torque ``(nv,)`` of the last substep) and
+        ``reward_terms``."""
         action = self._check_action(action)
         a = jnp.clip(action, -1.0, 1.0)
-        target = self.q_default + self.action_scale * a
         act = np.asarray(self.actuated)
-        damping = self.model.damping.at[act].add(self.motor_strength * self.kd)
-        model = self.model.replace(damping=damping)
+        model = self.step_model()
         h = self.dt / self.substeps
         zero = jnp.zeros(self.model.nv, self.model.dtype)
 
         def sub(_, x):
             q, qd, _, cs = x
-            s = self.motor_strength
-            tau = zero.at[act].set(s * jnp.clip(self.kp * (target - q[7:]), -self.torque_max, self.torque_max))
-            out = sim.step(model, q, qd, tau, h, self.integrator, None, self.options, self.contact, cs)
+            tau, ctrl, applied = self.actuation(model, q, qd, a)
+            out = sim.step(model, q, qd, tau, h, self.integrator, None, self.options, self.contact, cs, ctrl=ctrl)
             cs1 = out[2] if self.contact.stateful else cs
-            return out[0], out[1], tau.at[act].add(-s * self.kd * qd[6:]), cs1
+            return out[0], out[1], applied, cs1
 
         cs0 = state.contact_state
         if self.contact.stateful and cs0 is None:
@@ -648,7 +684,9 @@ def sample_params(params: QuadrupedParams, key, **ranges) -> QuadrupedParams:
     * ``mass_scale`` (default ``(0.8, 1.2)``): every link's mass and rotational inertia scaled
       by its own factor (centres of mass kept: a uniformly denser link);
     * ``friction`` (default ``(0.4, 1.25)``): one foot-ground friction coefficient for all
-      feet (``model.geoms.friction[:, 0]``);
+      feet (``model.geoms.friction[:, 0]`` and the contact's ground's friction, so that it
+      holds whichever of the two the contact reads: the larger, or the floor's where a scene
+      gives the floor priority);
     * ``motor_strength`` (default ``(0.8, 1.2)``): each motor's strength multiplied by its own
       factor (scales the PD torque and its limit).
 
@@ -663,7 +701,8 @@ def sample_params(params: QuadrupedParams, key, **ranges) -> QuadrupedParams:
     strength = params.motor_strength * jax.random.uniform(k3, params.motor_strength.shape, dt, *r["motor_strength"])
     geoms = eqx.tree_at(lambda g: g.friction, model.geoms, model.geoms.friction.at[:, 0].set(mu))
     model = model.replace(mass=model.mass * s, inertia=model.inertia * s[:, None, None], geoms=geoms)
-    return QuadrupedParams(model, params.contact, strength)
+    contact = eqx.tree_at(lambda c: c.ground.friction, params.contact, jnp.asarray(mu, dt))
+    return QuadrupedParams(model, contact, strength)
 
 
 def randomize(env: QuadrupedJoystick, key, n: int, **ranges) -> QuadrupedParams:
