@@ -1,4 +1,5 @@
-"""Train the Solo12 joystick task (:class:`jaxdyn.envs.QuadrupedJoystick`) with Brax's PPO.
+"""Train the Solo12 joystick task (:class:`jaxdyn.envs.QuadrupedJoystick`), or MuJoCo Playground's
+Go1 joystick task on its MJCF scene (``--go1``: :class:`jaxdyn.envs.MJCFJoystick`), with Brax's PPO.
 
 The jaxdyn environment goes through :func:`jaxdyn.envs.adapters.to_brax`; ``brax.training``'s
 PPO (``brax.training.agents.ppo.train``) trains it with Brax's own wrappers (episode length,
@@ -18,13 +19,16 @@ evaluation). ``render`` also measures the policy on five commands (forward, back
 sideways, turning, forward while turning; ``COMMANDS``, the first drawn in the GIF): the base
 velocity reached and the feet's duty factors and touchdowns (``run.json`` ``tracking``).
 ``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges, and
-``--obs-noise 1`` with Playground's observation noise (:func:`make_env`). ``--resume DIR`` continues a saved run (its settings, networks, observation
+``--obs-noise 1`` with Playground's observation noise (:func:`make_env`). ``--go1`` trains the
+Go1 on Playground's scene instead, driven by the scene's position servos and observed through its
+sensors, with Playground's reward weights and command ranges (``--gait`` is then implied). ``--resume DIR`` continues a saved run (its settings, networks, observation
 statistics and curve) for ``--timesteps`` more steps, so a long training can run in parts. ``--minutes`` stops the training at the first evaluation after that wall time;
 ``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
 ``rl`` extra (``pip install "jaxdyn[rl]"``: Brax, gymnax, matplotlib). ::
 
     python examples/train_quadruped.py --quick     # 154 k steps, about 3.5 CPU-minutes
+    python examples/train_quadruped.py --go1 --quick
     python examples/train_quadruped.py             # 50 M steps: a GPU run
     python examples/train_quadruped.py --timesteps 100000000 --minutes 5 --no-render
     python examples/train_quadruped.py --render examples/output/quadruped
@@ -49,7 +53,7 @@ import numpy as np
 import jaxdyn
 from jaxdyn import viewer
 from jaxdyn._optional import require
-from jaxdyn.envs import QuadrupedJoystick
+from jaxdyn.envs import MJCFJoystick, QuadrupedJoystick
 from jaxdyn.envs.adapters import to_brax
 from jaxdyn.envs.quadruped import GAIT_REWARD_WEIGHTS, brax_randomization
 from jaxdyn.render import render_video
@@ -102,12 +106,16 @@ def _brax_on_new_jax():
 GAIT_COMMANDS = ((-1.1, 1.1), (-0.6, 0.6), (-1.2, 1.2))
 
 
-def make_env(gait=False, obs_noise=0.0):
+def make_env(gait=False, obs_noise=0.0, robot="solo12"):
     """The Solo12 joystick task with the feet colliding with the ground only: the feet of a
     gait do not touch each other, and the foot pairs cost a collision table per physics step.
     ``gait``: Playground's gait-shaping reward terms weighted (``GAIT_REWARD_WEIGHTS``) and its
     wider command ranges (``GAIT_COMMANDS``), under which standing still earns little of the
-    tracking reward. ``obs_noise``: the level of the observation noise (1: Playground's)."""
+    tracking reward. ``obs_noise``: the level of the observation noise (1: Playground's).
+    ``robot="go1"``: Playground's Go1 task on its scene (:class:`~jaxdyn.envs.MJCFJoystick`,
+    whose defaults are Playground's weights and commands; its contact is the feet's already)."""
+    if robot == "go1":
+        return MJCFJoystick(obs_noise=obs_noise)
     if gait:
         env = QuadrupedJoystick(reward_weights=GAIT_REWARD_WEIGHTS, command_range=GAIT_COMMANDS, obs_noise=obs_noise)
     else:
@@ -151,7 +159,7 @@ def train(cfg, seed, out, minutes=None, resume=None):
     budget stopped the run."""
     _brax_on_new_jax()
     ppo = require("brax.training.agents.ppo.train", "rl", "examples/train_quadruped.py")
-    env = make_env(cfg.get("gait", False), cfg.get("obs_noise", 0.0))
+    env = make_env(cfg.get("gait", False), cfg.get("obs_noise", 0.0), cfg.get("robot", "solo12"))
     curve, times = [], []
     step0, wall0 = 0, 0.0
     if resume is not None:
@@ -300,10 +308,12 @@ def render(out, seed):
     with open(os.path.join(out, "params.pkl"), "rb") as f:
         saved = pickle.load(f)
     _brax_on_new_jax()
-    env = make_env(run["config"].get("gait", False), run["config"].get("obs_noise", 0.0))
+    robot = run["config"].get("robot", "solo12")
+    env = make_env(run["config"].get("gait", False), run["config"].get("obs_noise", 0.0), robot)
     policy = make_networks(env, run["config"])(saved["params"], deterministic=True)
     curve = [(c["steps"], c["ret"], c["std"]) for c in run["curve"]]
-    plot_curve(curve, os.path.join(out, "learning_curve.png"), f"Solo12 joystick, Brax PPO ({run['label']})")
+    title = "Go1 joystick (Playground's scene)" if robot == "go1" else "Solo12 joystick"
+    plot_curve(curve, os.path.join(out, "learning_curve.png"), f"{title}, Brax PPO ({run['label']})")
     qs, qds, rs, ds, contact = (np.asarray(x) for x in walk(env, policy, 150, seed))
     rows = tracking(qds, ds, contact)
     # the first command's walk is drawn
@@ -314,7 +324,7 @@ def render(out, seed):
         os.path.join(out, "walk.gif"),
         fps=25,
         stride=2,
-        trail="base_link",
+        trail=env.model.body_names[0],
         dt=env.dt,
         title=f"command vx={c[0]:.2f} vy={c[1]:.2f} yaw={c[2]:.2f}",
         view=(20.0, -60.0),
@@ -365,6 +375,11 @@ def main():
         "--gait", action="store_true", help="Playground's gait-shaping reward terms and wider command ranges"
     )
     ap.add_argument(
+        "--go1",
+        action="store_true",
+        help="MuJoCo Playground's Go1 joystick task on its MJCF scene (actuators and sensors)",
+    )
+    ap.add_argument(
         "--obs-noise",
         type=float,
         default=0.0,
@@ -377,8 +392,10 @@ def main():
         help="continue a saved run (its settings, policy and curve) for --timesteps more steps",
     )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--out", default=None, help=f"output folder (default {OUT}, or its sibling go1 with --go1)")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = os.path.join(os.path.dirname(OUT), "go1") if args.go1 else OUT
     if args.render:
         render(args.render, args.seed)
         return
@@ -392,7 +409,8 @@ def main():
         cfg["num_timesteps"] = args.timesteps or cfg["num_timesteps"]
     else:
         cfg = dict(QUICK if args.quick else FULL)
-        cfg["gait"] = args.gait
+        cfg["gait"] = args.gait or args.go1
+        cfg["robot"] = "go1" if args.go1 else "solo12"
         cfg["obs_noise"] = args.obs_noise
         if args.timesteps:
             cfg["num_timesteps"] = args.timesteps
