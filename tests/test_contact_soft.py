@@ -178,3 +178,22 @@ def test_body_weights_are_mujocos(name):
     path = os.path.join(os.path.dirname(__file__), "data", "mjcf", *SCENES[name].split("/"))
     model = _load(path, jnp.float64)
     np.testing.assert_allclose(np.asarray(model.geoms.invweight), ref[f"invweight_{name}"], rtol=1e-9, atol=1e-12)
+
+
+def test_reference_kinematics_and_mass_matrix_equal_the_algorithms():
+    """The loaders' NumPy kinematics and mass matrix (jaxdyn.reference) equal
+    dof_motions_world's and crba's to round-off, on a floating tree with every joint and a ball joint (the shared test tree, with armature)."""
+    from helpers import zoo
+
+    from jaxdyn import reference
+    from jaxdyn.algorithms.kinematics import dof_motions_world
+
+    model = zoo("tree_mixed_float")
+    model = model.replace(armature=jnp.linspace(0.01, 0.1, model.nv))
+    q = jaxdyn.random_configuration(model, jax.random.PRNGKey(3))
+    R, p, w, v = reference.reference_kinematics(model, q)
+    Jw, P, M = jax.jit(lambda q: (*dof_motions_world(model, q), jaxdyn.crba(model, q)))(q)
+    np.testing.assert_allclose(R, P.R, atol=1e-13)
+    np.testing.assert_allclose(p, P.p, atol=1e-13)
+    np.testing.assert_allclose(np.concatenate([w.T, v.T]), Jw, atol=1e-12)
+    np.testing.assert_allclose(reference.reference_mass_matrix(model, R, p, w, v), M, rtol=1e-12, atol=1e-12)

@@ -49,6 +49,7 @@ from .. import geometry
 from ..constraints.impedance import MAXIMP, MINIMP, MINVAL, gains
 from ..constraints.solve import impedance
 from ..model import Model
+from ..reference import body_invweights, reference_kinematics
 from .pairs import collision_pairs
 from .rules import _combined
 
@@ -181,109 +182,17 @@ def check_invweights(model: Model) -> None:
         )
 
 
-def _reference_kinematics(model: Model, q):
-    """NumPy, at a concrete ``q``: the body poses ``(R (nb, 3, 3), p (nb, 3))`` and the world motion
-    of every dof, ``(w (nv, 3), v (nv, 3))`` (angular, and linear of the point at the world
-    origin), by the joint types of :mod:`jaxdyn.joints`; no JAX program is compiled, so a loader can
-    call it on every model at no noticeable cost."""
-    q = np.asarray(q, np.float64)
-    lay = model.layout
-    PR, Pp, ax = (np.asarray(x, np.float64) for x in (model.placement_R, model.placement_p, model.axis))
-    R, p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
-    w, v = np.zeros((model.nv, 3)), np.zeros((model.nv, 3))
-    for b, (parent, kind) in enumerate(zip(model.parents, model.joint_types)):
-        qs, vs = int(lay.q_start[b]), int(lay.v_start[b])
-        Rp, pp = (np.eye(3), np.zeros(3)) if parent < 0 else (R[parent], p[parent])
-        R0, p0 = Rp @ PR[b], Rp @ Pp[b] + pp  # the joint frame
-        if kind == "free":
-            R[b], p[b] = _quat_matrix(q[qs + 3 : qs + 7]), q[qs : qs + 3]
-            w[vs : vs + 3], v[vs + 3 : vs + 6] = R[b].T, R[b].T  # [omega; v], body axes
-            v[vs : vs + 3] = np.cross(p[b], w[vs : vs + 3])
-            continue
-        if kind == "spherical":
-            R[b], p[b] = R0 @ _quat_matrix(q[qs : qs + 4]), p0
-            w[vs : vs + 3] = R[b].T
-            v[vs : vs + 3] = np.cross(p[b], w[vs : vs + 3])
-            continue
-        u = ax[b] / np.linalg.norm(ax[b])
-        if kind == "prismatic":
-            R[b], p[b] = R0, p0 + R0 @ u * q[qs]
-            v[vs] = R0 @ u
-        else:  # revolute, continuous: Rodrigues
-            K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
-            R[b], p[b] = R0 @ (np.eye(3) + np.sin(q[qs]) * K + (1 - np.cos(q[qs])) * K @ K), p0
-            w[vs] = R0 @ u
-            v[vs] = np.cross(p[b], w[vs])
-    return R, p, w, v
-
-
-def _quat_matrix(qt):
-    a, b, c, d = qt / np.linalg.norm(qt)
-    return np.array(
-        [
-            [a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)],
-            [2 * (b * c + a * d), a * a - b * b + c * c - d * d, 2 * (c * d - a * b)],
-            [2 * (b * d - a * c), 2 * (c * d + a * b), a * a - b * b - c * c + d * d],
-        ]
-    )
-
-
-def _point_jacobian(model: Model, w, v, b, c):
-    """``(angular (3, nv), linear (3, nv))``: the world Jacobians of body ``b``'s material point at
-    the world point ``c``."""
-    lay = model.layout
-    mask = lay.ancestor[lay.dof_body, b]
-    ang = (w * mask[:, None]).T
-    lin = (v * mask[:, None]).T + np.cross(ang.T, c).T
-    return ang, lin
-
-
-def _reference_mass_matrix(model: Model, R, p, w, v):
-    """``M = sum_b m_b Jc_b^T Jc_b + Jw_b^T I_b Jw_b`` plus the armature (world axes, NumPy), from
-    :func:`_reference_kinematics`."""
-    mass, com, inertia = (np.asarray(x, np.float64) for x in (model.mass, model.com, model.inertia))
-    M = np.diag(np.asarray(model.armature, np.float64))
-    for b in range(model.nb):
-        ang, lin = _point_jacobian(model, w, v, b, R[b] @ com[b] + p[b])
-        M += mass[b] * lin.T @ lin + ang.T @ (R[b] @ inertia[b] @ R[b].T) @ ang
-    return M
-
-
-def body_invweights(model: Model, q, bodies, points) -> np.ndarray:
-    """MuJoCo's ``body_invweight0`` ``(len(bodies), 2)`` at the configuration ``q``: for each
-    jaxdyn body and world point (its centre of mass), the mean diagonal of ``J M^-1 J^T`` over the
-    point's three translational rows (and the body's three rotational rows), with ``J`` the
-    point's velocity Jacobian (world axes) and ``M`` the mass matrix with the armature; a body
-    whose one part is zero takes the other's, the world (``-1``) is 0. NumPy, at a concrete
-    ``q`` (:func:`_reference_kinematics`)."""
-    R, p, w, v = _reference_kinematics(model, q)
-    M = _reference_mass_matrix(model, R, p, w, v)
-    out = np.zeros((len(bodies), 2))
-    for i, (b, c) in enumerate(zip(bodies, points)):
-        if b < 0:
-            continue
-        ang, lin = _point_jacobian(model, w, v, b, np.asarray(c, np.float64))
-        tran = np.trace(lin @ np.linalg.solve(M, lin.T)) / 3
-        rot = np.trace(ang @ np.linalg.solve(M, ang.T)) / 3
-        if tran < MINVAL < rot:
-            tran = rot
-        elif rot < MINVAL < tran:
-            rot = tran
-        out[i] = tran, rot
-    return out
-
-
 def with_invweights(model: Model, q=None) -> Model:
     """``model`` with ``model.geoms.invweight`` computed at ``q`` (default: the neutral
     configuration, :func:`jaxdyn.neutral`): each geom's body weight at the body's centre of mass
-    (:func:`body_invweights`). The MJCF loader computes them at ``qpos0`` at each MuJoCo body's own
+    (:func:`jaxdyn.reference.body_invweights`). The MJCF loader computes them at ``qpos0`` at each MuJoCo body's own
     centre of mass, as MuJoCo does."""
     import equinox as eqx
 
     from ..configuration import neutral
 
     q = neutral(model) if q is None else q
-    R, p = _reference_kinematics(model, q)[:2]
+    R, p = reference_kinematics(model, q)[:2]
     body = np.asarray(model.geoms.body, np.int64)
     com = np.asarray(model.com, np.float64)
     pts = [R[b] @ com[b] + p[b] if b >= 0 else np.zeros(3) for b in body]

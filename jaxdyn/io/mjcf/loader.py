@@ -198,14 +198,14 @@ def _settings(root, ctx):
 
 def _with_invweights(model, bodies, owner, inert, geom_mjbody, joint_name, jmap, ctx):
     """``model.geoms.invweight``: MuJoCo's ``body_invweight0`` of each geom's MuJoCo body, at
-    ``qpos0`` and that body's own centre of mass (:func:`jaxdyn.contact.soft.body_invweights`)."""
-    from ...contact.soft import _reference_kinematics, body_invweights
+    ``qpos0`` and that body's own centre of mass (:func:`jaxdyn.reference.body_invweights`)."""
+    from ...reference import body_invweights, reference_kinematics
     from .equality import reference_configuration
 
     if not geom_mjbody:
         return model
     q0 = reference_configuration(model, bodies, joint_name, jmap, ctx)
-    Rw, pw = _reference_kinematics(model, q0)[:2]
+    Rw, pw = reference_kinematics(model, q0)[:2]
     Rw, pw = np.concatenate([Rw, np.eye(3)[None]]), np.concatenate([pw, np.zeros((1, 3))])  # world last
     jbs, points = [], []
     for i in geom_mjbody:
