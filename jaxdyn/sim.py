@@ -1078,7 +1078,7 @@ def penetration_bound(model: Model, contact, max_penetration="auto"):
             )
         g = jnp.linalg.norm(jnp.asarray(model.gravity))
         weight = jnp.sum(model.mass) * jnp.where(g > 0, g, 9.81)
-        if contact.normal == "mujoco":
+        if contact.normal == "mujoco" and model.geoms is not None:
             from .contact.soft import rest_depth
 
             return PENETRATION_FACTOR * rest_depth(model.geoms, weight)
