@@ -1,8 +1,8 @@
 """The loaded MJCF files of the sweep (tests/reference/sweep_mjcf_wheels.py) against MuJoCo:
 for each file that loads and has no free or ball joint, ``qacc`` of ``mj_forward`` at three
 random states near ``qpos0`` with random controls and activations, with MuJoCo's contacts and
-joint friction loss off (jaxdyn's forward dynamics here has neither), states where a joint limit
-acts skipped (jaxdyn's joint limits are spring-dampers). Prints the largest difference relative
+joint friction loss off (jaxdyn's forward dynamics here has neither) and its solver run to
+convergence, states where a joint limit acts skipped (jaxdyn's joint limits are spring-dampers). Prints the largest difference relative
 to the largest acceleration, per file.
 
 Run: ``python tests/reference/check_mjcf_wheels_constraints.py`` (needs mujoco).
@@ -37,6 +37,8 @@ def check(path, rng):
     if np.any(np.isin(mm.jnt_type, [mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL])):
         return "free or ball joints: not compared"
     mm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS
+    mm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_REFSAFE  # forward_dynamics has no step to bound by
+    mm.opt.iterations, mm.opt.tolerance = 100, 1e-14  # converged (Playground's scenes truncate the solver)
     d = mujoco.MjData(mm)
     ctrl = None if m.actuators is None else (lambda q, v, u, a: (u, a if m.actuators.na else None))
     f = jax.jit(
