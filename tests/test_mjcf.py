@@ -357,8 +357,10 @@ def test_several_free_bodies_load_as_mujoco_free_joints():
 ERROR_CASES = [
     (
         "tendon",
-        body(J, top="").replace("</mujoco>", '<tendon><spatial name="t1"><site site="s"/></spatial></tendon></mujoco>'),
-        "<spatial name='t1'>: spatial tendons",
+        body(J, top="").replace(
+            "</mujoco>", '<tendon><spatial name="t1"><geom geom="g"/><site site="s"/></spatial></tendon></mujoco>'
+        ),
+        "<spatial name='t1'>: a spatial tendon's <geom> (wrapping around geoms, pulleys) is not supported",
     ),
     (
         "equality",
@@ -453,7 +455,7 @@ ERROR_CASES = [
     (
         "act_tendon",
         body(J).replace("</mujoco>", '<actuator><motor name="mt" tendon="t"/></actuator></mujoco>'),
-        "<motor name='mt'>: transmission through a tendon",
+        "<motor name='mt'>: tendon 't' is not defined",
     ),
     (
         "act_site",
