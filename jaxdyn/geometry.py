@@ -333,6 +333,8 @@ def _rows(x, default, ng, what):
     if x is None:
         return np.broadcast_to(np.asarray(default, np.float64), (ng, len(default)))
     x = np.asarray(x, np.float64)
+    if ng == 0 and x.size == 0:  # no geoms: an empty list per geom
+        return np.zeros((0, len(default)))
     if x.ndim == 1:
         x = np.broadcast_to(x, (ng, len(x)))
     if x.ndim != 2 or len(x) != ng or not 1 <= x.shape[1] <= len(default):
