@@ -21,7 +21,7 @@ velocity reached and the feet's duty factors and touchdowns (``run.json`` ``trac
 ``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges, and
 ``--obs-noise 1`` with Playground's observation noise (:func:`make_env`). ``--go1`` trains the
 Go1 on Playground's scene instead, driven by the scene's position servos and observed through its
-sensors, with Playground's reward weights and command ranges (``--gait`` is then implied). ``--resume DIR`` continues a saved run (its settings, networks, observation
+sensors, with Playground's command ranges (with ``--gait``, Playground's full reward weights). ``--resume DIR`` continues a saved run (its settings, networks, observation
 statistics and curve) for ``--timesteps`` more steps, so a long training can run in parts. ``--minutes`` stops the training at the first evaluation after that wall time;
 ``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
@@ -113,9 +113,12 @@ def make_env(gait=False, obs_noise=0.0, robot="solo12"):
     wider command ranges (``GAIT_COMMANDS``), under which standing still earns little of the
     tracking reward. ``obs_noise``: the level of the observation noise (1: Playground's).
     ``robot="go1"``: Playground's Go1 task on its scene (:class:`~jaxdyn.envs.MJCFJoystick`,
-    whose defaults are Playground's weights and commands; its contact is the feet's already)."""
+    Playground's commands; its contact is the feet's already), with Playground's full reward
+    weights under ``gait`` and the base terms alone otherwise (the gait terms weighted 0, as the
+    Solo12's default task)."""
     if robot == "go1":
-        return MJCFJoystick(obs_noise=obs_noise)
+        base_only = {k: 0.0 for k in GAIT_REWARD_WEIGHTS}
+        return MJCFJoystick(obs_noise=obs_noise, reward_weights=None if gait else base_only)
     if gait:
         env = QuadrupedJoystick(reward_weights=GAIT_REWARD_WEIGHTS, command_range=GAIT_COMMANDS, obs_noise=obs_noise)
     else:
@@ -409,7 +412,7 @@ def main():
         cfg["num_timesteps"] = args.timesteps or cfg["num_timesteps"]
     else:
         cfg = dict(QUICK if args.quick else FULL)
-        cfg["gait"] = args.gait or args.go1
+        cfg["gait"] = args.gait
         cfg["robot"] = "go1" if args.go1 else "solo12"
         cfg["obs_noise"] = args.obs_noise
         if args.timesteps:
