@@ -113,7 +113,7 @@ where they are known in Python).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -224,6 +224,12 @@ class Trajectory:
     motion from there on is not physical), ``-1`` if none or without contact; read it on the host
     with :func:`first_penetration`.
 
+    ``overflow_step`` (int32 scalar): with a contact whose ``"implicit_euler"`` solve takes a
+    budget of rows (``Contact(max_contacts=...)``, ``"auto"`` by default, where the model has more
+    candidate rows than the budget), the index ``k`` of the first state in which more rows
+    touch than the budget (their force is then missing from that step: raise ``max_contacts``),
+    ``-1`` if none; ``None`` where no budget applies (read it with :func:`first_overflow`).
+
     ``contact_state``: for a contact with state (``Contact(friction="spring")``), the
     :class:`jaxdyn.contact.ContactState` at every step, each leaf with a leading ``T+1`` axis
     (first = initial); ``None`` otherwise. ``act``: the activations ``(T+1, na)`` of the
@@ -240,6 +246,7 @@ class Trajectory:
     contact_state: Any = None
     act: Any = None
     penetration_step: Any = None
+    overflow_step: Any = None
 
     def __iter__(self):
         return iter((self.q, self.qd, self.tau))
@@ -269,6 +276,12 @@ def first_nonfinite(x):
     tuple of ints for several, ``()`` for an unbatched trajectory.
     """
     return _first(x.nonfinite_step)
+
+
+def first_overflow(x):
+    """Where a rollout's contact rows first exceeded the solve's budget
+    (:attr:`Trajectory.overflow_step`), on the host: as :func:`first_nonfinite`."""
+    return _first(x.overflow_step)
 
 
 def first_penetration(x):
@@ -575,8 +588,9 @@ def implicit_damping_model(model: Model, dt, options: SimOptions = SimOptions(),
 
 def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact_state=None, ctrl=None, act=None):
     """MuJoCo's Euler step with implicit joint damping (module docstring). Returns
-    ``(q1, qd1, contact_state1, depth)``, ``contact_state1`` ``None`` for a contact without
-    state, ``depth`` the deepest contact of ``q`` (``None`` without contact)."""
+    ``(q1, qd1, contact_state1, report)``, ``contact_state1`` ``None`` for a contact without
+    state, ``report`` the deepest contact of ``q`` and the rows beyond the solve's budget
+    (:class:`_ContactReport`; ``None`` without contact)."""
     if model.constraints is not None and model.constraints.solved:  # closed loops, couplings: forces join f_ext
         f_ext = _constraint_wrenches(model, q, qd, tau, f_ext, dt, options, ctrl, act)
         model = model.replace(constraints=model.constraints.tendons_only())
@@ -729,6 +743,14 @@ _REFINE = 3  # regula falsi steps on the bracket
 _POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
 
 
+class _ContactReport(NamedTuple):
+    """What the ``"implicit_euler"`` step saw of its start state's contact: the deepest depth and
+    the touching rows beyond the solve's budget (``None``: no budget)."""
+
+    depth: Any
+    overflow: Any
+
+
 def _implicit_contact(
     model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl=None, act=None, friction=None
 ):
@@ -775,8 +797,9 @@ def _implicit_contact(
     (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
     it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
     ``R`` alone stalls away from the root after a hard impact (docs/contact.md, "The velocity
-    solve"). Returns ``(a, qd_lin, depth)``, ``depth`` the deepest contact of ``q`` (the
-    rows' depths the solve took: the deepest are among them)."""
+    solve"). Returns ``(a, qd_lin, report)``, ``report`` the deepest contact of ``q`` (the
+    rows' depths the solve took: the deepest are among them) and the rows beyond the budget
+    (:class:`_ContactReport`)."""
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead, qd=qd, step=dt)
     Md = _mass_matrix(md, q, options)
@@ -842,7 +865,7 @@ def _implicit_contact(
 
     R = residual(a)
     a = jax.lax.fori_loop(0, _POLISH, polish, (a, R, merit(R)))[0]
-    return a, qd_lin, jnp.max(js.depth, initial=0.0)
+    return a, qd_lin, _ContactReport(jnp.max(js.depth, initial=0.0), js.overflow)
 
 
 @full_precision
@@ -1014,7 +1037,7 @@ def rollout(
     act0 = (jnp.zeros(na, model.dtype) if act is None else jnp.asarray(act, model.dtype)) if na else None
 
     def body(carry, x):
-        q, qd, cs, a, k, bad, deep = carry
+        q, qd, cs, a, k, bad, deep, over = carry
         t, tau_x, ctrl_x = x
         tau = tau_policy(q, qd, t) if tau_policy is not None else tau_x
         if tau_policy is not None:
@@ -1024,7 +1047,12 @@ def rollout(
         if ctrl_policy is not None:
             _check_shape("rollout", "the ctrl policy's output", u, (model.nu,), model)
         for i in range(substeps):
-            out, depth = _step(model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a)
+            out, report = _step(
+                model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a
+            )
+            depth = None if report is None else report.depth
+            if report is not None and report.overflow is not None:
+                over = jnp.where((over < 0) & (report.overflow > 0), k, over)
             if i == 0 and deep_bound is not None:
                 # the state k's depth: the implicit step's own, else evaluated here
                 depth = penetration(model, contact, q) if depth is None else depth
@@ -1036,14 +1064,15 @@ def rollout(
                 a = out[-1]
         k = k + 1
         bad = jnp.where((bad < 0) & ~_all_finite(q, qd), k, bad)
-        return (q, qd, cs, a, k, bad, deep), (q, qd, tau, cs, a)
+        return (q, qd, cs, a, k, bad, deep, over), (q, qd, tau, cs, a)
 
     if remat:
         body = jax.checkpoint(body)
     bad0 = jnp.where(_all_finite(q0, qd0), -1, 0).astype(jnp.int32)
-    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0, jnp.array(-1, jnp.int32))
+    minus1 = jnp.array(-1, jnp.int32)
+    carry0 = (q0, qd0, cs0, act0, jnp.zeros((), jnp.int32), bad0, minus1, minus1)
     xs = (jnp.arange(steps), tau_xs, ctrl_xs)
-    (qT, _, _, _, _, bad, deep), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
+    (qT, _, _, _, _, bad, deep, over), (qs, qds, taus, css, acts) = jax.lax.scan(body, carry0, xs)
     if deep_bound is not None:  # the last state, which no step starts from
         deep = jnp.where((deep < 0) & (penetration(model, contact, qT) > deep_bound), steps, deep).astype(jnp.int32)
     states = None
@@ -1051,7 +1080,23 @@ def rollout(
         states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), cs0, css)
     act_traj = jnp.concatenate([act0[None], acts]) if act0 is not None else None
     q_traj, qd_traj = jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds])
-    return Trajectory(q_traj, qd_traj, taus, bad, states, act_traj, deep)
+    budgeted = integrator == "implicit_euler" and contact is not None and _has_budget(model, contact)
+    return Trajectory(q_traj, qd_traj, taus, bad, states, act_traj, deep, over if budgeted else None)
+
+
+def _has_budget(model: Model, contact) -> bool:
+    """Whether the ``"implicit_euler"`` solve takes fewer rows than ``model`` has (static)."""
+    from .contact.ground import _n_ground_points
+    from .contact.joint_space import contact_budget
+    from .contact.pairs import collision_pairs
+
+    budget = contact_budget(model, contact)
+    if budget is None or model.geoms is None:
+        return False
+    rows = _n_ground_points(model.geoms, contact.ground) if contact.collide_ground else 0
+    if contact.collide_pairs:
+        rows += sum(collision_pairs(model, contact.exclude).rows)
+    return rows > budget
 
 
 PENETRATION_FACTOR = 100.0

@@ -236,3 +236,28 @@ def test_a_contact_budget_keeps_the_steps_jacobian():
 def test_max_contacts_is_checked(bad):
     with pytest.raises(ValueError, match="max_contacts must be 'auto', a positive int or None"):
         C.Contact(max_contacts=bad)
+
+
+def test_rows_beyond_the_budget_are_reported():
+    """Three balls resting on the floor apart from each other (three touching rows of six): a
+    budget of two reports the first state (``Trajectory.overflow_step`` 0, ``first_overflow``),
+    a budget of three reports none, and without a budget (every row taken) there is no report."""
+    xml = (
+        """<mujoco><worldbody><geom type="plane" size="0 0 1"/>"""
+        + "".join(
+            f'<body pos="{x} 0 0.0499"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>'
+            for x in (0, 0.3, 0.6)
+        )
+        + "</worldbody></mujoco>"
+    )
+    m = jaxdyn.load_mjcf(xml)
+    q0 = jnp.concatenate([jnp.array([x, 0, 0.0499, 1, 0, 0, 0]) for x in (0, 0.3, 0.6)])
+
+    def run(budget):
+        ct = C.Contact(C.Ground.from_model(m), max_contacts=budget)
+        return sim.rollout(m, q0, jnp.zeros(m.nv), jnp.zeros((3, m.nv)), 1e-3, contact=ct)
+
+    tight, enough = jax.jit(lambda: (run(2), run(3)))()
+    assert int(tight.overflow_step) == 0 and sim.first_overflow(tight) == ((), 0)
+    assert int(enough.overflow_step) == -1 and sim.first_overflow(enough) is None
+    assert jax.eval_shape(lambda: run(None)).overflow_step is None

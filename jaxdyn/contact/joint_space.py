@@ -80,6 +80,16 @@ class JointSpaceContacts(eqx.Module):
     and ``psi_c`` of (J4) the convex ``mu_s fbar_c sqrt(w_n^2 + eps_w^2) + mu_r fbar_c
     sqrt(|w_r|^2 + eps_w^2)``. ``A`` and ``mu_angular`` ``(m, 2)`` are ``None`` for a model
     without such contacts.
+
+    With ``Contact(normal="mujoco")``, ``soft = (c0, s, elastic)`` per contact: the normal force
+    is MuJoCo's ``f_n = max(0, c0 - s v_n)`` ((M2) of :mod:`jaxdyn.contact.soft`, affine in the
+    end velocity and non-increasing in ``v_n``, so (J4) holds) in place of Hunt-Crossley's, and
+    ``elastic`` its force at rest; the lookahead (J3) does not apply to it.
+
+    With a budget of rows (``Contact(max_contacts=...)``), ``overflow`` (int32) is the number of
+    rows that touch at the configuration (signed distance below zero) beyond the budget: the
+    solve left them out and their force is missing (0 while at most the budget touch; ``None``:
+    no budget, every row taken).
     """
 
     depth: Float[Array, " m"]
@@ -94,6 +104,7 @@ class JointSpaceContacts(eqx.Module):
     A: Float[Array, "m 3 nv"] | None = None
     mu_angular: Float[Array, "m 2"] | None = None
     soft: tuple[Float[Array, " m"], Float[Array, " m"], Float[Array, " m"]] | None = None
+    overflow: Array | None = None
 
     def _soft(self):
         """``(c0, s)`` of MuJoCo's law, or ``None`` (Hunt-Crossley)."""
@@ -347,6 +358,7 @@ def _joint_space_contacts(
     if budget is not None and sum(len(d) for d in depth) <= budget:
         budget = None
     cat = jnp.concatenate
+    overflow = None
     angular = any(m is not None for m in mua)
     if angular:  # zero coefficients for the kind without torsional or rolling friction
         mua = cat([jnp.zeros((len(d), 2), dtype) if m is None else m.astype(dtype) for m, d in zip(mua, depth)])
@@ -362,6 +374,7 @@ def _joint_space_contacts(
         # the budget's rows nearest to touching (smallest signed distance): a row apart has no
         # force, so the solve equals every row's while no more rows than the budget touch
         phi_all = cat(phi)
+        overflow = jnp.maximum(jnp.sum(phi_all < 0) - budget, 0).astype(jnp.int32)
         sel = jax.lax.top_k(-phi_all, budget)[1]
         b1 = cat([jnp.full(len(b), -1) if a is None else jnp.asarray(a) for a, b in zip(body1, body2)])[sel]
         b2, pts = cat([jnp.asarray(b) for b in body2])[sel], cat(point)[sel]
@@ -391,4 +404,5 @@ def _joint_space_contacts(
         J[:, :3] if angular else None,
         mua,
         coef,
+        overflow,
     )
