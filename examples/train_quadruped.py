@@ -21,7 +21,7 @@ velocity reached and the feet's duty factors and touchdowns (``run.json`` ``trac
 ``--gait`` trains with Playground's gait-shaping reward terms and wider command ranges, and
 ``--obs-noise 1`` with Playground's observation noise (:func:`make_env`). ``--go1`` trains the
 Go1 on Playground's scene instead, driven by the scene's position servos and observed through its
-sensors, with Playground's command ranges (with ``--gait``, Playground's full reward weights). ``--resume DIR`` continues a saved run (its settings, networks, observation
+sensors (with ``--gait``, Playground's full reward weights and command ranges). ``--resume DIR`` continues a saved run (its settings, networks, observation
 statistics and curve) for ``--timesteps`` more steps, so a long training can run in parts. ``--minutes`` stops the training at the first evaluation after that wall time;
 ``--render DIR`` draws the curve and the walk from a finished or stopped run's ``run.json`` and
 ``params.pkl`` (for example on a CPU, after a run on a GPU machine without matplotlib). Needs the
@@ -112,13 +112,18 @@ def make_env(gait=False, obs_noise=0.0, robot="solo12"):
     ``gait``: Playground's gait-shaping reward terms weighted (``GAIT_REWARD_WEIGHTS``) and its
     wider command ranges (``GAIT_COMMANDS``), under which standing still earns little of the
     tracking reward. ``obs_noise``: the level of the observation noise (1: Playground's).
-    ``robot="go1"``: Playground's Go1 task on its scene (:class:`~jaxdyn.envs.MJCFJoystick`,
-    Playground's commands; its contact is the feet's already), with Playground's full reward
-    weights under ``gait`` and the base terms alone otherwise (the gait terms weighted 0, as the
-    Solo12's default task)."""
+    ``robot="go1"``: Playground's Go1 task on its scene (:class:`~jaxdyn.envs.MJCFJoystick`;
+    its contact is the feet's already): under ``gait`` Playground's full reward weights and
+    commands; otherwise, as the Solo12's default task, the base terms alone and the narrower
+    commands of :class:`~jaxdyn.envs.QuadrupedJoystick` (under Playground's commands, up to
+    1.5 m/s, a robot that does not walk yet earns almost none of the tracking kernels, and the
+    tilt penalty clips its reward to zero)."""
     if robot == "go1":
+        if gait:
+            return MJCFJoystick(obs_noise=obs_noise)
         base_only = {k: 0.0 for k in GAIT_REWARD_WEIGHTS}
-        return MJCFJoystick(obs_noise=obs_noise, reward_weights=None if gait else base_only)
+        narrow = ((-0.5, 0.5), (-0.3, 0.3), (-1.0, 1.0))
+        return MJCFJoystick(obs_noise=obs_noise, reward_weights=base_only, command_range=narrow)
     if gait:
         env = QuadrupedJoystick(reward_weights=GAIT_REWARD_WEIGHTS, command_range=GAIT_COMMANDS, obs_noise=obs_noise)
     else:
