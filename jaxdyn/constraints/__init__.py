@@ -150,27 +150,18 @@ def couple(model, joint1: str, joint2: str | None, multiplier: float = 1.0, offs
 
 def _invweight(model, q, rec):
     """MuJoCo's ``invweight`` of a record made in code (body weights at the bodies' centres of
-    mass, joint weights ``(M^-1)_kk``, at ``q``)."""
-    from ..algorithms.innovations import mass_matrix_inverse
-    from ..algorithms.kinematics import dof_motions_world
+    mass, joint weights ``(M^-1)_kk``, at ``q``; :mod:`jaxdyn.reference`)."""
+    from ..reference import body_invweights, inverse_mass_matrix, reference_kinematics
 
-    Minv = np.asarray(mass_matrix_inverse(model, q), np.float64)
     lay = model.layout
     if rec["kind"] == "joint":
+        Minv = inverse_mass_matrix(model, q)
         iw = sum(Minv[lay.v_start[rec[k]], lay.v_start[rec[k]]] for k in ("index1", "index2") if rec.get(k, -1) >= 0)
         return np.array([iw, iw])
-    Jw, P = dof_motions_world(model, q)
-    Jw = np.asarray(Jw, np.float64)
-    out = np.zeros(2)
-    for b in (rec["body1"], rec["body2"]):
-        if b < 0:
-            continue
-        c = np.asarray(P.R[b], np.float64) @ np.asarray(model.com[b], np.float64) + np.asarray(P.p[b], np.float64)
-        mask = lay.ancestor[lay.dof_body, b]
-        ang = Jw[:3] * mask
-        lin = Jw[3:] * mask + np.cross(ang.T, c).T
-        out += [np.trace(lin @ Minv @ lin.T) / 3, np.trace(ang @ Minv @ ang.T) / 3]
-    return out
+    R, p = reference_kinematics(model, q)[:2]
+    com = np.asarray(model.com, np.float64)
+    bodies = [b for b in (rec["body1"], rec["body2"]) if b >= 0]
+    return body_invweights(model, q, bodies, [R[b] @ com[b] + p[b] for b in bodies]).sum(0)
 
 
 def add(model, *records, q=None):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...constraints.model import DEFAULT_SOLIMP, DEFAULT_SOLREF, build
 from ...constraints.tendons import kinematics as tendon_kinematics
+from ...reference import body_invweights, inverse_mass_matrix, reference_kinematics
 from .parse import MJCFError, _desc, _limited, _numbers
 
 _TYPES = ("connect", "weld", "joint", "tendon")
@@ -75,25 +76,13 @@ def _frame(model, name, kind, what):
     raise MJCFError(f"{what}: {kind} '{name}' does not exist")
 
 
-@jax.jit
-def _reference_kinematics(model, q):
-    """``M^-1``, the dofs' world motions and the body poses at ``q``: one compiled program (run
-    op by op, the loader spent most of its time compiling the small programs of each step)."""
-    from ...algorithms.innovations import mass_matrix_inverse
-    from ...algorithms.kinematics import dof_motions_world
-
-    Jw, P = dof_motions_world(model, q)
-    return mass_matrix_inverse(model, q), Jw, P.R, P.p
-
-
 _tendon_kinematics = jax.jit(tendon_kinematics)
 
 
 def _poses(model, q0):
-    _, _, R, p = _reference_kinematics(model, jnp.asarray(q0, model.dtype))
-    R = np.concatenate([np.asarray(R, np.float64), np.eye(3)[None]])
-    p = np.concatenate([np.asarray(p, np.float64), np.zeros((1, 3))])
-    return R, p
+    """The jaxdyn bodies' world poses at ``q0``, the world's last (NumPy, :mod:`jaxdyn.reference`)."""
+    R, p = reference_kinematics(model, q0)[:2]
+    return np.concatenate([R, np.eye(3)[None]]), np.concatenate([p, np.zeros((1, 3))])
 
 
 def _body_frames(model, bodies, owner, inert):
@@ -111,30 +100,15 @@ def _body_frames(model, bodies, owner, inert):
 
 
 def _invweights(model, q0, frames):
-    """MuJoCo's ``body_invweight0`` (translation and rotation: the mean diagonals of the
-    inverse inertia at the body's centre of mass, world axes) and the inverse mass matrix at
-    ``qpos0``, for the bodies named in ``frames``."""
-    Minv, Jw, _, _ = (np.asarray(x, np.float64) for x in _reference_kinematics(model, jnp.asarray(q0, model.dtype)))
+    """MuJoCo's ``body_invweight0`` of the bodies named in ``frames`` (at each MuJoCo body's own
+    centre of mass, :func:`jaxdyn.reference.body_invweights`), as a function of the name, and the
+    inverse mass matrix at ``qpos0``."""
     Rw, pw = _poses(model, q0)
-    lay = model.layout
-
-    def body(name):
-        jb, R, p, com = frames[name]
-        if jb < 0:
-            return np.zeros(2)
-        c = Rw[jb] @ (R @ com + p) + pw[jb]
-        mask = lay.ancestor[lay.dof_body, jb]
-        ang = Jw[:3] * mask
-        lin = Jw[3:] * mask + np.cross(ang.T, c).T
-        tran = np.trace(lin @ Minv @ lin.T) / 3
-        rot = np.trace(ang @ Minv @ ang.T) / 3
-        if tran < 1e-15 < rot:
-            tran = rot
-        elif rot < 1e-15 < tran:
-            rot = tran
-        return np.array([tran, rot])
-
-    return body, Minv
+    names = list(frames)
+    bodies = [frames[n][0] for n in names]
+    points = [Rw[jb] @ (R @ com + p) + pw[jb] for jb, R, p, com in (frames[n] for n in names)]
+    iw = dict(zip(names, body_invweights(model, q0, bodies, points)))
+    return iw.__getitem__, inverse_mass_matrix(model, q0)
 
 
 def _solparams(a, what):
