@@ -13,8 +13,8 @@ over the 100 control steps, in float32 (float64 within 0.1 mm and 1 mm/s of it):
 * base orientation: within 0.029 rad (1.7 degrees); asserted 0.05 rad;
 * base velocity (the IMU's velocimeter, what the task observes and rewards): within 0.09 m/s at
   every step, 0.038 m/s root mean square; asserted 0.15 m/s and 0.05 m/s;
-* base angular velocity (the gyro): 0.15 rad/s root mean square (0.83 rad/s at the touchdown
-  after the first 20 ms); asserted 0.25 rad/s root mean square;
+* base angular velocity (the gyro): 0.15 rad/s root mean square (peaks up to 0.83 rad/s at
+  the feet's impacts); asserted 0.25 rad/s root mean square;
 * the horizontal drift of the base: within 12 mm; asserted 25 mm.
 
 The differences are the friction laws (MuJoCo's pyramidal cone and its joint frictionloss
