@@ -15,8 +15,17 @@ MINVAL = 1e-15  # MuJoCo's mjMINVAL
 
 
 def inverse_mass_matrix(model: Model, q) -> np.ndarray:
-    """``M(q)^-1`` ``(nv, nv)`` (NumPy, :func:`reference_mass_matrix`)."""
-    return np.linalg.inv(reference_mass_matrix(model, *reference_kinematics(model, q)))
+    """``M(q)^-1`` ``(nv, nv)`` (NumPy, :func:`reference_mass_matrix`); the pseudo-inverse where
+    ``M`` is singular (a moving body without mass or inertia: the loaders report such models,
+    this only keeps the weights finite)."""
+    return _inverse(reference_mass_matrix(model, *reference_kinematics(model, q)))
+
+
+def _inverse(M):
+    try:
+        return np.linalg.inv(M)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(M)
 
 
 def reference_kinematics(model: Model, q):
@@ -95,14 +104,14 @@ def body_invweights(model: Model, q, bodies, points) -> np.ndarray:
     whose one part is zero takes the other's, the world (``-1``) is 0. NumPy, at a concrete
     ``q`` (:func:`reference_kinematics`)."""
     R, p, w, v = reference_kinematics(model, q)
-    M = reference_mass_matrix(model, R, p, w, v)
+    Minv = _inverse(reference_mass_matrix(model, R, p, w, v))
     out = np.zeros((len(bodies), 2))
     for i, (b, c) in enumerate(zip(bodies, points)):
         if b < 0:
             continue
         ang, lin = _point_jacobian(model, w, v, b, np.asarray(c, np.float64))
-        tran = np.trace(lin @ np.linalg.solve(M, lin.T)) / 3
-        rot = np.trace(ang @ np.linalg.solve(M, ang.T)) / 3
+        tran = np.trace(lin @ Minv @ lin.T) / 3
+        rot = np.trace(ang @ Minv @ ang.T) / 3
         if tran < MINVAL < rot:
             tran = rot
         elif rot < MINVAL < tran:
