@@ -9,7 +9,8 @@ whose knee is driven through a pushrod (connect, a spatial loop), and two chains
 ``efc_force`` and ``efc_pos`` of ``mj_forward``; for the four-bar, the gripper and the leg, a
 1 s rollout of MuJoCo's Euler step (dt 2 ms, implicit joint damping).
 
-Pinocchio 4.1 (hard constraints, ``constraintDynamics``) on the leg, built from MuJoCo's
+Pinocchio 4.1 (hard constraints, ``constraintDynamics``) on the leg and the four-bar (a proximal
+solve: the planar loop's out-of-plane row is redundant), built from MuJoCo's
 compiled model (bodies, joint axes, inertias; MuJoCo's ``qpos0`` as Pinocchio's zero): the
 joint accelerations and the contact force of the pushrod's 3D constraint, at the same states,
 without stabilisation and with Baumgarte gains.
@@ -62,14 +63,16 @@ def _pinocchio_model(mm):
     return model, last
 
 
-def _pinocchio_leg(mm, states):
+def _pinocchio_connect(mm, states, name, gain_sets, prox=(1e-14, 0.0, 1)):
+    """Pinocchio's ``constraintDynamics`` of a MuJoCo model of hinges whose first equality is a
+    connect: ``{name}_pin_qdd{tag}`` and ``{name}_pin_lambda{tag}`` per Baumgarte gain set."""
     model, last = _pinocchio_model(mm)
     data = model.createData()
     eq = 0
     b1, b2 = mm.eq_obj1id[eq], mm.eq_obj2id[eq]
     a1, a2 = mm.eq_data[eq, 0:3].copy(), mm.eq_data[eq, 3:6].copy()
     out = {}
-    for tag, gains in (("", (0.0, 0.0)), ("_baumgarte", BAUMGARTE)):
+    for tag, gains in gain_sets:
         cm = pin.RigidConstraintModel(
             pin.ContactType.CONTACT_3D,
             model,
@@ -85,14 +88,14 @@ def _pinocchio_leg(mm, states):
         models.append(cm)
         datas.append(cd)
         pin.initConstraintDynamics(model, data, models, datas)
-        prox = pin.ProximalSettings(1e-14, 0.0, 1)
+        settings = pin.ProximalSettings(*prox)
         qdd, lam = [], []
         for q, v in states:
             qp = q - mm.qpos0  # MuJoCo's qpos0 (the knee's ref) is Pinocchio's zero
-            qdd.append(pin.constraintDynamics(model, data, qp, v, np.zeros(model.nv), models, datas, prox).copy())
+            qdd.append(pin.constraintDynamics(model, data, qp, v, np.zeros(model.nv), models, datas, settings).copy())
             lam.append(data.lambda_c.copy())
-        out[f"leg_pin_qdd{tag}"] = np.array(qdd)
-        out[f"leg_pin_lambda{tag}"] = np.array(lam)
+        out[f"{name}_pin_qdd{tag}"] = np.array(qdd)
+        out[f"{name}_pin_lambda{tag}"] = np.array(lam)
     return out
 
 
@@ -117,7 +120,9 @@ def main():
         out[f"{name}_qpos"], out[f"{name}_qvel"] = np.array(qs), np.array(vs)
         out[f"{name}_qacc"], out[f"{name}_force"], out[f"{name}_pos"] = np.array(acc), np.array(force), np.array(pos)
         if name == "leg":
-            out.update(_pinocchio_leg(mm, list(zip(qs, vs))))
+            out.update(_pinocchio_connect(mm, list(zip(qs, vs)), "leg", (("", (0.0, 0.0)), ("_baumgarte", BAUMGARTE))))
+        if name == "fourbar":  # planar: the connect's out-of-plane row is redundant, hence the proximal solve
+            out.update(_pinocchio_connect(mm, list(zip(qs, vs)), "fourbar", (("", (0.0, 0.0)),), (1e-14, 1e-10, 200)))
         if name in ROLLOUTS:
             mujoco.mj_resetData(mm, d)
             d.qpos[:], d.qvel[:] = qs[0], 0.3 * vs[0]
