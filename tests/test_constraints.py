@@ -241,11 +241,11 @@ def test_urdf_mimic_coupled():
     assert m.constraints.names == ("mimic:f2",) and m.nq == 2
     q, v, tau = jnp.array([0.01, 0.03]), jnp.array([0.1, 0.2]), jnp.array([1.0, 0.0])
     hard = sim.SimOptions(constraints="hard", friction=False, joint_limits=False)
-    qdd = sim.forward_dynamics(m, q, v, tau, options=hard)
+    qdd = jax.jit(lambda q, v: sim.forward_dynamics(m, q, v, tau, options=hard))(q, v)
     np.testing.assert_allclose(float(qdd[1]), 2 * float(qdd[0]), rtol=1e-12)
     # the residual q2 - 0.01 - 2 q1 = 0 at q, so with Baumgarte gains the coupling holds exactly
     q0 = jnp.array([0.01, 0.03])
-    tr = sim.rollout(m, q0, jnp.zeros(2), jnp.tile(tau, (20, 1)), 1e-3, options=hard)
+    tr = jax.jit(lambda q0: sim.rollout(m, q0, jnp.zeros(2), jnp.tile(tau, (20, 1)), 1e-3, options=hard))(q0)
     np.testing.assert_allclose(np.asarray(tr.q[:, 1]), 0.01 + 2 * np.asarray(tr.q[:, 0]), atol=1e-6)
     with pytest.raises(jaxdyn.io.urdf.URDFError, match="joint .nope. is not defined"):
         jaxdyn.load_urdf(_urdf("nope"), mimic="coupled")
@@ -256,8 +256,8 @@ def test_coupling_gradients_quick():
     (no body kinematics), soft and hard, against finite differences."""
     m = jaxdyn.load_urdf(_urdf(), mimic="coupled")
     v = jnp.array([0.1, 0.2])
-    soft = lambda q: C.constrained_aba(m, q, v, jnp.array([1.0, 0.0])).qdd
-    hard = lambda q: C.constrained_aba(m, q, v, jnp.array([1.0, 0.0]), mode="hard", baumgarte=(10.0, 1.0)).qdd
+    soft = jax.jit(lambda q: C.constrained_aba(m, q, v, jnp.array([1.0, 0.0])).qdd)
+    hard = jax.jit(lambda q: C.constrained_aba(m, q, v, jnp.array([1.0, 0.0]), mode="hard", baumgarte=(10.0, 1.0)).qdd)
     q = jnp.array([0.01, 0.0303])  # inside solimp's width: the impedance varies with q
     check_grads(soft, (q,), order=1, modes=("fwd", "rev"), eps=1e-7, atol=1e-6, rtol=1e-6)
     check_grads(hard, (q,), order=1, modes=("rev",), eps=1e-7, atol=1e-6, rtol=1e-6)
