@@ -46,11 +46,11 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from ..geometry import DEFAULT_SOLIMP, DEFAULT_SOLREF
+
 KINDS = ("connect", "weld", "joint", "tendon")
 ROWS = {"connect": 3, "weld": 6, "joint": 1, "tendon": 1}
 # MuJoCo's default solref and solimp of equality constraints (documentation, "Solver parameters")
-DEFAULT_SOLREF = (0.02, 1.0)
-DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
 class Constraints(eqx.Module):

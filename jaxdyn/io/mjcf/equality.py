@@ -15,6 +15,7 @@ import numpy as np
 from ...constraints.model import DEFAULT_SOLIMP, DEFAULT_SOLREF, build
 from ...constraints.tendons import kinematics as tendon_kinematics
 from ...reference import body_invweights, inverse_mass_matrix, reference_kinematics
+from .geoms import _padded, _solimp, _solref
 from .parse import MJCFError, _desc, _limited, _numbers
 
 _TYPES = ("connect", "weld", "joint", "tendon")
@@ -112,12 +113,8 @@ def _invweights(model, q0, frames):
 
 
 def _solparams(a, what):
-    solref = _numbers(a["solref"], 2, f"{what} solref") if "solref" in a else np.array(DEFAULT_SOLREF)
-    solimp = np.array(DEFAULT_SOLIMP)
-    if "solimp" in a:
-        s = _numbers(a["solimp"], 5, f"{what} solimp", at_least=1)
-        solimp[: len(s)] = s
-    return solref, solimp
+    """An equality's ``solref`` and ``solimp`` (MuJoCo's defaults where absent)."""
+    return _solref(a, what), _solimp(a, what)
 
 
 def _one_dof_joint(jmap, name, what, coupling):
@@ -191,11 +188,8 @@ def _tendons(root, ctx, model, jmap):
             for key in ("stiffness", "damping"):  # MuJoCo 4's polynomial terms beyond the linear one
                 if key in a and np.any(_numbers(a[key], 3, f"{what} {key}", at_least=1)[1:] != 0):
                     raise MJCFError(f"{what}: non-linear tendon {key} is not supported by jaxdyn")
-            solref = _numbers(a["solreflimit"], 2, f"{what} solreflimit") if "solreflimit" in a else DEFAULT_SOLREF
-            solimp = np.array(DEFAULT_SOLIMP)
-            if "solimplimit" in a:
-                si = _numbers(a["solimplimit"], 5, f"{what} solimplimit", at_least=1)
-                solimp[: len(si)] = si
+            solref = _padded(a, "solreflimit", DEFAULT_SOLREF, what)
+            solimp = _padded(a, "solimplimit", DEFAULT_SOLIMP, what)
             out.append(
                 dict(
                     name=name,

@@ -135,22 +135,24 @@ def _geoms(root, ctx, bodies, owner, dtype):
     return geoms, g_mjbody
 
 
-def _solref(a, what):
-    """``solref`` (MuJoCo's default ``0.02 1``; fewer numbers set the leading ones)."""
-    out = np.array(DEFAULT_SOLREF)
-    if "solref" in a:
-        v = _numbers(a["solref"], 2, f"{what} solref", at_least=1)
+def _padded(a, key, default, what):
+    """The numbers of attribute ``key`` over MuJoCo's ``default`` (fewer numbers set the leading
+    ones), as MuJoCo reads ``solref`` and ``solimp``."""
+    out = np.array(default, np.float64)
+    if key in a:
+        v = _numbers(a[key], len(default), f"{what} {key}", at_least=1)
         out[: len(v)] = v
     return out
+
+
+def _solref(a, what):
+    """``solref`` (MuJoCo's default ``0.02 1``)."""
+    return _padded(a, "solref", DEFAULT_SOLREF, what)
 
 
 def _solimp(a, what):
-    """``solimp`` (MuJoCo's default ``0.9 0.95 0.001 0.5 2``; fewer numbers set the leading ones)."""
-    out = np.array(DEFAULT_SOLIMP)
-    if "solimp" in a:
-        v = _numbers(a["solimp"], 5, f"{what} solimp", at_least=1)
-        out[: len(v)] = v
-    return out
+    """``solimp`` (MuJoCo's default ``0.9 0.95 0.001 0.5 2``)."""
+    return _padded(a, "solimp", DEFAULT_SOLIMP, what)
 
 
 def _hfield_geom(a, gw, ob, hfields, hfield_data):
