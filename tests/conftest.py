@@ -61,7 +61,7 @@ SLOW = {
     "tests/test_constraints.py::test_soft_constraints_match_mujoco[leg]",
     "tests/test_constraints.py::test_soft_constraints_match_mujoco[weld]",
     "tests/test_constraints.py::test_soft_constraints_match_mujoco[tendons]",
-    "tests/test_constraints.py::test_hard_constraints_match_pinocchio[_baumgarte]",
+    "tests/test_constraints.py::test_hard_constraints_match_pinocchio[leg-_baumgarte]",
     "tests/test_constraints.py::test_hard_solve_closes_the_loop_and_inverse_dynamics_recovers_the_force",
     "tests/test_constraints.py::test_one_second_rollouts_match_mujoco[fourbar]",
     "tests/test_constraints.py::test_one_second_rollouts_match_mujoco[gripper]",
