@@ -1036,6 +1036,8 @@ def rollout(
         raise ValueError("rollout: act is given, but no ctrl drives actuators with activation dynamics")
     act0 = (jnp.zeros(na, model.dtype) if act is None else jnp.asarray(act, model.dtype)) if na else None
 
+    budgeted: list[bool] = []  # set while the scan traces its body
+
     def body(carry, x):
         q, qd, cs, a, k, bad, deep, over = carry
         t, tau_x, ctrl_x = x
@@ -1051,7 +1053,8 @@ def rollout(
                 model, q, qd, tau, h, integrator, None, options, contact, cs if stateful else None, u, a
             )
             depth = None if report is None else report.depth
-            if report is not None and report.overflow is not None:
+            if report is not None and report.overflow is not None:  # a budget applies (static)
+                budgeted.append(True)
                 over = jnp.where((over < 0) & (report.overflow > 0), k, over)
             if i == 0 and deep_bound is not None:
                 # the state k's depth: the implicit step's own, else evaluated here
@@ -1080,23 +1083,7 @@ def rollout(
         states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), cs0, css)
     act_traj = jnp.concatenate([act0[None], acts]) if act0 is not None else None
     q_traj, qd_traj = jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds])
-    budgeted = integrator == "implicit_euler" and contact is not None and _has_budget(model, contact)
     return Trajectory(q_traj, qd_traj, taus, bad, states, act_traj, deep, over if budgeted else None)
-
-
-def _has_budget(model: Model, contact) -> bool:
-    """Whether the ``"implicit_euler"`` solve takes fewer rows than ``model`` has (static)."""
-    from .contact.ground import _n_ground_points
-    from .contact.joint_space import contact_budget
-    from .contact.pairs import collision_pairs
-
-    budget = contact_budget(model, contact)
-    if budget is None or model.geoms is None:
-        return False
-    rows = _n_ground_points(model.geoms, contact.ground) if contact.collide_ground else 0
-    if contact.collide_pairs:
-        rows += sum(collision_pairs(model, contact.exclude).rows)
-    return rows > budget
 
 
 PENETRATION_FACTOR = 100.0

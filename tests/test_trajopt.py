@@ -287,9 +287,10 @@ def test_bad_input():
 
 
 def test_abstract_bases_name_the_missing_method():
-    """Dynamics and Cost are abstract bases: a subclass that leaves a method out gets an error
-    naming the class and the method (the library's five NotImplementedError marks)."""
+    """Dynamics, Cost and Constraint are abstract bases: a subclass that leaves a method out gets
+    an error naming the class and the method (the library's six NotImplementedError marks)."""
     from jaxdyn.trajopt import Cost, Dynamics
+    from jaxdyn.trajopt.constraints import Constraint
 
     class Half(Dynamics):
         pass
@@ -297,13 +298,18 @@ def test_abstract_bases_name_the_missing_method():
     class HalfCost(Cost):
         pass
 
+    class HalfConstraint(Constraint):
+        pass
+
     d, c = Half(), HalfCost()
+    g = HalfConstraint(rows=("a",), equality=False, knots="all")
     for call, what in (
         (lambda: d(None, None), "__call__"),
         (lambda: d.nx, "nx"),
         (lambda: d.nu, "nu"),
         (lambda: c.running(None, None, 0), "running"),
         (lambda: c.terminal(None), "terminal"),
+        (lambda: g.running(None, None, 0), "value"),
     ):
         with pytest.raises(NotImplementedError, match=rf"Half\w*: a \w+ subclass must define (the property )?{what}"):
             call()
