@@ -15,7 +15,7 @@ import numpy as np
 from ...constraints.model import DEFAULT_SOLIMP, DEFAULT_SOLREF, build
 from ...constraints.tendons import kinematics as tendon_kinematics
 from ...reference import body_invweights, inverse_mass_matrix, reference_kinematics
-from .geoms import _padded, _solimp, _solref
+from .geoms import numbers_over_default, solimp_of, solref_of
 from .parse import MJCFError, _desc, _limited, _numbers
 
 _TYPES = ("connect", "weld", "joint", "tendon")
@@ -114,7 +114,7 @@ def _invweights(model, q0, frames):
 
 def _solparams(a, what):
     """An equality's ``solref`` and ``solimp`` (MuJoCo's defaults where absent)."""
-    return _solref(a, what), _solimp(a, what)
+    return solref_of(a, what), solimp_of(a, what)
 
 
 def _one_dof_joint(jmap, name, what, coupling):
@@ -188,8 +188,8 @@ def _tendons(root, ctx, model, jmap):
             for key in ("stiffness", "damping"):  # MuJoCo 4's polynomial terms beyond the linear one
                 if key in a and np.any(_numbers(a[key], 3, f"{what} {key}", at_least=1)[1:] != 0):
                     raise MJCFError(f"{what}: non-linear tendon {key} is not supported by jaxdyn")
-            solref = _padded(a, "solreflimit", DEFAULT_SOLREF, what)
-            solimp = _padded(a, "solimplimit", DEFAULT_SOLIMP, what)
+            solref = numbers_over_default(a, "solreflimit", DEFAULT_SOLREF, what)
+            solimp = numbers_over_default(a, "solimplimit", DEFAULT_SOLIMP, what)
             out.append(
                 dict(
                     name=name,

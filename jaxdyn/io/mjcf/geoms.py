@@ -95,8 +95,8 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g["condim"].append(_condim(a, gw))
             g["margin"].append(float(_numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
             g["names"].append(a.get("name", ""))
-            g["solref"].append(_solref(a, gw))
-            g["solimp"].append(_solimp(a, gw))
+            g["solref"].append(solref_of(a, gw))
+            g["solimp"].append(solimp_of(a, gw))
             g["solmix"].append(float(_numbers(a.get("solmix", "1"), 1, f"{gw} solmix")[0]))
             geom_attrs.append((a, gw))
             g_mjbody.append(i)
@@ -135,7 +135,7 @@ def _geoms(root, ctx, bodies, owner, dtype):
     return geoms, g_mjbody
 
 
-def _padded(a, key, default, what):
+def numbers_over_default(a, key, default, what):
     """The numbers of attribute ``key`` over MuJoCo's ``default`` (fewer numbers set the leading
     ones), as MuJoCo reads ``solref`` and ``solimp``."""
     out = np.array(default, np.float64)
@@ -145,14 +145,14 @@ def _padded(a, key, default, what):
     return out
 
 
-def _solref(a, what):
+def solref_of(a, what):
     """``solref`` (MuJoCo's default ``0.02 1``)."""
-    return _padded(a, "solref", DEFAULT_SOLREF, what)
+    return numbers_over_default(a, "solref", DEFAULT_SOLREF, what)
 
 
-def _solimp(a, what):
+def solimp_of(a, what):
     """``solimp`` (MuJoCo's default ``0.9 0.95 0.001 0.5 2``)."""
-    return _padded(a, "solimp", DEFAULT_SOLIMP, what)
+    return numbers_over_default(a, "solimp", DEFAULT_SOLIMP, what)
 
 
 def _hfield_geom(a, gw, ob, hfields, hfield_data):
@@ -300,8 +300,8 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                 margin.append(float(_numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
                 condim.append(dim)
                 angular.append((float(fr[2]), float(fr[3])))
-                solref.append(_solref(a, what))
-                solimp.append(_solimp(a, what))
+                solref.append(solref_of(a, what))
+                solimp.append(solimp_of(a, what))
                 own += [f"{k} of {what}" for k in PAIR_PARAMETERS if k in a]
             else:
                 raise MJCFError(f"{what}: unknown element <{e.tag}> in <contact> (expected exclude or pair)")
