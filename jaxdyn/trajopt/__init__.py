@@ -61,11 +61,15 @@ rise is at most ``gap_armijo`` times the predicted one.
 
 The whole optimisation (iterations included, as a ``lax.while_loop``) is one jitted program per
 problem structure: changing ``x0``, the initial controls, targets or weights (arrays) reuses it.
+:func:`solve_batch` solves many problems of one structure in a few batched slots, a finished
+problem's slot taking the next one, so that a batch costs the sum of its problems' iterations
+rather than its size times the largest (``jax.vmap`` of a solve runs in lock-step).
 """
 
 from __future__ import annotations
 
 from .augmented import AL_STATUS, ALOptions, ALResult, AugmentedCost, augmented_lagrangian, violated_constraints
+from .batch import BatchResult, Problem, solve_batch
 from .constraints import Constraint, FramePositionConstraint, FunctionConstraint, JointPositionLimits
 from .costs import Cost, FramePositionCost, FunctionCost, QuadraticCost, SumCost, quadratic_cost
 from .dynamics import Dynamics, FunctionDynamics, LinearDynamics, ModelDynamics, model_dynamics
@@ -125,6 +129,9 @@ __all__ = [
     "AugmentedCost",
     "augmented_lagrangian",
     "violated_constraints",
+    "Problem",
+    "BatchResult",
+    "solve_batch",
     "mpc_step",
     "shift",
     "MPC_OPTIONS",

@@ -310,37 +310,76 @@ class _State(NamedTuple):
     status: jnp.ndarray
 
 
-@eqx.filter_jit
-def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROptions) -> ILQRResult:
-    """The iterations as one ``lax.while_loop`` whose body is: line search along the current
-    gains, then (only after an accepted step) re-linearisation, then the regularised backward
-    pass at the current trajectory. The initial trajectory is the line search of iteration 0
-    with zero gains and ``alpha = 0`` (a rollout of ``us0`` without gaps; ``xs0`` itself with
-    them), so each building block is compiled once and the gains returned always belong to the
-    returned trajectory. ``xs0 = None``: single shooting (:func:`ilqr`); an array: multiple
-    shooting from the states ``xs0`` (:func:`fddp`)."""
+def _start(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROptions) -> _State:
+    """The solver's state before iteration 0: the guess (``us0`` clipped to the limits; ``xs0``
+    with ``x0`` first and its gaps, or ``x0`` at every knot when ``xs0 is None``), no cost yet
+    (``J = inf``), zero expansion and gains, ``it = -1`` (the first :func:`_iterate` evaluates
+    the guess)."""
     dtype = x0.dtype
-    c = lambda v: jnp.asarray(v, dtype)
-    alphas = jnp.asarray(opt.alphas, dtype)
     T, nu = us0.shape
     ndx = dynamics.ndx
     us0 = jnp.clip(us0, lo, hi)
-    shooting = xs0 is not None
-    if shooting:
+    if xs0 is not None:
         xs0 = xs0.at[0].set(x0)
         gaps0 = defects(dynamics, xs0, us0)
     else:
         xs0 = jnp.broadcast_to(x0, (T + 1,) + x0.shape)  # only xs[0] is read with zero gains
         gaps0 = jnp.zeros((T, ndx), dtype)
+    exp0 = jax.tree_util.tree_map(
+        lambda a: jnp.zeros(a.shape, dtype), jax.eval_shape(lambda: linearize(dynamics, cost, xs0, us0))
+    )
+    bp0 = BackwardPass(
+        jnp.zeros_like(us0), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype), jnp.asarray(True), gaps0 * 0
+    )
+    return _State(
+        xs0,
+        us0,
+        gaps0,
+        jnp.asarray(jnp.inf, dtype),
+        exp0,
+        bp0,
+        jnp.asarray(opt.mu_init, dtype),
+        jnp.asarray(1.0, dtype),
+        jnp.asarray(-1),
+        jnp.full(opt.max_iterations + 1, jnp.nan, dtype),
+        jnp.asarray(False),
+        jnp.asarray(1),
+    )
+
+
+def _running(s: _State, opt: ILQROptions):
+    """Whether the solve of state ``s`` goes on: not done and within the iteration budget."""
+    return (~s.done) & (s.it < opt.max_iterations)
+
+
+def _finish(s: _State) -> ILQRResult:
+    """The result of the final state ``s``."""
+    return ILQRResult(
+        s.xs, s.us, s.bp.k, s.bp.K, s.J, s.history, jnp.maximum(s.it, 0), s.status == 0, s.mu, s.gaps, s.status
+    )
+
+
+def _iterate(dynamics: Dynamics, cost: Cost, lo, hi, opt: ILQROptions, shooting: bool, s: _State) -> _State:
+    """One iteration: line search along the current gains, then (only after an accepted step)
+    re-linearisation, then the regularised backward pass at the current trajectory. Iteration 0
+    (``s.it < 0``) is the line search with zero gains and ``alpha = 0``: it evaluates the guess
+    (a rollout of the controls without gaps; the states themselves with them), so each building
+    block is compiled once and the gains always belong to the trajectory they are returned with.
+    ``shooting``: multiple shooting (:func:`fddp`) or single shooting (:func:`ilqr`)."""
+    dtype = s.J.dtype
+    c = lambda v: jnp.asarray(v, dtype)
+    alphas = jnp.asarray(opt.alphas, dtype)
+    T, nu = s.us.shape
+    ndx = dynamics.ndx
 
     def regularised_backward(exp, us, gaps, k_warm, mu, delta, done):
         """Backward pass, raising mu (Tassa 2012 Sec. II-F) until it succeeds or exceeds mu_max."""
 
-        def cond(s):
-            return (~s[2].ok) & (s[0] <= opt.mu_max) & ~done
+        def cond(st):
+            return (~st[2].ok) & (st[0] <= opt.mu_max) & ~done
 
-        def body(s):
-            mu, delta, _, first = s
+        def body(st):
+            mu, delta, _, first = st
             delta_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
             mu = jnp.where(first, mu, jnp.maximum(c(opt.mu_min), mu * delta_up))
             delta = jnp.where(first, delta, delta_up)
@@ -348,7 +387,7 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROption
             return mu, delta, bp, jnp.asarray(False)
 
         bp0 = BackwardPass(
-            jnp.zeros_like(us), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype), jnp.asarray(False), gaps0 * 0
+            jnp.zeros_like(us), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype), jnp.asarray(False), gaps * 0
         )
         mu, delta, bp, _ = jax.lax.while_loop(cond, body, (mu, delta, bp0, jnp.asarray(True)))
         return mu, delta, bp
@@ -356,100 +395,86 @@ def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROption
     def feasible(gaps):
         return jnp.all(jnp.abs(gaps) <= opt.gap_tolerance)
 
-    def iteration(s: _State) -> _State:
-        first = s.it < 0
-        bp = s.bp
-        expected = -(bp.dV[0] + bp.dV[1])  # at alpha = 1, where the trial's gap term vanishes
-        scale = 1.0 + jnp.abs(s.J)
-        was_feasible = feasible(s.gaps)
-        small = (~first) & bp.ok & was_feasible & (expected < opt.tolerance * scale)
+    first = s.it < 0
+    bp = s.bp
+    expected = -(bp.dV[0] + bp.dV[1])  # at alpha = 1, where the trial's gap term vanishes
+    scale = 1.0 + jnp.abs(s.J)
+    was_feasible = feasible(s.gaps)
+    small = (~first) & bp.ok & was_feasible & (expected < opt.tolerance * scale)
 
-        # backtracking: the step sizes in order, stopping at the first accepted one (the
-        # largest, as alphas decrease); usually the first, so one rollout per iteration. Under
-        # vmap the loop runs until every problem of the batch still iterating has accepted a
-        # step or run out; problems already done take no part (nor in the repeated backward
-        # passes), so they never prolong the batch's inner loops.
-        def search_body(cs):
-            j, _, _ = cs
-            a = jnp.where(first, c(0.0), alphas[j])
-            r = forward_pass(dynamics, cost, s.xs, s.us, bp.k, bp.K, a, lo, hi, s.gaps if shooting else None)
-            # expected change of J with the gap terms (derived in docs/trajopt.md)
-            change = a * bp.dV[0] + a**2 * bp.dV[1]
-            if shooting:
-                dx = jax.vmap(dynamics.minus)(r.x[1:], s.xs[1:])
-                change = change - (1.0 - a) * jnp.sum(bp.Vg * dx)
-            decrease = s.J - r.cost
-            descent = (-change) > 0
-            z = decrease / jnp.where(descent, -change, jnp.inf)
-            good = (r.cost < s.J) & (z > opt.armijo)
-            if shooting:  # a step that must raise the cost to close the gaps
-                good = good | ((~was_feasible) & (~descent) & (decrease >= opt.gap_armijo * (-change)))
-            good = first | (bp.ok & jnp.isfinite(r.cost) & good)
-            return j + 1, good, r
+    # backtracking: the step sizes in order, stopping at the first accepted one (the largest, as
+    # alphas decrease); usually the first, so one rollout per iteration. Under vmap the loop runs
+    # until every problem of the batch still iterating has accepted a step or run out; problems
+    # already done take no part (nor in the repeated backward passes), so they never prolong the
+    # batch's inner loops.
+    def search_body(cs):
+        j, _, _ = cs
+        a = jnp.where(first, c(0.0), alphas[j])
+        r = forward_pass(dynamics, cost, s.xs, s.us, bp.k, bp.K, a, lo, hi, s.gaps if shooting else None)
+        # expected change of J with the gap terms (derived in docs/trajopt.md)
+        change = a * bp.dV[0] + a**2 * bp.dV[1]
+        if shooting:
+            dx = jax.vmap(dynamics.minus)(r.x[1:], s.xs[1:])
+            change = change - (1.0 - a) * jnp.sum(bp.Vg * dx)
+        decrease = s.J - r.cost
+        descent = (-change) > 0
+        z = decrease / jnp.where(descent, -change, jnp.inf)
+        good = (r.cost < s.J) & (z > opt.armijo)
+        if shooting:  # a step that must raise the cost to close the gaps
+            good = good | ((~was_feasible) & (~descent) & (decrease >= opt.gap_armijo * (-change)))
+        good = first | (bp.ok & jnp.isfinite(r.cost) & good)
+        return j + 1, good, r
 
-        search_cond = lambda cs: (~cs[1]) & (cs[0] < alphas.shape[0]) & ~small & ~s.done
-        r0 = Rollout(s.xs, s.us, s.J, s.gaps if shooting else None)
-        j, found, r = jax.lax.while_loop(search_cond, search_body, (jnp.asarray(0), jnp.asarray(False), r0))
-        not_finite = first & ~(jnp.isfinite(r.cost) & jnp.all(jnp.isfinite(r.x)))
-        accept = found & ~small & ~not_finite
-        i = jnp.maximum(j - 1, 0)  # the index of the accepted step
-        J = jnp.where(accept, r.cost, s.J)
-        xs = jnp.where(accept, r.x, s.xs)
-        us = jnp.where(accept, r.u, s.us)
-        gaps = s.gaps if r.gaps is None else jnp.where(accept, r.gaps, s.gaps)
-        # Levenberg-Marquardt schedule (Tassa 2012 Sec. II-F): lower mu after a success
-        mu, delta = s.mu, s.delta
-        d_dn = jnp.minimum(c(1.0 / opt.delta0), delta / opt.delta0)
-        mu_dn = jnp.where(mu * d_dn > opt.mu_min, mu * d_dn, c(0.0))
-        d_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
-        mu_up = jnp.maximum(c(opt.mu_min), mu * d_up)
-        keep = first | small
-        mu = jnp.where(keep, mu, jnp.where(accept, mu_dn, mu_up))
-        delta = jnp.where(keep, delta, jnp.where(accept, d_dn, d_up))
-        settled = accept & ~first & was_feasible & feasible(gaps) & (s.J - J < opt.tolerance * scale)
-        converged = small | settled
-        exp = jax.lax.cond(accept, lambda: linearize(dynamics, cost, xs, us), lambda: s.exp)
-        k_warm = jnp.where(accept & ~first, bp.k, jnp.zeros_like(bp.k))
-        done = s.done | not_finite
-        mu, delta, bp = regularised_backward(exp, us, gaps, k_warm, mu, delta, done)
-        failed = (~bp.ok) | (mu > opt.mu_max)
-        it = s.it + jnp.where(small | not_finite, 0, 1)  # the convergence test alone is not an iteration
-        history = s.history.at[jnp.maximum(it, 0)].set(J)
-        status = jnp.where(not_finite, 3, jnp.where(converged, 0, jnp.where(failed, 2, 1)))
-        if opt.verbose:
-            jax.debug.print(
-                "trajopt {it:4d}  cost {J:.8e}  gap {g:.2e}  alpha {a:.3e}  mu {mu:.2e}",
-                it=it,
-                J=J,
-                g=jnp.max(jnp.abs(gaps)),
-                a=jnp.where(accept & ~first, alphas[i], 0.0),
-                mu=mu,
-            )
-        return _State(xs, us, gaps, J, exp, bp, mu, delta, it, history, done | converged | failed, status)
+    search_cond = lambda cs: (~cs[1]) & (cs[0] < alphas.shape[0]) & ~small & ~s.done
+    r0 = Rollout(s.xs, s.us, s.J, s.gaps if shooting else None)
+    j, found, r = jax.lax.while_loop(search_cond, search_body, (jnp.asarray(0), jnp.asarray(False), r0))
+    not_finite = first & ~(jnp.isfinite(r.cost) & jnp.all(jnp.isfinite(r.x)))
+    accept = found & ~small & ~not_finite
+    i = jnp.maximum(j - 1, 0)  # the index of the accepted step
+    J = jnp.where(accept, r.cost, s.J)
+    xs = jnp.where(accept, r.x, s.xs)
+    us = jnp.where(accept, r.u, s.us)
+    gaps = s.gaps if r.gaps is None else jnp.where(accept, r.gaps, s.gaps)
+    # Levenberg-Marquardt schedule (Tassa 2012 Sec. II-F): lower mu after a success
+    mu, delta = s.mu, s.delta
+    d_dn = jnp.minimum(c(1.0 / opt.delta0), delta / opt.delta0)
+    mu_dn = jnp.where(mu * d_dn > opt.mu_min, mu * d_dn, c(0.0))
+    d_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
+    mu_up = jnp.maximum(c(opt.mu_min), mu * d_up)
+    keep = first | small
+    mu = jnp.where(keep, mu, jnp.where(accept, mu_dn, mu_up))
+    delta = jnp.where(keep, delta, jnp.where(accept, d_dn, d_up))
+    settled = accept & ~first & was_feasible & feasible(gaps) & (s.J - J < opt.tolerance * scale)
+    converged = small | settled
+    exp = jax.lax.cond(accept, lambda: linearize(dynamics, cost, xs, us), lambda: s.exp)
+    k_warm = jnp.where(accept & ~first, bp.k, jnp.zeros_like(bp.k))
+    done = s.done | not_finite
+    mu, delta, bp = regularised_backward(exp, us, gaps, k_warm, mu, delta, done)
+    failed = (~bp.ok) | (mu > opt.mu_max)
+    it = s.it + jnp.where(small | not_finite, 0, 1)  # the convergence test alone is not an iteration
+    history = s.history.at[jnp.maximum(it, 0)].set(J)
+    status = jnp.where(not_finite, 3, jnp.where(converged, 0, jnp.where(failed, 2, 1)))
+    if opt.verbose:
+        jax.debug.print(
+            "trajopt {it:4d}  cost {J:.8e}  gap {g:.2e}  alpha {a:.3e}  mu {mu:.2e}",
+            it=it,
+            J=J,
+            g=jnp.max(jnp.abs(gaps)),
+            a=jnp.where(accept & ~first, alphas[i], 0.0),
+            mu=mu,
+        )
+    return _State(xs, us, gaps, J, exp, bp, mu, delta, it, history, done | converged | failed, status)
 
-    exp0 = jax.tree_util.tree_map(
-        lambda a: jnp.zeros(a.shape, dtype), jax.eval_shape(lambda: linearize(dynamics, cost, xs0, us0))
-    )
-    bp0 = BackwardPass(
-        jnp.zeros_like(us0), jnp.zeros((T, nu, ndx), dtype), jnp.zeros(2, dtype), jnp.asarray(True), gaps0 * 0
-    )
-    init = _State(
-        xs0,
-        us0,
-        gaps0,
-        c(jnp.inf),
-        exp0,
-        bp0,
-        c(opt.mu_init),
-        c(1.0),
-        jnp.asarray(-1),
-        jnp.full(opt.max_iterations + 1, jnp.nan, dtype),
-        jnp.asarray(False),
-        jnp.asarray(1),
-    )
-    s = jax.lax.while_loop(lambda s: (~s.done) & (s.it < opt.max_iterations), iteration, init)
-    it = jnp.maximum(s.it, 0)
-    return ILQRResult(s.xs, s.us, s.bp.k, s.bp.K, s.J, s.history, it, s.status == 0, s.mu, s.gaps, s.status)
+
+@eqx.filter_jit
+def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROptions) -> ILQRResult:
+    """The iterations (:func:`_iterate`) as one ``lax.while_loop`` from :func:`_start`.
+    ``xs0 = None``: single shooting (:func:`ilqr`); an array: multiple shooting from the states
+    ``xs0`` (:func:`fddp`)."""
+    shooting = xs0 is not None
+    s = _start(dynamics, cost, x0, us0, xs0, lo, hi, opt)
+    s = jax.lax.while_loop(lambda s: _running(s, opt), lambda s: _iterate(dynamics, cost, lo, hi, opt, shooting, s), s)
+    return _finish(s)
 
 
 def _host_value(a):
