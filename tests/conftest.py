@@ -258,6 +258,9 @@ SLOW = {
     "tests/test_trajopt.py::test_augmented_lagrangian_under_jit_vmap",
     "tests/test_trajopt.py::test_fddp_on_a_state_manifold_reaches_ilqr_optimum",
     "tests/test_trajopt.py::test_augmented_lagrangian_control_constraint_equals_the_box",
+    # fddp on Solo-12's floating base against Crocoddyl (one compile of the 18-dof solve); the
+    # quick run keeps the rollout and cost of Crocoddyl's solution in jaxdyn
+    "tests/test_trajopt_floating.py::test_fddp_floating_base_reaches_crocoddyl_cost",
     "tests/test_precision.py::test_no_default_precision_products[innovations]",
     "tests/test_contact_pairs.py::test_capsule_box_gradients",
     "tests/test_contact_pairs.py::test_finite_derivatives_at_degenerate_configurations",
