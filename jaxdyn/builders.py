@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import joints
 from .model import Model, Topology, make_model
 
 
@@ -47,11 +48,13 @@ def _types(joint_types, n, rng):
 def _build(parents, types, rng, floating_base, name, dtype, scale=0.3, axis_aligned=False):
     if floating_base:
         parents = [-1] + [p + 1 for p in parents]
-        types = ["free"] + list(types)
+        types = [joints.FREE.name] + list(types)
     nb = len(parents)
     R, p, ax, mass, com, inertia = [], [], [], [], [], []
+    params = {k: np.zeros(nb) for k in joints.params_of(types)}
     for i in range(nb):
-        if types[i] == "free":
+        jt = joints.get(types[i])
+        if jt.floating:
             R.append(np.eye(3))
             p.append(np.zeros(3))
         else:
@@ -64,6 +67,8 @@ def _build(parents, types, rng, floating_base, name, dtype, scale=0.3, axis_alig
             a /= np.linalg.norm(a)
         ax.append(a)
         m, c, I = _random_body(rng, scale)
+        for k, x in jt.sample_params(rng).items():  # only types with parameters draw more numbers
+            params[k][i] = x
         mass.append(m)
         com.append(c)
         inertia.append(I)
@@ -89,6 +94,7 @@ def _build(parents, types, rng, floating_base, name, dtype, scale=0.3, axis_alig
         frame_p=np.zeros((nb, 3)),
         name=name,
         dtype=dtype,
+        joint_params=params,
     )
 
 
@@ -104,7 +110,9 @@ def chain(
     """A serial chain of ``n`` moving links (plus a free root if ``floating_base``).
 
     ``joint_types``: one type for all links, a sequence of ``n`` types, or a shorter sequence
-    sampled at random (types: "revolute", "continuous", "prismatic", "spherical").
+    sampled at random (any type of :data:`jaxdyn.joints.JOINTS` but a floating one, e.g.
+    "revolute", "continuous", "prismatic", "spherical"; a type's parameters are drawn by its
+    ``sample_params``).
     """
     rng = np.random.default_rng(seed)
     types = _types(joint_types, n, rng)

@@ -54,12 +54,12 @@ class Topology:
         if len(self.frame_names) != len(self.frame_bodies):
             raise ValueError("Topology: frame_names and frame_bodies differ in length")
         for i, (p, t, n) in enumerate(zip(self.parents, self.joint_types, self.joint_names)):
-            if t not in joints.TYPES:
-                raise ValueError(f"joint '{n}': unsupported joint type '{t}' (supported: {joints.TYPES})")
+            if t not in joints.JOINTS:
+                raise ValueError(f"joint '{n}': unsupported joint type '{t}' (supported: {tuple(joints.JOINTS)})")
             if not -1 <= p < i:
                 raise ValueError(f"joint '{n}': parent body {p} must precede body {i} (depth-first order)")
-            if t == "free" and (i != 0 or p != -1):
-                raise ValueError(f"joint '{n}': a free joint is only supported on the root body 0")
+            if joints.get(t).floating and (i != 0 or p != -1):
+                raise ValueError(f"joint '{n}': a {t} joint is only supported on the root body 0")
         if len(set(self.joint_names)) != nb:
             raise ValueError("Topology: joint names are not unique")
 
@@ -83,11 +83,7 @@ class Layout:
     link_q: np.ndarray  # (n, qw) indices into q padded with one zero (pad = nq)
     link_v: np.ndarray  # (n, k) indices into v padded with one zero (pad = nv)
     dof_mask: np.ndarray  # (n, k)
-    is_rev: np.ndarray
-    is_pri: np.ndarray
-    is_sph: np.ndarray
-    any_pri: bool
-    any_sph: bool
+    link_types: tuple[str, ...]  # (n,) joint types of the scanned links (jaxdyn.joints.link_flags)
     v_gather: np.ndarray  # (nv,) positions in concat([root (6 if floating)], link (n*k))
     dof_body: np.ndarray  # (nv,)
     ancestor: np.ndarray  # (nb, nb) bool, ancestor[a, b]: a is b or an ancestor of b
@@ -128,7 +124,7 @@ def resolve_traversal(topo: Topology, traversal: str) -> str:
         raise ValueError(f"unknown traversal '{traversal}', choose one of {', '.join(TRAVERSALS)}")
     if traversal != "auto":
         return traversal
-    n = len(topo.parents) - (1 if topo.parents and topo.joint_types[0] == "free" else 0)
+    n = len(topo.parents) - (1 if topo.parents and joints.get(topo.joint_types[0]).floating else 0)
     limit = GPU_UNROLL_MAX_LINKS if jax.default_backend() == "gpu" else UNROLL_MAX_LINKS
     return "unroll" if n <= limit else "scan"
 
@@ -136,16 +132,17 @@ def resolve_traversal(topo: Topology, traversal: str) -> str:
 @functools.lru_cache(maxsize=256)
 def layout(topo: Topology, traversal: str = "scan") -> Layout:
     nb = len(topo.parents)
-    jnq = tuple(joints.NQ[t] for t in topo.joint_types)
-    jnv = tuple(joints.NV[t] for t in topo.joint_types)
+    jnq = tuple(joints.get(t).nq for t in topo.joint_types)
+    jnv = tuple(joints.get(t).nv for t in topo.joint_types)
     q_start = np.concatenate([[0], np.cumsum(jnq)[:-1]]).astype(np.int32) if nb else np.zeros(0, np.int32)
     v_start = np.concatenate([[0], np.cumsum(jnv)[:-1]]).astype(np.int32) if nb else np.zeros(0, np.int32)
     nq, nv = int(sum(jnq)), int(sum(jnv))
-    floating = nb > 0 and topo.joint_types[0] == "free"
+    floating = nb > 0 and joints.get(topo.joint_types[0]).floating
     link_bodies = np.arange(1 if floating else 0, nb, dtype=np.int32)
     types = [topo.joint_types[b] for b in link_bodies]
-    any_sph = "spherical" in types
-    k, qw = (3, 4) if any_sph else (1, 1)
+    # slots per scanned link: the largest joint's (1 for 1-dof joints only, 3 and 4 with a ball)
+    k = max((joints.get(t).nv for t in types), default=1)
+    qw = max((joints.get(t).nq for t in types), default=1)
     n = len(link_bodies)
     link_q = np.full((n, qw), nq, np.int32)
     link_v = np.full((n, k), nv, np.int32)
@@ -195,11 +192,7 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
         link_q=link_q,
         link_v=link_v,
         dof_mask=dof_mask,
-        is_rev=np.array([t in ("revolute", "continuous") for t in types], bool),
-        is_pri=np.array([t == "prismatic" for t in types], bool),
-        is_sph=np.array([t == "spherical" for t in types], bool),
-        any_pri="prismatic" in types,
-        any_sph=any_sph,
+        link_types=tuple(types),
         v_gather=v_gather,
         dof_body=dof_body,
         ancestor=anc,
@@ -217,6 +210,9 @@ class Model(eqx.Module):
       placement_R, placement_p: ``(nb,3,3)``, ``(nb,3)`` joint frame in the parent body frame
         (identity for a free root);
       axis: ``(nb,3)`` unit joint axis in the joint frame (unused for spherical/free);
+      joint_params: ``{name: (nb,)}``, the joint types' parameters beyond the axis (the
+        ``params`` of the types in :mod:`jaxdyn.joints`; 0 on joints of other types), one entry
+        per parameter that the model's joint types read (none for the loaders' types);
       mass ``(nb,)``, com ``(nb,3)``, inertia ``(nb,3,3)``: body mass, centre of mass and
         rotational inertia about the centre of mass, in the body frame;
       gravity ``(3,)`` in the world frame;
@@ -267,6 +263,8 @@ class Model(eqx.Module):
     # closed loops and couplings (jaxdyn.constraints.Constraints: equality constraints, fixed
     # tendons); None: a tree
     constraints: Constraints | None = None
+    # the joint types' parameters beyond the axis, {name: (nb,)} (jaxdyn.joints: JointType.params)
+    joint_params: dict[str, Float[Array, " nb"]] = eqx.field(default_factory=dict)
 
     # -- static layout ------------------------------------------------------------------------
     @property
@@ -463,8 +461,13 @@ def make_model(
     dtype=None,
     geoms=None,
     actuators=None,
+    joint_params=None,
 ) -> Model:
     """Build a :class:`Model` from numbers (numpy or JAX), filling optional fields with defaults.
+
+    ``joint_params``: ``{name: (nb,)}`` values of the joint types' parameters
+    (:attr:`jaxdyn.joints.JointType.params`; zeros where not given); a name no joint type of the
+    topology reads is refused.
 
     ``dtype`` defaults to float64 when ``jax_enable_x64`` is on, else float32 (the library never
     changes that setting); float64 without it is refused (:func:`check_dtype`).
@@ -483,6 +486,11 @@ def make_model(
         return a
 
     nb = lay.nb
+    names = joints.params_of(topology.joint_types)
+    given = dict(joint_params or {})
+    for k in given:
+        if k not in names:
+            raise ValueError(f"make_model: joint_params has '{k}', which none of the joint types {names or '()'} read")
     ql = np.full(lay.nq, -np.inf) if q_lower is None else q_lower
     qu = np.full(lay.nq, np.inf) if q_upper is None else q_upper
     return Model(
@@ -508,4 +516,5 @@ def make_model(
         name=name,
         geoms=geometry.empty_geoms(dtype) if geoms is None else geoms,
         actuators=actuators,
+        joint_params={k: arr(given.get(k), (nb,)) for k in names},
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import joints
 from .model import Model
 
 MINVAL = 1e-15  # MuJoCo's mjMINVAL
@@ -36,43 +37,21 @@ def reference_kinematics(model: Model, q):
     q = np.asarray(q, np.float64)
     lay = model.layout
     PR, Pp, ax = (np.asarray(x, np.float64) for x in (model.placement_R, model.placement_p, model.axis))
+    params = {k: np.asarray(x, np.float64) for k, x in model.joint_params.items()}
     R, p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
     w, v = np.zeros((model.nv, 3)), np.zeros((model.nv, 3))
     for b, (parent, kind) in enumerate(zip(model.parents, model.joint_types)):
         qs, vs = int(lay.q_start[b]), int(lay.v_start[b])
         Rp, pp = (np.eye(3), np.zeros(3)) if parent < 0 else (R[parent], p[parent])
         R0, p0 = Rp @ PR[b], Rp @ Pp[b] + pp  # the joint frame
-        if kind == "free":
-            R[b], p[b] = _quat_matrix(q[qs + 3 : qs + 7]), q[qs : qs + 3]
-            w[vs : vs + 3], v[vs + 3 : vs + 6] = R[b].T, R[b].T  # [omega; v], body axes
-            v[vs : vs + 3] = np.cross(p[b], w[vs : vs + 3])
-            continue
-        if kind == "spherical":
-            R[b], p[b] = R0 @ _quat_matrix(q[qs : qs + 4]), p0
-            w[vs : vs + 3] = R[b].T
-            v[vs : vs + 3] = np.cross(p[b], w[vs : vs + 3])
-            continue
-        u = ax[b] / np.linalg.norm(ax[b])
-        if kind == "prismatic":
-            R[b], p[b] = R0, p0 + R0 @ u * q[qs]
-            v[vs] = R0 @ u
-        else:  # revolute, continuous: Rodrigues
-            K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
-            R[b], p[b] = R0 @ (np.eye(3) + np.sin(q[qs]) * K + (1 - np.cos(q[qs])) * K @ K), p0
-            w[vs] = R0 @ u
-            v[vs] = np.cross(p[b], w[vs])
+        jt = joints.get(kind)
+        u = ax[b] / max(np.linalg.norm(ax[b]), 1e-300)
+        RJ, pJ, S = jt.reference_motion(u, {k: x[b : b + 1] for k, x in params.items()}, q[qs : qs + jt.nq])
+        R[b], p[b] = R0 @ RJ, p0 + R0 @ pJ
+        # each dof's world motion: angular R sa, linear R sl + p x (R sa) (at the world origin)
+        w[vs : vs + jt.nv] = S[:, :3] @ R[b].T
+        v[vs : vs + jt.nv] = S[:, 3:] @ R[b].T + np.cross(p[b], w[vs : vs + jt.nv])
     return R, p, w, v
-
-
-def _quat_matrix(qt):
-    a, b, c, d = qt / np.linalg.norm(qt)
-    return np.array(
-        [
-            [a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)],
-            [2 * (b * c + a * d), a * a - b * b + c * c - d * d, 2 * (c * d - a * b)],
-            [2 * (b * d - a * c), 2 * (c * d + a * b), a * a - b * b - c * c + d * d],
-        ]
-    )
 
 
 def _point_jacobian(model: Model, w, v, b, c):

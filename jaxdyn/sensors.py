@@ -82,7 +82,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from . import actuators, spatial
+from . import actuators, joints, spatial
 from .algorithms.common import check
 from .algorithms.kinematics import forward_kinematics
 from .algorithms.rnea import rnea_full
@@ -503,16 +503,13 @@ def _frame_quaternions(model, sensors, q, ix):
     unit = jnp.array([1.0, 0.0, 0.0, 0.0], model.dtype)
     Q = {-1: unit, -2: unit}
     for b in sorted(need):  # parents first
-        t, s = model.joint_types[b], int(lay.q_start[b])
-        if t == "free":
-            Q[b] = _normalized(q[s + 3 : s + 7])
+        jt, s = joints.get(model.joint_types[b]), int(lay.q_start[b])
+        if jt.floating:  # q holds the body's world orientation
+            Q[b] = jt.rotation_quaternion(model.axis[b], {}, q[s : s + jt.nq])
             continue
         Qb = spatial.quat_multiply(Q[model.parents[b]], _matrix_quaternion(model.placement_R[b]))
-        if t in ("revolute", "continuous"):
-            Qb = spatial.quat_multiply(Qb, _axis_angle_quaternion(model.axis[b], q[s]))
-        elif t == "spherical":
-            Qb = spatial.quat_multiply(Qb, _normalized(q[s : s + 4]))
-        Q[b] = Qb
+        rot = jt.rotation_quaternion(model.axis[b], {}, q[s : s + jt.nq])
+        Q[b] = Qb if rot is None else spatial.quat_multiply(Qb, rot)
     qo = spatial.quat_multiply(jnp.stack([Q[sensors.obj_body[i]] for i in ix]), sensors.obj_quat[ix])
     qr = spatial.quat_multiply(jnp.stack([Q[sensors.ref_body[i]] for i in ix]), sensors.ref_quat[ix])
     return spatial.quat_multiply(spatial.quat_conjugate(qr), qo)

@@ -309,8 +309,7 @@ def _first(steps):
 
 
 def _one_dof(model: Model):
-    one_q, one_v, _, _, _ = configuration._groups(model.topology)
-    return one_q, one_v
+    return configuration.one_dof_indices(model.topology)
 
 
 def applied_torques(model: Model, tau, options: SimOptions = SimOptions()):
@@ -429,18 +428,16 @@ def _ad(model: Model, x, y):
     """``[x, y]`` in the tangent space: spatial motion cross product on the free-flyer block,
     ``x x y`` on spherical blocks, zero on 1-dof joints (abelian)."""
     out = jnp.zeros_like(y)
-    _, _, _, _, sph_v = configuration._groups(model.topology)
-    if len(sph_v):
-        out = out.at[sph_v].set(spatial.cross(x[sph_v], y[sph_v]))
-    if model.floating_base:
-        out = out.at[0:6].set(spatial.cross_motion(x[0:6], y[0:6]))
+    for g in configuration.groups(model.topology):
+        if not g.space.abelian:
+            out = out.at[g.v].set(g.space.bracket(x[g.v], y[g.v]))
     return out
 
 
 def _dexpinv(model: Model, theta, v):
     """``dexp^-1_{-theta}(v) = v + [theta, v]/2 + [theta, [theta, v]]/12`` (+ O(theta^4)): the
     rate of ``theta`` with ``q (+) theta`` moving at body velocity ``v`` (HLW IV.8 (8.10))."""
-    if not (model.floating_base or len(configuration._groups(model.topology)[4])):
+    if all(g.space.abelian for g in configuration.groups(model.topology)):
         return v
     a = _ad(model, theta, v)
     return v + 0.5 * a + _ad(model, theta, a) / 12.0

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import spatial
+from . import joints, spatial
 from ._files import replace_atomically
 from ._optional import require
 from .algorithms.kinematics import center_of_mass, forward_kinematics, frame_placements
@@ -40,13 +40,8 @@ from .model import Model
 
 __all__ = ["skeleton", "draw", "animate", "JOINT_COLORS"]
 
-JOINT_COLORS = {
-    "revolute": "#e8702a",
-    "continuous": "#d62728",
-    "prismatic": "#2ca02c",
-    "spherical": "#9467bd",
-    "free": "#1f4e9c",
-}
+# per joint type, from its registry entry (jaxdyn.joints.JointType.color)
+JOINT_COLORS = {name: jt.color for name, jt in joints.JOINTS.items()}
 _LINK_COLOR = "#3b4a5a"
 # one colour per limb (a serial stretch of the tree between branchings), muted so that the joint
 # colours stay readable
@@ -92,11 +87,11 @@ def _free_parts(model: Model) -> tuple[set, set]:
     slides, bodies = set(), set()
     for b in range(model.nb):
         chain, p = [], parents[b]
-        while p >= 0 and len(chain) < 3 and types[p] == "prismatic":
+        while p >= 0 and len(chain) < 3 and joints.get(types[p]) is joints.PRISMATIC:
             chain.append(p)
             p = parents[p]
         plain = all(mass[c] == 0 and np.allclose(pl_p[c], 0) and np.allclose(pl_R[c], np.eye(3)) for c in chain)
-        if types[b] == "spherical" and len(chain) == 3 and p == -1 and plain:
+        if joints.get(types[b]) is joints.SPHERICAL and len(chain) == 3 and p == -1 and plain:
             slides.update(chain)
             bodies.add(b)
     return slides, bodies
@@ -118,7 +113,10 @@ def _structure(model: Model) -> _Structure:
     children = [[c for c in range(nb) if parents[c] == b] for b in range(nb)]
     frame_bodies = model.topology.frame_bodies
     slides, free_bodies = _free_parts(model)
-    world = any(p < 0 and t != "free" and b not in slides for b, (p, t) in enumerate(zip(parents, model.joint_types)))
+    world = any(
+        p < 0 and not joints.get(t).floating and b not in slides
+        for b, (p, t) in enumerate(zip(parents, model.joint_types))
+    )
 
     segs, kinds = [], []
     W = nb
@@ -128,7 +126,7 @@ def _structure(model: Model) -> _Structure:
         if parents[b] >= 0:
             segs.append((parents[b], b))
             kinds.append("link")
-        elif model.joint_types[b] != "free":
+        elif not joints.get(model.joint_types[b]).floating:
             segs.append((W, b))
             kinds.append("link")
 
@@ -446,13 +444,15 @@ class _Scene:
 
         self.joint_artists = []
         slides, free_bodies = _free_parts(model)
-        types = ["free" if b in free_bodies else t for b, t in enumerate(model.joint_types)]
+        # a ball after three slides is drawn as the free joint it stands for
+        types = [joints.FREE.name if b in free_bodies else t for b, t in enumerate(model.joint_types)]
         for t in JOINT_COLORS:
             idx = np.array([b for b in range(model.nb) if types[b] == t and b not in slides], np.int64)
             if len(idx) == 0:
                 continue
-            size = 9 if t == "free" else 6
-            marker = "s" if t == "free" else "D" if t == "prismatic" else "o"
+            jt = joints.get(t)
+            size = 9 if jt.floating else 6
+            marker = jt.marker
             (h,) = ax.plot(
                 [],
                 [],

@@ -53,8 +53,9 @@ def joint_data(model: Model, q) -> JointData:
     lb = lay.link_bodies
     axis = model.axis[lb]
     placement = spatial.Pose(model.placement_R[lb], model.placement_p[lb])
-    X = joints.link_poses(lay, placement, axis, tree.q_to_link_values(lay, q).astype(axis.dtype))
-    S = joints.link_subspaces(lay, axis)
+    _, lead = joints.model_screw(model, lb)
+    X = joints.link_poses(lay, placement, axis, tree.q_to_link_values(lay, q).astype(axis.dtype), lead)
+    S = joints.link_subspaces(lay, axis, lead)
     if lay.floating:
         return JointData(X, S, joints.free_pose(q[:7].astype(axis.dtype)), joints.free_subspace(axis.dtype))
     return JointData(X, S, None, None)
@@ -141,8 +142,9 @@ def check_state(model: Model, q, qd=None, qdd=None, tau=None, f_ext=None, quater
     lay = model.layout
     qa = np.asarray(q)
     for j, t in enumerate(model.joint_types):
-        if t in ("spherical", "free"):
-            s = int(lay.q_start[j]) + (3 if t == "free" else 0)
+        at = joints.get(t).quaternion_at
+        if at is not None:
+            s = int(lay.q_start[j]) + at
             n = np.linalg.norm(qa[..., s : s + 4], axis=-1)
             if np.any(np.abs(n - 1) > quaternion_tol):
                 raise ValueError(

@@ -26,17 +26,17 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial
+from .. import joints, spatial
 from ..model import Model
 from .common import check, full_precision
 from .kinematics import forward_kinematics
 
 
 def _check_model(model: Model):
-    bad = [n for n, t in zip(model.joint_names, model.joint_types) if t not in ("revolute", "continuous", "prismatic")]
+    bad = [n for n, one in zip(model.joint_names, joints.one_dof(model.joint_types)) if not one]
     if bad:
         raise ValueError(
-            f"lagrange: only 1-dof (revolute/prismatic) joints on a fixed base are supported (Turney80); "
+            f"lagrange: only 1-dof joints on a fixed base are supported (Turney80); "
             f"joint '{bad[0]}' is {model.joint_types[model.joint_names.index(bad[0])]}"
         )
 
@@ -63,19 +63,12 @@ def _derivatives(model: Model, q):
     poses = forward_kinematics(model, q)
     T = _homogeneous(poses.R, poses.p)
     ax = model.axis
-    zero = jnp.zeros((model.nb, 3, 1), ax.dtype)
-    is_rev = np.array([t != "prismatic" for t in model.joint_types])
-    gen_rev = jnp.concatenate(
-        [jnp.concatenate([spatial.skew(ax), zero], -1), jnp.zeros((model.nb, 1, 4), ax.dtype)], -2
+    # the joints' 4x4 generators [[sa~, sl], [0, 0]] from their motion subspaces S = [sa; sl] (J1)
+    sa, sl = joints.one_dof_axes(ax, *joints.model_screw(model))
+    sl = jnp.zeros_like(ax) if sl is None else sl
+    Qh = jnp.concatenate(
+        [jnp.concatenate([spatial.skew(sa), sl[:, :, None]], -1), jnp.zeros((model.nb, 1, 4), ax.dtype)], -2
     )
-    gen_pri = jnp.concatenate(
-        [
-            jnp.concatenate([jnp.zeros((model.nb, 3, 3), ax.dtype), ax[:, :, None]], -1),
-            jnp.zeros((model.nb, 1, 4), ax.dtype),
-        ],
-        -2,
-    )
-    Qh = jnp.where(jnp.asarray(is_rev)[:, None, None], gen_rev, gen_pri)
     Tinv = _homogeneous(jnp.swapaxes(poses.R, 1, 2), -spatial.mtv(poses.R, poses.p))
     W = T @ Qh @ Tinv  # (n,4,4) world generators
     anc = jnp.asarray(model.layout.ancestor)  # anc[j, q]: j ancestor-or-self of q

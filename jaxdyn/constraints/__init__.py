@@ -15,6 +15,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .. import joints
 from .model import DEFAULT_SOLIMP, DEFAULT_SOLREF, KINDS, ROWS, Constraints, build
 from .solve import (
     Rows,
@@ -142,7 +143,7 @@ def couple(model, joint1: str, joint2: str | None, multiplier: float = 1.0, offs
         if jn not in model.joint_names:
             raise KeyError(f"{what}: no joint named '{jn}' (joints: {', '.join(model.joint_names)})")
         j = model.joint_names.index(jn)
-        if model.joint_types[j] not in ("revolute", "continuous", "prismatic"):
+        if not joints.one_dof(model.joint_types[j : j + 1])[0]:
             raise ValueError(f"{what}: joint '{jn}' is {model.joint_types[j]}; couplings join 1-dof joints")
         rec[f"index{slot}"] = j
     return rec

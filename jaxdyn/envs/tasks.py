@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import sim
+from .. import joints, sim
 from ..algorithms.kinematics import frame_placement
 from ..algorithms.rnea import gravity_torques
 from ..io.urdf import load_urdf
@@ -175,7 +175,7 @@ class CartPole(Env):
         dtype=None,
     ):
         self.model = _load("cartpole", model, dtype)
-        if self.model.nv != 2 or self.model.nq != 2 or self.model.joint_types[0] != "prismatic":
+        if self.model.nv != 2 or self.model.nq != 2 or joints.get(self.model.joint_types[0]) is not joints.PRISMATIC:
             raise ValueError(
                 f"CartPole: model must be a prismatic cart with one hinge, got '{self.model.name}' "
                 f"with joints {self.model.joint_types}"

@@ -25,6 +25,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from .. import joints
 from .._files import replace_atomically
 from ..model import Model
 from .urdf import URDFError, load_urdf, read_urdf_text
@@ -217,15 +218,15 @@ def model_to_urdf(model: Model, base_link: str = "base_link") -> str:
             "    </inertial>",
             "  </link>",
         ]
-        if t == "free":
+        jt = joints.get(t).urdf  # "": the floating root, written as no joint
+        if jt == "":
             continue
-        if t not in ("revolute", "continuous", "prismatic"):
+        if jt is None:
             raise URDFError(f"model_to_urdf: joint '{name}' is {t}, which URDF cannot express")
         qs, vs = int(lay.q_start[i]), int(lay.v_start[i])
         lo, hi = (q_lo[qs], q_hi[qs]) if np.isfinite(q_lo[qs]) and np.isfinite(q_hi[qs]) else (-1e3, 1e3)
         e = eff[vs] if np.isfinite(eff[vs]) else 1e6
         v = vel[vs] if np.isfinite(vel[vs]) else 1e6
-        jt = "revolute" if t == "continuous" else t
         lines += [
             f'  <joint name="{name}" type="{jt}">',
             f'    <parent link="{model.body_names[parent] if parent >= 0 else base_link}"/>',

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import joints, spatial
+from .. import joints
 from ..algorithms import aba as aba_steps
 from ..algorithms.common import full_precision
 from ..model import Model
@@ -17,9 +17,7 @@ from .soa_algebra import (
     _UPPER,
     _ZERO3,
     SoAAlgebra,
-    _add,
     _kept,
-    _mm,
 )
 
 # --- model numbers (JAX arrays; no per-sample work) ---------------------------------------------
@@ -29,9 +27,9 @@ def _check_joints(model: Model, fn: str):
     """For the fused kernels (:mod:`jaxdyn.kernels.pallas`, :mod:`~jaxdyn.kernels.pallas_scan`),
     which take 1-dof joints and a free root only."""
     for j, t in enumerate(model.joint_types):
-        if t == "spherical":
+        if not (joints.get(t).screw or (j == 0 and joints.get(t).floating)):
             raise ValueError(
-                f"{fn}: joint '{model.joint_names[j]}' is spherical, which the fused kernels do not "
+                f"{fn}: joint '{model.joint_names[j]}' is {t}, which the fused kernels do not "
                 f"support; use jaxdyn.{fn.replace('_pallas', '')} with jax.vmap for this model"
             )
 
@@ -39,12 +37,12 @@ def _check_joints(model: Model, fn: str):
 @full_precision
 def _model_numbers(model: Model):
     """Per-body model-only arrays: the joint numbers of (J1) (:func:`jaxdyn.joints.one_dof_numbers`:
-    ``A0, A1, A2, p0``, and ``d, sl`` when a joint is prismatic, ``sa``) and the rigid inertia
+    ``A0, A1, A2, p0``, and ``d, sl`` when a joint translates, ``sa``) and the rigid inertia
     ``(m, h, Ibar)`` about the body origin (Rodriguez86 (3.1))."""
     dt = model.dtype
     R0, p0, u = model.placement_R.astype(dt), model.placement_p.astype(dt), model.axis.astype(dt)
-    pri = np.array([t == "prismatic" for t in model.joint_types])
-    jn = joints.one_dof_numbers(R0, p0, u, pri)
+    rotates, lead = joints.model_screw(model)
+    jn = joints.one_dof_numbers(R0, p0, u, rotates, lead)
     m, c, Ic = model.mass.astype(dt), model.com.astype(dt), model.inertia.astype(dt)
     cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=dt) - c[:, :, None] * c[:, None, :]
     Ib = Ic + m[:, None, None] * cc
@@ -97,27 +95,18 @@ class Constants:
 
 
 @_kept
-def _joint_X(t, bn, qi):
-    """Placement of body ``i`` in its parent for a 1-dof joint of static type ``t``, (J1)."""
-    return joints.one_dof_motion(bn["A0"], bn["A1"], bn["A2"], bn["p0"], bn.get("d"), qi, t)
+def _joint_X(t, bn, qs):
+    """Placement of body ``i`` in its parent for a joint of static type ``t`` from its numbers
+    ``bn`` and its ``q`` entries ``qs`` (:meth:`jaxdyn.joints.JointType.transform`: (J1) for the
+    1-dof joints)."""
+    return joints.get(t).transform(bn, qs)
 
 
 def _joint_S(t, bn):
-    """Motion subspace ``(sa, sl)`` of (J1): revolute ``[u; 0]``, prismatic ``[0; u]``."""
-    return joints.one_dof_subspace(bn["sa"], bn.get("sl"), t)
-
-
-# a spherical joint's S = [1_3; 0] (Python literals: its structural zeros cost nothing)
-_SPHERICAL_S = [(tuple(float(k == j) for j in range(3)), _ZERO3) for k in range(3)]
-
-
-@_kept
-def _spherical_X(bn, quat):
-    """Placement of body ``i`` in its parent for a spherical joint: ``(R0 R(quat), p0)``, with
-    ``R0 = A0 + A1`` (J1) at ``q = 0``) and ``R(quat)`` :func:`jaxdyn.spatial.quaternion_matrix`
-    (as :func:`jaxdyn.joints.link_poses`)."""
-    R0 = tuple(_add(a, b) for a, b in zip(bn["A0"], bn["A1"]))
-    return _mm(R0, spatial.quaternion_matrix(*quat)), tuple(bn["p0"])
+    """Motion subspace of body ``i``'s joint (:meth:`jaxdyn.joints.JointType.subspace`): one
+    ``(sa, sl)`` column for a 1-dof joint (revolute ``[u; 0]``, prismatic ``[0; u]``), a list of
+    columns for a multi-dof one."""
+    return joints.get(t).subspace(bn)
 
 
 def _slots(xT, vs, S):
@@ -137,8 +126,9 @@ def _set_slots(out, vs, S, x):
 
 @_kept
 def _free_X(qr):
-    """Pose of a free root from ``[x, y, z, qw, qx, qy, qz]`` (:func:`jaxdyn.joints.free_pose`)."""
-    return spatial.quaternion_matrix(*qr[3:7]), tuple(qr[0:3])
+    """Pose of a floating root from its ``q`` (:meth:`jaxdyn.joints.Free.transform`:
+    ``[x, y, z, qw, qx, qy, qz]``); the steps treat its ``S = 1_6`` apart."""
+    return joints.FREE.transform({}, qr)
 
 
 # --- argument handling ------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from .soa_common import (
 
 def _link_numbers(model, nums):
     """Per scanned link (leading axis n, in ``layout.link_bodies`` order): the joint numbers of
-    (J1) (:func:`jaxdyn.joints.one_dof_numbers`; without prismatic joints ``d`` and the linear
+    (J1) (:func:`jaxdyn.joints.one_dof_numbers`; when no joint translates ``d`` and the linear
     half of ``S`` are left out, structural zeros), the inertia and the armature. With a
     spherical joint in the model (three dof slots per link): ``S3``, the three columns of each
     link's ``S`` (:func:`jaxdyn.joints.link_subspaces`), ``(n, 3, 6)``, and the armature of the
@@ -60,7 +60,8 @@ def _link_numbers(model, nums):
         x["arm"] = arm[lay.link_v[:, 0]]
         return x
     x["arm"] = jnp.where(jnp.asarray(lay.dof_mask), arm[lay.link_v], 1.0)
-    x["S3"] = jnp.swapaxes(joints.link_subspaces(lay, model.axis.astype(model.dtype)[idx]), -1, -2)
+    _, lead = joints.model_screw(model, idx)
+    x["S3"] = jnp.swapaxes(joints.link_subspaces(lay, model.axis.astype(model.dtype)[idx], lead), -1, -2)
     for k in ("sa", "sl"):  # in S3
         x.pop(k, None)
     return x
@@ -74,13 +75,13 @@ def _link_X_S(x, q):
     R(quat)`` and ``S`` the list of the three columns."""
     d = _split(x["d"]) if "d" in x else None
     angle = q[0] if "S3" in x else q
-    R, p = joints.one_dof_motion(_split(x["A0"]), _split(x["A1"]), _split(x["A2"]), _split(x["p0"]), d, angle, "either")
+    R, p = joints.one_dof_motion(_split(x["A0"]), _split(x["A1"]), _split(x["A2"]), _split(x["p0"]), d, angle)
     if "S3" in x:
         S3 = x["S3"]
         cols = [(tuple(S3[c, r] for r in range(3)), tuple(S3[c, 3 + r] for r in range(3))) for c in range(3)]
         return (_mm(R, spatial.quaternion_matrix(*[q[k] for k in range(1, 5)])), p), cols
     sl = _split(x["sl"]) if "sl" in x else None
-    return (R, p), joints.one_dof_subspace(_split(x["sa"]), sl, "either")
+    return (R, p), joints.one_dof_subspace(_split(x["sa"]), sl)
 
 
 def _link_slots(x, name):
@@ -106,7 +107,7 @@ def _tree_inputs(model, nums, feT, **per_dof):
         if k != "q":
             lx[k] = a[lay.link_v]  # (n, 3, B)
             continue
-        sph = jnp.asarray(lay.is_sph)[:, None]
+        sph = jnp.asarray(joints.link_flags(lay.link_types).quaternion)[:, None]
         q4 = a[lay.link_q]  # (n, 4, B)
         unit = jnp.asarray([1.0, 0.0, 0.0, 0.0], a.dtype)[:, None]
         quat = jnp.where(sph[:, :, None], q4, unit)

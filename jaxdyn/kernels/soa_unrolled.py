@@ -5,6 +5,7 @@ functions with the model's numbers folded in."""
 
 from __future__ import annotations
 
+from .. import joints
 from ..algorithms import aba as aba_steps
 from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
@@ -19,7 +20,6 @@ from .soa_algebra import (
 )
 from .soa_common import (
     _MOTION,
-    _SPHERICAL_S,
     Constants,
     _bias_force,
     _body,
@@ -32,7 +32,6 @@ from .soa_common import (
     _set_slots,
     _slots,
     _smooth,
-    _spherical_X,
     _velocity,
     _world_acc,
     _wrench,
@@ -49,12 +48,11 @@ def _kinematics_unroll(model, nums, qT):
     for i, t in enumerate(model.joint_types):
         bn = _body(nums, i)
         qs = int(lay.q_start[i])
-        if t == "free":
-            bodies.append((bn, _free_X(tuple(qT[qs + k] for k in range(7))), None))
-        elif t == "spherical":
-            bodies.append((bn, _spherical_X(bn, tuple(qT[qs + k] for k in range(4))), _SPHERICAL_S))
+        qi = tuple(qT[qs + k] for k in range(lay.joint_nq[i]))
+        if joints.get(t).floating:
+            bodies.append((bn, _free_X(qi), None))
         else:
-            bodies.append((bn, _joint_X(t, bn, qT[qs]), _joint_S(t, bn)))
+            bodies.append((bn, _joint_X(t, bn, qi), _joint_S(t, bn)))
     return bodies
 
 

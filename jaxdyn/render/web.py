@@ -23,6 +23,7 @@ import time
 import jax.numpy as jnp
 import numpy as np
 
+from .. import joints
 from .._optional import require
 from ..model import Model
 from . import _mat_to_quat, _world_poses, trajectory_arrays
@@ -202,7 +203,8 @@ class WebViewer:
             self._joint_sliders()
 
     def _joint_sliders(self):
-        """A slider per revolute or prismatic joint, between its limits (+-pi without)."""
+        """A slider per 1-dof joint, between its limits (without: +-pi for an angle, +-1 m for a
+        length), and a height slider for a floating base."""
         m = self.model
         lo, hi = np.asarray(m.q_lower, np.float64), np.asarray(m.q_upper, np.float64)
         starts = np.cumsum([0] + [len_q for len_q in m.layout.joint_nq])[:-1]
@@ -210,14 +212,15 @@ class WebViewer:
         q0 = self.qs[0, 0].copy()
         for b, (name, t) in enumerate(zip(m.joint_names, m.joint_types)):
             i = int(starts[b])
-            if t in ("revolute", "continuous", "prismatic"):
-                a = lo[i] if np.isfinite(lo[i]) else (-np.pi if t != "prismatic" else -1.0)
-                c = hi[i] if np.isfinite(hi[i]) else (np.pi if t != "prismatic" else 1.0)
+            jt = joints.get(t)
+            if jt.nq == 1 and jt.nv == 1:
+                a = lo[i] if np.isfinite(lo[i]) else -jt.default_range()
+                c = hi[i] if np.isfinite(hi[i]) else jt.default_range()
                 h = self.server.gui.add_slider(
                     name, min=float(a), max=float(c), step=float(c - a) / 200, initial_value=float(np.clip(q0[i], a, c))
                 )
                 self.sliders.append((i, h))
-            elif t == "free":
+            elif jt.floating:
                 h = self.server.gui.add_slider(
                     f"{name} height", min=-1.0, max=2.0, step=0.01, initial_value=float(q0[i + 2])
                 )

@@ -41,6 +41,7 @@ import os
 
 import numpy as np
 
+from .. import joints
 from .._files import replace_atomically
 from ..model import Model
 
@@ -84,19 +85,17 @@ class SysIdData:
 
 
 def check_model(model: Model, fn: str = "sysid"):
-    """Raise unless ``model`` is fixed-base with 1-dof (revolute/continuous/prismatic) joints."""
+    """Raise unless ``model`` is fixed-base with 1-dof joints (:func:`jaxdyn.joints.one_dof`)."""
     if model.floating_base:
         raise ValueError(
             f"{fn}: model '{model.name}' has a floating base; identification from joint "
             "data supports fixed-base models only (load with floating_base=False)"
         )
-    bad = [
-        (n, t) for n, t in zip(model.joint_names, model.joint_types) if t not in ("revolute", "continuous", "prismatic")
-    ]
+    one = joints.one_dof(model.joint_types)
+    bad = [(n, t) for n, t, o in zip(model.joint_names, model.joint_types, one) if not o]
     if bad:
         raise ValueError(
-            f"{fn}: joint '{bad[0][0]}' of model '{model.name}' is {bad[0][1]}; only 1-dof "
-            "(revolute, continuous, prismatic) joints are supported"
+            f"{fn}: joint '{bad[0][0]}' of model '{model.name}' is {bad[0][1]}; only 1-dof joints are supported"
         )
 
 

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import joints
 from .._files import replace_atomically
 from ..algorithms.regressor import regressor
 from ..model import Model
@@ -76,10 +77,9 @@ def fourier_excitation(
         return q, qd, qdd
 
     lo, hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
-    rev = np.array([t != "prismatic" for t in model.joint_types])
+    half = joints.dof_ranges(model.joint_types, 1.0, 0.1)
     ok = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
-    lo = np.where(ok, lo, np.where(rev, -1.0, -0.1))
-    hi = np.where(ok, hi, np.where(rev, 1.0, 0.1))
+    lo, hi = np.where(ok, lo, -half), np.where(ok, hi, half)
     grid = np.linspace(0.0, 1.0 / base_frequency, 2000, endpoint=False)
     o, od, _ = series(grid)
     half = 0.5 * (hi - lo) * (1 - margin)
@@ -198,17 +198,16 @@ def excitation_limits(model: Model, *, acceleration_limit=10.0, velocity_limit=N
     if not 0 <= margin < 1:
         raise ValueError(f"excitation_limits: margin must be in [0, 1), got {margin}")
     lo, hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
-    rev = np.array([t != "prismatic" for t in model.joint_types])
     ok = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
-    lo = np.where(ok, lo, np.where(rev, -np.pi, -0.5))
-    hi = np.where(ok, hi, np.where(rev, np.pi, 0.5))
+    half = joints.dof_ranges(model.joint_types, np.pi, 0.5)
+    lo, hi = np.where(ok, lo, -half), np.where(ok, hi, half)
     half = 0.5 * (hi - lo)
     v = (
         np.asarray(model.velocity_limit, np.float64)
         if velocity_limit is None
         else np.broadcast_to(np.asarray(velocity_limit, np.float64), (n,))
     )
-    v = np.where(np.isfinite(v) & (v > 0), v, np.where(rev, 2.0, 0.5))
+    v = np.where(np.isfinite(v) & (v > 0), v, joints.dof_ranges(model.joint_types, 2.0, 0.5))
     acc = np.broadcast_to(np.asarray(acceleration_limit, np.float64), (n,)).copy()
     if not np.all(acc > 0) or not np.all(v > 0):
         raise ValueError("excitation_limits: velocity and acceleration limits must be positive")

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import parallel
+from .. import joints, parallel
 from ..algorithms.regressor import regressor
 from ..model import Model
 from .data import SysIdData, check_model
@@ -68,10 +68,9 @@ def structural_base(model: Model, *, seed: int = 0, n_samples: int = 256, rtol: 
     rtol = (1e-9 if model.dtype == jnp.float64 else 1e-4) if rtol is None else rtol
     rng = np.random.default_rng(seed)
     lo, hi = np.asarray(model.q_lower, np.float64), np.asarray(model.q_upper, np.float64)
-    rev = np.array([t != "prismatic" for t in model.joint_types])
+    half = joints.dof_ranges(model.joint_types, np.pi, 1.0)
     ok = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
-    lo = np.where(ok, lo, np.where(rev, -np.pi, -1.0))
-    hi = np.where(ok, hi, np.where(rev, np.pi, 1.0))
+    lo, hi = np.where(ok, lo, -half), np.where(ok, hi, half)
     q = lo + (hi - lo) * rng.random((n_samples, model.nq))
     qd, qdd = rng.standard_normal((2, n_samples, model.nv))
     Y = _chunked((model, q, qd, qdd), n_samples, mesh)
