@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from . import kernels
+from . import joints, kernels
 from .algorithms import aba as _aba_mod
 from .algorithms import crba as _crba_mod
 from .algorithms import rnea as _rnea_mod
@@ -58,7 +58,8 @@ def _kernel_fits(model: Model, kernel: str) -> bool:
     ``vmap`` of the one-sample algorithm): the measured choice above."""
     if kernel == "crba_batch" and jax.default_backend() == "cpu":
         return False
-    return "spherical" not in model.joint_types or kernels.soa._traversal(model, None) == "unroll"
+    multi_dof = joints.link_flags(model.layout.link_types).any_quaternion  # padded to three dof slots
+    return not multi_dof or kernels.soa._traversal(model, None) == "unroll"
 
 
 def _batched(one_sample, kernel: str):
