@@ -16,6 +16,8 @@ Registered types (``nq``/``nv``):
   ``continuous`` is a revolute joint without position limits (``q`` is the angle, not
   Pinocchio's ``(cos, sin)`` pair);
 * ``prismatic`` (1/1): translation by ``q`` along ``axis``;
+* ``helical`` (1/1): a screw, rotation by ``q`` about ``axis`` and translation by ``pitch q``
+  along it (``pitch`` in metres per radian, :attr:`Model.joint_params` ``["pitch"]``);
 * ``spherical`` (4/3): ``q`` a unit quaternion ``[w, x, y, z]`` (child-to-parent rotation),
   velocity the angular velocity in the child frame;
 * ``free`` (7/6, root body only): ``q = [x, y, z, qw, qx, qy, qz]`` (world position and
@@ -54,7 +56,8 @@ from . import scalars, spatial
 #
 # rotating (r = 1): A0 = R0 u u^T, A1 = R0 - A0, A2 = R0 [u]x, sa = u;
 # not rotating:     A0 = R0,       A1 = A2 = 0,                sa = 0;
-# and d = h R0 u, sl = h u: revolute h = 0, prismatic h = 1 (r = 0).
+# and d = h R0 u, sl = h u: revolute h = 0, prismatic h = 1 (r = 0), helical h = pitch
+# (Featherstone08 Table 4.1, the helical joint).
 #
 # :func:`one_dof_numbers` computes the model-only numbers, :func:`one_dof_motion` and
 # :func:`one_dof_subspace` evaluate (J1). Every executor uses them: the per-sample algorithms
@@ -364,6 +367,17 @@ class Prismatic(Screw):
         return np.ones(nb, dtype)
 
 
+@dataclasses.dataclass(frozen=True)
+class Helical(Screw):
+    """A screw joint: ``S = [u; pitch u]``, ``X_J = rot(u, q)`` and translation ``pitch q u``."""
+
+    def lead(self, params, nb, dtype):
+        return params.get("pitch", np.zeros(nb, dtype))
+
+    def sample_params(self, rng):
+        return {"pitch": rng.uniform(-0.2, 0.2)}
+
+
 # a spherical joint's S = [1_3; 0] (Python literals: its structural zeros cost nothing)
 _SPHERICAL_S = [(tuple(float(k == j) for j in range(3)), _ZERO3) for k in range(3)]
 _FREE_S = [(tuple(float(k == j) for j in range(3)), _ZERO3) for k in range(3)] + [
@@ -422,6 +436,7 @@ def register(joint: JointType) -> JointType:
 REVOLUTE = register(Screw("revolute", 1, 1, urdf="revolute", color="#e8702a"))
 CONTINUOUS = register(Screw("continuous", 1, 1, urdf="revolute", color="#d62728"))
 PRISMATIC = register(Prismatic("prismatic", 1, 1, angular=False, urdf="prismatic", color="#2ca02c", marker="D"))
+HELICAL = register(Helical("helical", 1, 1, params=("pitch",), color="#17becf", marker="h"))
 SPHERICAL = register(Spherical("spherical", 4, 3, QUATERNION, color="#9467bd"))
 FREE = register(Free("free", 7, 6, RIGID_MOTION, floating=True, urdf="", color="#1f4e9c", marker="s"))
 
@@ -580,8 +595,8 @@ def link_poses(layout, placement: spatial.Pose, axis, q_link, lead=None):
 def link_subspaces(layout, axis, lead=None):
     """Motion subspaces ``S`` (Rodriguez86's ``H^T``), ``(n, 6, k)`` in the child frames.
 
-    (J1) ``[sa; sl]`` for 1-dof links (revolute ``[axis; 0]``, prismatic ``[0; axis]``),
-    spherical ``[1; 0]``; padded columns of 1-dof links are zero when
+    (J1) ``[sa; sl]`` for 1-dof links (revolute ``[axis; 0]``, prismatic ``[0; axis]``, helical
+    ``[axis; pitch axis]``), spherical ``[1; 0]``; padded columns of 1-dof links are zero when
     the model has a spherical joint (k = 3).
     """
     fl = link_flags(layout.link_types)

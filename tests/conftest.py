@@ -152,6 +152,8 @@ SLOW = {
     "tests/test_innovations.py::test_operational_space_compliance[tree_mixed]",
     "tests/test_innovations.py::test_operational_space_compliance[tree_rev_pri]",
     "tests/test_innovations.py::test_operators_float32_vmap_and_grad",
+    "tests/test_helical.py::test_helical_gradients",
+    "tests/test_helical.py::test_helical_kernels_scanned",
     "tests/test_kernels.py::test_aba_jacobian_batch_matches_jacfwd",
     "tests/test_kernels.py::test_aba_rnea_match_generic_float64[unroll]",
     "tests/test_kernels.py::test_crba_matches_generic_float64[unroll]",
