@@ -182,5 +182,9 @@ def test_helical_refusals():
             inertia=np.eye(3)[None],
             joint_params={"pitch": np.ones(1)},
         )
+    with pytest.raises(ValueError, match=r"joint_params\['pitch'\] must have shape \(2,\)"):
+        model.replace(joint_params={"pitch": jnp.zeros(3)}).check()
+    with pytest.raises(ValueError, match=r"joint_params must hold \['pitch'\]"):
+        model.replace(joint_params={}).check()
     with pytest.raises(ValueError, match="unsupported joint type 'screw'"):
         jaxdyn.Topology((-1,), ("screw",), ("j",), ("b",))

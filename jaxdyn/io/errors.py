@@ -103,6 +103,19 @@ def check_model(model, inertia: str = "warn", where: str = "") -> None:
             raise ValueError(f"{head}: {f} must have shape {shape} (from its topology), got {got}")
         if not np.issubdtype(np.dtype(x.dtype), np.floating):
             raise ValueError(f"{head}: {f} must be floating-point, got {x.dtype}")
+    from .. import joints
+
+    want = joints.params_of(model.joint_types)
+    if sorted(model.joint_params) != sorted(want):
+        raise ValueError(
+            f"{head}: joint_params must hold {list(want)} (the parameters of its joint types), got {list(model.joint_params)}"
+        )
+    for k, x in model.joint_params.items():
+        if tuple(np.shape(x)) != (model.nb,):
+            raise ValueError(f"{head}: joint_params['{k}'] must have shape ({model.nb},), got {tuple(np.shape(x))}")
+        v = _value(x)
+        if v is not None and not np.all(np.isfinite(v)):
+            raise ValueError(f"{head}: joint_params['{k}'] is not finite")
     for f in _shapes(model):
         v = _value(getattr(model, f))
         if v is None:
