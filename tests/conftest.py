@@ -218,7 +218,7 @@ SLOW = {
     "tests/test_seed_algorithms.py::test_diagonalized_dynamics",
     "tests/test_sim.py::test_rkmk4_order_on_lie_groups",
     "tests/test_sim.py::test_rollout_policy_vmap_and_remat_gradients",
-    "tests/test_sim.py::test_auto_kernel_derivatives_match_generic",
+    "tests/test_sim.py::test_step_kernel_derivatives_match_generic",
     "tests/test_sim.py::test_variational_energy_bounded_over_1e5_steps",
     "tests/test_sysid.py::test_sharded_identification_matches_single_device",
     "tests/test_sysid_recorded.py::test_excitation_design_reduces_condition_number_and_respects_limits",
@@ -263,6 +263,12 @@ SLOW = {
     # fddp on Solo-12's floating base against Crocoddyl (one compile of the 18-dof solve); the
     # quick run keeps the rollout and cost of Crocoddyl's solution in jaxdyn
     "tests/test_trajopt_floating.py::test_fddp_floating_base_reaches_crocoddyl_cost",
+    # ilqr through the implicit contact step (jacfwd through the contact forces); the quick run
+    # keeps the explicit step's Jacobians against finite differences
+    "tests/test_trajopt_contact.py::test_ilqr_lifts_the_body_through_ground_contact",
+    "tests/test_trajopt_contact.py::test_step_jacobians_through_implicit_contact_match_finite_differences",
+    # solve_batch over two host devices (a subprocess); the quick run keeps one device
+    "tests/test_trajopt_batch.py::test_solve_batch_over_two_host_devices",
     "tests/test_precision.py::test_no_default_precision_products[innovations]",
     "tests/test_contact_pairs.py::test_capsule_box_gradients",
     "tests/test_contact_pairs.py::test_finite_derivatives_at_degenerate_configurations",

@@ -1,5 +1,9 @@
 """trajopt.solve_batch: many problems in a few slots, each problem's result that of its own solve."""
 
+import os
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -111,3 +115,29 @@ def test_solve_batch_bad_input():
     bad = dict(params, xs=params["xs"].at[0, 3, 0].set(jnp.nan))
     with pytest.raises(ValueError, match="x_init of problem 0 contains NaN"):
         to.solve_batch(_problem, bad)
+
+
+def test_solve_batch_over_two_host_devices():
+    """Seven problems over two CPU devices (a subprocess with two host devices): one ``pmap``,
+    each device its own queue of four (the last problem repeated as padding, its copy dropped);
+    the results equal those of one device, in the order of the problems."""
+    code = """
+import jax
+jax.config.update("jax_enable_x64", True)
+import numpy as np
+from jaxdyn import trajopt as to
+from test_trajopt_batch import OPT, _params, _problem
+assert len(jax.devices()) == 2
+p = _params(7)
+two = to.solve_batch(_problem, p, "fddp", -4.0, 4.0, OPT, slots=2)
+one = to.solve_batch(_problem, p, "fddp", -4.0, 4.0, OPT, slots=2, devices=jax.devices()[:1])
+for a, b in zip(two.result, one.result):
+    assert a.shape == b.shape and a.shape[0] == 7
+    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-12, atol=1e-12)
+assert int(two.passes) < int(one.passes)
+print("ok", int(two.passes), int(one.passes))
+"""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-3000:]

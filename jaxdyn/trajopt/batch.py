@@ -20,6 +20,7 @@ compiled program.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -115,6 +116,18 @@ def _solve_batch(problem, params, lo, hi, opt: ILQROptions, shooting: bool, slot
     return BatchResult(out, passes)
 
 
+@functools.lru_cache(maxsize=16)
+def _on_devices(problem, opt: ILQROptions, shooting: bool, slots: int, dtype, devices: tuple):
+    """:func:`_solve_batch` as one ``jax.pmap`` over ``devices``, each solving its own queue (the
+    leading axis of ``params``) independently; cached, so a batch of the same structure reuses
+    the compiled program."""
+    return jax.pmap(
+        lambda params, lo, hi: _solve_batch(problem, params, lo, hi, opt, shooting, slots, dtype),
+        in_axes=(0, None, None),
+        devices=devices,
+    )
+
+
 def solve_batch(
     problem: Callable[[Any], Problem],
     params,
@@ -123,6 +136,7 @@ def solve_batch(
     u_upper=None,
     options: ILQROptions = ILQROptions(),
     slots: int | None = None,
+    devices=None,
 ) -> BatchResult:
     """Solve ``N`` problems of one structure by :func:`fddp` or :func:`ilqr`, each iteration
     of ``slots`` problems at a time batched, a finished problem's slot taking the next problem
@@ -139,8 +153,14 @@ def solve_batch(
       method: ``"fddp"`` (multiple shooting; ``Problem.x_init`` may be given) or ``"ilqr"``.
       u_lower, u_upper: control limits shared by the problems (as for :func:`ilqr`).
       options: :class:`ILQROptions`, shared.
-      slots: problems iterated at once (``None``: ``min(N, 64)``). Fewer slots waste less at
-        the end of the queue, more amortise each iteration's fixed cost over more problems.
+      slots: problems iterated at once on each device (``None``: ``min(N / devices, 64)``).
+        Fewer slots waste less at the end of the queue, more amortise each iteration's fixed
+        cost over more problems.
+      devices: the devices to spread the problems over (``None``: ``jax.local_devices()``),
+        each running its own queue of ``ceil(N / devices)`` problems in its own slots (one
+        ``jax.pmap``; the queue is padded with copies of the last problem, whose results are
+        dropped). On the CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``
+        (set before JAX is imported) makes each core a device.
 
     Returns a :class:`BatchResult`: ``result`` an :class:`ILQRResult` whose every field has the
     leading axis ``N``, in the order of ``params``, each problem's result that of its own
@@ -162,9 +182,17 @@ def solve_batch(
     n = sizes.pop()
     if n < 1:
         raise ValueError("solve_batch: params hold no problem (leading size 0)")
-    slots = min(n, 64) if slots is None else slots
-    if not isinstance(slots, (int, np.integer)) or not 1 <= slots <= n:
-        raise ValueError(f"solve_batch: slots must be an integer in [1, {n}] (the number of problems), got {slots!r}")
+    devs = tuple(jax.local_devices() if devices is None else devices)
+    if not devs:
+        raise ValueError("solve_batch: devices is empty")
+    devs = devs[: min(len(devs), n)]
+    per = -(-n // len(devs))  # problems per device
+    slots = min(per, 64) if slots is None else slots
+    if not isinstance(slots, (int, np.integer)) or not 1 <= slots <= per:
+        raise ValueError(
+            f"solve_batch: slots must be an integer in [1, {per}] (the problems per device: {n} on "
+            f"{len(devs)}), got {slots!r}"
+        )
     shooting = method == "fddp"
     if shooting and 1.0 not in options.alphas:
         raise ValueError("solve_batch: options.alphas must contain the full step 1.0 (it closes the gaps)")
@@ -183,4 +211,16 @@ def solve_batch(
         host = _host_value(pr.x_init)
         if host is not None and not np.all(np.isfinite(host)):
             raise ValueError("solve_batch: x_init of problem 0 contains NaN or inf")
-    return _solve_batch(problem, params, lo, hi, options, shooting, int(slots), x0.dtype)
+    if len(devs) == 1:
+        return _solve_batch(problem, params, lo, hi, options, shooting, int(slots), x0.dtype)
+    d = len(devs)
+
+    def split(a):
+        a = jnp.concatenate([a, jnp.repeat(a[-1:], d * per - n, 0)]) if d * per > n else a
+        return a.reshape((d, per) + a.shape[1:])
+
+    out = _on_devices(problem, options, shooting, int(slots), x0.dtype, devs)(
+        jax.tree_util.tree_map(split, params), lo, hi
+    )
+    result = jax.tree_util.tree_map(lambda a: a.reshape((d * per,) + a.shape[2:])[:n], out.result)
+    return BatchResult(result, jnp.max(out.passes))

@@ -4,6 +4,7 @@ robot model stepped by :func:`jaxdyn.sim.step`, with the step's Jacobians in clo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -124,8 +125,9 @@ class ModelDynamics(Dynamics):
     """One control step of a :class:`~jaxdyn.Model`: ``substeps`` calls of
     :func:`jaxdyn.sim.step` of ``dt / substeps`` with the torque held. State
     ``x = concat(q, qd)``; control ``u`` = the torques of the ``actuated`` dofs (the others get
-    zero torque: an acrobot, or the unactuated base of a floating-base robot). Build it with
-    :func:`model_dynamics`."""
+    zero torque: an acrobot, or the unactuated base of a floating-base robot). ``contact``: a
+    :class:`jaxdyn.contact.Contact` of the step (``None``: none); the optimiser then
+    differentiates through the compliant contact forces. Build it with :func:`model_dynamics`."""
 
     model: Model
     dt: float = eqx.field(static=True)
@@ -133,6 +135,7 @@ class ModelDynamics(Dynamics):
     options: sim.SimOptions = eqx.field(static=True)
     substeps: int = eqx.field(static=True)
     actuated: tuple = eqx.field(static=True)
+    contact: Any = None
 
     @property
     def nx(self) -> int:
@@ -160,7 +163,7 @@ class ModelDynamics(Dynamics):
         tau = self.torque(u)
         h = self.dt / self.substeps
         for _ in range(self.substeps):
-            q, qd = sim.step(self.model, q, qd, tau, h, self.integrator, None, self.options)
+            q, qd = sim.step(self.model, q, qd, tau, h, self.integrator, None, self.options, self.contact)
         return jnp.concatenate([q, qd])
 
     def plus(self, x, dx):
@@ -182,8 +185,11 @@ class ModelDynamics(Dynamics):
         """Whether :meth:`jacobians` is in closed form: the integrators ``"euler"``,
         ``"semi_implicit_euler"`` and ``"implicit_euler"`` (the last on a fixed base, its
         free-base step moving the base on ``R^3 x SO(3)``, and without the joints' implicit
-        Coulomb friction, ``SimOptions.implicit_friction``). The others (``"rk4"``,
-        ``"variational"``) are differentiated by ``jax.jacfwd``."""
+        Coulomb friction, ``SimOptions.implicit_friction``), without contact. The others
+        (``"rk4"``, ``"variational"``, any step with a ``contact``) are differentiated by
+        ``jax.jacfwd`` through :func:`jaxdyn.sim.step`, the contact forces included."""
+        if self.contact is not None:
+            return False
         if self.integrator == "implicit_euler":
             # the joints' Coulomb friction, when the step solves it implicitly (the decision
             # jaxdyn.sim makes, at trace time), is not in the closed form
@@ -281,6 +287,7 @@ def model_dynamics(
     options: sim.SimOptions = sim.SimOptions(),
     substeps: int = 1,
     actuated: Sequence[str | int] | None = None,
+    contact=None,
 ) -> ModelDynamics:
     """Discrete dynamics of ``model`` for :func:`ilqr` (see :class:`ModelDynamics`).
 
@@ -290,8 +297,21 @@ def model_dynamics(
       substeps: integrator steps per control period.
       actuated: joint names and/or velocity indices that receive a control; ``None`` = every dof
         of a fixed-base model, every dof but the 6 of the free-flyer for a floating base.
+      contact: a :class:`jaxdyn.contact.Contact` acting in each step (compliant ground and
+        shape-pair contact; not a contact with state, ``friction="spring"``, whose bristles the
+        state ``(q, qd)`` does not carry).
     """
     sim._check_integrator(integrator)
+    if contact is not None:
+        from ..contact import Contact
+
+        if not isinstance(contact, Contact):
+            raise ValueError(f"model_dynamics: contact must be a jaxdyn.contact.Contact, got {type(contact).__name__}")
+        if contact.stateful:
+            raise ValueError(
+                f"model_dynamics: a contact with state (friction='{contact.friction}') is not supported: the "
+                "trajectory's state (q, qd) does not carry it; use friction='regularised'"
+            )
     if not dt > 0:
         raise ValueError(f"model_dynamics: dt must be positive, got {dt!r}")
     if not isinstance(substeps, (int, np.integer)) or substeps < 1:
@@ -320,4 +340,4 @@ def model_dynamics(
                 )
         if len(set(idx)) != len(idx) or not idx:
             raise ValueError(f"model_dynamics: actuated dofs must be distinct and non-empty, got {idx}")
-    return ModelDynamics(model, float(dt), integrator, options, int(substeps), tuple(idx))
+    return ModelDynamics(model, float(dt), integrator, options, int(substeps), tuple(idx), contact)
