@@ -218,7 +218,7 @@ SLOW = {
     "tests/test_seed_algorithms.py::test_diagonalized_dynamics",
     "tests/test_sim.py::test_rkmk4_order_on_lie_groups",
     "tests/test_sim.py::test_rollout_policy_vmap_and_remat_gradients",
-    "tests/test_sim.py::test_step_kernel_derivatives_match_generic",
+    "tests/test_sim.py::test_auto_kernel_derivatives_match_generic",
     "tests/test_sim.py::test_variational_energy_bounded_over_1e5_steps",
     "tests/test_sysid.py::test_sharded_identification_matches_single_device",
     "tests/test_sysid_recorded.py::test_excitation_design_reduces_condition_number_and_respects_limits",
