@@ -28,8 +28,8 @@ Run in an environment with Crocoddyl (its wheel is built against Pinocchio 4.0):
 
     /tmp/crocenv/bin/python tests/reference/generate_crocoddyl_solo12.py [--time ROUNDS]
 
-With ``--time`` it writes nothing and prints, as JSON, the wall time of ``ROUNDS`` solves and
-their iterations (for the benchmark).
+With ``--time`` it writes nothing and prints, as JSON, the wall and process CPU times of
+``ROUNDS`` solves and their iterations (for the benchmark).
 """
 
 from __future__ import annotations
@@ -101,9 +101,9 @@ def solve():
     crocoddyl, pin, problem, nu = build()
     solver = crocoddyl.SolverFDDP(problem)
     x0 = np.asarray(X0)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     ok = solver.solve([x0] * (T + 1), [np.zeros(nu)] * T, MAX_ITER, False)
-    return crocoddyl, pin, solver, bool(ok), time.perf_counter() - t
+    return crocoddyl, pin, solver, bool(ok), time.perf_counter() - t, time.process_time() - c
 
 
 def main():
@@ -118,12 +118,13 @@ def main():
             crocoddyl=crocoddyl.__version__,
             pinocchio=pin.__version__,
             walls=[r[4] for r in runs],
+            cpus=[r[5] for r in runs],
             iterations=[int(r[2].iter) for r in runs],
             cost=float(runs[0][2].cost),
         )
         print(json.dumps(out))
         return
-    crocoddyl, pin, solver, ok, _ = solve()
+    crocoddyl, pin, solver, ok, _, _ = solve()
     out = dict(
         crocoddyl=crocoddyl.__version__,
         pinocchio=pin.__version__,
