@@ -49,14 +49,17 @@ def test_a_step_too_coarse_for_the_contact_is_reported(ball):
     """The ball of the report: stepped with dt = 1 s it falls through the floor, every state
     finite, so only the penetration record says that the motion is not physical."""
     q0 = jnp.array([0, 0, 0.5, 1, 0, 0, 0.0])
-    tr = sim.rollout(ball, q0, jnp.zeros(6), jnp.zeros((3, 6)), 1.0, integrator="euler", contact=Contact())
+    roll = jax.jit(
+        lambda q0: sim.rollout(ball, q0, jnp.zeros(6), jnp.zeros((3, 6)), 1.0, integrator="euler", contact=Contact())
+    )
+    tr = roll(q0)
     assert int(tr.nonfinite_step) == -1 or int(tr.nonfinite_step) > int(tr.penetration_step)
     assert int(tr.penetration_step) == 2 and tr.q[2, 2] < -1.0
     assert sim.first_penetration(tr) == ((), 2)
 
 
 def test_without_contact_nothing_is_reported():
-    tr = sim.rollout(DP, jnp.array([0.5, 0.0]), jnp.zeros(2), jnp.zeros((3, 2)), 1e-3)
+    tr = jax.jit(lambda q0: sim.rollout(DP, q0, jnp.zeros(2), jnp.zeros((3, 2)), 1e-3))(jnp.array([0.5, 0.0]))
     assert int(tr.penetration_step) == -1 and sim.first_penetration(tr) is None
 
 
@@ -112,7 +115,7 @@ def test_shapes_driven_through_each_other_are_reported(balls):
     tr = roll(q0, qd0)
     assert tr.penetration_step.tolist() == [-1, 1]
     assert sim.first_penetration(tr) == (1, 1)  # (env, step)
-    assert float(sim.penetration(balls, ct, tr.q[1, 1])) == pytest.approx(0.1, abs=1e-6)
+    assert float(jax.jit(lambda q: sim.penetration(balls, ct, q))(tr.q[1, 1])) == pytest.approx(0.1, abs=1e-6)
 
 
 def test_pairs_are_checked_by_every_integrator_and_without_the_ground(balls):
@@ -120,7 +123,8 @@ def test_pairs_are_checked_by_every_integrator_and_without_the_ground(balls):
     has a bound; the last state is checked too."""
     ct = Contact(collide_ground=False)
     q0, qd0 = _closing(balls, 1.0)
-    tr = sim.rollout(balls, q0, qd0, jnp.zeros((1, 12)), 0.1, integrator="euler", contact=ct)
+    roll = jax.jit(lambda q0, qd0: sim.rollout(balls, q0, qd0, jnp.zeros((1, 12)), 0.1, integrator="euler", contact=ct))
+    tr = roll(q0, qd0)
     assert int(tr.penetration_step) == 1 and int(tr.nonfinite_step) == -1
     assert sim.first_penetration(tr) == ((), 1)
-    assert sim.penetration(balls, Contact(collide_pairs=False), tr.q[1]) == 0.0
+    assert jax.jit(lambda q: sim.penetration(balls, Contact(collide_pairs=False), q))(tr.q[1]) == 0.0
