@@ -18,7 +18,6 @@ matching integrator, joint torques from random actions scaled to the effort limi
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import os
 import platform
@@ -29,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from harness import median_time as _median_time
 
+import jaxdyn
 import jaxdyn.envs as envs
 
 
@@ -144,7 +144,7 @@ def main(argv=None):
     ap.add_argument(
         "--kernels",
         default="generic,soa",
-        help="forward-dynamics kernels to time (SimOptions.kernel): generic, soa or both",
+        help="forward-dynamics executors to time (jaxdyn.executor's batch): generic (vmap), soa (kernel) or both",
     )
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args(argv)
@@ -177,8 +177,8 @@ def main(argv=None):
         env = envs.make(name, dtype=dtype)
         row = [name, str(env.model.nv), f"{env.dt:g}", f"{env.integrator} x {env.substeps}"]
         for k in kinds:
-            ek = envs.make(name, dtype=dtype, options=dataclasses.replace(env.options, kernel=k))
-            comp, rate = bench_jaxdyn(ek, args.n_envs, args.steps, args.repeats, args.shard)
+            with jaxdyn.executor(batch={"generic": "vmap", "soa": "kernel"}[k]):
+                comp, rate = bench_jaxdyn(env, args.n_envs, args.steps, args.repeats, args.shard)
             row += [f"{comp:.1f}", f"{rate:.3g}"]
         if args.physics_only:
             row.append(f"{bench_jaxdyn(env, args.n_envs, args.steps, args.repeats, args.shard, True)[1]:.3g}")
@@ -202,8 +202,8 @@ def main(argv=None):
         lines.append("MJX comparison: not run (`mujoco.mjx` is not importable in this environment).")
     lines.append("")
     lines.append(
-        'generic: `vmap` of the per-sample ABA; soa: `SimOptions(kernel="soa")`, the same step with '
-        "forward dynamics batched into `jaxdyn.kernels.aba_batch`."
+        'generic: `vmap` of the per-sample ABA (`jaxdyn.executor(batch="vmap")`); soa: the same step with '
+        'forward dynamics batched into `jaxdyn.kernels.aba_batch` (`jaxdyn.executor(batch="kernel")`).'
     )
     lines.append("")
     lines.append(

@@ -82,10 +82,11 @@ def build(kernel, robot, traversal, pack=True):
         g = jax.vmap(jax.jacfwd(jaxdyn.aba, argnums=(1, 2, 3)), in_axes=(None, 0, 0, 0))
         f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
     elif kernel == "aba_vmap":
-        if traversal:  # the model's traversal (on this CPU-only host "auto" resolves as on a CPU)
-            model = model.with_traversal(traversal)
         g = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
-        f = lambda q, qd, tau: g(model, q, qd, tau)  # noqa: E731
+
+        def f(q, qd, tau):  # traced inside the override (on this CPU-only host "auto" resolves as on a CPU)
+            with jaxdyn.executor(traversal=traversal or "auto"):
+                return g(model, q, qd, tau)
     elif kernel in ("aba_pallas_scan", "rnea_pallas_scan", "crba_pallas_scan"):
         from jaxdyn.kernels.pallas_scan import looped
 

@@ -141,14 +141,15 @@ def time_jaxdyn(model, algo, B, repeats):
             raise RuntimeError(
                 f"{algo} runs on a GPU only (on CPU Pallas interprets the kernel: a correctness check, not a benchmark)"
             )
+        from jaxdyn import planner
         from jaxdyn.kernels import pallas
 
-        limit = pallas.PALLAS_MAX_LINKS[algo]
-        traversal = pallas.resolve_traversal(model, algo)
-        n = len(model.with_traversal("scan").layout.link_bodies)
+        limit = planner.PALLAS_MAX_LINKS[algo]
+        traversal = planner.pallas_traversal(model, algo)
+        n = planner.scanned_links(model.topology)
         if traversal == "unroll" and n > limit:
             raise RuntimeError(
-                f"{algo} skipped for {n} links (> {limit}, kernels.pallas.PALLAS_MAX_LINKS): it has "
+                f"{algo} skipped for {n} links (> {limit}, jaxdyn.planner.PALLAS_MAX_LINKS): it has "
                 "no looped form and Triton's compile time grows steeply with the unrolled body (the "
                 "ABA for talos, 32 links, ran past 240 s: benchmarks/results/gpu-aot-h100.md)"
             )
@@ -513,6 +514,8 @@ def _run(args) -> int:
     import jax
     import jax.numpy as jnp
 
+    import jaxdyn
+
     dev = jax.devices()[0]
     env = env_info()
     for mod, attr in (("pinocchio", "__version__"), ("frax", None), ("mujoco", "__version__")):
@@ -559,77 +562,77 @@ def _run(args) -> int:
     for dt in args.dtypes.split(","):
         dtype = {"float32": jnp.float32, "float64": jnp.float64}[dt]
         for robot in args.robots.split(","):
-            model = _model(robot, dtype)
-            if args.traversal:
-                model = model.with_traversal(args.traversal)
-            for algo in algos:
-                palgo = family(algo)  # the peers' counterpart
-                key = (robot, palgo)
-                if key not in pin_cache:
-                    pin_cache[key] = time_pinocchio(robot, palgo) if "pinocchio" in peers else None
-                pin_s = pin_cache[key]
-                fk = _peer_kernel(frax_kernel, robot, palgo) if "frax" in peers else None
-                mk = _peer_kernel(mjx_kernel, robot, palgo) if "mjx" in peers else None
-                for B in map(int, args.batches.split(",")):
-                    try:
-                        r = time_jaxdyn(model, algo, B, args.repeats)
-                    except Exception as e:  # noqa: BLE001 - e.g. out of device memory: report, go on
-                        msg = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
-                        print(f"{algo:<20}{robot:<16}{dt:<8}{B:>8}  failed: {msg}", flush=True)
-                        failed.append({"algo": algo, "robot": robot, "dtype": dt, "batch": B, "error": msg})
-                        if not args.no_save:
-                            _save(stem, env, rows, failed)
-                        continue
-                    head = r.pop("_head")
-                    hkey = (robot, palgo, dt, B)
-                    if hkey not in heads:  # the one-sample algorithm, vmapped: every row's reference
-                        heads[hkey] = reference_head(model, palgo, B)
-                    err = rel_err(head, heads[hkey])
-                    pkey = (robot, palgo, dt, B)  # aba and aba_soa share the peers' timings (one compile each)
-                    if pkey not in peer_cache:
-                        peer_cache[pkey] = (
-                            time_peer(fk, model, B, args.repeats),
-                            time_peer(mk, model, B, args.repeats),
-                            time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1 else None,
+            # the traversal override (jaxdyn.executor) is part of jit's key: every call is inside it
+            with jaxdyn.executor(traversal=args.traversal or "auto"):
+                model = _model(robot, dtype)
+                for algo in algos:
+                    palgo = family(algo)  # the peers' counterpart
+                    key = (robot, palgo)
+                    if key not in pin_cache:
+                        pin_cache[key] = time_pinocchio(robot, palgo) if "pinocchio" in peers else None
+                    pin_s = pin_cache[key]
+                    fk = _peer_kernel(frax_kernel, robot, palgo) if "frax" in peers else None
+                    mk = _peer_kernel(mjx_kernel, robot, palgo) if "mjx" in peers else None
+                    for B in map(int, args.batches.split(",")):
+                        try:
+                            r = time_jaxdyn(model, algo, B, args.repeats)
+                        except Exception as e:  # noqa: BLE001 - e.g. out of device memory: report, go on
+                            msg = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
+                            print(f"{algo:<20}{robot:<16}{dt:<8}{B:>8}  failed: {msg}", flush=True)
+                            failed.append({"algo": algo, "robot": robot, "dtype": dt, "batch": B, "error": msg})
+                            if not args.no_save:
+                                _save(stem, env, rows, failed)
+                            continue
+                        head = r.pop("_head")
+                        hkey = (robot, palgo, dt, B)
+                        if hkey not in heads:  # the one-sample algorithm, vmapped: every row's reference
+                            heads[hkey] = reference_head(model, palgo, B)
+                        err = rel_err(head, heads[hkey])
+                        pkey = (robot, palgo, dt, B)  # aba and aba_soa share the peers' timings (one compile each)
+                        if pkey not in peer_cache:
+                            peer_cache[pkey] = (
+                                time_peer(fk, model, B, args.repeats),
+                                time_peer(mk, model, B, args.repeats),
+                                time_pinocchio_batch(robot, palgo, B) if "pinocchio" in peers and B > 1 else None,
+                            )
+                        fr, mr, pb = peer_cache[pkey]
+                        best = max(
+                            [
+                                1.0 / pin_s if pin_s else 0.0,
+                                1.0 / pb if pb else 0.0,
+                                fr["samples_per_s"] if fr else 0.0,
+                                mr["samples_per_s"] if mr else 0.0,
+                            ]
                         )
-                    fr, mr, pb = peer_cache[pkey]
-                    best = max(
-                        [
-                            1.0 / pin_s if pin_s else 0.0,
-                            1.0 / pb if pb else 0.0,
-                            fr["samples_per_s"] if fr else 0.0,
-                            mr["samples_per_s"] if mr else 0.0,
-                        ]
-                    )
-                    row = {
-                        "algo": algo,
-                        "robot": robot,
-                        "nv": model.nv,
-                        "dtype": dt,
-                        "batch": B,
-                        **r,
-                        "rel_err_vs_generic": err,
-                        "pinocchio_s_per_call": pin_s,
-                        "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
-                        "frax": fr,
-                        "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,
-                        "mjx": mr,
-                        "ratio_vs_mjx": r["samples_per_s"] / mr["samples_per_s"] if mr else None,
-                        "pinocchio_batch_s_per_sample": pb,
-                        "ratio_vs_best_peer": r["samples_per_s"] / best if best else None,
-                    }
-                    rows.append(row)
-                    print(
-                        f"{algo:<20}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
-                        f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
-                        f"{_fmt(pb and r['samples_per_s'] * pb, spec='.2f'):>8}"
-                        f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}"
-                        f"{_fmt(row['ratio_vs_best_peer'], spec='.2f'):>8}"
-                        + (f"  (rel. err vs generic {err:.1e})" if err is not None else ""),
-                        flush=True,
-                    )
-                    if not args.no_save:  # after every row: a run cut short keeps what it measured
-                        _save(stem, env, rows, failed)
+                        row = {
+                            "algo": algo,
+                            "robot": robot,
+                            "nv": model.nv,
+                            "dtype": dt,
+                            "batch": B,
+                            **r,
+                            "rel_err_vs_generic": err,
+                            "pinocchio_s_per_call": pin_s,
+                            "ratio_vs_pinocchio": r["samples_per_s"] * pin_s if pin_s else None,
+                            "frax": fr,
+                            "ratio_vs_frax": r["samples_per_s"] / fr["samples_per_s"] if fr else None,
+                            "mjx": mr,
+                            "ratio_vs_mjx": r["samples_per_s"] / mr["samples_per_s"] if mr else None,
+                            "pinocchio_batch_s_per_sample": pb,
+                            "ratio_vs_best_peer": r["samples_per_s"] / best if best else None,
+                        }
+                        rows.append(row)
+                        print(
+                            f"{algo:<20}{robot:<16}{dt:<8}{B:>8}{r['compile_s']:>10.2f}{r['batch_s'] * 1e6:>12.1f}"
+                            f"{r['samples_per_s']:>12.3g}{_fmt(row['ratio_vs_pinocchio'], spec='.2f'):>8}"
+                            f"{_fmt(pb and r['samples_per_s'] * pb, spec='.2f'):>8}"
+                            f"{_fmt(row['ratio_vs_frax'], spec='.2f'):>8}{_fmt(row['ratio_vs_mjx'], spec='.2f'):>8}"
+                            f"{_fmt(row['ratio_vs_best_peer'], spec='.2f'):>8}"
+                            + (f"  (rel. err vs generic {err:.1e})" if err is not None else ""),
+                            flush=True,
+                        )
+                        if not args.no_save:  # after every row: a run cut short keeps what it measured
+                            _save(stem, env, rows, failed)
     if not args.no_save:
         _save(stem, env, rows, failed)
         wrote = _plot(rows, stem + ".png", env)

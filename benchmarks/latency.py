@@ -118,8 +118,8 @@ def child(spec):
     import jaxdyn
 
     model = _model(spec["robot"], getattr(jnp, spec["dtype"]))
-    if spec["traversal"] != "auto":
-        model = model.with_traversal(spec["traversal"])
+    # the process's one configuration: the override (part of jit's key) stays on to the end
+    jaxdyn.executor(traversal=spec["traversal"]).__enter__()
     q, qd, tau = (a[0] for a in _inputs(model, 1))
     if spec["model"] == "arg":
         f, args = jax.jit(jaxdyn.aba), (model, q, qd, tau)

@@ -15,6 +15,7 @@ from . import (
     contact,
     kernels,
     parallel,
+    planner,
     sim,
     spatial,
     sysid,
@@ -83,6 +84,7 @@ from .batching import aba, crba, rnea
 from .configuration import configuration_derivative, difference, integrate, neutral, normalize, random_configuration
 from .io import InertiaWarning, LoadError, MJCFError, URDFError, load_mjcf, load_urdf
 from .model import Model, Topology, make_model
+from .planner import executor
 from .robots import available_robots, load_robot
 from .sensors import Sensors
 from .sim import SimOptions, Trajectory, rollout

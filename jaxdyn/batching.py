@@ -10,8 +10,9 @@ traversal (unrolled or scanned) chosen from the model's size. So the code a user
 and no special ``jit``.
 
 The rule falls back to ``vmap`` of the one-sample algorithm when the model itself is batched
-(``vmap`` over models, e.g. domain randomisation), and where that was measured faster than the
-kernel (:func:`_kernel_fits`: the CRBA on a CPU; spherical joints in a model too large to unroll).
+(``vmap`` over models, e.g. domain randomisation), and where the planner says so
+(:func:`jaxdyn.planner.batch_kernel`: measured faster than the kernel, or the override of
+:func:`jaxdyn.executor`).
 
 Derivatives (``jvp``/``jacfwd``, ``grad``/``vjp``, any order, batched or not) are those of the
 one-sample algorithm, batched by ``vmap`` where a batch is differentiated: each public function
@@ -36,30 +37,11 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from . import joints, kernels
+from . import kernels, planner
 from .algorithms import aba as _aba_mod
 from .algorithms import crba as _crba_mod
 from .algorithms import rnea as _rnea_mod
 from .model import Model
-
-
-# Where ``vmap`` of the one-sample algorithm is the faster batch program, the rule keeps it. Measured
-# on the 2-core CPU, float32, batch 4096, alternating in one process
-# (benchmarks/results/cpu-2026-11-27-spherical.md, benchmarks/rule_ab.py):
-# * the CRBA kernel ran at 0.29-0.81x of ``vmap(crba)`` (panda, solo12, talos, two 14-link
-#   humanoids), where on an H100 it is about twice as fast (2026-11-23 records);
-# * with spherical joints, the scanned kernels (every link padded to three dof slots) ran at
-#   0.48-0.64x of ``vmap`` for the ABA and RNEA of a 14-link humanoid with 9 ball joints, and the
-#   unrolled ones at 2.5-3.4x (compile 13-29 s).
-# So: the CRBA kernel on GPUs only; spherical joints in the kernels when they unroll. The padded
-# scanned form was not measured on a GPU, where the same choice is kept.
-def _kernel_fits(model: Model, kernel: str) -> bool:
-    """Whether the batching rule sends a batch of ``model`` to ``jaxdyn.kernels.<kernel>`` (else
-    ``vmap`` of the one-sample algorithm): the measured choice above."""
-    if kernel == "crba_batch" and jax.default_backend() == "cpu":
-        return False
-    multi_dof = joints.link_flags(model.layout.link_types).any_quaternion  # padded to three dof slots
-    return not multi_dof or kernels.soa._traversal(model, None) == "unroll"
 
 
 def _batched(one_sample, kernel: str):
@@ -77,7 +59,7 @@ def _batched(one_sample, kernel: str):
         model_batched = any(jax.tree_util.tree_leaves(m_b))
         if not model_batched and not any(x_b):
             return one_sample(model, *xs), False
-        if model_batched or not _kernel_fits(model, kernel):
+        if model_batched or not planner.batch_kernel(model, kernel, axis_size):
             axes = (jax.tree_util.tree_map(lambda b: 0 if b else None, m_b), *[0 if b else None for b in x_b])
             return jax.vmap(one_sample, in_axes=axes)(model, *xs), True
         xs = [x if b else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x)) for x, b in zip(xs, x_b)]

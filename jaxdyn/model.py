@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import geometry, joints, spatial
+from . import geometry, joints, planner, spatial
 from .actuators import Actuators
 from .geometry import Geoms
 
@@ -95,40 +95,6 @@ class Layout:
     is_chain: bool = False
 
 
-TRAVERSALS = ("auto", "scan", "unroll", "latency")
-# "latency" is "unroll" with the ABA's transforms as 6x6 products (spatial.force_matrix): for one
-# sample at a time on XLA CPU, where a call costs ~75 ns per XLA kernel launched and the
-# arithmetic is negligible, it launches fewer kernels (panda 218 -> 110; 19-24 us per call with
-# synchronous dispatch, benchmarks/results/latency-cpu*.md); batched it does more flops (panda
-# 3.5 -> 4.9 us/sample at batch 4096), so it is never picked by "auto".
-# "auto" unrolls trees with at most this many scanned links, else scans. Measured on XLA CPU
-# (benchmarks/results/traversal-cpu.md): for 2 links the unrolled aba is 1.7x faster per sample
-# at batch 4096 and compiles as fast; for 6-7 links it is only ~10% faster, slower at batch 1
-# and 3x slower to compile. So tiny robots (pendulums, cart-pole, acrobot: the RL tasks) unroll
-# and everything else scans, until a GPU run says otherwise.
-UNROLL_MAX_LINKS = 3
-# On a GPU "auto" unrolls up to this many links. Measured on an H100 (jax 0.11.2,
-# benchmarks/results/h100-2026-11-23.md, "generic traversal"): a scanned program launches
-# kernels for every scan step of every pass, so for ur5 (6 links) and panda (9) the unrolled
-# `vmap(aba)` was 1.2x (ur5) and 2.2x (panda) faster at batch 131,072 and 1.9-2.0x faster for one sample
-# (229-239 us against 440-500 us); compile 4.7-9.3 s against 1.1-1.3 s. Larger robots were not
-# measured unrolled and keep the scan (flat compile time).
-GPU_UNROLL_MAX_LINKS = 9
-
-
-def resolve_traversal(topo: Topology, traversal: str) -> str:
-    """The concrete strategy for ``traversal``: ``"auto"`` picks by the tree's size and the
-    default backend (``"unroll"`` up to :data:`UNROLL_MAX_LINKS` scanned links on CPU and
-    :data:`GPU_UNROLL_MAX_LINKS` on a GPU, else ``"scan"``)."""
-    if traversal not in TRAVERSALS:
-        raise ValueError(f"unknown traversal '{traversal}', choose one of {', '.join(TRAVERSALS)}")
-    if traversal != "auto":
-        return traversal
-    n = len(topo.parents) - (1 if topo.parents and joints.get(topo.joint_types[0]).floating else 0)
-    limit = GPU_UNROLL_MAX_LINKS if jax.default_backend() == "gpu" else UNROLL_MAX_LINKS
-    return "unroll" if n <= limit else "scan"
-
-
 @functools.lru_cache(maxsize=256)
 def layout(topo: Topology, traversal: str = "scan") -> Layout:
     nb = len(topo.parents)
@@ -168,7 +134,8 @@ def layout(topo: Topology, traversal: str = "scan") -> Layout:
             depth[bi] = depth[p] + 1
     parents = np.array(topo.parents, np.int32)
     link_parent = np.where(parents[link_bodies] < 0, nb, parents[link_bodies]).astype(np.int32)
-    traversal = resolve_traversal(topo, traversal)
+    if traversal not in planner.TRAVERSALS[1:]:
+        raise ValueError(f"layout: traversal must be one of {', '.join(planner.TRAVERSALS[1:])}, got {traversal!r}")
     dense = traversal == "latency"
     traversal = "unroll" if dense else traversal
     is_chain = (
@@ -254,7 +221,6 @@ class Model(eqx.Module):
     stiffness: Float[Array, " nv"]
     spring_reference: Float[Array, " nq"]
     name: str = eqx.field(static=True, default="robot")
-    traversal: str = eqx.field(static=True, default="auto")
     # collision geometry (jaxdyn.geometry.Geoms) for contact models; empty when the description
     # has none (make_model fills it)
     geoms: Geoms | None = None
@@ -269,21 +235,9 @@ class Model(eqx.Module):
     # -- static layout ------------------------------------------------------------------------
     @property
     def layout(self) -> Layout:
-        # "auto" is resolved here (it depends on the backend), so the layout cache is keyed on
-        # the concrete strategy
-        return layout(self.topology, resolve_traversal(self.topology, self.traversal))
-
-    def with_traversal(self, traversal: str) -> Model:
-        """The same model walked by another strategy: ``"scan"`` (one ``lax.scan`` over links,
-        compile time flat in depth), ``"unroll"`` (a Python loop over links: fastest for small
-        robots, compile time grows with the link count), ``"latency"`` (unrolled, with 6x6
-        transforms in the ABA: the fastest single-sample call on CPU, slower batched) or
-        ``"auto"`` (unroll up to ``UNROLL_MAX_LINKS`` links on CPU, ``GPU_UNROLL_MAX_LINKS`` on a
-        GPU, else scan). Results are identical to rounding. The batch kernels of
-        :mod:`jaxdyn.kernels` read the same field: ``"latency"`` is their unrolled form and
-        ``"auto"`` their own size rule."""
-        resolve_traversal(self.topology, traversal)
-        return self.replace(traversal=traversal)
+        # the traversal is the planner's (it depends on the backend and the override in force),
+        # so the layout cache is keyed on the concrete strategy
+        return layout(self.topology, planner.traversal(self.topology))
 
     @property
     def nq(self) -> int:

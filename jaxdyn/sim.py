@@ -49,7 +49,7 @@ Integrators (:func:`step`), all on the manifold (quaternions stay unit, ``q (+) 
   ``"semi_implicit_euler"`` (same numbers, bit for bit, on fixed-base models).
   Only the joint damping is implicit, as in MuJoCo: ``B`` is a constant of the model, so the
   solve is ABA with a modified (unbatched) armature and keeps its struct-of-arrays batch
-  kernel under ``vmap`` (``SimOptions(kernel="auto")``, the default). The soft joint-limit
+  kernel under ``vmap`` (where :mod:`jaxdyn.planner` picks it). The soft joint-limit
   damper (state dependent: it would make the armature per sample) stays explicit; MuJoCo has no
   counterpart of it (its limits are constraints). The joints' Coulomb friction (MJCF
   ``frictionloss``, URDF ``<dynamics friction>``), where a model has any, is solved implicitly
@@ -122,16 +122,13 @@ from jaxtyping import Array, Float
 
 from . import actuators, batching, configuration, spatial
 from . import constraints as _constraints
-from .algorithms.aba import aba
 from .algorithms.common import full_precision
-from .algorithms.crba import crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.innovations import solve_mass_matrix
 from .model import Model
 
 INTEGRATORS = ("implicit_euler", "euler", "semi_implicit_euler", "rk4", "variational")
 DEFAULT_INTEGRATOR = "implicit_euler"
-KERNELS = ("auto", "generic")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,12 +162,6 @@ class SimOptions:
     # jaxdyn.contact.JointSpaceContacts (J3)): stable at coarser steps and shallower at impacts,
     # but numerically dissipative (docs/contact.md, "Integration")
     contact_position: str = "explicit"
-    # "auto" (the default): the dynamics of the step are jaxdyn.aba and jaxdyn.crba,
-    # whose batching rule (jaxdyn.batching, the one place that chooses an executor) runs a batch
-    # kernel of jaxdyn.kernels under jax.vmap where it was measured faster (same numbers to
-    # round-off; derivatives those of the one-sample algorithms). "generic": vmap of the
-    # one-sample algorithms, whatever the batch (the reference the kernels are tested against).
-    kernel: str = "auto"
     # a model's equality constraints (jaxdyn.constraints): "soft", MuJoCo's solref/solimp
     # (efc_force and qacc as MuJoCo's), or "hard", Lagrange multipliers with Baumgarte gains
     # (Kp, Kd) (exact closure, as Pinocchio's constraintDynamics)
@@ -184,10 +175,6 @@ class SimOptions:
             raise ValueError(
                 f"SimOptions: contact_position must be 'implicit' or 'explicit', got {self.contact_position!r}"
             )
-        if self.kernel == "soa":  # the former name of "auto"
-            object.__setattr__(self, "kernel", "auto")
-        if self.kernel not in KERNELS:
-            raise ValueError(f"SimOptions: unknown kernel '{self.kernel}', choose one of {', '.join(KERNELS)}")
 
 
 FRICTION_VELOCITY_IMPLICIT = 1e-4  # SimOptions.friction_velocity=None in "implicit_euler"
@@ -362,8 +349,7 @@ def forward_dynamics(
     act=None,
 ) -> Float[Array, " nv"]:
     """``qdd`` from ABA with the actuator limits and passive forces of ``options`` applied
-    (with ``options.kernel == "auto"``, the default, batched by ``vmap`` into the executor the
-    batching rule chooses, :mod:`jaxdyn.batching`).
+    (batched by ``vmap`` into the executor :mod:`jaxdyn.planner` chooses, :mod:`jaxdyn.batching`).
     ``contact``: an optional :class:`jaxdyn.contact.Contact`, whose body wrenches at ``(q, qd)``
     are added to ``f_ext``; ``contact_state``: its state, if it has one (``None``: relaxed; the
     continuous-time law, ``h = 0`` in docs/contact.md (S2)). ``ctrl (nu,)``: the control of the
@@ -375,16 +361,14 @@ def forward_dynamics(
     m, total = _forces(model, q, qd, tau, options, ctrl, act)
     if model.constraints is not None and model.constraints.solved:
         return _constrained(m, q, qd, total, f_ext, options)
-    if options.kernel == "auto":
-        return batching.aba(m, q, qd, total, f_ext)
-    return aba(m, q, qd, total, f_ext)
+    return batching.aba(m, q, qd, total, f_ext)
 
 
 def _constrained(m, q, qd, total, f_ext, options: SimOptions, dt=None):
     """The constrained acceleration (:func:`jaxdyn.constraints.solve`) of ``m``'s tree under the
     joint torque ``total`` and ``f_ext``."""
     tree_m = m.replace(constraints=None)  # the tendons' forces are in total
-    a0 = batching.aba(tree_m, q, qd, total, f_ext) if options.kernel == "auto" else aba(tree_m, q, qd, total, f_ext)
+    a0 = batching.aba(tree_m, q, qd, total, f_ext)
     return _constraints.solve(m, q, qd, a0, options.constraints, dt, options.baumgarte).qdd
 
 
@@ -418,7 +402,7 @@ def _forces(model: Model, q, qd, tau, options: SimOptions, ctrl=None, act=None):
 
 
 def _mass_matrix(model: Model, q, options: SimOptions):
-    return batching.crba(model, q) if options.kernel == "auto" else crba(model, q)
+    return batching.crba(model, q)
 
 
 # -- Lie-algebra helpers for RKMK -------------------------------------------------------------

@@ -3,8 +3,8 @@
 In the spatial operator algebra (Rodriguez86 sections 4-5, JainRodriguez95 (4.3)-(4.6)) a *scatter* is an
 application of ``phi^T`` (velocities, accelerations move outward) and a *gather* an application of
 ``phi`` (forces, composite and articulated inertias move inward). Algorithms supply a per-link
-step function; this module supplies the loop. Two strategies (``Layout.traversal``, chosen per
-model with :meth:`jaxdyn.Model.with_traversal`), both computing the same recursion:
+step function; this module supplies the loop. Two strategies (``Layout.traversal``, chosen by
+:func:`jaxdyn.planner.traversal`), both computing the same recursion:
 
 * ``"scan"``: one ``jax.lax.scan`` over links in topological order (compile time independent of
   the number of links). The scan carries the previous link's value (a serial chain,

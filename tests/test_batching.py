@@ -16,12 +16,21 @@ import pytest
 from helpers import assert_close
 
 import jaxdyn
-from jaxdyn import builders, kernels
+from jaxdyn import builders, kernels, planner
 from jaxdyn.algorithms import aba as aba_mod
 from jaxdyn.algorithms import crba as crba_mod
 from jaxdyn.algorithms import rnea as rnea_mod
 
 B = 5
+_MIN_BATCH = planner.CPU_KERNEL_MIN_BATCH
+
+
+@pytest.fixture(autouse=True)
+def _kernels_at_this_files_batch(monkeypatch):
+    """Every choice of the rule but the batch size at this file's batch of 5 (the kernels pay
+    back from ``planner.CPU_KERNEL_MIN_BATCH`` samples on a CPU:
+    test_small_batches_run_vmap_on_a_cpu)."""
+    monkeypatch.setattr(planner, "CPU_KERNEL_MIN_BATCH", 1)
 
 
 @functools.cache
@@ -86,6 +95,36 @@ def test_vmap_runs_the_batch_kernels_and_equals_the_algorithms(name, monkeypatch
     assert {k: s.calls for k, s in spies.items()} == calls
 
 
+def test_small_batches_run_vmap_on_a_cpu(monkeypatch):
+    """On a CPU a batch under ``planner.CPU_KERNEL_MIN_BATCH`` samples runs vmap of the
+    one-sample algorithm, a larger one the kernel; the override (``jaxdyn.executor``) decides
+    whatever the size, and is part of jit's cache key (one jitted function, traced again)."""
+    monkeypatch.setattr(planner, "CPU_KERNEL_MIN_BATCH", _MIN_BATCH)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    spy = _Spy(monkeypatch, "aba_batch")
+    model = _model("chain")
+    f = jax.vmap(jaxdyn.aba, in_axes=(None, 0, 0, 0))
+    small, large = (jnp.zeros((n, model.nv), model.dtype) for n in (_MIN_BATCH - 1, _MIN_BATCH))
+    jax.make_jaxpr(f)(model, small, small, small)
+    assert spy.calls == 0
+    jax.make_jaxpr(f)(model, large, large, large)
+    assert spy.calls == 1
+    with jaxdyn.executor(batch="kernel"):
+        jax.make_jaxpr(f)(model, small, small, small)
+    assert spy.calls == 2
+    with jaxdyn.executor(batch="vmap"):
+        jax.make_jaxpr(f)(model, large, large, large)
+    assert spy.calls == 2
+    g = jax.jit(lambda *a: f(*a))  # a function not traced yet
+    g(model, large, large, large)
+    assert spy.calls == 3
+    with jaxdyn.executor(batch="vmap"):
+        g(model, large, large, large)  # a cache miss: traced again, by vmap
+    assert spy.calls == 3
+    g(model, large, large, large)  # the first trace, from the cache
+    assert spy.calls == 3
+
+
 def test_unbatched_arguments_are_broadcast():
     model = _model("chain")
     q, qd, _, tau, _ = _batch(model, 1)
@@ -115,9 +154,10 @@ def test_batched_models_fall_back_and_spherical_joints_run_the_kernel(monkeypatc
     )
     assert_close(got, ref)
     assert spy.calls == 1  # spherical joints, unrolled: the batch kernel
-    got, ref = jax.jit(lambda *a: [jax.vmap(fn, in_axes=ax)(*a) for fn in (jaxdyn.aba, aba_mod.aba)])(
-        sph.with_traversal("scan"), qs, qds, taus
-    )
+    with jaxdyn.executor(traversal="scan"):
+        got, ref = jax.jit(lambda *a: [jax.vmap(fn, in_axes=ax)(*a) for fn in (jaxdyn.aba, aba_mod.aba)])(
+            sph, qs, qds, taus
+        )
     assert_close(got, ref)
     assert spy.calls == 1  # spherical joints, scanned (padded dof slots, measured slower): vmap
 

@@ -200,8 +200,8 @@ def test_gradients_through_a_short_rollout():
 
 @pytest.mark.parametrize("name", ["panda_stiff", "solo12_free"])
 def test_soa_kernel_equals_generic(name):
-    """kernel="auto" under vmap (the SoA batch kernel receives the model with armature + h b)
-    gives the generic step; fixed and free-floating base."""
+    """The batch kernel under vmap (it receives the model with armature + h b) gives the generic
+    step (vmap of the one-sample algorithms); fixed and free-floating base."""
     m, _, _, _, dt, _, _ = _case(name)
     B = 5
     rng = np.random.default_rng(0)
@@ -209,12 +209,12 @@ def test_soa_kernel_equals_generic(name):
     qd = jnp.asarray(rng.normal(0, 1.0, (B, m.nv)))
     u = jnp.asarray(rng.normal(0, 2.0, (B, m.nv)))
 
-    def stepper(opts):
-        return jax.vmap(lambda q, v, t: sim.step(m, q, v, t, dt, "implicit_euler", None, opts))
-
-    a = jax.jit(stepper(sim.SimOptions(kernel="auto")))(q, qd, u)
-    b = jax.jit(stepper(sim.SimOptions(kernel="generic")))(q, qd, u)
-    assert "transpose" in str(jax.make_jaxpr(stepper(sim.SimOptions(kernel="auto")))(q, qd, u))
+    stepper = jax.jit(jax.vmap(lambda q, v, t: sim.step(m, q, v, t, dt, "implicit_euler")))
+    with jaxdyn.executor(batch="kernel"):
+        a = stepper(q, qd, u)
+        assert "transpose" in str(jax.make_jaxpr(stepper)(q, qd, u))
+    with jaxdyn.executor(batch="vmap"):
+        b = stepper(q, qd, u)
     np.testing.assert_allclose(a[0], b[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(a[1], b[1], rtol=1e-10, atol=1e-10)
 

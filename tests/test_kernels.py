@@ -237,24 +237,27 @@ def test_bad_input():
 
 
 def test_traversal_choice():
-    """'auto' unrolls small models and scans large ones; the model's own traversal is honoured
-    (its single-sample "latency" form is the kernels' "unroll"); an unknown name is an error
-    naming the choices."""
+    """'auto' unrolls small models and scans large ones; the override's traversal is honoured
+    (its single-sample "latency" form is the kernels' "unroll"), a kernel's own argument first;
+    an unknown name is an error naming the choices."""
     small = builders.chain(3, "revolute", seed=0, dtype=jnp.float64)
-    big = builders.chain(kernels.SOA_UNROLL_MAX_LINKS + 1, "revolute", seed=0, dtype=jnp.float64)
-    assert kernels.soa._traversal(small, None) == "unroll"
-    assert kernels.soa._traversal(big, None) == "scan"
-    assert kernels.soa._traversal(big.with_traversal("unroll"), None) == "unroll"
-    assert kernels.soa._traversal(big.with_traversal("latency"), None) == "unroll"
-    assert kernels.soa._traversal(big, "unroll") == "unroll"
+    big = builders.chain(jaxdyn.planner.SOA_UNROLL_MAX_LINKS + 1, "revolute", seed=0, dtype=jnp.float64)
+    kt = jaxdyn.planner.kernel_traversal
+    assert kt(small) == "unroll"
+    assert kt(big) == "scan"
+    for t in ("unroll", "latency"):
+        with jaxdyn.executor(traversal=t):
+            assert kt(big) == "unroll" and kt(small, "scan") == "scan"
+    assert kt(big, "unroll") == "unroll"
     q, qd, tau, _ = _state(small, 2)
     with pytest.raises(ValueError, match="unknown traversal 'fast'.*scan"):
         kernels.aba_batch(small, q, qd, tau, traversal="fast")
 
 
 def _through_kernels(m, q, qd, tau, qdd):
-    """The kernels with the model's traversal, directly and through the batching rule of
-    ``jaxdyn.aba`` / ``rnea`` / ``crba`` under ``vmap``, and the kernels' ABA Jacobian."""
+    """The kernels with the planner's traversal, directly and through the batching rule of
+    ``jaxdyn.aba`` / ``rnea`` / ``crba`` under ``vmap`` (sent to the kernels whatever the batch
+    size), and the kernels' ABA Jacobian."""
     ax = (None, 0, 0, 0)
     return (
         (kernels.aba_batch(m, q, qd, tau), kernels.rnea_batch(m, q, qd, qdd), kernels.crba_batch(m, q)),
@@ -269,17 +272,18 @@ def _through_kernels(m, q, qd, tau, qdd):
 
 @pytest.mark.parametrize("traversal", ["auto", "scan", "unroll", "latency"])
 def test_every_model_traversal_runs_the_kernels(traversal):
-    """Each traversal a model can carry (``Model.with_traversal``) is accepted by the batch
+    """Each traversal of the override (``jaxdyn.executor``) is accepted by the batch
     kernels, directly and through the batching rule of ``jaxdyn.aba`` / ``rnea`` / ``crba``
     under ``vmap``; same numbers as the one-sample algorithms. The unrolled kernels run op by op
     (after the first traversal every primitive is compiled), the scanned ones under ``jit``
     (cheaper than dispatching their scans op by op)."""
-    m = _small().with_traversal(traversal)
+    m = _small()
     q, qd, tau, _ = _state(m, 3, seed=4)
     ref_qdd = _ref_aba(_small(), q, qd, tau, None)
     ref = (ref_qdd, _ref_rnea(_small(), q, qd, ref_qdd, None), _ref_crba(_small(), q))
-    run = jax.jit(_through_kernels) if kernels.soa._traversal(m, None) == "scan" else _through_kernels
-    direct, public, J = run(m, q, qd, tau, ref_qdd)
+    with jaxdyn.executor(traversal=traversal, batch="kernel"):
+        run = jax.jit(_through_kernels) if jaxdyn.planner.kernel_traversal(m) == "scan" else _through_kernels
+        direct, public, J = run(m, q, qd, tau, ref_qdd)
     for a, b in zip(direct + public, ref + ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
     for a, b in zip(J, _ref_jac(_small(), q, qd, tau)):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from harness import _inputs as _state
 
+import jaxdyn
 from jaxdyn import algorithms, builders
 from jaxdyn.kernels import pallas
 
@@ -66,14 +67,17 @@ def test_looped_crba_matches_generic_float64(name):
 
 def test_looped_float32_and_auto_choice():
     """float32 within 1e-4 (relative to the largest entry) of the float64 path; ``"auto"``
-    loops beyond PALLAS_MAX_LINKS links and unrolls below, the model's "latency" unrolls; the
+    loops beyond PALLAS_MAX_LINKS links and unrolls below, the override's "latency" unrolls; the
     Jacobian has no looped form."""
     m64 = builders.chain(14, "revolute", floating_base=True, seed=4, dtype=jnp.float64)
     m32 = builders.chain(14, "revolute", floating_base=True, seed=4, dtype=jnp.float32)
-    assert pallas.resolve_traversal(m32, "aba_pallas") == "scan"  # 14 > 12 links
-    assert pallas.resolve_traversal(m32, "rnea_pallas") == "unroll"  # 14 <= 32
-    assert pallas.resolve_traversal(m32.with_traversal("scan"), "rnea_pallas") == "scan"
-    assert pallas.resolve_traversal(m32.with_traversal("latency"), "aba_pallas") == "unroll"
+    pt = jaxdyn.planner.pallas_traversal
+    assert pt(m32, "aba_pallas") == "scan"  # 14 > 12 links
+    assert pt(m32, "rnea_pallas") == "unroll"  # 14 <= 32
+    with jaxdyn.executor(traversal="scan"):
+        assert pt(m32, "rnea_pallas") == "scan"
+    with jaxdyn.executor(traversal="latency"):
+        assert pt(m32, "aba_pallas") == "unroll"
     q, qd, tau = _state(m64, 9, seed=2)
     ref = _REF["aba"](m64, q, qd, tau)
     f = jax.jit(pallas.aba_pallas(m32, block=8, interpret=True))
@@ -81,7 +85,7 @@ def test_looped_float32_and_auto_choice():
     assert out.dtype == jnp.float32
     assert float(jnp.max(jnp.abs(out - ref)) / jnp.max(jnp.abs(ref))) < 1e-4
     with pytest.raises(ValueError, match="aba_jacobian_pallas: only the unrolled form"):
-        pallas.resolve_traversal(m32, "aba_jacobian_pallas", "scan")
+        pt(m32, "aba_jacobian_pallas", "scan")
     with pytest.raises(ValueError, match="traversal must be one of auto, unroll, scan, got 'zigzag'"):
         pallas.aba_pallas(m32, traversal="zigzag")
     with pytest.raises(ValueError, match="aba_pallas: argument 'tau' has shape"):

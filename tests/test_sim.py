@@ -225,51 +225,50 @@ def _kernel_case():
     return m, q, qd, tau
 
 
-def _batched_loss(model, q, qd, tau, opts):
-    qdd = jax.vmap(lambda q, v, t: sim.forward_dynamics(model, q, v, t, None, opts))(q, qd, tau)
+def _batched_loss(model, q, qd, tau):
+    qdd = jax.vmap(lambda q, v, t: sim.forward_dynamics(model, q, v, t))(q, qd, tau)
     return jnp.sum(jnp.sin(qdd))
 
 
-AUTO, GENERIC = sim.SimOptions(kernel="auto"), sim.SimOptions(kernel="generic")
+def _both(fn, *args):
+    """``fn(*args)`` with the batches sent to the kernels and to vmap of the one-sample
+    algorithms (``jaxdyn.executor``; one jitted ``fn``, traced once under each)."""
+    with jaxdyn.executor(batch="kernel"):
+        a = fn(*args)
+    with jaxdyn.executor(batch="vmap"):
+        b = fn(*args)
+    return a, b
 
 
-def test_auto_kernel_matches_generic():
-    """SimOptions(kernel="auto"), the default: under vmap forward dynamics runs kernels.aba_batch;
-    steps equal the generic path; one unbatched call is plain ABA. (The gradients w.r.t. the
-    state and the model, jacfwd and a batched model's fallback to vmap(aba):
-    test_auto_kernel_derivatives_match_generic, in the slow set.)"""
-    assert sim.SimOptions().kernel == "auto"
+def test_step_kernel_matches_generic():
+    """Under vmap the step's forward dynamics runs kernels.aba_batch (where the planner sends a
+    batch; here forced for a batch of 4): steps equal the generic path; one unbatched call is
+    plain ABA. (The gradients w.r.t. the state and the model, jacfwd and a batched model's
+    fallback to vmap(aba): test_step_kernel_derivatives_match_generic, in the slow set.)"""
     m, q, qd, tau = _kernel_case()
-
-    def stepper(opts, model=m):
-        return jax.vmap(lambda q, v, t: sim.step(model, q, v, t, 1e-2, "semi_implicit_euler", None, opts))
-
-    a, b = jax.jit(stepper(AUTO))(q, qd, tau), jax.jit(stepper(GENERIC))(q, qd, tau)
+    stepper = jax.jit(jax.vmap(lambda q, v, t: sim.step(m, q, v, t, 1e-2, "semi_implicit_euler")))
+    a, b = _both(stepper, q, qd, tau)
     np.testing.assert_allclose(a[0], b[0], atol=1e-12)
     np.testing.assert_allclose(a[1], b[1], atol=1e-12)
-    assert "transpose" in str(jax.make_jaxpr(stepper(AUTO))(q, qd, tau))  # the SoA layout is in the program
-    one = jax.jit(lambda opts: sim.forward_dynamics(m, q[0], qd[0], tau[0], None, opts), static_argnums=0)
-    np.testing.assert_allclose(one(AUTO), one(GENERIC), atol=1e-12)
-    with pytest.raises(ValueError, match="unknown kernel 'fast'"):
-        sim.SimOptions(kernel="fast")
-    assert sim.SimOptions(kernel="soa").kernel == "auto"  # the former name
+    with jaxdyn.executor(batch="kernel"):
+        assert "transpose" in str(jax.make_jaxpr(stepper)(q, qd, tau))  # the SoA layout is in the program
+    one = jax.jit(lambda: sim.forward_dynamics(m, q[0], qd[0], tau[0]))
+    np.testing.assert_allclose(*_both(one), atol=1e-12)
 
 
-def test_auto_kernel_derivatives_match_generic():
-    """Under vmap with kernel="auto" the gradient w.r.t. the model and the state and jacfwd of
+def test_step_kernel_derivatives_match_generic():
+    """Under vmap with the kernels the gradient w.r.t. the model and the state and jacfwd of
     forward dynamics equal the generic path's; a batch of models (vmap over the model too)
     falls back to vmap(aba)."""
     m, q, qd, tau = _kernel_case()
     ms = jax.vmap(lambda s: m.replace(mass=m.mass * s))(jnp.linspace(1.0, 2.0, 4))
-    both = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, AUTO)))(ms, q, qd, tau)
-    ref = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t, None, GENERIC)))(ms, q, qd, tau)
-    np.testing.assert_allclose(both, ref, atol=1e-12)
-    g = jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau, AUTO), (0, 1)))(m, q)
-    r = jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau, GENERIC), (0, 1)))(m, q)
+    models = jax.jit(jax.vmap(lambda mm, q, v, t: sim.forward_dynamics(mm, q, v, t)))
+    np.testing.assert_allclose(*_both(models, ms, q, qd, tau), atol=1e-12)
+    g, r = _both(jax.jit(jax.grad(lambda mm, q: _batched_loss(mm, q, qd, tau), (0, 1))), m, q)
     np.testing.assert_allclose(g[1], r[1], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(g[0].mass, r[0].mass, rtol=1e-9, atol=1e-9)
-    fd = lambda opts: jax.jit(jax.vmap(jax.jacfwd(lambda q, v, t: sim.forward_dynamics(m, q, v, t, None, opts))))  # noqa: E731
-    np.testing.assert_allclose(fd(AUTO)(q, qd, tau), fd(GENERIC)(q, qd, tau), atol=1e-10)
+    fd = jax.jit(jax.vmap(jax.jacfwd(lambda q, v, t: sim.forward_dynamics(m, q, v, t))))
+    np.testing.assert_allclose(*_both(fd, q, qd, tau), atol=1e-10)
 
 
 def test_sim_bad_input():

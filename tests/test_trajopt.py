@@ -176,17 +176,14 @@ def _jacobians_match_jacfwd(cases, seed=0):
             np.testing.assert_allclose(a, ref, atol=1e-10 * max(1.0, float(jnp.max(jnp.abs(ref)))))
 
 
-# the reference jacfwd compiles faster through the one-sample ABA than the batch kernel
-GENERIC = jaxdyn.sim.SimOptions(kernel="generic")
-
-
 def test_closed_form_step_jacobians_equal_jacfwd():
     """aba_derivatives and the integrator's chain rule (ModelDynamics.jacobians) equal jacfwd of
     the step: implicit damping, passive torques, one torque beyond its effort limit (the clip's
     zero derivative)."""
     pend = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
-    dyn = to.model_dynamics(pend, 0.01, "implicit_euler", options=GENERIC)
-    _jacobians_match_jacfwd([(dyn, [1e3, 0.3])])
+    dyn = to.model_dynamics(pend, 0.01, "implicit_euler")
+    with jaxdyn.executor(batch="vmap"):  # the reference jacfwd compiles faster through vmap
+        _jacobians_match_jacfwd([(dyn, [1e3, 0.3])])
     assert not to.model_dynamics(pend, 0.01, "rk4").closed_form
     # the joints' implicit Coulomb friction (a velocity solve in the step) falls back to jacfwd
     rough = pend.replace(friction=jnp.full(pend.nv, 0.1))
@@ -201,12 +198,13 @@ def test_closed_form_step_jacobians_floating_base_and_euler():
 
     pend = jaxdyn.load_robot("double_pendulum", dtype=jnp.float64)
     chain = builders.chain(3, ("revolute", "spherical", "prismatic"), floating_base=True, seed=3)
-    _jacobians_match_jacfwd(
-        [
-            (to.model_dynamics(pend, 0.02, "euler", substeps=2, actuated=["joint2"], options=GENERIC), None),
-            (to.model_dynamics(chain, 0.01, "semi_implicit_euler", options=GENERIC), None),
-        ]
-    )
+    with jaxdyn.executor(batch="vmap"):  # the reference jacfwd compiles faster through vmap
+        _jacobians_match_jacfwd(
+            [
+                (to.model_dynamics(pend, 0.02, "euler", substeps=2, actuated=["joint2"]), None),
+                (to.model_dynamics(chain, 0.01, "semi_implicit_euler"), None),
+            ]
+        )
 
 
 def test_closed_form_cost_expansions_equal_autodiff():

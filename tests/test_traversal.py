@@ -1,4 +1,5 @@
-"""The traversal strategies (scan, unroll, latency) compute the same recursions."""
+"""The traversal strategies (scan, unroll, latency) compute the same recursions; the planner
+(jaxdyn.planner) chooses them, and its override (jaxdyn.executor) is part of jit's cache key."""
 
 import jax
 import jax.numpy as jnp
@@ -6,8 +7,8 @@ import numpy as np
 import pytest
 
 import jaxdyn
-from jaxdyn import builders
-from jaxdyn.model import layout, resolve_traversal
+from jaxdyn import builders, planner
+from jaxdyn.model import layout
 
 
 def _everything(m, q, qd, tau):
@@ -22,6 +23,14 @@ def _everything(m, q, qd, tau):
 EVERYTHING = jax.jit(_everything)
 
 
+def _walked(strategy, model, q, qd, tau):
+    """``EVERYTHING`` with the tree walked by ``strategy`` (the one jitted function, traced again
+    under each override)."""
+    with jaxdyn.executor(traversal=strategy):
+        assert model.layout.traversal == ("unroll" if strategy == "latency" else strategy)
+        return EVERYTHING(model, q, qd, tau)
+
+
 def test_strategies_agree():
     """A branched floating tree with every joint type."""
     model = builders.random_tree(6, ("revolute", "prismatic", "spherical"), floating_base=True, seed=0)
@@ -30,9 +39,9 @@ def test_strategies_agree():
     q = jaxdyn.random_configuration(model, key)
     qd = jax.random.normal(key, (model.nv,))
     tau = jax.random.normal(jax.random.PRNGKey(1), (model.nv,))
-    ref = EVERYTHING(model.with_traversal("scan"), q, qd, tau)
+    ref = _walked("scan", model, q, qd, tau)
     for strategy in ("unroll", "latency"):
-        out = EVERYTHING(model.with_traversal(strategy), q, qd, tau)
+        out = _walked(strategy, model, q, qd, tau)
         for a, b in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(ref)):
             assert np.all(np.isfinite(a))
             assert np.allclose(a, b, rtol=1e-10, atol=1e-10), strategy
@@ -40,30 +49,34 @@ def test_strategies_agree():
 
 def test_layout_and_auto():
     m = jaxdyn.load_robot("solo12", floating_base=True)
-    assert resolve_traversal(m.topology, "auto") in ("scan", "unroll")
+    assert planner.traversal(m.topology) in ("scan", "unroll")
     assert layout(m.topology, "latency").traversal == "unroll" and layout(m.topology, "latency").dense
     assert not layout(m.topology, "unroll").dense
     with pytest.raises(ValueError, match="unknown traversal 'zigzag'"):
-        m.with_traversal("zigzag")
-    with pytest.raises(ValueError, match="unknown traversal 'level'"):
-        m.with_traversal("level")
+        with jaxdyn.executor(traversal="zigzag"):
+            pass
+    with pytest.raises(ValueError, match="unknown batch 'level'"):
+        with jaxdyn.executor(batch="level"):
+            pass
+    with pytest.raises(ValueError, match="traversal must be one of"):
+        layout(m.topology, "auto")
 
 
 def test_auto_per_backend(monkeypatch):
     """ "auto" resolves per backend (H100 measurements: the generic path unrolls small robots on
     a GPU; the SoA kernels pick the same on every backend); the layout cache follows."""
-    from jaxdyn.kernels import soa
-
     panda, talos = jaxdyn.load_robot("panda"), jaxdyn.load_robot("talos", floating_base=False)
     chain = builders.chain(20, "revolute", seed=0)
     expect = {"cpu": ("scan", "scan", "scan", "scan"), "gpu": ("unroll", "scan", "scan", "scan")}
     for backend, (gen_panda, gen_talos, soa_talos, soa_chain) in expect.items():
         monkeypatch.setattr(jax, "default_backend", lambda: backend)
-        assert resolve_traversal(panda.topology, "auto") == panda.layout.traversal == gen_panda
+        assert planner.traversal(panda.topology) == panda.layout.traversal == gen_panda
         assert talos.layout.traversal == gen_talos
-        assert soa._traversal(talos, None) == soa_talos and soa._traversal(chain, None) == soa_chain
-        assert soa._traversal(panda, None) == "unroll"
-        assert panda.with_traversal("scan").layout.traversal == "scan"  # an explicit choice stays
+        assert planner.kernel_traversal(talos) == soa_talos and planner.kernel_traversal(chain) == soa_chain
+        assert planner.kernel_traversal(panda) == "unroll"
+        with jaxdyn.executor(traversal="scan"):  # an explicit choice stays
+            assert panda.layout.traversal == "scan" and planner.kernel_traversal(panda) == "scan"
+        assert planner.kernel_traversal(panda, "scan") == "scan"  # a kernel's own argument
 
 
 @pytest.mark.parametrize("floating", [False, True])
@@ -71,14 +84,14 @@ def test_chain_fast_path_agrees(floating):
     """A serial chain takes the carry-only scan (Layout.is_chain): same results and gradients as
     the unrolled strategy; a branched tree does not take it."""
     model = builders.chain(5, ("revolute", "prismatic", "spherical"), floating_base=floating, seed=3)
-    assert model.layout.is_chain and model.with_traversal("scan").layout.is_chain
+    assert model.layout.is_chain and layout(model.topology, "scan").is_chain
     assert not builders.random_tree(6, "revolute", seed=0).layout.is_chain  # branched (seed 0)
     key = jax.random.PRNGKey(2)
     q = jaxdyn.random_configuration(model, key)
     qd = jax.random.normal(key, (model.nv,))
     tau = jax.random.normal(jax.random.PRNGKey(3), (model.nv,))
-    ref = EVERYTHING(model.with_traversal("unroll"), q, qd, tau)
-    out = EVERYTHING(model.with_traversal("scan"), q, qd, tau)
+    ref = _walked("unroll", model, q, qd, tau)
+    out = _walked("scan", model, q, qd, tau)
     for a, b in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(ref)):
         assert np.allclose(a, b, rtol=1e-10, atol=1e-10)
 
@@ -91,9 +104,9 @@ def test_latency_program_keeps_buffers_small():
     import re
 
     m = builders.chain(4, ("revolute", "prismatic", "revolute", "revolute"), seed=1, dtype=jnp.float32)
-    m = m.with_traversal("latency")
     q = jnp.zeros(m.nq, jnp.float32)
-    text = jax.jit(lambda q, qd, tau: jaxdyn.aba(m, q, qd, tau)).lower(q, q, q).compile().as_text()
+    with jaxdyn.executor(traversal="latency"):
+        text = jax.jit(lambda q, qd, tau: jaxdyn.aba(m, q, qd, tau)).lower(q, q, q).compile().as_text()
     entry = text.split("\nENTRY")[1]
     sizes = {"f32": 4, "f64": 8, "s32": 4, "pred": 1, "u32": 4, "s64": 8}
     big = []

@@ -6,7 +6,7 @@ arrays and give the same numbers as ``jax.vmap`` of :func:`jaxdyn.aba`, :func:`j
 :func:`jaxdyn.crba` and ``jax.jacfwd(jaxdyn.aba)``. The first three are what those functions run
 under ``jax.vmap`` over the state (:mod:`jaxdyn.batching`), so they rarely need calling directly;
 ``aba_jacobian_batch`` is reached only here. ``traversal="auto" | "unroll" | "scan"`` (default:
-the model's, :meth:`jaxdyn.Model.with_traversal`) picks how they walk the tree.
+the planner's, :func:`jaxdyn.planner.kernel_traversal`) picks how they walk the tree.
 
 Compile them with ``jax.jit``; on a CPU, ``aba_jacobian_batch`` with
 ``compiler_options=``:data:`COMPILER_OPTIONS` (XLA instruction fusion off: under a plain ``jit``
@@ -17,8 +17,6 @@ step's outputs into one array (fewer XLA kernels per link step). The fused Palla
 
 from .soa import (
     COMPILER_OPTIONS,
-    SOA_UNROLL_MAX_LINKS,
-    TRAVERSALS,
     aba_batch,
     aba_jacobian_batch,
     crba_batch,
@@ -27,8 +25,6 @@ from .soa import (
 
 __all__ = [
     "COMPILER_OPTIONS",
-    "SOA_UNROLL_MAX_LINKS",
-    "TRAVERSALS",
     "aba_batch",
     "aba_jacobian_batch",
     "crba_batch",

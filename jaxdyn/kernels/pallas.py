@@ -10,7 +10,7 @@ registers and writes ``qdd``: one GPU kernel per call, no intermediate in device
 model's numbers are folded in as constants (:class:`~jaxdyn.kernels.soa_common.Constants`), so the
 kernel is specialised to the robot (like generated code) and is not differentiable w.r.t. the
 model; it is for forward simulation at scale. Results equal :func:`jaxdyn.kernels.aba_batch`
-to rounding. For robots with more than :data:`PALLAS_MAX_LINKS` links (whose straight-line
+to rounding. For robots with more than :data:`jaxdyn.planner.PALLAS_MAX_LINKS` links (whose straight-line
 Triton programs take minutes to compile) the ABA, RNEA and CRBA instead loop over the links
 inside the kernel (``traversal="scan"``, :mod:`jaxdyn.kernels.pallas_scan`).
 
@@ -26,7 +26,7 @@ Jacobian of ABA ran at 2.0e8 / 9.6e7, 61-65x frax's ``jacfwd``. All were within 
 generic path. Compile times on the H100 host: ABA 3.5 s (ur5) and 25 s (panda); RNEA
 1.2 / 4.5 s; CRBA 0.8 / 7 s; Jacobian 5.4 / 33 s. A deviceless H100 compile
 (``benchmarks/gpu_aot.py``) ran over 240 s for talos's ABA (32 links): the harness runs each
-kernel up to its :data:`PALLAS_MAX_LINKS` entry.
+kernel up to its :data:`jaxdyn.planner.PALLAS_MAX_LINKS` entry.
 """
 
 from __future__ import annotations
@@ -34,39 +34,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import planner
 from ..model import Model
 from ._checks import _check_args
 from .soa_common import Constants, _check_joints
 from .soa_unrolled import _aba_unroll, _crba_unroll, _rnea_unroll
-
-# Largest robot (scanned links) each kernel is unrolled for: Triton's compile time grows steeply
-# with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240 s; of the
-# RNEA: 12 links 5.7 s, 32 links 20 s). With ``traversal="auto"`` the ABA, RNEA and CRBA loop over
-# the links beyond it (:mod:`jaxdyn.kernels.pallas_scan`); the Jacobian has no looped form.
-PALLAS_MAX_LINKS = {"aba_pallas": 12, "aba_jacobian_pallas": 12, "rnea_pallas": 32, "crba_pallas": 12}
-PALLAS_TRAVERSALS = ("auto", "unroll", "scan")
-
-
-def resolve_traversal(model: Model, name: str, traversal: str | None = None) -> str:
-    """The traversal a fused kernel ``name`` (e.g. ``"aba_pallas"``) uses for ``model``:
-    ``traversal`` or the model's (:meth:`jaxdyn.Model.with_traversal`; its ``"latency"`` is
-    ``"unroll"`` here); ``"auto"`` unrolls up to :data:`PALLAS_MAX_LINKS` scanned links and loops
-    over links beyond (the ABA, RNEA and CRBA; the Jacobian is unrolled only)."""
-    t = traversal or model.traversal
-    if t == "latency":
-        t = "unroll"
-    if t not in PALLAS_TRAVERSALS:
-        raise ValueError(f"{name}: traversal must be one of {', '.join(PALLAS_TRAVERSALS)}, got '{t}'")
-    n = len(model.with_traversal("scan").layout.link_bodies)
-    looped = name in ("aba_pallas", "rnea_pallas", "crba_pallas")
-    if t == "auto":
-        t = "unroll" if n <= PALLAS_MAX_LINKS[name] or not looped else "scan"
-    if t == "scan" and not looped:
-        raise ValueError(
-            f"{name}: only the unrolled form exists (traversal='unroll'); the looped one is "
-            "written for aba_pallas, rnea_pallas and crba_pallas"
-        )
-    return t
 
 
 def aba_pallas(
@@ -84,8 +56,8 @@ def aba_pallas(
       block: samples per program (a power of two).
       traversal: ``"unroll"`` (the whole recursion straight-line, fastest for small robots),
         ``"scan"`` (a loop over links, :mod:`jaxdyn.kernels.pallas_scan`; compile time flat in
-        the number of links) or ``"auto"`` (:func:`resolve_traversal`); default: the model's
-        traversal. The looped ABA works in aligned frames (each link's quantities at its origin
+        the number of links) or ``"auto"`` (:func:`jaxdyn.planner.pallas_traversal`); default (``None``): the planner's.
+        The looped ABA works in aligned frames (each link's quantities at its origin
         with the root's axes, as the scanned :func:`jaxdyn.kernels.aba_batch`), the unrolled one
         in body frames.
       interpret: run the kernel in Pallas interpret mode; default: True unless the default
@@ -94,7 +66,7 @@ def aba_pallas(
         with Triton: their bodies are elementwise math on 1-D blocks, which Triton maps onto
         threads directly.
     """
-    if resolve_traversal(model, "aba_pallas", traversal) == "scan":
+    if planner.pallas_traversal(model, "aba_pallas", traversal) == "scan":
         return _looped(model, "aba", block, interpret, num_warps)
     return _fused(
         model,
@@ -119,7 +91,7 @@ def rnea_pallas(
     SoA RNEA of :mod:`jaxdyn.kernels.soa`, Rodriguez86's outward velocity/acceleration and
     inward force recursions) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
-    if resolve_traversal(model, "rnea_pallas", traversal) == "scan":
+    if planner.pallas_traversal(model, "rnea_pallas", traversal) == "scan":
         return _looped(model, "rnea", block, interpret, num_warps)
     return _fused(
         model,
@@ -150,7 +122,7 @@ def crba_pallas(
     the composite-rigid-body algorithm of :mod:`jaxdyn.kernels.soa`, Featherstone table 6.2,
     Rodriguez86 (7.7)-(7.11)) as one Pallas kernel, the model folded in. Arguments as
     :func:`aba_pallas`."""
-    if resolve_traversal(model, "crba_pallas", traversal) == "scan":
+    if planner.pallas_traversal(model, "crba_pallas", traversal) == "scan":
         return _looped(model, "crba", block, interpret, num_warps)
     return _mass_matrix_kernel(model, _crba_unroll, block, interpret, num_warps)
 

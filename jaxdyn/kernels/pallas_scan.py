@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import tree
 from ..algorithms import crba as crba_steps
-from ..model import Model
+from ..model import Model, layout
 from ._checks import _check_args
 from .soa_algebra import _UNIT_MOTIONS, _ZERO3, SoAAlgebra
 from .soa_common import _ART, _MOTION, Constants, _check_joints, _model_numbers
@@ -73,8 +73,8 @@ class _Tables:
     the branch-slot tables and the free root's numbers (Python floats)."""
 
     def __init__(self, model: Model):
-        m = model.with_traversal("scan")
-        lay = self.lay = m.layout
+        m = model
+        lay = self.lay = layout(model.topology, "scan")
         self.n = len(lay.link_bodies)
         nums = _model_numbers(m)
         lx = {k: np.asarray(v, np.float64).reshape(self.n, -1) for k, v in _link_numbers(m, nums).items()}

@@ -14,10 +14,10 @@ loop over links with static parents and joint types (fastest per sample; compile
 with the number of links), ``"scan"`` runs the same link steps through
 :func:`jaxdyn.tree.scatter`/:func:`~jaxdyn.tree.gather` (``lax.scan`` over links; compile time
 flat in the number of links; the joint data are then arrays, with a type-agnostic
-revolute/prismatic transform). ``"auto"`` unrolls models with at most
-:data:`SOA_UNROLL_MAX_LINKS` moving links and scans the others. The default is the model's own
-traversal (:meth:`jaxdyn.Model.with_traversal`), whose single-sample ``"latency"`` form is
-``"unroll"`` here. This module holds the entry points and the choice of traversal; the
+revolute/prismatic transform). The default is the planner's (:func:`jaxdyn.planner.kernel_traversal`:
+the override of :func:`jaxdyn.executor`, whose single-sample ``"latency"`` is ``"unroll"`` here,
+else unrolled up to :data:`jaxdyn.planner.SOA_UNROLL_MAX_LINKS` moving links). This module holds
+the entry points; the
 traversals are :mod:`jaxdyn.kernels.soa_unrolled` and :mod:`jaxdyn.kernels.soa_scanned`, what they
 share (model numbers, joint transforms, arguments, the SoA link steps)
 :mod:`jaxdyn.kernels.soa_common`.
@@ -67,7 +67,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..model import Model
+from .. import planner
+from ..model import Model, layout
 from .soa_algebra import (
     _computed_once,
 )
@@ -89,54 +90,18 @@ from .soa_unrolled import (
 
 # --- public entry points ---------------------------------------------------------------------------
 
-TRAVERSALS = ("auto", "unroll", "scan")
-# "auto" unrolls models with at most this many moving links and scans the rest (the free root does
-# not count). Unrolled SoA programs are the fastest per sample but compile time grows with the
-# link count (talos, 38 links: ~80 s on the 2-core CPU); the scanned form compiles in a time flat
-# in the link count. Measured in benchmarks/results/kernels-cpu.md. Beyond that the tree is
-# scanned link by link on every backend.
-SOA_UNROLL_MAX_LINKS = 12
-
-
-def _traversal(model, traversal):
-    """The kernels' traversal: ``traversal``, else the model's; the model's ``"latency"`` (a
-    single-sample form of the generic algorithms) is ``"unroll"`` here."""
-    t = traversal or model.traversal
-    if t == "latency":
-        t = "unroll"
-    if t not in TRAVERSALS:
-        raise ValueError(f"unknown traversal '{t}', choose one of {', '.join(TRAVERSALS)}")
-    if t == "auto":
-        t = "unroll" if len(model.with_traversal("scan").layout.link_bodies) <= SOA_UNROLL_MAX_LINKS else "scan"
-    return t
-
-
-# Batches larger than this are processed in chunks of this many samples (``lax.map`` over
-# chunks) on CPU: every value a link step computes once (see _keep) is a (B,) buffer, so a
-# chunk keeps them in cache and caps the memory (panda ABA at B = 2^20, every intermediate a
-# buffer: 2.6 GB of XLA buffers unchunked). On other backends the batch goes in whole (``chunk=None``).
-CPU_CHUNK = 16384
-
-
-def _chunk(chunk, B, fn):
-    if chunk == "auto":
-        chunk = CPU_CHUNK if jax.default_backend() == "cpu" else None
-    if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
-        raise ValueError(f"{fn}: argument 'chunk' must be a positive int, None or 'auto', got {chunk!r}")
-    return chunk if chunk is not None and B > chunk else None
-
 
 def _run(model, fn, unrolled, scanned, traversal, chunk, pack, **args):
     B, single, a = _prepare(model, fn, **args)
     nums = _model_numbers(model)
-    t = _traversal(model, traversal)
+    t = planner.kernel_traversal(model, traversal)
     vals = list(a.values())
 
     def rows_of(*vals):
         with _computed_once(vals[0]):
             if t == "unroll":
                 return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
-            return scanned(model, model.with_traversal(t).layout, nums, *vals, pack=pack)
+            return scanned(model, layout(model.topology, t), nums, *vals, pack=pack)
 
     return _finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
 
@@ -144,7 +109,7 @@ def _run(model, fn, unrolled, scanned, traversal, chunk, pack, **args):
 def _map_chunks(rows_of, vals, B, chunk, fn):
     """``rows_of(*vals)`` (batch-last arrays in, ``(k, B)`` out), in chunks of ``chunk`` samples
     (padded by repeating the last sample; the padding is dropped)."""
-    c = _chunk(chunk, B, fn)
+    c = planner.chunk(chunk, B, fn)
     if c is None:
         return rows_of(*vals)
     n = -(-B // c)
@@ -166,11 +131,12 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
       f_ext: optional ``(B, nb, 6)`` body wrenches ``[moment; force]`` in body coordinates.
       traversal: ``"unroll"`` (a Python loop over links: fastest, compile time grows with the
         links), ``"scan"`` (:mod:`jaxdyn.tree` sweeps: compile time flat in the links) or
-        ``"auto"`` (unroll up to :data:`SOA_UNROLL_MAX_LINKS` links). Default: the model's
-        ``traversal`` field (``"auto"`` unless set with ``Model.with_traversal``; its
-        ``"latency"`` is ``"unroll"`` here).
+        ``"auto"`` (unroll up to :data:`jaxdyn.planner.SOA_UNROLL_MAX_LINKS` links). Default
+        (``None``): the planner's (:func:`jaxdyn.planner.kernel_traversal`, which reads the
+        override of :func:`jaxdyn.executor`; its ``"latency"`` is ``"unroll"`` here).
       chunk: process the batch ``chunk`` samples at a time (``lax.map``): bounded memory and
-        cache-sized buffers; ``"auto"``: :data:`CPU_CHUNK` on CPU, the whole batch elsewhere;
+        cache-sized buffers; ``"auto"``: :data:`jaxdyn.planner.CPU_CHUNK` on CPU, the whole
+        batch elsewhere;
         ``None``: the whole batch.
       _pack: private: force (True / False) whether the scanned traversals stack each link
         step's outputs into one array (:class:`jaxdyn.tree.Packed`); default: on a GPU backend.
@@ -205,7 +171,7 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _
     Returns: M ``(B, nv, nv)`` (or ``(nv, nv)``).
     """
     B, single, a = _prepare(model, "crba_batch", q=q)
-    lay, nums = model.with_traversal(_traversal(model, traversal)).layout, _model_numbers(model)
+    lay, nums = layout(model.topology, planner.kernel_traversal(model, traversal)), _model_numbers(model)
 
     def rows_of(qT):
         with _computed_once(qT):
