@@ -110,12 +110,19 @@ def test_pairs_in_reach_count_the_touching_pairs():
     """At the 56 reference poses every pair with a negative signed distance is in reach, and
     the counts are those of the bounding gaps computed here from the geoms' centres."""
     m = _model()
-    *_, reach, dist = _evaluate(None)
+
+    def one(q):  # the counts and distances alone (the forces' program: _evaluate, slow set)
+        return (
+            C.pairs_in_reach(m, q, EXCLUDE),
+            C.pair_distances(m, q, EXCLUDE),
+            frames._geom_poses(m, frames._frames(m, q))[1],
+        )
+
+    reach, dist, cg = (np.asarray(x) for x in jax.jit(jax.vmap(one))(_poses()[0]))
     table = C.collision_pairs(m, EXCLUDE)
     kind_of = np.concatenate([np.full(len(i), k) for k, (_, i, _) in enumerate(table.kinds)])
     radius = np.asarray(pairs._bounding_radii(m.geoms))
     ij = np.asarray(table.pairs)
-    cg = np.asarray(jax.jit(jax.vmap(lambda q: frames._geom_poses(m, frames._frames(m, q))[1]))(_poses()[0]))
     gaps = np.linalg.norm(cg[:, ij[:, 1]] - cg[:, ij[:, 0]], axis=2) - radius[ij[:, 0]] - radius[ij[:, 1]]
     assert np.all(gaps[dist < 0] <= 0)
     want = np.stack([(gaps[:, kind_of == k] <= 0).sum(1) for k in range(len(table.kinds))], 1)
@@ -241,7 +248,9 @@ def test_max_contacts_is_checked(bad):
 def test_rows_beyond_the_budget_are_reported():
     """Three balls resting on the floor apart from each other (three touching rows of six): a
     budget of two reports the first state (``Trajectory.overflow_step`` 0, ``first_overflow``),
-    a budget of three reports none, and without a budget (every row taken) there is no report."""
+    a budget of three reports none and steps as every row does, and without a budget (every row
+    taken) there is no report. (The quick counterpart of
+    test_a_contact_budget_gives_every_rows_step_where_it_suffices, slow set.)"""
     xml = (
         """<mujoco><worldbody><geom type="plane" size="0 0 1"/>"""
         + "".join(
@@ -257,7 +266,10 @@ def test_rows_beyond_the_budget_are_reported():
         ct = C.Contact(C.Ground.from_model(m), max_contacts=budget)
         return sim.rollout(m, q0, jnp.zeros(m.nv), jnp.zeros((3, m.nv)), 1e-3, contact=ct)
 
-    tight, enough = jax.jit(lambda: (run(2), run(3)))()
+    tight, enough, every = jax.jit(lambda: (run(2), run(3), run(None)))()
     assert int(tight.overflow_step) == 0 and sim.first_overflow(tight) == ((), 0)
     assert int(enough.overflow_step) == -1 and sim.first_overflow(enough) is None
-    assert jax.eval_shape(lambda: run(None)).overflow_step is None
+    assert every.overflow_step is None
+    for a, b in ((enough.q, every.q), (enough.qd, every.qd)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=0, atol=1e-10)
+    assert float(jnp.abs(tight.qd - every.qd).max()) > 1e-6  # a ball left out of the solve falls
