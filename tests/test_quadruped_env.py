@@ -220,7 +220,8 @@ def test_reward_terms_match_their_definitions():
     assert t["tracking_lin_vel"] == 1.0 and t["tracking_ang_vel"] == 1.0
     # the default task's penalties (the gait terms, weighted 0, have their own test)
     assert all(t[k] == 0.0 for k, w in env.reward_weights if w < 0)
-    assert float(env.reward(s, zero, jnp.zeros(18), nxt)) == pytest.approx(1.5 * env.dt, rel=1e-12)
+    reward = jax.jit(lambda *x: env.reward(*x))(s, zero, jnp.zeros(18), nxt)
+    assert float(reward) == pytest.approx(1.5 * env.dt, rel=1e-12)
     # off the command by dv: exp(-dv^2 / sigma); penalties as defined
     dv = 0.2
     qd2 = qd.at[3].add(dv).at[5].set(0.3)
