@@ -104,6 +104,17 @@ class TestMPCUR5:
         numbers(rf"solve time per replanning step: wall median {NUM} ms", out)
 
 
+class TestTrajoptContactLift:
+    def test_lifts_through_the_ground(self, tmp_path):
+        out = run_example("trajopt_contact_lift.py", tmp_path)
+        written(tmp_path, "trajopt_contact_lift.png")
+        assert "converged" in out
+        (dz,) = numbers(rf"torso height change {NUM} m", out)
+        assert abs(dz - 0.1) < 5e-3, dz
+        rise, drop = numbers(rf"centre of mass: rises {NUM} m with the ground; .* drop it {NUM} m", out)
+        assert rise > 0.08 and drop > 1.0, (rise, drop)
+
+
 class TestTrajoptPanda:
     def test_reach_with_less_effort_than_the_baseline(self, tmp_path):
         out = run_example("trajopt_panda.py", tmp_path)
