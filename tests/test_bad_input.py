@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import crba, rnea
 
 import jaxdyn
 from jaxdyn import URDFError, load_urdf
@@ -37,8 +38,8 @@ def test_floating_joint_from_a_world_link_is_a_floating_base():
     assert m.topology.frame_bodies[m.frame_index("world")] == -1
     q = jaxdyn.random_configuration(ref, jax.random.PRNGKey(0))
     qd = jnp.arange(1.0, 8.0) / 10
-    assert jnp.array_equal(jaxdyn.crba(m, q), jaxdyn.crba(ref, q))
-    assert jnp.array_equal(jaxdyn.rnea(m, q, qd, qd), jaxdyn.rnea(ref, q, qd, qd))
+    assert jnp.array_equal(crba(m, q), crba(ref, q))
+    assert jnp.array_equal(rnea(m, q, qd, qd), rnea(ref, q, qd, qd))
     both = load_urdf(world, floating_base=True)  # the world link floats too: the joint is three slides and a ball
     assert both.joint_names == ("root_joint", "free/x", "free/y", "free/z", "free", "j1") and both.nv == 13
 
@@ -63,11 +64,11 @@ def test_floating_joint_below_the_root_is_three_slides_and_a_ball():
     Ic = np.array([[0.2, 0.01, 0.02], [0.01, 0.3, 0.005], [0.02, 0.005, 0.4]])
     C = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
     M = np.block([[mass * np.eye(3), -mass * R @ C], [mass * C @ R.T, Ic - mass * C @ C]])
-    np.testing.assert_allclose(jaxdyn.crba(m, q), M, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(crba(m, q), M, rtol=0, atol=1e-14)
     Rj = np.asarray(jaxdyn.spatial.quat_to_rotation(jnp.asarray(_rpy_quat(0.3, 0.2, 0.1))))
     g = Rj.T @ np.array([0, 0, -9.81])  # gravity in the joint frame
     tau_g = -np.concatenate([mass * g, np.cross(c, mass * R.T @ g)])
-    np.testing.assert_allclose(jaxdyn.rnea(m, q, jnp.zeros(6), jnp.zeros(6)), tau_g, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(rnea(m, q, jnp.zeros(6), jnp.zeros(6)), tau_g, rtol=0, atol=1e-13)
 
 
 def test_planar_joint_is_two_slides_and_a_hinge():
@@ -88,11 +89,11 @@ def test_planar_joint_is_two_slides_and_a_hinge():
     q = jnp.array([x, y, th])
     r = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]]) @ c[:2]
     M = m_ * np.array([[1, 0, -r[1]], [0, 1, r[0]], [-r[1], r[0], r @ r]]) + np.diag([0, 0, Izz])
-    np.testing.assert_allclose(jaxdyn.crba(m, q), M, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(crba(m, q), M, rtol=0, atol=1e-14)
     Rj = np.asarray(jaxdyn.spatial.quat_to_rotation(jnp.asarray(_rpy_quat(0.3, 0.2, 0.1))))
     g = Rj.T @ np.array([0, 0, -9.81])  # gravity in the joint frame
     tau_g = -m_ * np.array([g[0], g[1], r[0] * g[1] - r[1] * g[0]])
-    np.testing.assert_allclose(jaxdyn.rnea(m, q, jnp.zeros(3), jnp.zeros(3)), tau_g, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(rnea(m, q, jnp.zeros(3), jnp.zeros(3)), tau_g, rtol=0, atol=1e-13)
 
 
 def _rpy_quat(r, p, y):
