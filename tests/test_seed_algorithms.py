@@ -19,13 +19,13 @@ def test_filter_smoother_internals(name):
     q, qd, _, tau = state(model)
     fext = jax.random.normal(jax.random.PRNGKey(3), (model.nb, 6))
     r = jax.jit(jaxdyn.aba_full)(model, q, qd, tau, fext)
-    f = jaxdyn.rnea_full(model, q, qd, r.qdd, fext).f
+    f = jax.jit(jaxdyn.rnea_full)(model, q, qd, r.qdd, fext).f
     lb = model.layout.link_bodies
     art = r.link
     xhat = art.z + jnp.einsum("nij,nj->ni", art.P, r.a[lb])
     assert_close(xhat, f[lb], 1e-9)
     # innovations: e = tau - S^T z  and  P+ S = 0 on the real dof columns, G = P S D^-1, H G = 1
-    jd = jaxdyn.algorithms.common.joint_data(model, q)
+    jd = jax.jit(jaxdyn.algorithms.common.joint_data)(model, q)
     PaS = jnp.einsum("nij,njk->nik", art.Pa, jd.S)
     assert np.abs(np.asarray(PaS)).max() < 1e-9 * np.abs(np.asarray(art.P)).max()
     HG = jnp.einsum("nji,njk->nik", jd.S, art.G)
