@@ -401,6 +401,18 @@ def _forces(model: Model, q, qd, tau, options: SimOptions, ctrl=None, act=None):
     return m, total
 
 
+def _free_torque(model: Model, q, qd, tau, f_ext, options: SimOptions, ctrl=None, act=None):
+    """``M qdd`` of :func:`forward_dynamics` (no contact) without forming ``qdd``: the joint
+    torque of every force less the bias, ``tau - c(q, qd) + sum_k J_k^T f_ext_k``, one RNEA at
+    ``qdd = 0`` in place of ABA and a product with ``M``; through ``qdd`` where the model's
+    constraints are solved in the dynamics."""
+    if model.constraints is not None and model.constraints.solved:
+        M = _mass_matrix(model, q, options)
+        return M @ forward_dynamics(model, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)
+    m, total = _forces(model, q, qd, tau, options, ctrl, act)
+    return total - batching.rnea(m, q, qd, jnp.zeros_like(qd), f_ext)
+
+
 def _mass_matrix(model: Model, q, options: SimOptions):
     return batching.crba(model, q)
 
@@ -742,9 +754,9 @@ def _implicit_contact(
 
     with ``M_d`` the mass matrix of the damped model (armature ``+ h B``), ``r = tau - c(q, qd) =
     M_d qdd`` the torque of every force but the contact's less the bias (``qdd`` the
-    acceleration without contact, ABA), ``tau_c(v)`` the joint-space contact
-    force at ``(q, v)`` (:meth:`jaxdyn.contact.Contact.joint_space`: point Jacobians and
-    the law's 3x3 velocity derivatives, no RNEA) and ``qd_lin = qd`` (fixed base; the
+    acceleration without contact; one RNEA at ``qdd = 0``, :func:`_free_torque`), ``tau_c(v)``
+    the joint-space contact force at ``(q, v)`` (:meth:`jaxdyn.contact.Contact.joint_space`:
+    point Jacobians and the law's 3x3 velocity derivatives, no RNEA) and ``qd_lin = qd`` (fixed base; the
     floating-base frame term below). With ``friction="spring"`` the bristle's elastic force is
     taken at the end-of-step elongation ``u + h v_t`` (docs/contact.md (S2)), so its stiffness
     enters ``D``. With the joints' Coulomb friction (``friction``, :class:`_JointFriction`)
@@ -784,7 +796,7 @@ def _implicit_contact(
     lookahead = dt if options.contact_position == "implicit" else None
     js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead, qd=qd, step=dt)
     Md = _mass_matrix(md, q, options)
-    other = Md @ forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)  # M_d qdd = tau - c
+    other = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act)  # M_d qdd = tau - c
     qd_lin = qd
     if model.floating_base:
         # the step changes the base velocity, in body axes at the start pose, by
