@@ -203,11 +203,11 @@ def test_spherical_joints_match_generic_float64(sph_tree, traversal):
 
 def test_spherical_joints_float32_and_jacobian():
     """float32 (scanned, against float64) and the Jacobian kernel (forward mode through both SoA
-    kernels) against vmap(jacfwd(aba)), on a chain with a spherical joint in the middle."""
+    kernels, called outside a trace: it compiles itself with kernels.COMPILER_OPTIONS on a CPU)
+    against vmap(jacfwd(aba)), on a chain with a spherical joint in the middle."""
     m = builders.chain(3, ("revolute", "spherical", "prismatic"), seed=2, dtype=jnp.float64)
     q, qd, tau, _ = _state(m, 3, seed=4)
-    f = functools.partial(kernels.aba_jacobian_batch, traversal="scan")
-    J = jax.jit(f, compiler_options=kernels.COMPILER_OPTIONS)(m, q, qd, tau)
+    J = kernels.aba_jacobian_batch(m, q, qd, tau, traversal="scan")  # compiled with its own options
     for a, b in zip(J, _ref_jac(m, q, qd, tau)):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
     m32, x32 = m.astype(jnp.float32), [x.astype(jnp.float32) for x in (q, qd, tau)]

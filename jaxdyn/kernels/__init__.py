@@ -8,9 +8,10 @@ under ``jax.vmap`` over the state (:mod:`jaxdyn.batching`), so they rarely need 
 ``aba_jacobian_batch`` is reached only here. ``traversal="auto" | "unroll" | "scan"`` (default:
 the planner's, :func:`jaxdyn.planner.kernel_traversal`) picks how they walk the tree.
 
-Compile them with ``jax.jit``; on a CPU, ``aba_jacobian_batch`` with
+Compile them with ``jax.jit``. On a CPU ``aba_jacobian_batch`` needs
 ``compiler_options=``:data:`COMPILER_OPTIONS` (XLA instruction fusion off: under a plain ``jit``
-panda's did not finish compiling in 17 minutes). On a GPU backend the scanned traversals stack each link
+panda's did not finish compiling in 17 minutes): called outside a trace it compiles itself so;
+inside a caller's ``jax.jit``, pass them to that ``jit``. On a GPU backend the scanned traversals stack each link
 step's outputs into one array (fewer XLA kernels per link step). The fused Pallas kernels are in
 :mod:`jaxdyn.kernels.pallas`.
 """

@@ -182,12 +182,12 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _
 
 
 # The one program that still compiles best with XLA CPU's instruction fusion switched off:
-# ``jax.jit(functools.partial(aba_jacobian_batch, model), compiler_options=COMPILER_OPTIONS)``.
+# the kernel compiles itself so when called outside a trace (``_aba_jacobian_cpu``).
 # Same-process A/B at batch 4096 (benchmarks/results/cpu-2026-11-25-fusion-ab.md): panda's
 # unrolled Jacobian compiled in 116 s with fusion off and had not finished after 17 minutes
 # under a plain ``jax.jit``; scanned under a plain ``jax.jit`` it compiled (53 s) but ran 3.1x
-# slower than the unrolled one with fusion off. The option applies to one whole program, so the
-# kernel cannot choose it for itself; on other backends it is not needed. XLA CPU's fusion emitters
+# slower than the unrolled one with fusion off. The option applies to one whole program: inside a
+# caller's ``jax.jit`` the caller passes it; on other backends it is not needed. XLA CPU's fusion emitters
 # (its default) are named explicitly: with fusion off and the earlier emitters
 # (``--xla_cpu_use_fusion_emitters=false`` in ``XLA_FLAGS``) the panda Jacobian came out wrong
 # (tests/test_kernels.py::test_aba_jacobian_batch_matches_jacfwd), so a process-wide flag must not
@@ -222,11 +222,22 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
       (``lax.map`` over pieces; ``"auto"``: :data:`JACOBIAN_CHUNK` on every backend, ``None``:
       the whole batch at once).
 
-    On CPU, compile it with ``compiler_options=``:data:`COMPILER_OPTIONS` (XLA instruction fusion
-    off; see there).
+    On a CPU a call outside any trace compiles itself with ``compiler_options=``
+    :data:`COMPILER_OPTIONS` (XLA instruction fusion off; see there). Traced inside a program of
+    the caller (``jax.jit`` of a function that calls it), it is compiled with that program's
+    options: pass :data:`COMPILER_OPTIONS` to that ``jax.jit`` on a CPU.
 
     Returns: ``(dq (B, nv, nq), dqd (B, nv, nv), dtau (B, nv, nv))``.
     """
+    _prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
+    concrete = not any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves((model, q, qd, tau)))
+    if concrete and jax.default_backend() == "cpu":
+        return _aba_jacobian_cpu(model, q, qd, tau, traversal=traversal, chunk=chunk, _pack=_pack)
+    return _aba_jacobian(model, q, qd, tau, traversal=traversal, chunk=chunk, _pack=_pack)
+
+
+def _aba_jacobian(model: Model, q, qd, tau, *, traversal=None, chunk="auto", _pack=None):
+    """:func:`aba_jacobian_batch` itself."""
     B, single, _ = _prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
     if single:
         raise ValueError(
@@ -267,3 +278,9 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
         ]
         J = jax.lax.map(lambda xs: jacobian(*xs), pieces).reshape((n * chunk, nv, nq + 2 * nv))[:B]
     return J[..., :nq], J[..., nq : nq + nv], J[..., nq + nv :]
+
+
+# the kernel's CPU program, with the compiler options it needs (a call outside any trace)
+_aba_jacobian_cpu = jax.jit(
+    _aba_jacobian, static_argnames=("traversal", "chunk", "_pack"), compiler_options=COMPILER_OPTIONS
+)
