@@ -129,8 +129,8 @@ from jaxdyn import trajopt as to
 from test_trajopt_batch import OPT, _params, _problem
 assert len(jax.devices()) == 2
 p = _params(7)
-two = to.solve_batch(_problem, p, "fddp", -4.0, 4.0, OPT, slots=2)
-one = to.solve_batch(_problem, p, "fddp", -4.0, 4.0, OPT, slots=2, devices=jax.devices()[:1])
+two = to.solve_batch(_problem, p, "fddp", -4.0, 4.0, OPT, slots=2, devices=jax.devices())
+one = to.solve_batch(_problem, p, "fddp", -4.0, 4.0, OPT, slots=2)  # the default device
 for a, b in zip(two.result, one.result):
     assert a.shape == b.shape and a.shape[0] == 7
     np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-12, atol=1e-12)

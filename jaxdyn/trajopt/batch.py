@@ -156,11 +156,13 @@ def solve_batch(
       slots: problems iterated at once on each device (``None``: ``min(N / devices, 64)``).
         Fewer slots waste less at the end of the queue, more amortise each iteration's fixed
         cost over more problems.
-      devices: the devices to spread the problems over (``None``: ``jax.local_devices()``),
+      devices: the devices to spread the problems over (``None``: the default device only),
         each running its own queue of ``ceil(N / devices)`` problems in its own slots (one
         ``jax.pmap``; the queue is padded with copies of the last problem, whose results are
         dropped). On the CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``
-        (set before JAX is imported) makes each core a device.
+        (set before JAX is imported) makes each core a device; there a Panda batch over two
+        host devices hung (both replicas waiting, no CPU used; a pendulum's did not), so
+        this is meant for accelerators.
 
     Returns a :class:`BatchResult`: ``result`` an :class:`ILQRResult` whose every field has the
     leading axis ``N``, in the order of ``params``, each problem's result that of its own
@@ -182,7 +184,7 @@ def solve_batch(
     n = sizes.pop()
     if n < 1:
         raise ValueError("solve_batch: params hold no problem (leading size 0)")
-    devs = tuple(jax.local_devices() if devices is None else devices)
+    devs = tuple(jax.local_devices()[:1] if devices is None else devices)
     if not devs:
         raise ValueError("solve_batch: devices is empty")
     devs = devs[: min(len(devs), n)]
