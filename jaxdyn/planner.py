@@ -17,7 +17,8 @@ varies is how a call executes it:
 * **under** ``jax.vmap``, the public ``jaxdyn.aba``, ``rnea`` and ``crba`` (and through them
   :func:`jaxdyn.sim.step`, :func:`jaxdyn.sim.rollout` and the environments) send the batch to a
   batch kernel or to ``vmap`` of the generic algorithm (:func:`batch_kernel`, read by the
-  batching rule of :mod:`jaxdyn.batching`).
+  batching rule of :mod:`jaxdyn.batching`), with thresholds of their own inside the implicit
+  contact step (:func:`site`).
 
 Every choice gives the same numbers to round-off; only speed and compile time differ. The
 thresholds below are measurements (the records they cite are in ``benchmarks/results/``).
@@ -36,6 +37,7 @@ the block is traced and compiled again inside it, and the other way round.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 from collections.abc import Iterator
 
@@ -83,6 +85,13 @@ CPU_CHUNK = 16384
 # benchmarks/planner_batch.py): the ABA kernel's time per sample over vmap's was 1.94 at batch
 # 1, 1.06 at 16, 0.29 at 64, 0.16 at 256-4096.
 CPU_KERNEL_MIN_BATCH = 32
+# Inside the implicit contact step (jaxdyn.sim: the RNEA and the CRBA of its velocity solve) the
+# kernels pay later on a CPU: the Go1 feet-only contact step (float32, one thread,
+# benchmarks/planner_batch.py --step) took 1.55x vmap's CPU time per env-step at 64 envs (47.6
+# against 30.6 us) and compiled in 136 s against 50 s; at 256 envs the kernel measured 38-55 us
+# against vmap's 48-68 in alternating rounds (docs/benchmarks.md, "The batch kernels by
+# default"). There a CPU batch takes the kernels from this many samples.
+CPU_STEP_KERNEL_MIN_BATCH = 256
 # The CRBA kernel ran at 0.29-0.81x of ``vmap(crba)`` on the 2-core CPU (panda, solo12, talos,
 # two 14-link humanoids; float32, batch 4096; benchmarks/results/cpu-2026-11-27-spherical.md,
 # benchmarks/rule_ab.py), where on an H100 it is about twice as fast (2026-11-23 records): on a
@@ -196,18 +205,35 @@ def pallas_traversal(model, name: str, traversal: str | None = None) -> str:
     return t
 
 
+_SITE: contextvars.ContextVar[str] = contextvars.ContextVar("jaxdyn_planner_site", default="call")
+
+
+@contextlib.contextmanager
+def site(name: str) -> Iterator[None]:
+    """Mark the calls traced inside as made from ``name`` (``"contact_step"``: the implicit
+    contact solve of :func:`jaxdyn.sim.step`), whose measured thresholds then apply. Set while a
+    function is traced, inside it, so it needs no place in ``jit``'s cache key."""
+    token = _SITE.set(name)
+    try:
+        yield
+    finally:
+        _SITE.reset(token)
+
+
 def batch_kernel(model, kernel: str, batch: int) -> bool:
     """Whether ``vmap`` over the state of ``batch`` samples of ``model`` runs the batch kernel
     ``jaxdyn.kernels.<kernel>`` (``"aba_batch"``, ``"rnea_batch"``, ``"crba_batch"``) rather
     than ``vmap`` of the generic algorithm: the override's ``batch``, or on ``"auto"`` the
     measured choice (module constants): ``vmap`` for the CRBA and for batches under
-    :data:`CPU_KERNEL_MIN_BATCH` on a CPU, and for models with multi-dof joints (padded to three
+    :data:`CPU_KERNEL_MIN_BATCH` on a CPU (:data:`CPU_STEP_KERNEL_MIN_BATCH` inside the implicit
+    contact step, :func:`site`), and for models with multi-dof joints (padded to three
     dof slots) too large to unroll."""
     b = current().batch
     if b != "auto":
         return b == "kernel"
     cpu = jax.default_backend() == "cpu"
-    if cpu and (kernel == "crba_batch" or batch < CPU_KERNEL_MIN_BATCH):
+    smallest = CPU_STEP_KERNEL_MIN_BATCH if _SITE.get() == "contact_step" else CPU_KERNEL_MIN_BATCH
+    if cpu and (kernel == "crba_batch" or batch < smallest):
         return False
     multi_dof = joints.link_flags(model.layout.link_types).any_quaternion
     return not multi_dof or kernel_traversal(model) == "unroll"

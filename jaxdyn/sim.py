@@ -120,7 +120,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import actuators, batching, configuration, spatial
+from . import actuators, batching, configuration, planner, spatial
 from . import constraints as _constraints
 from .algorithms.common import full_precision
 from .algorithms.energy import kinetic_energy, potential_energy
@@ -601,9 +601,10 @@ def _implicit_euler(model, q, qd, tau, dt, f_ext, options, contact=None, contact
     elif contact is None:
         qdd = _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction, options, ctrl, act)
     else:  # the contact's force (and the joints' friction) implicit in velocity
-        qdd, qd_lin, depth = _implicit_contact(
-            model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl, act, friction
-        )
+        with planner.site("contact_step"):  # its measured executor thresholds
+            qdd, qd_lin, depth = _implicit_contact(
+                model, md, q, qd, tau, f_ext, dt, contact, contact_state, stateful, options, ctrl, act, friction
+            )
     qd1 = qd + dt * qdd
     state1 = None
     if stateful:

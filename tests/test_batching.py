@@ -125,6 +125,44 @@ def test_small_batches_run_vmap_on_a_cpu(monkeypatch):
     assert spy.calls == 3
 
 
+def test_the_contact_step_takes_its_own_threshold(monkeypatch):
+    """Inside the implicit contact step (``planner.site("contact_step")``, entered by
+    ``sim.step`` around its velocity solve) a CPU batch takes the kernels from
+    ``planner.CPU_STEP_KERNEL_MIN_BATCH`` samples; outside it the general threshold holds (1 in
+    this file); a contact step traced at 64 envs runs no kernel, unless the override asks."""
+    from jaxdyn import contact, sim
+
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    spy = _Spy(monkeypatch, "rnea_batch")
+    model = _model("chain")
+    n = planner.CPU_STEP_KERNEL_MIN_BATCH
+    small, large = (jnp.zeros((k, model.nv), model.dtype) for k in (n - 1, n))
+
+    def trace(x):  # a new function each time: no trace is reused
+        jax.make_jaxpr(lambda *a: jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0))(*a))(model, x, x, x)
+
+    with planner.site("contact_step"):
+        trace(small)
+        assert spy.calls == 0
+        trace(large)
+        assert spy.calls == 1
+    trace(small)
+    assert spy.calls == 2
+    ball = jaxdyn.load_mjcf(
+        '<mujoco><worldbody><geom type="plane" size="1 1 0.1"/><body pos="0 0 0.1"><freejoint/>'
+        '<geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>'
+    )
+    con = contact.Contact(ground=contact.Ground.from_model(ball))
+    x = jnp.tile(jaxdyn.configuration.neutral(ball), (64, 1))
+    v = jnp.zeros((64, ball.nv), ball.dtype)
+    step = jax.vmap(lambda q, qd: sim.step(ball, q, qd, jnp.zeros_like(qd), 1e-3, contact=con)[:2])
+    jax.make_jaxpr(step)(x, v)
+    assert spy.calls == 2
+    with jaxdyn.executor(batch="kernel"):
+        jax.make_jaxpr(step)(x, v)
+    assert spy.calls == 3
+
+
 def test_unbatched_arguments_are_broadcast():
     model = _model("chain")
     q, qd, _, tau, _ = _batch(model, 1)
