@@ -25,15 +25,36 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REF = os.path.join(ROOT, "tests", "reference", "generate_crocoddyl_solo12.py")
+
+
+def crocoddyl_side(rounds):
+    """Run in Crocoddyl's interpreter: one warm-up and ``rounds`` timed solves of the reference
+    problem (its :func:`solve`), printed as one JSON line."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
+    import generate_crocoddyl_solo12 as pb
+
+    pb.solve()  # warm-up
+    walls, cpus, iterations = [], [], []
+    for _ in range(rounds):
+        t, c = time.perf_counter(), time.process_time()
+        crocoddyl, pin, solver, _ = pb.solve()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+        iterations.append(int(solver.iter))
+    out = dict(crocoddyl=crocoddyl.__version__, pinocchio=pin.__version__, walls=walls, cpus=cpus)
+    print(json.dumps(dict(out, iterations=iterations, cost=float(solver.cost))))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--crocoddyl-side", type=int, metavar="ROUNDS", help=argparse.SUPPRESS)
     ap.add_argument("--croc-python", default="/tmp/crocenv/bin/python")
     ap.add_argument("--out")
     args = ap.parse_args()
+    if args.crocoddyl_side:
+        crocoddyl_side(args.crocoddyl_side)
+        return
 
     import jax
 
@@ -72,7 +93,10 @@ def main():
         walls.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
     out = subprocess.run(
-        [args.croc_python, REF, "--time", str(args.rounds)], capture_output=True, text=True, check=True
+        [args.croc_python, os.path.abspath(__file__), "--crocoddyl-side", str(args.rounds)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     croc = json.loads(out.stdout.strip().splitlines()[-1])
     with open(pb.OUT) as fh:

@@ -26,18 +26,15 @@ uses ``[x, y, z, qw, qx, qy, qz]`` and ``[angular; linear]`` (the test converts)
 
 Run in an environment with Crocoddyl (its wheel is built against Pinocchio 4.0)::
 
-    /tmp/crocenv/bin/python tests/reference/generate_crocoddyl_solo12.py [--time ROUNDS]
+    /tmp/crocenv/bin/python tests/reference/generate_crocoddyl_solo12.py
 
-With ``--time`` it writes nothing and prints, as JSON, the wall and process CPU times of
-``ROUNDS`` solves and their iterations (for the benchmark).
+``benchmarks/trajopt_floating.py`` times the same solver on the same problem (:func:`solve`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import time
 
 import numpy as np
 
@@ -101,30 +98,12 @@ def solve():
     crocoddyl, pin, problem, nu = build()
     solver = crocoddyl.SolverFDDP(problem)
     x0 = np.asarray(X0)
-    t, c = time.perf_counter(), time.process_time()
     ok = solver.solve([x0] * (T + 1), [np.zeros(nu)] * T, MAX_ITER, False)
-    return crocoddyl, pin, solver, bool(ok), time.perf_counter() - t, time.process_time() - c
+    return crocoddyl, pin, solver, bool(ok)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--time", type=int, default=0)
-    args = ap.parse_args()
-    if args.time:
-        solve()  # warm-up
-        runs = [solve() for _ in range(args.time)]
-        crocoddyl, pin = runs[0][0], runs[0][1]
-        out = dict(
-            crocoddyl=crocoddyl.__version__,
-            pinocchio=pin.__version__,
-            walls=[r[4] for r in runs],
-            cpus=[r[5] for r in runs],
-            iterations=[int(r[2].iter) for r in runs],
-            cost=float(runs[0][2].cost),
-        )
-        print(json.dumps(out))
-        return
-    crocoddyl, pin, solver, ok, _, _ = solve()
+    crocoddyl, pin, solver, ok = solve()
     out = dict(
         crocoddyl=crocoddyl.__version__,
         pinocchio=pin.__version__,
