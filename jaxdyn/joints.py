@@ -163,8 +163,11 @@ class Space:
 
     def random(self, keys, lo, hi, half, dtype):
         """Random configurations ``(g, nq)`` within the limits ``lo, hi`` ``(g, nq)`` where finite,
-        else within ``+-half`` ``(g,)`` (:meth:`JointType.default_range`)."""
-        raise NotImplementedError
+        else within ``+-half`` ``(g,)`` (:meth:`JointType.default_range`). Every concrete space
+        defines it (abstract here)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}: a Space subclass must define random(keys, lo, hi, half, dtype)"
+        )
 
 
 class Vector(Space):
@@ -298,22 +301,22 @@ class JointType:
         """``(R (9 entries), p (3))``: the body frame in its parent's, from the link's joint numbers
         ``num`` (the fields of :class:`OneDof` for one link: its placement is ``A0 + A1``
         (``R0``) and ``p0``) and the joint's ``q`` entries."""
-        raise NotImplementedError(f"{self.name}.transform")
+        raise NotImplementedError(f"{self.name}: a JointType subclass must define transform(num, q)")
 
     def subspace(self, num: dict):
         """The motion subspace in the body frame: one column ``(sa, sl)`` for a 1-dof joint, else
         the list of the ``nv`` columns."""
-        raise NotImplementedError(f"{self.name}.subspace")
+        raise NotImplementedError(f"{self.name}: a JointType subclass must define subspace(num)")
 
     def reference_motion(self, u, params: dict, q) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """NumPy: ``(R_J, p_J, S)``, the joint's motion in its joint frame at ``q`` and its
         subspace ``(nv, 6)`` in the body frame (:mod:`jaxdyn.reference`)."""
-        raise NotImplementedError(f"{self.name}.reference_motion")
+        raise NotImplementedError(f"{self.name}: a JointType subclass must define reference_motion(u, params, q)")
 
     def rotation_quaternion(self, u, params: dict, q):
         """The joint's rotation as a quaternion ``[w, x, y, z]`` (JAX), or None when it does not
         rotate."""
-        raise NotImplementedError(f"{self.name}.rotation_quaternion")
+        raise NotImplementedError(f"{self.name}: a JointType subclass must define rotation_quaternion(u, params, q)")
 
     def default_range(self, angle: float = np.pi, length: float = 1.0) -> float:
         """Half-range of a coordinate without usable limits: ``angle`` for an angle, ``length``

@@ -192,3 +192,24 @@ def test_helical_refusals():
         model.replace(joint_params={}).check()
     with pytest.raises(ValueError, match="unsupported joint type 'screw'"):
         jaxdyn.Topology((-1,), ("screw",), ("j",), ("b",))
+
+
+def test_the_abstract_joint_type_and_space_name_what_a_subclass_must_define():
+    """The registry's base classes (jaxdyn.joints.JointType, Space) hold the five abstract
+    methods every registered type and space defines; a subclass that forgets one gets an error
+    naming the class or type and the method."""
+    stub, space = joints.JointType("stub", 1, 1), joints.Space()
+    calls = {
+        "transform": lambda: stub.transform({}, (0.0,)),
+        "subspace": lambda: stub.subspace({}),
+        "reference_motion": lambda: stub.reference_motion(np.eye(3)[0], {}, 0.0),
+        "rotation_quaternion": lambda: stub.rotation_quaternion(np.eye(3)[0], {}, 0.0),
+    }
+    for what, call in calls.items():
+        with pytest.raises(NotImplementedError, match=rf"stub: a JointType subclass must define {what}\("):
+            call()
+    with pytest.raises(NotImplementedError, match=r"Space: a Space subclass must define random\("):
+        space.random(None, None, None, None, np.float64)
+    for t in joints.JOINTS.values():  # every registered type and its space override them
+        assert all(getattr(type(t), m) is not getattr(joints.JointType, m) for m in calls), t.name
+        assert type(t.space).random is not joints.Space.random, t.name

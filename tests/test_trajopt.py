@@ -286,7 +286,7 @@ def test_bad_input():
 
 def test_abstract_bases_name_the_missing_method():
     """Dynamics, Cost and Constraint are abstract bases: a subclass that leaves a method out gets
-    an error naming the class and the method (the library's six NotImplementedError marks)."""
+    an error naming the class and the method (trajopt's six NotImplementedError marks; the joint registry's five: tests/test_helical.py)."""
     from jaxdyn.trajopt import Cost, Dynamics
     from jaxdyn.trajopt.constraints import Constraint
 
