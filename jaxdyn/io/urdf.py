@@ -53,6 +53,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from .. import joints
 from ..geometry import BOX, CAPSULE, CYLINDER, MESH, SPHERE, make_geoms
 from ..model import Model, Topology, check_dtype, make_model
 from .errors import LoadError, check_finite_model, loads_eagerly, robot_name_hint, source_text
@@ -372,7 +373,7 @@ def load_urdf(
             while bk != c and (bk in links or bk in body_name):
                 bk += "_"
             b = new_body(b, tk, jk, bk, R if k == 0 else np.eye(3), pos if k == 0 else np.zeros(3), axk)
-            nq, nv = (4, 3) if tk == "spherical" else (1, 1)
+            nq, nv = joints.get(tk).nq, joints.get(tk).nv
             lim_lo.extend([lo] * nq)
             lim_hi.extend([hi] * nq)
             vel.extend([v_ if v_ > 0 else np.inf] * nv)

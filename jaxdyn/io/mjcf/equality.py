@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ... import joints
 from ...constraints.model import DEFAULT_SOLIMP, DEFAULT_SOLREF, build
 from ...constraints.tendons import kinematics as tendon_kinematics
 from ...reference import body_invweights, inverse_mass_matrix, reference_kinematics
@@ -19,7 +20,6 @@ from .geoms import numbers_over_default, solimp_of, solref_of
 from .parse import MJCFError, _desc, _limited, _numbers
 
 _TYPES = ("connect", "weld", "joint", "tendon")
-ONE_DOF = ("revolute", "continuous", "prismatic")
 
 
 def _quat_to_rot(qt):
@@ -54,7 +54,7 @@ def reference_configuration(model, bodies, joint_name, jmap, ctx):
                 quat = np.array(
                     [w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)]
                 )
-                if model.joint_types[jb] == "free":
+                if joints.get(model.joint_types[jb]).floating:
                     q0[s : s + 3], q0[s + 3 : s + 7] = b.p, quat
                 else:  # three slides then the ball: the slides precede the ball's body
                     for k in range(3):
@@ -225,7 +225,7 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
         with_tendons = model.replace(constraints=build(model, (), tendons))
         L0, JT0 = (np.asarray(x, np.float64) for x in _tendon_kinematics(with_tendons, jnp.asarray(q0, model.dtype)))
         qs = q0.copy()  # MuJoCo's qpos_spring: the 1-dof joints' springref, qpos0 elsewhere
-        one = [int(model.layout.q_start[j]) for j, t in enumerate(model.joint_types) if t in ONE_DOF]
+        one = [int(model.layout.q_start[j]) for j, t in enumerate(model.joint_types) if joints.get(t).nq == 1]
         qs[one] = np.asarray(model.spring_reference, np.float64)[one]
         Ls = np.asarray(_tendon_kinematics(with_tendons, jnp.asarray(qs, model.dtype))[0], np.float64)
     for i, t in enumerate(tendons):
