@@ -120,7 +120,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from . import actuators, batching, configuration, planner, spatial
+from . import actuators, batching, configuration, linalg, planner, spatial
 from . import constraints as _constraints
 from .algorithms.common import full_precision
 from .algorithms.energy import kinetic_energy, potential_energy
@@ -692,8 +692,7 @@ def _implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: _JointFriction
     def newton(_, a):
         v = qd + dt * a
         Me = Md @ (a - a0)
-        K = jax.scipy.linalg.cho_factor(Md + jnp.diag(dt * friction.derivative(v)))
-        da = -jax.scipy.linalg.cho_solve(K, Me + friction.force(v))
+        da = -linalg.spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v))
         s0, curvature = Me @ da, da @ (Md @ da)
 
         def slope(t):
@@ -825,8 +824,7 @@ def _implicit_contact(
         N = Md - dt * js.newton_matrix(v, fbar)
         if friction is not None:
             N = N + jnp.diag(dt * friction.secant(v))
-        K = jax.scipy.linalg.cho_factor(N)
-        da = -jax.scipy.linalg.cho_solve(K, Ma - other - js.forces(v, fbar) + joint_friction(v))
+        da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v))
         # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
         # is per dof, nv terms)
         s0 = (Ma - other) @ da
@@ -840,10 +838,10 @@ def _implicit_contact(
         return a + _line_search(slope, fractions) * da
 
     a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qd))
-    L = jax.scipy.linalg.cho_factor(Md)
+    L = linalg.cholesky(jax.lax.stop_gradient(Md))
 
     def merit(R):
-        return R @ jax.scipy.linalg.cho_solve(L, R)
+        return R @ linalg.spd_solve(Md, R, L)
 
     def polish(_, carry):
         a, R, m = carry
@@ -851,7 +849,7 @@ def _implicit_contact(
         J = Md - dt * js.velocity_derivative(v)
         if friction is not None:
             J = J + jnp.diag(dt * friction.derivative(v))
-        cand = a - jnp.linalg.solve(J, R)
+        cand = a - linalg.solve(J, R)
         Rc = residual(cand)
         mc = merit(Rc)
         better = mc < m

@@ -59,7 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial, tree
+from .. import linalg, spatial, tree
 from ..algorithms.aba import aba
 from ..algorithms.common import full_precision, joint_data
 from ..algorithms.innovations import _solve, factorize
@@ -258,7 +258,7 @@ def delassus(model, q, J: Float[Array, "m nv"], method: str = "innovations") -> 
         from ..algorithms.crba import crba
 
         M = crba(model, q)
-        X = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), J.T.astype(M.dtype))
+        X = linalg.spd_solve(M, J.T.astype(M.dtype))
     else:
         raise ValueError(f"delassus: method must be 'innovations' or 'dense', got {method!r}")
     A = J @ X
@@ -339,10 +339,11 @@ def solve(
 
     def linear(H, b):
         if mode == "hard" and prox > 0:
-            cho = jax.scipy.linalg.cho_factor(H + prox * jnp.eye(H.shape[0], dtype=H.dtype))
-            step = lambda _, f: f + jax.scipy.linalg.cho_solve(cho, b - H @ f)
+            Hp = H + prox * jnp.eye(H.shape[0], dtype=H.dtype)
+            L = linalg.cholesky(jax.lax.stop_gradient(Hp))
+            step = lambda _, f: f + linalg.spd_solve(Hp, b - H @ f, L)
             return jax.lax.fori_loop(0, prox_iterations, step, jnp.zeros_like(b))
-        return jnp.linalg.solve(H, b)
+        return linalg.solve(H, b)
 
     if not rw.unilateral.any():
         f = linear(H, b)

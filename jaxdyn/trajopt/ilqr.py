@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import linalg
 from .costs import Cost, SumCost
 from .dynamics import Dynamics, ModelDynamics
 
@@ -76,11 +77,11 @@ def _masked_cholesky(H, free):
     """Cholesky factor of ``H`` restricted to the ``free`` rows/columns (identity elsewhere)."""
     both = free[:, None] & free[None, :]
     Hf = jnp.where(both, H, jnp.eye(H.shape[0], dtype=H.dtype))
-    return jnp.linalg.cholesky(Hf)
+    return linalg.cholesky(Hf)
 
 
 def _cho_solve(L, b):
-    return jax.scipy.linalg.cho_solve((L, True), b)
+    return linalg.cho_solve(L, b)
 
 
 _QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)

@@ -1,0 +1,118 @@
+"""Small dense linear algebra in XLA operations: Cholesky and Gaussian elimination for the
+``nv x nv`` and ``m x m`` systems of one sample (a Newton step of the implicit contact step, a
+constraint solve, a Riccati step of iLQR), written so that ``vmap`` turns them into element-wise
+loops over the batch.
+
+Why not ``jnp.linalg``: on a CPU, jaxlib sends a batched ``cholesky``, ``cho_factor`` or
+``solve`` to LAPACK through a custom call that splits the batch over XLA's intra-op thread pool
+and blocks its thread until the pieces finish. When two such calls run at once (two independent
+factorisations in one program, as in the contact step) and they hold every thread of the pool,
+the pieces they wait for never run: the program hangs with every thread parked (jaxlib 0.10.2;
+reproduced with two independent batched ``cho_factor`` calls at batch 1,024 on 2 cores,
+``--xla_cpu_multi_thread_eigen=false`` included). These functions call no library kernel, so
+they cannot take part in that wait, on any backend.
+
+Glossary: ``A`` the matrix (``n x n``), ``L`` its lower Cholesky factor (``A = L L^T``), ``b`` a
+right-hand side ``(n,)`` or ``(n, k)``.
+
+* :func:`cholesky`: ``L`` by columns (Cholesky-Banachiewicz): for ``j = 0..n-1``,
+  ``c = a_j - L l_j`` (``l_j`` row ``j`` of ``L``, zero from column ``j`` on),
+  ``L_jj = sqrt(c_j)``, ``L_ij = c_i / L_jj`` for ``i > j``. ``n`` steps of ``O(n^2)``; a
+  matrix that is not positive definite gives NaN, as LAPACK's does through ``jnp.linalg``.
+* :func:`cho_solve`: ``L y = b`` forward, ``L^T x = y`` backward, a row per step.
+* :func:`spd_solve` and :func:`solve`: ``x = A^-1 b`` differentiated implicitly
+  (``lax.custom_linear_solve``: ``dx = A^-1 (db - dA x)``), so derivatives never run through
+  the factorisation's loop; :func:`solve` eliminates with partial pivoting (any nonsingular
+  ``A``) and solves ``A^T`` for reverse mode.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+__all__ = ["cholesky", "cho_solve", "spd_solve", "solve"]
+
+
+def cholesky(A: Float[Array, "n n"]) -> Float[Array, "n n"]:
+    """Lower-triangular ``L`` with ``L L^T = A`` for a symmetric positive-definite ``A`` (only
+    its lower triangle is read). Differentiable (through the loop); prefer :func:`spd_solve`
+    when only solves are differentiated."""
+    A = jnp.asarray(A)
+    n = A.shape[-1]
+    i = jnp.arange(n)
+
+    def column(j, L):
+        c = A[:, j] - L @ L[j]
+        return L.at[:, j].set(jnp.where(i >= j, c, 0.0) / jnp.sqrt(c[j]))
+
+    return jax.lax.fori_loop(0, n, column, jnp.zeros_like(A))
+
+
+def _forward(L, b):
+    """``y`` with ``L y = b`` (``L`` lower triangular)."""
+
+    def row(i, y):
+        return y.at[i].set((b[i] - L[i] @ y) / L[i, i])
+
+    return jax.lax.fori_loop(0, L.shape[-1], row, jnp.zeros_like(b))
+
+
+def _backward(U, y):
+    """``x`` with ``U x = y`` (``U`` upper triangular)."""
+    n = U.shape[-1]
+
+    def row(k, x):
+        i = n - 1 - k
+        return x.at[i].set((y[i] - U[i] @ x) / U[i, i])
+
+    return jax.lax.fori_loop(0, n, row, jnp.zeros_like(y))
+
+
+def cho_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``x`` with ``L L^T x = b``, ``L`` from :func:`cholesky`."""
+    L, b = jnp.asarray(L), jnp.asarray(b)
+    return _backward(L.T, _forward(L, b))
+
+
+def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."], L=None) -> Float[Array, "n ..."]:
+    """``A^-1 b`` for a symmetric positive-definite ``A`` by its Cholesky factor (``L`` when the
+    caller already has it, for several right-hand sides of one ``A``), with implicit derivatives
+    in ``A`` and ``b``."""
+    A, b = jnp.asarray(A), jnp.asarray(b)
+    if L is None:
+        L = cholesky(jax.lax.stop_gradient(A))
+    L = jax.lax.stop_gradient(L)
+    return jax.lax.custom_linear_solve(lambda x: A @ x, b, lambda _, r: cho_solve(L, r), symmetric=True)
+
+
+def _eliminate(A, b):
+    """``A^-1 b`` by Gaussian elimination with partial pivoting (rows swapped so that each
+    pivot is the largest remaining entry of its column), then back substitution."""
+    n = A.shape[-1]
+    i = jnp.arange(n)
+
+    def pivot(k, Ab):
+        A, b = Ab
+        p = jnp.argmax(jnp.where(i >= k, jnp.abs(A[:, k]), -1.0))
+        swap = jnp.where(i == k, p, jnp.where(i == p, k, i))
+        A, b = A[swap], b[swap]
+        m = jnp.where(i > k, A[:, k] / A[k, k], 0.0)
+        return A - jnp.outer(m, A[k]), b - m.reshape(m.shape + (1,) * (b.ndim - 1)) * b[k]
+
+    U, y = jax.lax.fori_loop(0, n, pivot, (A, b))
+    return _backward(U, y)
+
+
+def solve(A: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``A^-1 b`` for a nonsingular ``A`` (partial pivoting), with implicit derivatives in ``A``
+    and ``b``."""
+    A, b = jnp.asarray(A), jnp.asarray(b)
+    As = jax.lax.stop_gradient(A)
+    return jax.lax.custom_linear_solve(
+        lambda x: A @ x,
+        b,
+        lambda _, r: _eliminate(As, r),
+        transpose_solve=lambda _, r: _eliminate(As.T, r),
+    )
