@@ -192,7 +192,7 @@ def test_urdf_motors_one_per_joint_or_from_transmissions():
     # the motor's torque times the reduction, bounded by the joint's effort limit in the step
     np.testing.assert_allclose(actuators.joint_torques(model, q, qd, np.array([0.5])), [0.0, 25.0])
     clip_only = sim.SimOptions(damping=False, friction=False, joint_limits=False, springs=False)
-    _, tau = sim._forces(model, q, qd, None, clip_only, np.array([3.0]))
+    _, tau = sim.dynamics.forces(model, q, qd, None, clip_only, np.array([3.0]))
     np.testing.assert_allclose(tau, [0.0, 100.0])
 
 

@@ -463,7 +463,7 @@ def test_recorded_impacts_stay_within_the_motors_range(data_dir):
     start of a substep (8-700 times the robot's weight) on a 30 g lower leg. Solving the contact's velocity equation by
     semi-smooth Newton steps on ``R`` stalled away from its root there and left joint speeds of
     203-1476 rad/s after one control step, from 9-18 rad/s before. The step's convex iteration
-    (jaxdyn.sim._implicit_contact) ends each within what the motors reach (27 rad/s against
+    (jaxdyn.sim.implicit.implicit_contact) ends each within what the motors reach (27 rad/s against
     their damping)."""
     rec = np.load(os.path.join(data_dir, "quadruped", "runaway_states.npz"))
     env = QuadrupedJoystick(dtype=jnp.float32)

@@ -193,7 +193,7 @@ class ModelDynamics(Dynamics):
         if self.integrator == "implicit_euler":
             # the joints' Coulomb friction, when the step solves it implicitly (the decision
             # jaxdyn.sim makes, at trace time), is not in the closed form
-            return not self.model.floating_base and sim._implicit_friction(self.model, self.options) is None
+            return not self.model.floating_base and sim.passive.implicit_friction(self.model, self.options) is None
         return self.integrator in ("euler", "semi_implicit_euler")
 
     def jacobians(self, x, u):
@@ -301,7 +301,7 @@ def model_dynamics(
         shape-pair contact; not a contact with state, ``friction="spring"``, whose bristles the
         state ``(q, qd)`` does not carry).
     """
-    sim._check_integrator(integrator)
+    sim.checks.check_integrator(integrator)
     if contact is not None:
         from ..contact import Contact
 
