@@ -13,6 +13,6 @@ def x64_context(enabled: bool):
         return contextlib.nullcontext()
     if hasattr(jax, "enable_x64"):
         return jax.enable_x64(True)
-    from jax.experimental import enable_x64  # older JAX
+    from jax.experimental import enable_x64  # type: ignore[attr-defined]  # older JAX only
 
     return enable_x64()

@@ -133,7 +133,7 @@ def _branch_slots(lay: Layout):
     bodies, parents = [int(b) for b in lay.link_bodies], [int(p) for p in lay.link_parent]
     n = len(bodies)
     from_carry = [j > 0 and parents[j] == bodies[j - 1] for j in range(n)]
-    slot_of = {}
+    slot_of: dict[int, int] = {}
     for j in range(n):
         if not from_carry[j]:
             slot_of.setdefault(parents[j], len(slot_of))
@@ -150,11 +150,11 @@ def _gather_slots(lay: Layout):
     contributions of its own children (``own_slot``, the always-zero ``K`` if none)."""
     bodies, parents = [int(b) for b in lay.link_bodies], [int(p) for p in lay.link_parent]
     n = len(bodies)
-    nchild = {}
+    nchild: dict[int, int] = {}
     for p in parents:
         nchild[p] = nchild.get(p, 0) + 1
     send_carry = [j > 0 and parents[j] == bodies[j - 1] and nchild[parents[j]] == 1 for j in range(n)]
-    slot_of = {}
+    slot_of: dict[int, int] = {}
     for j in range(n):
         if not send_carry[j]:
             slot_of.setdefault(parents[j], len(slot_of))

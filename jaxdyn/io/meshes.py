@@ -184,8 +184,8 @@ def _read_dae(data: bytes, path: str, what: str) -> np.ndarray:
     for el in root:
         if _local(el.tag) == "asset":
             for u in el:
-                if _local(u.tag) == "unit" and u.get("meter"):
-                    unit = float(u.get("meter"))
+                if _local(u.tag) == "unit" and (meter := u.get("meter")):
+                    unit = float(meter)
 
     def positions(geometry) -> np.ndarray:
         """The positions that the primitives (triangles, polygons, ...) of a geometry use."""

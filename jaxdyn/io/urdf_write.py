@@ -100,7 +100,9 @@ def urdf_with_inertials(source, model: Model, *, dynamics: bool = False) -> str:
     joints = root.findall("joint")
     parent_of = {}  # child link -> (joint type, parent link, joint element)
     for je in joints:
-        parent_of[je.find("child").get("link")] = (je.get("type"), je.find("parent").get("link"), je)
+        child, parent = je.find("child"), je.find("parent")
+        assert child is not None and parent is not None  # load_urdf above has checked every joint
+        parent_of[child.get("link")] = (je.get("type"), parent.get("link"), je)
     body_links = set(model.body_names)
 
     def owner(link):
@@ -121,10 +123,10 @@ def urdf_with_inertials(source, model: Model, *, dynamics: bool = False) -> str:
         damping = np.asarray(model.damping, np.float64)
         friction = np.asarray(model.friction, np.float64)
         for je in joints:
-            name = je.get("name")
-            if name not in model.joint_names or je.get("type") == "fixed":
+            jname = je.get("name")
+            if jname is None or jname not in model.joint_names or je.get("type") == "fixed":
                 continue
-            sl = model.joint_v_slice(name)
+            sl = model.joint_v_slice(jname)
             if sl.stop - sl.start != 1:
                 continue
             de = je.find("dynamics")
