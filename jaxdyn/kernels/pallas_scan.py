@@ -38,7 +38,8 @@ faster (``benchmarks/results/h100-2026-11-27.md``); the looped CRBA is not yet t
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -87,7 +88,7 @@ class _Tables:
         self.sc = tree._branch_slots(lay)  # from_carry, read_slot, write_slot, slot_of, K
         self.gc = tree._gather_slots(lay)  # recv_carry, own_slot, add_slot, slot_of, K
         it = np.zeros((max(self.n, 1), 11), np.int32)
-        anc = []  # per link: the scan indices of its scanned ancestors (the CRBA's rows above it)
+        anc: list[int] = []  # per link: the scan indices of its scanned ancestors (the CRBA's rows above it)
         if self.n:
             it[:, _QROW], it[:, _VROW] = lay.link_q[:, 0], lay.link_v[:, 0]
             it[:, _FROM_CARRY], it[:, _READ], it[:, _WRITE] = self.sc[0], self.sc[1], self.sc[2]
@@ -436,12 +437,13 @@ def _crba_body(tabs, K, qT, out):
 
 
 class _Algo(NamedTuple):
-    body: object
-    per_link: object  # scratch rows of each link's stored values (an int, or a function of the _Tables)
+    body: Callable[..., Any]
+    # scratch rows of each link's stored values (an int, or a function of the _Tables)
+    per_link: int | Callable[[Any], int]
     sc_width: int  # rows of a scatter branch slot (the scattered value's leaves)
     g_width: int  # rows of a gather branch slot (the accumulator's leaves)
     args: tuple  # argument names, the first is q (B, nq), the others (B, nv)
-    out: object  # output rows from nv
+    out: Callable[[int], int]  # output rows from nv
 
 
 _ALGOS = {

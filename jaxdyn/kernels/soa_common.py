@@ -5,6 +5,8 @@ subspaces, the handling of arguments and outputs, and the SoA forms of the algor
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -49,7 +51,7 @@ def _model_numbers(model: Model):
     Ib = 0.5 * (Ib + jnp.swapaxes(Ib, -1, -2))  # read symmetrically: gradients w.r.t. the inertia stay symmetric
     iu = np.array(_UPPER)
     Ib6 = Ib[:, iu[:, 0], iu[:, 1]]
-    out = {
+    out: dict[str, Any] = {
         "A0": jn.A0.reshape(-1, 9),
         "A1": jn.A1.reshape(-1, 9),
         "A2": jn.A2.reshape(-1, 9),
@@ -136,7 +138,8 @@ def _free_X(qr):
 
 def _prepare(model: Model, fn: str, **args):
     sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
-    batch, single, out = None, None, {}
+    batch, single = None, None
+    out: dict[str, Any] = {}
     for name, x in args.items():
         if x is None:
             out[name] = None
