@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -86,7 +87,8 @@ def _free_parts(model: Model) -> tuple[set, set]:
     pl_R = np.asarray(model.placement_R, np.float64)
     slides, bodies = set(), set()
     for b in range(model.nb):
-        chain, p = [], parents[b]
+        chain: list[int] = []
+        p = parents[b]
         while p >= 0 and len(chain) < 3 and joints.get(types[p]) is joints.PRISMATIC:
             chain.append(p)
             p = parents[p]
@@ -130,7 +132,7 @@ def _structure(model: Model) -> _Structure:
             segs.append((W, b))
             kinds.append("link")
 
-    leaf_frames = []
+    leaf_frames: list[int] = []
     for b in range(nb):
         on_b = [f for f, fb in enumerate(frame_bodies) if fb == b]
         others = [pl_p[c] for c in children[b]]
@@ -190,7 +192,8 @@ def _limbs(parents) -> list[int]:
     n_children = [0] * (nb + 1)
     for p in parents:
         n_children[p if p >= 0 else nb] += 1
-    limb, heads = [], {}
+    limb: list[int] = []
+    heads: dict[int, int] = {}
     for b, p in enumerate(parents):
         head = b if p < 0 or n_children[p] > 1 else limb[p]
         limb.append(head)
@@ -276,10 +279,11 @@ def _contacts(model: Model, contact, qs: np.ndarray, qds, states, force_scale, h
         raise ValueError(f"{fn}: force_scale must be a positive number of metres per newton, got {force_scale!r}")
     points, forces = np.asarray(points, np.float64), np.asarray(forces, np.float64)
     level = None
-    if hasattr(contact.ground, "normal"):  # a level plane (a height field is not drawn)
-        n = np.asarray(contact.ground.normal, np.float64)
+    ground: Any = contact.ground  # a plane or a height field, told apart by its normal
+    if hasattr(ground, "normal"):  # a level plane (a height field is not drawn)
+        n = np.asarray(ground.normal, np.float64)
         n = n / np.linalg.norm(n)
-        level = float(contact.ground.height) / n[2] if abs(n[2]) > 1 - 1e-9 else None
+        level = float(ground.height) / n[2] if abs(n[2]) > 1 - 1e-9 else None
     return points, forces, np.asarray(depth) > 0, float(force_scale), level
 
 
@@ -752,7 +756,7 @@ def animate(
     qa = qa[keep]
     if tgt is not None:
         tgt = tgt[keep]
-    extra = ()
+    extra: tuple[int, ...] = ()
     if isinstance(trail, str):
         extra = (_frame_index(model, trail),)
     elif trail not in (None, False, True):
@@ -811,7 +815,7 @@ def animate(
         contacts=contacts,
     )
     _ensure_dir(path)
-    writer = PillowWriter(fps=fps)
+    writer = PillowWriter(fps=fps)  # type: ignore[arg-type]  # a float frame rate works; matplotlib's stub says int
     # written beside the destination, then renamed over it: a failure part-way leaves a good file
     with replace_atomically(path) as tmp, writer.saving(fig, tmp, dpi):
         for k in range(n):
