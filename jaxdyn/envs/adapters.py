@@ -31,7 +31,7 @@ from .core import Env
 
 def env_params(env: Env):
     """The parameters of ``env`` that domain randomisation varies (module docstring)."""
-    return env.params if hasattr(env, "with_params") else env
+    return env.params if hasattr(env, "with_params") else env  # type: ignore[attr-defined]  # with with_params
 
 
 def bind_params(env: Env, params) -> Env:

@@ -121,7 +121,7 @@ differently built robots steps with one ``vmap``::
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import equinox as eqx
 import jax
@@ -130,7 +130,7 @@ import numpy as np
 
 from .. import geometry, sim, spatial
 from ..algorithms.kinematics import body_velocities, forward_kinematics
-from ..contact import Contact, ContactParams, ContactState, with_invweights
+from ..contact import Contact, ContactParams, ContactState, Ground, with_invweights
 from ..io.urdf import load_urdf
 from ..model import Model
 from .core import Env, EnvState, _finite, _raw_key
@@ -336,6 +336,7 @@ class QuadrupedJoystick(Env):
         feet = tuple(feet)
         if len(feet) != 4:
             raise ValueError(f"QuadrupedJoystick: feet must name 4 frames, got {feet!r}")
+        assert model.geoms is not None  # make_model gives every model its Geoms (empty without shapes)
         if model.geoms.ng == 0:
             model = attach_foot_spheres(model, feet, foot_radius, friction)
         default_pose = tuple(float(x) for x in default_pose)
@@ -369,7 +370,9 @@ class QuadrupedJoystick(Env):
             h = dt / substeps
             # the feet against the ground only: the foot spheres never meet one another
             contact = Contact(
-                params=ContactParams(friction_velocity=max(2e-2, 2 * h * friction * 9.81)), collide_pairs=False
+                # the field's converter takes a float
+                params=ContactParams(friction_velocity=max(2e-2, 2 * h * friction * 9.81)),  # type: ignore[arg-type]
+                collide_pairs=False,
             )
         self.model = model
         self.dt, self.substeps, self.integrator, self.options = dt, substeps, integrator, options
@@ -465,7 +468,7 @@ class QuadrupedJoystick(Env):
             linvel=qd[3:6], gyro=qd[0:3], gravity=-R[2], linvel_world=R @ qd[3:6], angvel_world=R @ qd[0:3]
         )
 
-    def observation(self, state: QuadrupedState) -> jax.Array:
+    def observation(self, state: QuadrupedState) -> jax.Array:  # type: ignore[override]  # its own state type
         b = self.base_motion(state.q, state.qd)
         obs = jnp.concatenate(
             [b.linvel, b.gyro, b.gravity, state.goal, state.q[7:] - self.q_default, state.qd[6:], state.last_action]
@@ -504,10 +507,11 @@ class QuadrupedJoystick(Env):
         R = X.R[body]
         p = X.p[body] + jnp.einsum("fij,fj->fi", R, r)
         v = jnp.einsum("fij,fj->fi", R, V[body, 3:] + jnp.cross(V[body, :3], r))
-        n = jnp.asarray(self.contact.ground.normal, m.dtype)
+        ground = cast(Ground, self.contact.ground)  # a plane: the environment's ground
+        n = jnp.asarray(ground.normal, m.dtype)
         n = n / jnp.sqrt(jnp.sum(n**2))
         vn = v @ n
-        return p @ n - jnp.asarray(self.contact.ground.height, m.dtype), jnp.sum(v**2, axis=1) - vn**2
+        return p @ n - jnp.asarray(ground.height, m.dtype), jnp.sum(v**2, axis=1) - vn**2
 
     def gait(self, state: QuadrupedState, next_q, next_qd) -> dict:
         """The feet's gait record after the step to ``(next_q, next_qd)`` (module docstring):
@@ -594,7 +598,7 @@ class QuadrupedJoystick(Env):
         tau = zero.at[act].set(s * jnp.clip(self.kp * (target - q[7:]), -self.torque_max, self.torque_max))
         return tau, None, tau.at[act].add(-s * self.kd * qd[6:])
 
-    def transition(self, state: QuadrupedState, action):
+    def transition(self, state: QuadrupedState, action):  # type: ignore[override]  # its own state type
         """One control step without automatic reset: ``substeps`` physics steps of
         :meth:`step_model`, driven by :meth:`actuation` recomputed at each (module docstring).
         ``info`` holds ``tau`` (the joint torque ``(nv,)`` of the last substep) and
@@ -699,6 +703,7 @@ def sample_params(params: QuadrupedParams, key, **ranges) -> QuadrupedParams:
     s = jax.random.uniform(k1, (model.nb,), dt, *r["mass_scale"])
     mu = jax.random.uniform(k2, (), dt, *r["friction"])
     strength = params.motor_strength * jax.random.uniform(k3, params.motor_strength.shape, dt, *r["motor_strength"])
+    assert model.geoms is not None  # the environment's model has its foot spheres
     geoms = eqx.tree_at(lambda g: g.friction, model.geoms, model.geoms.friction.at[:, 0].set(mu))
     model = model.replace(mass=model.mass * s, inertia=model.inertia * s[:, None, None], geoms=geoms)
     contact = eqx.tree_at(lambda c: c.ground.friction, params.contact, jnp.asarray(mu, dt))
