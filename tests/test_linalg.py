@@ -31,6 +31,13 @@ def test_factor_and_solves_equal_lapack(n):
     x = np.linalg.solve(G, B)
     np.testing.assert_allclose(linalg.solve(G, B), x, atol=1e-10 * np.abs(x).max())
     np.testing.assert_allclose(linalg.solve(G, b), np.linalg.solve(G, b), atol=1e-10 * np.abs(x).max())
+    # without row exchanges: exact where the symmetric part is positive definite, not with the
+    # tiny first pivot
+    S = A + (G - G.T)
+    np.testing.assert_allclose(linalg.solve(S, B, pivot=False), np.linalg.solve(S, B), atol=1e-12)
+    if n > 1:
+        err = np.abs(np.asarray(linalg.solve(G, B, pivot=False)) - x).max()
+        assert not err < 1e-6 * np.abs(x).max()
 
 
 def test_float32_solves_to_single_precision():
@@ -56,6 +63,7 @@ def test_implicit_derivatives_equal_finite_differences():
     A, G, b = spd(rng, 5), rng.normal(size=(5, 5)) + 3 * np.eye(5), rng.normal(size=5)
     check_grads(lambda A, b: linalg.spd_solve(0.5 * (A + A.T), b), (A, b), 2, modes=["fwd", "rev"])
     check_grads(linalg.solve, (G, b), 2, modes=["fwd", "rev"])
+    check_grads(lambda A, b: linalg.solve(A, b, pivot=False), (G, b), 1, modes=["fwd", "rev"])
     check_grads(lambda A: linalg.cholesky(0.5 * (A + A.T)), (A,), 1, modes=["fwd", "rev"])
     g = jax.grad(lambda A: linalg.spd_solve(A, b) @ b)(A)
     np.testing.assert_allclose(g, jax.grad(lambda A: jnp.linalg.solve(A, b) @ b)(A), atol=1e-12)
