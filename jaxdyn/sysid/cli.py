@@ -347,6 +347,7 @@ def _run_cli(args) -> int:
     print(f"{'all':<{w}}" + "".join(f"{np.sqrt(np.mean(v**2)):>14.5g}" for v in rmse.values()))
 
     final = results.get("gradient", ls)
+    assert final is not None  # a least-squares or gradient result
     if fm is not None:
         print(f"\nfriction ({final.method}):\n{'joint':<{w}}" + "".join(f"{t:>12}" for t in fm.terms))
         fr = final.friction

@@ -38,6 +38,7 @@ import csv
 import dataclasses
 import math
 import os
+from typing import Any
 
 import numpy as np
 
@@ -161,6 +162,7 @@ class Preprocessing:
         x = np.asarray(x, np.float64)
         if self.method == "butterworth":
             return zero_phase(x, self.sos, self.edge)
+        assert self.window is not None and self.polyorder is not None  # set by the Savitzky-Golay filter
         return savgol_derivative(x, 1.0 / self.rate, self.window, self.polyorder, 0)
 
     def parallel(self, x_full) -> np.ndarray:
@@ -336,7 +338,7 @@ def preprocess(
             )
         qf = zero_phase(q, sos, edge)
         qd, qdd = central_differences(qf, dt)
-        pre = dict(
+        pre: dict[str, Any] = dict(
             method="butterworth",
             cutoff=cut,
             order=int(order),
@@ -500,7 +502,7 @@ def load_data(
             raise ValueError(f"{name}: joint names are repeated: {list(data_names)}")
         order = np.array([data_names.index(j) for j in model.joint_names])
     arrs = {}
-    T = None
+    T: int | None = None
     for k in _KINDS:
         if k not in raw:
             continue
@@ -516,7 +518,8 @@ def load_data(
             raise ValueError(f"{name}: '{k}' has {a.shape[0]} samples, 'q' has {T}")
         _finite(k, a, name, data_names)
         arrs[k] = a[:, order]
-    t = None
+    assert T is not None  # 'q' is required
+    t: np.ndarray | None = None
     if "t" in raw:
         t = np.asarray(raw["t"], np.float64).ravel()
         if t.shape[0] != T:

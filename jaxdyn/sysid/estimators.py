@@ -87,6 +87,7 @@ class Identification:
         """``{term: (n,) coefficients}`` (empty without friction)."""
         if self.friction_model is None:
             return {}
+        assert self.friction_coefficients is not None  # given with a friction model
         return split_coefficients(
             self.friction_model,
             self.friction_coefficients,
@@ -548,7 +549,7 @@ def identify_gradient(
         key = (int(steps), float(learning_rate))
     else:  # L-BFGS ignores both: share one compiled loop across step counts
         key = (0, 0.0)
-    optimizer, run, loss_fn, hessian = _gradient_step_fn(nv, nb, nf, *key, optimizer)
+    opt, run, loss_fn, hessian = _gradient_step_fn(nv, nb, nf, *key, optimizer)
     # preconditioner: v = v0 + P u with P = |H|^(-1/2), H the loss Hessian at the start (its
     # eigenvalues floored at `precondition` times the largest); P = I without preconditioning
     if precondition:
@@ -562,7 +563,7 @@ def identify_gradient(
     v0j, Pj = parallel.replicate((jnp.asarray(v0, dt), jnp.asarray(P, dt)), mesh)
     args = (v0j, Pj) + args
     params = parallel.replicate({"u": jnp.zeros(v0.size, dt)}, mesh)
-    opt_state = optimizer.init(params)
+    opt_state = opt.init(params)
     chunk_steps = max(1, min(chunk_steps, steps))
     history, done = [], 0
     if progress is not None:
@@ -636,13 +637,14 @@ def identify(
     if method in ("gradient", "both"):
         kw = dict(gradient_kwargs)
         init = None
-        if method == "both" and ls.consistent:
+        if method == "both" and ls is not None and ls.consistent:  # ls: computed for "both"
             mb = mass_bounds_array(model, kw.get("mass_bounds"))
             if np.all((ls.masses >= mb[:, 0]) & (ls.masses <= mb[:, 1])):
                 init = ls.parameters
         if ls is not None and fm is not None and "init_friction" not in kw:
             kw["init_friction"] = ls.friction_coefficients
         if weighted and "weights" not in kw:
+            assert ls is not None  # computed when weighted
             kw["weights"] = ls.info["weights"]
             if "reg" not in kw and "prior_weight" not in kw:
                 kw["prior_weight"] = 1.0
@@ -679,7 +681,9 @@ def predict_torques(
         else:
             fm, c = friction
         if fm is not None:
-            tau = tau + friction_columns(friction_model(fm), data) @ np.asarray(c, np.float64)
+            fmod = friction_model(fm)
+            assert fmod is not None  # fm names a friction model
+            tau = tau + friction_columns(fmod, data) @ np.asarray(c, np.float64)
     return tau
 
 

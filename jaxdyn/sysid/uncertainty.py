@@ -86,9 +86,9 @@ def named_base(B, names: Sequence[str], tol: float = 1e-10):
     K[np.abs(K) < tol] = 0.0
     labels, expressions = [], []
     for i in range(r):
-        others = [k for k in np.nonzero(K[i])[0] if k != idx[i]]
-        labels.append(names[idx[i]] + (f" (+{len(others)})" if others else ""))
-        terms = [names[idx[i]]] + [f"{K[i, k]:+.4g} {names[k]}" for k in others]
+        others = [int(k) for k in np.nonzero(K[i])[0] if k != idx[i]]
+        labels.append(names[int(idx[i])] + (f" (+{len(others)})" if others else ""))
+        terms = [names[int(idx[i])]] + [f"{K[i, k]:+.4g} {names[k]}" for k in others]
         expressions.append(" ".join(terms))
     return K, labels, expressions
 
