@@ -15,7 +15,7 @@ it is explicit (evaluated at the state of each step or stage). ``friction="sprin
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import equinox as eqx
 import jax
@@ -25,6 +25,7 @@ from jaxtyping import Array, Float
 
 from ..algorithms.common import full_precision
 from ..algorithms.rnea import rnea_full
+from ..geometry import Geoms
 from ..model import Model
 from . import soft
 from .frames import _add_wrenches, _Frames, _frames, _geom_poses
@@ -117,7 +118,7 @@ class Contact(eqx.Module):
         """The relaxed state (zero elongation) for ``model``; ``None`` for a contact without state."""
         if not self.stateful:
             return None
-        m = _n_ground_points(model.geoms, self.ground) if self.collide_ground else 0
+        m = _n_ground_points(cast(Geoms, model.geoms), self.ground) if self.collide_ground else 0
         p = sum(collision_pairs(model, self.exclude).rows) if self.collide_pairs else 0
         return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
 
@@ -300,7 +301,7 @@ class _Kind(NamedTuple):
     f: Array
     rate: Array
     ut: Array
-    row: Array | None = None
+    row: np.ndarray | Array | None = None
     torque: Array | None = None
     normal: Array | None = None
     geom: np.ndarray | Array | None = None
@@ -309,7 +310,7 @@ class _Kind(NamedTuple):
 
 def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
     """Whether any contact of the chosen kinds exists on ``model`` (static)."""
-    ground = collide_ground and _has_ground_points(model.geoms)
+    ground = collide_ground and _has_ground_points(cast(Geoms, model.geoms))  # read with collide_ground
     return ground or (collide_pairs and len(collision_pairs(model, exclude).pairs) > 0)
 
 
@@ -370,6 +371,7 @@ def _kinds(
             law = soft.coefficients(rows, cp.distance - cp.margin, cp.mu, None)[:2]
         f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt, soft=law)
         body = np.asarray(cp.body, np.int64)
+        assert model.geoms is not None  # it has ground points
         mua = _angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
         tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype, law)
         geom = np.asarray(cp.geom, np.int64)
@@ -382,6 +384,7 @@ def _kinds(
         law = None
         if mujoco:
             rows = soft.take_rows(soft.pair_rows(model, exclude), pc.row)
+            assert pc.margin is not None  # _pair_slots sets it
             law = soft.coefficients(rows, pc.distance - pc.margin, pc.mu, None)[:2]
         f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt, soft=law)
         tq = None
@@ -398,9 +401,13 @@ def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
     have no force, rate, elongation or depth and lie at the midpoint of their geoms' centres."""
     table = collision_pairs(model, exclude)
     ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)[table.row_pair]
+    assert model.geoms is not None  # it has pairs
     body = np.asarray(model.geoms.body, np.int64)
     _, cg = _geom_poses(model, F)
-    into = lambda base, x: None if x is None else base.at[k.row].set(x)  # noqa: E731
+
+    def into(base, x):
+        return None if x is None else base.at[k.row].set(x)
+
     z = jnp.zeros((len(ij), 3), k.f.dtype)
     return _Kind(
         body[ij[:, 1]],
@@ -467,9 +474,11 @@ def _evaluate(
                 None if k.torque is None else jnp.concatenate([k.torque, -k.torque]),
             )
         if spring and k.row is not None:  # chosen pairs: the others' elongations relax to zero
+            assert rates is not None and proj is not None  # with a state
             z = jnp.zeros_like(state.pairs)
             rates[slot], proj[slot] = z.at[k.row].set(k.rate), z.at[k.row].set(k.ut)
         elif spring:
+            assert rates is not None and proj is not None  # with a state
             rates[slot], proj[slot] = k.rate, k.ut
     return out[:-1], _as_state(rates), _as_state(proj)
 

@@ -53,6 +53,7 @@ def _point_velocity(F: _Frames, body, p):
 def _geom_poses(model: Model, F: _Frames):
     """World rotation and centre of every geom."""
     g = model.geoms
+    assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     b = np.asarray(g.body, np.int64)
     Rb = F.R[b]
     return mm(Rb, g.R), F.o[b] + mv(Rb, g.pos)
@@ -73,6 +74,7 @@ def _point_jacobians(model: Model, Jw, bodies, points, angular=False):
     (``-1``: the world, zero rows) at the world ``points``: ``v_p = v_O + omega x p`` from the
     world Jacobian ``Jw`` about the world origin (Rodriguez86 (7.2)); with ``angular``, ``(m, 6,
     nv)``, the angular velocity's rows (world axes) first."""
+    b: jax.Array | np.ndarray
     if isinstance(bodies, jax.Array):
         b = jnp.where(bodies < 0, model.nb, bodies)
     else:

@@ -32,6 +32,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -115,17 +117,23 @@ def _point_table(geoms: geometry.Geoms):
         if not _collidable(geoms, g):
             continue
         if t == geometry.SPHERE:
-            gi.append(g), A.append(np.zeros((3, 3))), a.append(e0)
+            gi.append(g)
+            A.append(np.zeros((3, 3)))
+            a.append(e0)
         elif t == geometry.CAPSULE:
             for s in (-1.0, 1.0):
                 M = np.zeros((3, 3))
                 M[2, 1] = s  # z offset = +- half-length (size[1])
-                gi.append(g), A.append(M), a.append(e0)
+                gi.append(g)
+                A.append(M)
+                a.append(e0)
         elif t == geometry.BOX:
             for sx in (-1.0, 1.0):
                 for sy in (-1.0, 1.0):
                     for sz in (-1.0, 1.0):
-                        gi.append(g), A.append(np.diag([sx, sy, sz])), a.append(np.zeros(3))
+                        gi.append(g)
+                        A.append(np.diag([sx, sy, sz]))
+                        a.append(np.zeros(3))
     if not gi:
         return np.zeros(0, np.int64), np.zeros((0, 3, 3)), np.zeros((0, 3))
     return np.array(gi, np.int64), np.stack(A), np.stack(a)
@@ -204,12 +212,14 @@ def contact_points(model: Model, q, qd, ground: Ground | HeightField | None = No
 
 def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> ContactPoints:
     g = model.geoms
+    assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     dt = model.dtype
     field = ground if isinstance(ground, HeightField) else None
     Rg, cg = _geom_poses(model, F)
     if field is None:
-        n = _unit(jnp.asarray(ground.normal, dt))
-        h = jnp.asarray(ground.height, dt)
+        plane_ground = cast(Ground, ground)  # not a height field: a plane
+        n = _unit(jnp.asarray(plane_ground.normal, dt))
+        h = jnp.asarray(plane_ground.height, dt)
         normal_at = lambda x: jnp.broadcast_to(n, x.shape)  # noqa: E731
         signed = lambda x: x @ n - h  # noqa: E731
     else:  # a height field: the normal of the triangle under a point (H2), its signed distance
@@ -218,48 +228,48 @@ def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> C
     gi, A, a = _point_table(g)
     ci = _cylinders(g)
     off = mv(jnp.asarray(A, dt), g.size[gi])
-    centre = [cg[gi] + mv(Rg[gi], off)]
-    radius = [_dot(jnp.asarray(a, dt), g.size[gi])]
-    geom = [gi]
-    rounded = [np.any(a != 0, axis=1)]  # points with a radius (spheres, capsule ends)
+    centres = [cg[gi] + mv(Rg[gi], off)]
+    radii = [_dot(jnp.asarray(a, dt), g.size[gi])]
+    geoms = [gi]
+    rounded = np.any(a != 0, axis=1)  # points with a radius (spheres, capsule ends)
     if len(ci):  # on a field, along the normal of the triangle under the deepest rim point (below)
         nc = normal_at(cg[ci])
         for _ in range(FIELD_SUPPORT_STEPS if field is not None else 0):
             rims = _cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc)  # (C, 8, 3); 0 and 4: the rims' deepest
             low = jnp.where((signed(rims[:, 0]) <= signed(rims[:, 4]))[:, None], rims[:, 0], rims[:, 4])
             nc = normal_at(low)
-        centre.append(_cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc).reshape(-1, 3))
-        radius.append(jnp.zeros(8 * len(ci), dt))
-        geom.append(np.repeat(ci, 8))
+        centres.append(_cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc).reshape(-1, 3))
+        radii.append(jnp.zeros(8 * len(ci), dt))
+        geoms.append(np.repeat(ci, 8))
     ei = _ellipsoids(g)
     if len(ei):  # ellipsoids: the point lowest along the normal (the support point along -n), radius 0
         if field is None:
-            centre.append(cg[ei] - _ellipsoid_support(Rg[ei], g.size[ei], normal_at(cg[ei]))[1])
+            centres.append(cg[ei] - _ellipsoid_support(Rg[ei], g.size[ei], normal_at(cg[ei]))[1])
         else:  # on a field: of its lowest points along the normals of the triangles it spans, the deepest
             nf = window_normals(field, cg[ei], max(1, window_of(field, _concrete_max(g.size[ei]))))
             low = cg[ei][:, None] - _ellipsoid_support(Rg[ei][:, None], g.size[ei][:, None], nf)[1]  # (E, T, 3)
             depth = field_distance(field, low.reshape(-1, 3))[0].reshape(low.shape[:2])
-            centre.append(_take(low, jnp.argmin(depth, 1)[:, None])[:, 0])
-        radius.append(jnp.zeros(len(ei), dt))
-        geom.append(ei)
+            centres.append(_take(low, jnp.argmin(depth, 1)[:, None])[:, 0])
+        radii.append(jnp.zeros(len(ei), dt))
+        geoms.append(ei)
     vi, li, table, valid = _mesh_rows(g)
     if len(vi):  # small mesh geoms: the vertices of their convex hulls, radius 0
         mi = np.asarray(g.vertex_geom, np.int64)[vi]
-        centre.append(cg[mi] + mv(Rg[mi], g.vertices[vi]))
-        radius.append(jnp.zeros(len(vi), dt))
-        geom.append(mi)
+        centres.append(cg[mi] + mv(Rg[mi], g.vertices[vi]))
+        radii.append(jnp.zeros(len(vi), dt))
+        geoms.append(mi)
     if len(li):  # larger ones: their MESH_GROUND_POINTS vertices deepest along -n
         x = cg[li][:, None] + mv(Rg[li][:, None], g.vertices[table])  # (G, V, 3)
         k, _ = _deepest(signed(x), jnp.asarray(valid))  # the lowest along n, the deepest in a field
-        centre.append(_take(x, k).reshape(-1, 3))
-        radius.append(jnp.zeros(k.size, dt))
-        geom.append(np.repeat(li, MESH_GROUND_POINTS))
-    centre, radius = jnp.concatenate(centre), jnp.concatenate(radius)
-    geom = np.concatenate(geom)
+        centres.append(_take(x, k).reshape(-1, 3))
+        radii.append(jnp.zeros(k.size, dt))
+        geoms.append(np.repeat(li, MESH_GROUND_POINTS))
+    centre, radius = jnp.concatenate(centres), jnp.concatenate(radii)
+    geom = np.concatenate(geoms)
     if field is None:
         s, normal = signed(centre), normal_at(centre)
     else:  # each sphere and capsule end as FIELD_CONTACTS rows
-        rounded = np.concatenate(rounded + [np.zeros(len(geom) - len(gi), bool)])
+        rounded = np.concatenate([rounded, np.zeros(len(geom) - len(gi), bool)])
         rep = np.repeat(np.arange(len(geom)), np.where(rounded, FIELD_CONTACTS, 1))
         s, normal = _field_points(g, field, centre, geom, rounded)
         centre, radius, geom = centre[rep], radius[rep], geom[rep]

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import equinox as eqx
 import jax
@@ -15,6 +15,7 @@ from jaxtyping import Array, Float
 from ..algorithms.common import full_precision
 from ..algorithms.kinematics import dof_motions_world
 from ..collision import _dot
+from ..geometry import Geoms
 from ..model import Model
 from . import soft
 from .frames import _frames, _point_jacobians
@@ -310,6 +311,7 @@ def contact_budget(model: Model, contact: Contact) -> int | None:
     budget = contact.max_contacts
     if budget == "auto":
         g = model.geoms
+        assert g is not None  # a model with geoms (make_model gives every model its Geoms)
         bodies = {b for b, t, c, a in zip(g.body, g.type, g.contype, g.conaffinity) if b >= 0 and (c or a)}
         budget = max(16, 4 * len(bodies))
     return None if budget is None else int(budget)
@@ -320,30 +322,45 @@ def _joint_space_contacts(
 ) -> JointSpaceContacts:
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
+    geoms = cast(Geoms, model.geoms)  # read only where a contact has rows: then a model with geoms
+    J: Any  # the rows' Jacobians: a list of parts, then one array
+    mua: Any  # the rows' torsional and rolling friction: a list of parts, then one array or None
     depth, normal, mu, J, u, phi, mua, soft_parts = [], [], [], [], [], [], [], []
     mujoco = contact.normal == "mujoco"
     if mujoco:
         soft.check_invweights(model)
-    use_ground = contact.collide_ground and _has_ground_points(model.geoms)
+    use_ground = contact.collide_ground and _has_ground_points(geoms)
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     Jw, X = dof_motions_world(model, q)
     F = _frames(model, q, X=X)
-    body1, body2, point = [], [], []  # each row's bodies (None: the world) and world point
+    # each row's bodies (None: the world) and world point
+    body1: list[Any] = []
+    body2: list[Any] = []
+    point: list[Any] = []
     if use_ground:
         cp = _contact_points(model, F, contact.ground)
-        depth.append(cp.depth), mu.append(cp.mu), normal.append(cp.normal)
+        depth.append(cp.depth)
+        mu.append(cp.mu)
+        normal.append(cp.normal)
         phi.append(cp.distance - cp.margin)
-        body1.append(None), body2.append(cp.body), point.append(cp.point)
-        mua.append(_angular_friction(model.geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
+        body1.append(None)
+        body2.append(cp.body)
+        point.append(cp.point)
+        mua.append(_angular_friction(geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
         if mujoco:
             soft_parts.append(soft.ground_rows(model, cp, contact.ground))
         if state is not None:
             u.append(state.ground)
     if use_pairs:
         pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
-        depth.append(pc.depth), mu.append(pc.mu), normal.append(pc.normal)
+        depth.append(pc.depth)
+        mu.append(pc.mu)
+        normal.append(pc.normal)
+        assert pc.margin is not None  # _pair_slots sets it
         phi.append(pc.distance - pc.margin)
-        body1.append(pc.body1), body2.append(pc.body2), point.append(pc.point)
+        body1.append(pc.body1)
+        body2.append(pc.body2)
+        point.append(pc.point)
         mua.append(pc.mu_angular)
         if mujoco:
             soft_parts.append(soft.take_rows(soft.pair_rows(model, contact.exclude), pc.row))
@@ -367,7 +384,7 @@ def _joint_space_contacts(
             Jr = _point_jacobians(model, Jw, b2, pts, angular=True)
             J.append(Jr if b1 is None else Jr - _point_jacobians(model, Jw, b1, pts, angular=True))
         J = cat(J)
-        fields = [cat(depth), cat(normal), cat(mu), cat(u) if state is not None else None, cat(phi)]
+        fields: list[Any] = [cat(depth), cat(normal), cat(mu), cat(u) if state is not None else None, cat(phi)]
         mua = mua if angular else None
         rows = soft.concat_rows(soft_parts) if soft_parts else None
     else:
@@ -388,7 +405,7 @@ def _joint_space_contacts(
     if mujoco:
         G = J[:, 3:]
         if rows is None:  # no contact rows
-            rows = soft.rows_between(model.geoms, np.zeros(0, np.int64), np.zeros(0, np.int64), dtype)
+            rows = soft.rows_between(geoms, np.zeros(0, np.int64), np.zeros(0, np.int64), dtype)
         vn = jnp.zeros_like(phi_c) if qd is None else _dot(_mv_rows(G, jnp.asarray(qd, dtype)), normal_c)
         coef = soft.coefficients(rows, phi_c, mu_c, vn, step)
     return JointSpaceContacts(

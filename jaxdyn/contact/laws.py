@@ -160,6 +160,7 @@ def _force_law(
     ft = _friction(vt, ut, mu * fb, params, dtype, dt)[0]
     if u is None:
         return fn[..., None] * normal + ft, None, None
+    assert ut is not None  # the bristle law: u given
     kt, bt = (jnp.asarray(x, dtype) for x in (params.tangential_stiffness, params.tangential_damping))
     b = bt + jnp.asarray(dt, dtype) * kt
     return fn[..., None] * normal + ft, -(ft + kt * ut) / b, ut

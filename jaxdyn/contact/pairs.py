@@ -316,6 +316,7 @@ def collision_pairs(model: Model, exclude=()) -> CollisionPairs:
     filter admits whose shapes jaxdyn does not collide (``unsupported``: pairs with a mesh whose
     vertices span no volume) are warned about, by name."""
     g = model.geoms
+    assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     solid = set(g.face_geom)  # a mesh without a hull of volume (flat) collides with nothing
     table = _pair_table(
         tuple(-1 if t == geometry.MESH and i not in solid else t for i, t in enumerate(g.type)),
@@ -375,6 +376,7 @@ def _bounding_gaps(model: Model, F: _Frames, table: CollisionPairs):
     of each pair of ``table``, less the pair's contact margin: ``|c_2 - c_1| - r_1 - r_2 -
     margin`` (at most the pair's signed distance less its margin, so a pair with a positive gap
     has no force)."""
+    assert model.geoms is not None  # a model with geoms (make_model gives every model its Geoms)
     _, cg = _geom_poses(model, F)
     r = _bounding_radii(model.geoms)
     ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)
@@ -390,12 +392,16 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
     ``max_pairs`` ``K`` below the kind's number of pairs, the ``K`` with the smallest bounding
     gaps (:func:`_bounding_gaps`, chosen at each evaluation by ``lax.top_k``: traced indices)."""
     g = model.geoms
+    assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     Rg, cg = _geom_poses(model, F)
     size = g.size
     out, ids = [], []
     gaps = None
     one = lambda dd, n, p: (dd[:, None], n[:, None], p[:, None], dd)  # a kind of one contact per pair
     start = 0
+    i: np.ndarray | jax.Array  # static indices, or traced ones with max_pairs
+    j: np.ndarray | jax.Array
+    pair: np.ndarray | jax.Array
     for (t1, t2), i1, i2 in table.kinds:
         i, j = np.asarray(i1, np.int64), np.asarray(i2, np.int64)
         pair = np.arange(start, start + len(i), dtype=np.int64)
@@ -537,6 +543,7 @@ def _gather(a: np.ndarray, idx):
 
 def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None) -> _PairSlots:
     g = model.geoms
+    assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     table = collision_pairs(model, exclude)
     dt = model.dtype
     kinds, ids = _pair_geometry(model, F, table, max_pairs)
@@ -572,6 +579,7 @@ def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None)
 
 def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
     s = _pair_slots(model, F, exclude)
+    assert s.margin is not None  # _pair_slots sets it
     ints = lambda x: tuple(map(int, x))  # noqa: E731
     return PairContacts(
         s.distance,

@@ -40,6 +40,7 @@ class Ground(eqx.Module):
         normal its z axis, height ``normal . pos``, its sliding friction; the default ground if
         there is none."""
         g = model.geoms
+        assert g is not None  # a model with geoms (make_model gives every model its Geoms)
         for i, (t, b) in enumerate(zip(g.type, g.body)):
             if t == geometry.PLANE and b < 0:
                 n = g.R[i][:, 2]

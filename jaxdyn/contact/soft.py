@@ -104,12 +104,14 @@ def rows_between(g: geometry.Geoms, g1, g2, dtype) -> SoftRows:
 def ground_rows(model: Model, cp, ground) -> SoftRows:
     """The soft-contact parameters (:mod:`jaxdyn.contact.soft`) of the ground contact points
     ``cp``: each geom against the ground's plane geom (``-1``: none)."""
+    assert model.geoms is not None  # a model with geoms (make_model gives every model its Geoms)
     g1 = np.full(len(cp.geom), getattr(ground, "geom", -1), np.int64)
     return rows_between(model.geoms, g1, np.asarray(cp.geom, np.int64), model.dtype)
 
 
 def pair_rows(model: Model, exclude) -> SoftRows:
     """The soft-contact parameters of every row of the pair table (:func:`collision_pairs`)."""
+    assert model.geoms is not None  # a model with geoms (make_model gives every model its Geoms)
     table = collision_pairs(model, exclude)
     ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)[table.row_pair]
     return rows_between(model.geoms, ij[:, 0], ij[:, 1], model.dtype)
@@ -169,6 +171,7 @@ def rest_depth(geoms: geometry.Geoms, weight):
 def check_invweights(model: Model) -> None:
     """Refuse, naming the fix, a model whose geoms' ``invweight`` was not computed (concrete
     leaves only: a traced model is not checked)."""
+    assert model.geoms is not None  # a model with geoms (make_model gives every model its Geoms)
     try:
         iw = np.asarray(model.geoms.invweight)
     except jax.errors.TracerArrayConversionError:
@@ -187,6 +190,7 @@ def with_invweights(model: Model, q=None) -> Model:
     configuration, :func:`jaxdyn.neutral`): each geom's body weight at the body's centre of mass
     (:func:`jaxdyn.reference.body_invweights`). The MJCF loader computes them at ``qpos0`` at each MuJoCo body's own
     centre of mass, as MuJoCo does."""
+    assert model.geoms is not None  # a model with geoms (make_model gives every model its Geoms)
     import equinox as eqx
 
     from ..configuration import neutral
