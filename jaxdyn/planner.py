@@ -85,13 +85,13 @@ CPU_CHUNK = 16384
 # benchmarks/planner_batch.py): the ABA kernel's time per sample over vmap's was 1.94 at batch
 # 1, 1.06 at 16, 0.29 at 64, 0.16 at 256-4096.
 CPU_KERNEL_MIN_BATCH = 32
-# Inside the implicit contact step (jaxdyn.sim: the RNEA and the CRBA of its velocity solve) the
-# kernels pay later on a CPU: the Go1 feet-only contact step (float32, one thread,
-# benchmarks/planner_batch.py --step) took 1.55x vmap's CPU time per env-step at 64 envs (47.6
-# against 30.6 us) and compiled in 136 s against 50 s; at 256 envs the kernel measured 38-55 us
-# against vmap's 48-68 in alternating rounds (docs/benchmarks.md, "The batch kernels by
-# default"). There a CPU batch takes the kernels from this many samples.
-CPU_STEP_KERNEL_MIN_BATCH = 256
+# Inside the implicit contact step (jaxdyn.sim: the RNEA and the ABA of its velocity solve) the
+# kernels did not pay on a CPU at any batch measured: the Go1 feet-only contact step (float32, one
+# thread, benchmarks/planner_batch.py --step, benchmarks/results/cpu-2026-11-29-small-solves.md)
+# took 1.55x vmap's CPU time per env-step at 64 envs, 1.12x at 256, 1.01x at 1,024 and 1.06x at
+# 4,096, and compiled in 1.6-3.7x the time. There a CPU batch takes the kernels from this many
+# samples; None: never.
+CPU_STEP_KERNEL_MIN_BATCH: int | None = None
 # The CRBA kernel ran at 0.29-0.81x of ``vmap(crba)`` on the 2-core CPU (panda, solo12, talos,
 # two 14-link humanoids; float32, batch 4096; benchmarks/results/cpu-2026-11-27-spherical.md,
 # benchmarks/rule_ab.py), where on an H100 it is about twice as fast (2026-11-23 records): on a
@@ -225,15 +225,15 @@ def batch_kernel(model, kernel: str, batch: int) -> bool:
     ``jaxdyn.kernels.<kernel>`` (``"aba_batch"``, ``"rnea_batch"``, ``"crba_batch"``) rather
     than ``vmap`` of the generic algorithm: the override's ``batch``, or on ``"auto"`` the
     measured choice (module constants): ``vmap`` for the CRBA and for batches under
-    :data:`CPU_KERNEL_MIN_BATCH` on a CPU (:data:`CPU_STEP_KERNEL_MIN_BATCH` inside the implicit
-    contact step, :func:`site`), and for models with multi-dof joints (padded to three
+    :data:`CPU_KERNEL_MIN_BATCH` on a CPU (:data:`CPU_STEP_KERNEL_MIN_BATCH`, none, inside the
+    implicit contact step, :func:`site`), and for models with multi-dof joints (padded to three
     dof slots) too large to unroll."""
     b = current().batch
     if b != "auto":
         return b == "kernel"
     cpu = jax.default_backend() == "cpu"
     smallest = CPU_STEP_KERNEL_MIN_BATCH if _SITE.get() == "contact_step" else CPU_KERNEL_MIN_BATCH
-    if cpu and (kernel == "crba_batch" or batch < smallest):
+    if cpu and (kernel == "crba_batch" or smallest is None or batch < smallest):
         return False
     multi_dof = joints.link_flags(model.layout.link_types).any_quaternion
     return not multi_dof or kernel_traversal(model) == "unroll"

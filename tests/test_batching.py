@@ -128,14 +128,22 @@ def test_small_batches_run_vmap_on_a_cpu(monkeypatch):
 def test_the_contact_step_takes_its_own_threshold(monkeypatch):
     """Inside the implicit contact step (``planner.site("contact_step")``, entered by
     ``sim.step`` around its velocity solve) a CPU batch takes the kernels from
-    ``planner.CPU_STEP_KERNEL_MIN_BATCH`` samples; outside it the general threshold holds (1 in
-    this file); a contact step traced at 64 envs runs no kernel, unless the override asks."""
+    ``planner.CPU_STEP_KERNEL_MIN_BATCH`` samples (by default never: ``None``); outside it the
+    general threshold holds (1 in this file); a contact step traced at 64 envs runs no kernel,
+    unless the override asks."""
     from jaxdyn import contact, sim
 
     monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
     spy = _Spy(monkeypatch, "rnea_batch")
     model = _model("chain")
-    n = planner.CPU_STEP_KERNEL_MIN_BATCH
+    assert planner.CPU_STEP_KERNEL_MIN_BATCH is None
+    with planner.site("contact_step"):
+        jax.make_jaxpr(lambda *a: jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0))(*a))(
+            model, *(jnp.zeros((4096, model.nv), model.dtype),) * 3
+        )
+    assert spy.calls == 0
+    n = 256
+    monkeypatch.setattr(planner, "CPU_STEP_KERNEL_MIN_BATCH", n)
     small, large = (jnp.zeros((k, model.nv), model.dtype) for k in (n - 1, n))
 
     def trace(x):  # a new function each time: no trace is reused
