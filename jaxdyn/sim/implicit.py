@@ -34,8 +34,9 @@ def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, 
 
         R(a) = M_d (a - a_0) + f(qd + h a) = 0,                                         (F1)
 
-    with ``a_0`` the acceleration of every other force (ABA of the damped model ``M_d``, as
-    without friction) and ``f`` of :class:`JointFriction`: the minimiser of the strictly convex
+    with ``a_0`` the acceleration of every other force (``M_d a_0 = b``, the joint torque of every
+    other force less the bias, from one RNEA at ``qdd = 0`` as in :func:`implicit_contact`, and a
+    Cholesky solve with the mass matrix of the damped model) and ``f`` of :class:`JointFriction`: the minimiser of the strictly convex
     ``1/2 (a - a_0)^T M_d (a - a_0) + sum_j F_j eps / h log cosh(v_j / eps)``, ``v = qd + h a``.
     Newton steps from ``a = a_0`` with a line search, each ``da = -(M_d + h D)^-1 R(a)`` with ``D
     = diag(f'(v))`` (a Cholesky solve with the mass matrix of the damped model, CRBA); the slope
@@ -47,15 +48,15 @@ def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, 
     :func:`implicit_contact`. From ``a_0`` a joint that slides starts converged up to its
     friction's change, and one that sticks lands in the tanh's linear zone after the first line
     search (the minimum along the step), where Newton's steps converge quadratically.
-    ``1 + options.contact_iterations`` Newton steps. ABA and CRBA keep their batch kernels under
-    ``vmap`` (the damped model's armature is not per sample)."""
-    a0 = forward_dynamics(md, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)
+    ``1 + options.contact_iterations`` Newton steps."""
+    b = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act)
     Md = mass_matrix(md, q, options)
+    a0 = linalg.spd_solve(Md, b)
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
     def newton(_, a):
         v = qd + dt * a
-        Me = Md @ (a - a0)
+        Me = Md @ a - b
         da = -linalg.spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v))
         s0, curvature = Me @ da, da @ (Md @ da)
 
