@@ -1,4 +1,4 @@
-"""An ellipsoid against a published robot's mesh hulls: ``collision._ellipsoid_hull_contacts``
+"""An ellipsoid against a published robot's mesh hulls: ``collision.ellipsoid_hull_contacts``
 (exact searches on ``ELLIPSOID_CANDIDATES`` faces and edges chosen by cheap bounds) against the
 search over every face's support point, every vertex and every edge, built from the same exact
 pieces, in the same process. Random poses around each hull (ellipsoids of 0.06-0.3 times the
@@ -30,12 +30,12 @@ from jaxdyn.spatial import quat_to_rotation
 def every_feature(c, R, a, T, V, E):
     """The pair's distance from every face's support point, every vertex and every edge."""
     x, X, zero = c[:, None], R[:, None], jnp.zeros((), c.dtype)
-    n = K._face_normals(T)
-    sup = x + K._ellipsoid_support(X, a[:, None], -n)[1]
-    faces = jnp.min(K._sphere_hull(sup, jnp.zeros(sup.shape[:-1], c.dtype), T)[0], -1)
-    vertices = jnp.min(K._sphere_ellipsoid(V, zero, x, X, a[:, None])[0], -1)
+    n = K.face_normals(T)
+    sup = x + K.ellipsoid_support(X, a[:, None], -n)[1]
+    faces = jnp.min(K.sphere_hull(sup, jnp.zeros(sup.shape[:-1], c.dtype), T)[0], -1)
+    vertices = jnp.min(K.sphere_ellipsoid(V, zero, x, X, a[:, None])[0], -1)
     p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
-    edges = jnp.min(K._segment_ellipsoid(p, d, zero, x, X, a[:, None])[0], -1)
+    edges = jnp.min(K.segment_ellipsoid(p, d, zero, x, X, a[:, None])[0], -1)
     return jnp.minimum(jnp.minimum(faces, vertices), edges)
 
 
@@ -66,7 +66,7 @@ def main(argv=None):
         key = (int(np.sum(np.asarray(g.face_geom) == k)), int(np.sum(np.asarray(g.edge_geom) == k)))
         sizes.setdefault(key, int(k))
     Rg, cg = jnp.broadcast_to(jnp.eye(3), (ng, 3, 3)), jnp.zeros((ng, 3))
-    cand = jax.jit(K._ellipsoid_hull_contacts)
+    cand = jax.jit(K.ellipsoid_hull_contacts)
     full = jax.jit(every_feature)
     print(f"{a.robot}, candidates {K.ELLIPSOID_CANDIDATES}, {a.poses} poses per hull, jax {jax.__version__}")
     print("| hull (faces, edges) | poses apart | max error apart (m) | candidates ms | every feature ms | ratio |")

@@ -140,7 +140,7 @@ def test_capsule_box_matches_mujoco(dtype, tol):
         ok = np.isfinite(mj)
         out = ok & (seg + float(m.geoms.size[names.index(a), 0]) > 0)  # the segment outside the box
         d = np.asarray(pd[:, k], np.float64)
-        # the contacts (collision._segment_box_contacts): the ends, and the interior (B1)
+        # the contacts (collision.segment_box_contacts): the ends, and the interior (B1)
         rows = np.asarray(pc.distance[:, _pair_rows(m, k)], np.float64)
         ends = np.minimum(rows[:, 0], rows[:, 1])
         np.testing.assert_allclose(rows[:, 2], d - np.minimum(0.0, ends), rtol=0, atol=tol)
@@ -200,7 +200,7 @@ def test_capsule_box_chosen_poses():
     state: the same distance where the segment stays outside the box or an end inside it is its
     deepest point, shallower for a segment through the box or going deeper from an end inside.
     The normal and witness are those of the pair's interior contact (its third row); the
-    contacts' distances (B1) as collision._segment_box_contacts states: lying on the face, the
+    contacts' distances (B1) as collision.segment_box_contacts states: lying on the face, the
     two ends carry the depth and the interior none; an end inside, that end; through the box,
     the interior."""
     ref = np.load(REF)
@@ -617,12 +617,12 @@ def test_cylinder_pairs_match_mujoco(dtype, tol):
     r, cyl, (c, rs), (p, d, rc) = _cylinder_reference()
     a = lambda *xs: [jnp.asarray(x, dtype) for x in xs]  # noqa: E731
     cc, Rc, size = a(*cyl)
-    dist, n, w = (np.asarray(x) for x in jax.jit(K._sphere_cylinder)(*a(c, rs), cc, Rc, size))
+    dist, n, w = (np.asarray(x) for x in jax.jit(K.sphere_cylinder)(*a(c, rs), cc, Rc, size))
     np.testing.assert_allclose(dist, r["sphere_dist"], rtol=0, atol=tol)
     np.testing.assert_allclose(np.linalg.norm(n, axis=-1), 1.0, atol=10 * tol)
     # the witness: half the penetration behind the sphere's surface point along the normal
     np.testing.assert_allclose(w, c - (rs + 0.5 * dist)[:, None] * n, atol=10 * tol)
-    _, _, _, ds = jax.jit(K._segment_cylinder_contacts)(*a(p, d, rc), cc, Rc, size)
+    _, _, _, ds = jax.jit(K.segment_cylinder_contacts)(*a(p, d, rc), cc, Rc, size)
     ds = np.asarray(ds)
     np.testing.assert_allclose(ds, r["capsule_segment"], rtol=0, atol=tol)
     apart = r["capsule_dist"] > 0
@@ -988,7 +988,7 @@ def test_cylinder_box_matches_mujoco(dtype, tol):
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder_box.npz"))
     shapes = (r["cylinder_quat"], r["cylinder_size"], r["box_pos"], r["box_quat"], r["box_size"])
-    _check_cylinder_pair(K._cylinder_box_contacts, r, shapes, 32, dtype, tol)
+    _check_cylinder_pair(K.cylinder_box_contacts, r, shapes, 32, dtype, tol)
 
 
 def _check_cylinder_pair(contacts, r, shapes, rows, dtype, tol):
@@ -1155,7 +1155,7 @@ def test_cylinder_cylinder_matches_mujoco(dtype, tol):
 
     r = np.load(os.path.join(HERE, "data", "mujoco", "contact", "cylinder_cylinder.npz"))
     shapes = (r["cylinder_quat"], r["cylinder_size"], r["cylinder2_pos"], r["cylinder2_quat"], r["cylinder2_size"])
-    _check_cylinder_pair(K._cylinder_cylinder_contacts, r, shapes, 25, dtype, tol)
+    _check_cylinder_pair(K.cylinder_cylinder_contacts, r, shapes, 25, dtype, tol)
 
 
 def test_cylinder_rests_on_a_cylinder():
@@ -1380,17 +1380,15 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
     size = a(np.tile(r["ellipsoid_size"], (n, 1)))
     zero = a(np.zeros((n, 3)))
     sph = a(np.full(n, r["sphere_size"][0]))
-    sd, normal, _ = jax.jit(K._sphere_ellipsoid)(
-        a(r["sphere_pos"]), sph, zero, rot(a(r["sphere_ellipsoid_quat"])), size
-    )
+    sd, normal, _ = jax.jit(K.sphere_ellipsoid)(a(r["sphere_pos"]), sph, zero, rot(a(r["sphere_ellipsoid_quat"])), size)
     mj = r["sphere_dist"]
     assert (mj[:-chosen] < 0).sum() >= 10 and (mj[:-chosen] > 0).sum() >= 40
     np.testing.assert_allclose(np.asarray(sd, np.float64), mj, rtol=0, atol=tol)
     np.testing.assert_allclose(np.linalg.norm(np.asarray(normal, np.float64), axis=-1), 1.0, rtol=0, atol=10 * tol)
 
     rc, hl = r["capsule_size"]
-    p, d = K._segment_of(rot(a(r["capsule_quat"])), a(r["capsule_pos"]), a(np.tile([rc, hl, 0.0], (n, 1))))
-    contacts = jax.jit(K._segment_ellipsoid_contacts)
+    p, d = K.segment_of(rot(a(r["capsule_quat"])), a(r["capsule_pos"]), a(np.tile([rc, hl, 0.0], (n, 1))))
+    contacts = jax.jit(K.segment_ellipsoid_contacts)
     dist, normal, _, phi = (
         np.asarray(x, np.float64)
         for x in contacts(p, d, a(np.full(n, rc)), zero, rot(a(r["capsule_ellipsoid_quat"])), size)
@@ -1400,7 +1398,7 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
 
     R2, size2 = rot(a(r["ellipsoid2_quat"])), a(np.tile(r["ellipsoid2_size"], (n, 1)))
     args = (zero, rot(a(r["ellipsoid2_ellipsoid_quat"])), size, a(r["ellipsoid2_pos"]), R2, size2)
-    sd, normal, _ = jax.jit(K._ellipsoid_ellipsoid)(*args)
+    sd, normal, _ = jax.jit(K.ellipsoid_ellipsoid)(*args)
     mj = r["ellipsoid2_dist"]
     assert (mj[:-chosen] < 0).sum() >= 10 and (mj[:-chosen] > 0).sum() >= 40
     np.testing.assert_allclose(np.asarray(sd, np.float64), mj, rtol=0, atol=tol)
@@ -1409,7 +1407,7 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
     # ellipsoid-box: 26 contacts (corners, edges, the ellipsoid's support points along the faces)
     hb = a(np.tile(r["box_size"], (n, 1)))
     args = (zero, rot(a(r["box_ellipsoid_quat"])), size, a(r["box_pos"]), rot(a(r["box_quat"])), hb)
-    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._ellipsoid_box_contacts)(*args))
+    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K.ellipsoid_box_contacts)(*args))
     assert dist.shape == (n, 26)
     _assert_as_epa(dist, normal, phi, r["box_dist"], chosen, tol)
 
@@ -1417,7 +1415,7 @@ def test_ellipsoid_pairs_match_mujoco(dtype, tol):
     # the side line facing the ellipsoid)
     sc = a(np.tile([*r["cylinder_size"], 0.0], (n, 1)))
     args = (zero, rot(a(r["cylinder_ellipsoid_quat"])), size, a(r["cylinder_pos"]), rot(a(r["cylinder_quat"])), sc)
-    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K._ellipsoid_cylinder_contacts)(*args))
+    dist, normal, _, phi = (np.asarray(x, np.float64) for x in jax.jit(K.ellipsoid_cylinder_contacts)(*args))
     assert dist.shape == (n, 15)
     _assert_as_epa(dist, normal, phi, r["cylinder_dist"], chosen, tol)
 
@@ -1448,7 +1446,7 @@ def test_ellipsoid_near_a_box_edge_acts_once():
     faces' support points), and its depth moves continuously from the one to the other."""
     from jaxdyn import collision as K
 
-    f = jax.jit(K._ellipsoid_box_contacts)
+    f = jax.jit(K.ellipsoid_box_contacts)
     a, h = jnp.asarray([0.1, 0.06, 0.03]), jnp.asarray([0.1, 0.07, 0.05])
     eye = jnp.eye(3)
     lowest = {}
@@ -1476,7 +1474,7 @@ def test_ellipsoid_on_a_cylinder_acts_once():
     to round-off)."""
     from jaxdyn import collision as K
 
-    f = jax.jit(K._ellipsoid_cylinder_contacts)
+    f = jax.jit(K.ellipsoid_cylinder_contacts)
     a, size, eye = jnp.asarray([0.03, 0.02, 0.015]), jnp.asarray([0.04, 0.08, 0.0]), jnp.eye(3)
     for x0 in (0.0, 0.0395, 0.04, 0.0405, 0.042):
         dist = np.asarray(f(jnp.asarray([x0, 0.0, 0.08 + 0.015 - 2e-4]), eye, a, jnp.zeros(3), eye, size)[0])

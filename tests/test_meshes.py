@@ -338,18 +338,18 @@ def test_mesh_pairs_match_mujoco(kind, dtype, tol):
     c = jnp.zeros((len(ref), 3), dtype)
     valid, e_valid = jnp.ones(V.shape[:2], bool), jnp.ones(E.shape[:2], bool)
     if kind == "sphere":
-        d = jax.jit(K._sphere_hull)(c[:, None], S[:, :1], T)[0][:, 0]
+        d = jax.jit(K.sphere_hull)(c[:, None], S[:, :1], T)[0][:, 0]
     elif kind == "capsule":
-        p, dd = K._segment_of(R, c, S)
-        d = jax.jit(K._segment_hull_contacts)(p, dd, S[:, 0], T)[3]
+        p, dd = K.segment_of(R, c, S)
+        d = jax.jit(K.segment_hull_contacts)(p, dd, S[:, 0], T)[3]
     elif kind == "cylinder":
-        d = jax.jit(K._cylinder_hull_contacts)(c, R, S, T, V, valid, E, e_valid)[3]
+        d = jax.jit(K.cylinder_hull_contacts)(c, R, S, T, V, valid, E, e_valid)[3]
     elif kind == "ellipsoid":
-        dist, normal, _, d = jax.jit(K._ellipsoid_hull_contacts)(c, R, S, T, V, valid, E, e_valid)
+        dist, normal, _, d = jax.jit(K.ellipsoid_hull_contacts)(c, R, S, T, V, valid, E, e_valid)
         assert dist.shape == (len(ref), 17)
         np.testing.assert_allclose(np.linalg.norm(np.asarray(normal, np.float64), axis=-1), 1.0, atol=10 * tol)
     else:
-        d = jax.jit(K._box_hull_contacts)(c, R, S, T, V, valid)[3]
+        d = jax.jit(K.box_hull_contacts)(c, R, S, T, V, valid)[3]
     d = np.asarray(d)
     apart = ref > 0
     assert apart.sum() >= 40 and (~apart).sum() >= 8
@@ -386,7 +386,7 @@ def test_ellipsoid_against_a_fine_hull_searches_candidates():
     R = jax.vmap(quat_to_rotation)(jnp.asarray(quat / np.linalg.norm(quat, axis=1, keepdims=True)))
     a = jnp.asarray(rng.uniform(0.01, 0.06, (P, 3)))
     valid, e_valid = jnp.ones(Vw.shape[:2], bool), jnp.ones(E.shape[:2], bool)
-    d = np.asarray(jax.jit(K._ellipsoid_hull_contacts)(c, R, a, T, Vw, valid, E, e_valid)[3])
+    d = np.asarray(jax.jit(K.ellipsoid_hull_contacts)(c, R, a, T, Vw, valid, E, e_valid)[3])
 
     import importlib.util
 
@@ -492,7 +492,7 @@ def test_mesh_pairs_in_the_contact_model():
     assert table.pairs == ((1, 0), (2, 0)) and table.rows == (1, 28)
     pc = jax.jit(contact.pair_contacts)(model, q, np.zeros(6))
     T = model.geoms.faces[None] + q[:3]  # the hull's triangles in the world (the body is not turned)
-    d_sphere = K._sphere_hull(jnp.array([[[0.15, 0, -0.05]]]), jnp.array([[0.05]]), T)[0][0, 0]
+    d_sphere = K.sphere_hull(jnp.array([[[0.15, 0, -0.05]]]), jnp.array([[0.05]]), T)[0][0, 0]
     assert float(pc.distance[0]) == pytest.approx(-0.05, abs=1e-15) and float(d_sphere) == float(pc.distance[0])
     assert np.all(np.asarray(pc.distance[1:21]) > 0.04)  # the box's corners and edges: far from the hull
     np.testing.assert_allclose(pc.distance[21:], 0.0, atol=1e-15)  # 8 of the hull's 12 bottom vertices
@@ -616,12 +616,12 @@ def test_mesh_mesh_matches_mujoco(dtype, tol):
     )
     T1, V1, E1, T2, V2, _ = hulls(dtype)
     ones = lambda V: jnp.ones(V.shape[:2], bool)  # noqa: E731
-    contacts = jax.jit(K._hull_hull_contacts)
+    contacts = jax.jit(K.hull_hull_contacts)
     dist, normal, _, d = (np.asarray(x) for x in contacts(T1, V1, ones(V1), T2, V2, ones(V2), E1, ones(E1)))
     assert dist.shape == (100, 24) and d.dtype == dtype
     T1, V1, _, T2, V2, _ = hulls(jnp.float64)  # every vertex against the other hull, in float64
     every = np.minimum(
-        np.asarray(jax.jit(K._hull_distance)(V1, T2)[0]).min(1), np.asarray(jax.jit(K._hull_distance)(V2, T1)[0]).min(1)
+        np.asarray(jax.jit(K.hull_distance)(V1, T2)[0]).min(1), np.asarray(jax.jit(K.hull_distance)(V2, T1)[0]).min(1)
     )
     ref = r["dist"]
     apart = ref > 0
@@ -651,7 +651,7 @@ def test_mesh_cubes_crossed_edge_through_edge_touch_at_the_crossing():
     c, s_ = np.cos(np.pi / 4), np.sin(np.pi / 4)
     about_x = np.array([[[1, 0, 0], [0, c, -s_], [0, s_, c]]], float)
     about_y = np.array([[[c, 0, s_], [0, 1, 0], [-s_, 0, c]]], float)
-    contacts = jax.jit(K._hull_hull_contacts)
+    contacts = jax.jit(K.hull_hull_contacts)
     for gap, want in ((-1e-3, -1e-3 / np.sqrt(2)), (5e-4, 5e-4)):
         T1, V1, E1 = _hull_at(corner, np.zeros((1, 3)), about_x, jnp.float64)
         z2 = 2 * h * np.sqrt(2) + gap  # the centres' height difference: edge tips h sqrt(2) from each centre

@@ -6,36 +6,36 @@ family of shapes (:mod:`~jaxdyn.collision.segments` for points, spheres and segm
 :mod:`~jaxdyn.collision.ellipsoids`, :mod:`~jaxdyn.collision.hulls`); this package gathers their
 functions, the interface :mod:`jaxdyn.contact` uses.
 
-* sphere-sphere: the centre line (:func:`_spheres`);
+* sphere-sphere: the centre line (:func:`spheres`);
 * capsules are spheres swept along a segment: closest points of a segment to a point and of two
-  segments (Ericson05 5.1.2, 5.1.9; :func:`_segment_point`, :func:`_segments`), the segment of a
-  capsule geom (:func:`_segment_of`);
+  segments (Ericson05 5.1.2, 5.1.9; :func:`segment_point`, :func:`_segments`), the segment of a
+  capsule geom (:func:`segment_of`);
 * sphere-box: the closest point of the box, or the nearest face for a centre inside
-  (:func:`_sphere_box`); capsule-box: sphere-box at the segment's point deepest in the box,
-  found exactly among 29 candidates (:func:`_capsule_box`);
+  (:func:`sphere_box`); capsule-box: sphere-box at the segment's point deepest in the box,
+  found exactly among 29 candidates (:func:`capsule_box`);
 * the contacts of a pair: capsule-box as its two end spheres and its interior counted beyond
-  the ends, (B1) (:func:`_segment_box_contacts`); box-box as the corners of each box and the
-  (B1) interior contacts of its edges against the other (:func:`_box_box_contacts`);
+  the ends, (B1) (:func:`segment_box_contacts`); box-box as the corners of each box and the
+  (B1) interior contacts of its edges against the other (:func:`box_box_contacts`);
   cylinder-box as the box's corners and the (B1) interior contacts of its edges against the
   cylinder, and the cylinder's rims against the box, four points on each and its deepest point
-  (:func:`_cylinder_box_contacts`, :func:`_rim_points`); cylinder-cylinder as the rims
+  (:func:`cylinder_box_contacts`, :func:`rim_points`); cylinder-cylinder as the rims
   of each against the other and the side line of the first facing the second
-  (:func:`_cylinder_cylinder_contacts`);
-* a mesh's convex hull (outward triangles): its exact signed distance (:func:`_hull_distance`:
+  (:func:`cylinder_cylinder_contacts`);
+* a mesh's convex hull (outward triangles): its exact signed distance (:func:`hull_distance`:
   the faces' planes inside, the nearest triangle outside, Ericson05 5.1.5), against a sphere
   and a capsule as against a box, and against a box or a cylinder with its vertices and edges
-  deepest in the other shape (:func:`_box_hull_contacts`, :func:`_cylinder_hull_contacts`);
+  deepest in the other shape (:func:`box_hull_contacts`, :func:`cylinder_hull_contacts`);
 * an ellipsoid: a point's closest point on it by Newton's method on the Lagrange multiplier
-  (:func:`_ellipsoid_closest`), so its exact signed distance against a sphere and, along a
-  capsule's segment by golden section, against a capsule (:func:`_segment_ellipsoid_contacts`),
+  (:func:`ellipsoid_closest`), so its exact signed distance against a sphere and, along a
+  capsule's segment by golden section, against a capsule (:func:`segment_ellipsoid_contacts`),
   against a box with the box's corners and edges and its own support points along the
-  faces' normals (:func:`_ellipsoid_box_contacts`), and against a cylinder with the cylinder's
+  faces' normals (:func:`ellipsoid_box_contacts`), and against a cylinder with the cylinder's
   rims and side line and its own support points along the disks' normals
-  (:func:`_ellipsoid_cylinder_contacts`), and against a mesh's hull with the hull's vertices and
+  (:func:`ellipsoid_cylinder_contacts`), and against a mesh's hull with the hull's vertices and
   edges and its own support point deepest through the hull's faces
-  (:func:`_ellipsoid_hull_contacts`);
+  (:func:`ellipsoid_hull_contacts`);
   two ellipsoids: the largest separation of their support functions over directions, by Newton's
-  method on the sphere (:func:`_ellipsoid_ellipsoid`), the distance apart and the minimum
+  method on the sphere (:func:`ellipsoid_ellipsoid`), the distance apart and the minimum
   translation overlapping.
 
 Every normalisation is guarded (a fallback direction where a length is zero), so the
@@ -46,81 +46,81 @@ edge; the module docstring of :mod:`jaxdyn.contact.laws` states what is continuo
 from __future__ import annotations
 
 from .boxes import (  # noqa: F401
-    _CORNERS,
-    _EDGE_CORNERS,
-    _EDGE_DIRECTION,
-    _EDGE_START,
-    _FACE_AXIS,
-    _FACE_PAIRS,
-    _FACE_SIGN,
-    _box_box_contacts,
-    _box_edges,
-    _box_features,
-    _box_sdf,
-    _capsule_box,
-    _corner_index,
-    _segment_box_contacts,
-    _sphere_box,
+    CORNERS,
+    EDGE_CORNERS,
+    EDGE_DIRECTION,
+    EDGE_START,
+    FACE_AXIS,
+    FACE_PAIRS,
+    FACE_SIGN,
+    box_box_contacts,
+    box_edges,
+    box_features,
+    box_sdf,
+    capsule_box,
+    corner_index,
+    segment_box_contacts,
+    sphere_box,
 )
 from .cylinders import (  # noqa: F401
     RIM_GRID,
-    _cylinder_box_contacts,
-    _cylinder_cylinder_contacts,
-    _cylinder_rims,
-    _cylinder_sdf,
-    _cylinder_sdf_of,
-    _rim_points,
-    _rim_rows,
-    _rim_square,
-    _segment_cylinder,
-    _segment_cylinder_contacts,
-    _sphere_cylinder,
+    cylinder_box_contacts,
+    cylinder_cylinder_contacts,
+    cylinder_rims,
+    cylinder_sdf,
+    cylinder_sdf_of,
+    rim_points,
+    rim_rows,
+    rim_square,
+    segment_cylinder,
+    segment_cylinder_contacts,
+    sphere_cylinder,
 )
 from .ellipsoids import (  # noqa: F401
     ELLIPSOID_STEPS,
     SUPPORT_STEPS,
-    _ellipsoid_box_contacts,
-    _ellipsoid_closest,
-    _ellipsoid_cylinder_contacts,
-    _ellipsoid_distance,
-    _ellipsoid_ellipsoid,
-    _ellipsoid_sdf_of,
-    _ellipsoid_support,
-    _segment_ellipsoid,
-    _segment_ellipsoid_contacts,
-    _sphere_ellipsoid,
+    ellipsoid_box_contacts,
+    ellipsoid_closest,
+    ellipsoid_cylinder_contacts,
+    ellipsoid_distance,
+    ellipsoid_ellipsoid,
+    ellipsoid_sdf_of,
+    ellipsoid_support,
+    segment_ellipsoid,
+    segment_ellipsoid_contacts,
+    sphere_ellipsoid,
 )
 from .hulls import (  # noqa: F401
     ELLIPSOID_CANDIDATES,
     FAR,
     HULL_POINTS,
-    _box_hull_contacts,
-    _closest_on_triangles,
-    _cylinder_hull_contacts,
     _deepest,
-    _edge_ellipsoid_estimate,
-    _ellipsoid_hull_contacts,
-    _face_normals,
-    _hull_distance,
-    _hull_hull_contacts,
-    _hull_sdf_of,
-    _segment_hull,
-    _segment_hull_contacts,
-    _sphere_hull,
-    _take,
-    _vertices_in_hull,
+    box_hull_contacts,
+    closest_on_triangles,
+    cylinder_hull_contacts,
+    edge_ellipsoid_estimate,
+    ellipsoid_hull_contacts,
+    face_normals,
+    hull_distance,
+    hull_hull_contacts,
+    hull_sdf_of,
+    segment_hull,
+    segment_hull_contacts,
+    sphere_hull,
+    take,
+    vertices_in_hull,
 )
 from .segments import (  # noqa: F401
     GOLDEN_STEPS,
-    _beyond_ends,
-    _dot,
-    _golden_minimum,
-    _length,
-    _segment_of,
-    _segment_params,
-    _segment_point,
-    _segment_segment_contacts,
     _segments,
-    _spheres,
-    _unit,
+    beyond_ends,
+    dot,
+    golden_minimum,
+    length,
+    segment_of,
+    segment_params,
+    segment_point,
+    segment_segment_contacts,
+    spheres,
+    unit,
 )

@@ -10,11 +10,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..spatial import cross, mtv, mv
-from .boxes import _box_features, _box_sdf, _sphere_box
-from .segments import _beyond_ends, _dot, _golden_minimum, _segments
+from .boxes import box_features, box_sdf, sphere_box
+from .segments import _segments, beyond_ends, dot, golden_minimum
 
 
-def _cylinder_sdf(l, size):
+def cylinder_sdf(l, size):
     """Signed distance of points ``l`` (in the cylinder's frame) to the cylinder of radius
     ``size[0]`` and half-length ``size[1]`` along z, and the outward unit normal of the nearest
     surface point. With ``d_r = |l_xy| - r`` and ``d_z = |l_z| - h``: outside,
@@ -48,43 +48,43 @@ def _cylinder_sdf(l, size):
     return dist, jnp.where(outside[..., None], n_out, n_in)
 
 
-def _sphere_cylinder(c, r, cc, Rc, size):
+def sphere_cylinder(c, r, cc, Rc, size):
     """Sphere ``(c, r)`` against the cylinder ``(cc, Rc, size)``: signed distance, unit normal
     from the cylinder to the sphere, and witness midway between the surfaces
-    (:func:`_cylinder_sdf`; exact, also for a centre inside)."""
-    sd, n_loc = _cylinder_sdf(mtv(Rc, c - cc), size)
+    (:func:`cylinder_sdf`; exact, also for a centre inside)."""
+    sd, n_loc = cylinder_sdf(mtv(Rc, c - cc), size)
     n = mv(Rc, n_loc)
     surface = c - sd[..., None] * n  # the cylinder's surface point nearest to the centre
     point = 0.5 * (surface + c - r[..., None] * n)
     return sd - r, n, point
 
 
-def _rim_square(Rg, centres, r, n):
+def rim_square(Rg, centres, r, n):
     """4 points on each rim of the cylinders ``Rg`` (axis ``a``, the geom's z) centred at
     ``centres`` ``(..., k, 3)`` with radius ``r`` ``(...)``, that meet a plane of normal ``n``
     ``(..., k, 3)`` first: the point lowest along ``n`` (``u``, the in-disk direction of steepest
     descent), the point opposite and the two between (``+-v``, ``v = a x u``); ``u`` falls back
     to the geom's x axis where ``n`` is along ``a``. Returns ``(..., k, 4, 3)``."""
     a, ex = Rg[..., None, :, 2], Rg[..., None, :, 0]
-    w = _dot(n, a)[..., None] * a - n  # the in-disk direction of steepest descent along -n
-    sq = _dot(w, w)
+    w = dot(n, a)[..., None] * a - n  # the in-disk direction of steepest descent along -n
+    sq = dot(w, w)
     ok = sq > jnp.finfo(w.dtype).tiny
     u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], ex)
     v = cross(a, u)
     return centres[..., None, :] + r[..., None, None, None] * jnp.stack([u, v, -u, -v], -2)
 
 
-def _cylinder_rims(Rg, cg, size, n):
+def cylinder_rims(Rg, cg, size, n):
     """The 8 rim points of each cylinder that meet a plane of normal ``n`` first (the ground's
-    contact points, module docstring of :mod:`jaxdyn.contact.ground`; :func:`_rim_square` on both
+    contact points, module docstring of :mod:`jaxdyn.contact.ground`; :func:`rim_square` on both
     rims). Returns ``(..., 8, 3)``."""
     a, hl = Rg[..., :, 2], size[..., 1, None]
     ends = jnp.stack([cg + hl * a, cg - hl * a], -2)  # (..., 2, 3)
-    return _rim_square(Rg, ends, size[..., 0], n[..., None, :]).reshape(cg.shape[:-1] + (8, 3))
+    return rim_square(Rg, ends, size[..., 0], n[..., None, :]).reshape(cg.shape[:-1] + (8, 3))
 
 
-def _segment_cylinder(p, d, r, cc, Rc, size):
-    """Capsule (segment ``p + t d``, radius ``r``) against the cylinder: :func:`_sphere_cylinder`
+def segment_cylinder(p, d, r, cc, Rc, size):
+    """Capsule (segment ``p + t d``, radius ``r``) against the cylinder: :func:`sphere_cylinder`
     at the point of the segment deepest in the cylinder. The cylinder's signed distance along
     the segment is convex (a convex body's), so a golden-section search finds its minimiser
     ``t*`` (:func:`~jaxdyn.collision.segments.golden_steps` steps, on values without derivatives); the distance at ``t*``
@@ -92,28 +92,28 @@ def _segment_cylinder(p, d, r, cc, Rc, size):
     ``d phi / d t = 0``, at an end ``t*`` is fixed)."""
     a0, u0 = (jax.lax.stop_gradient(x) for x in (mtv(Rc, p - cc), mtv(Rc, d)))
     size0 = jax.lax.stop_gradient(size)
-    f = lambda t: _cylinder_sdf(a0 + t[..., None] * u0, size0)[0]  # noqa: E731
+    f = lambda t: cylinder_sdf(a0 + t[..., None] * u0, size0)[0]  # noqa: E731
     lo, hi = jnp.zeros(a0.shape[:-1], p.dtype), jnp.ones(a0.shape[:-1], p.dtype)
-    t = _golden_minimum(f, lo, hi)
-    return _sphere_cylinder(p + t[..., None] * d, r, cc, Rc, size)
+    t = golden_minimum(f, lo, hi)
+    return sphere_cylinder(p + t[..., None] * d, r, cc, Rc, size)
 
 
-def _segment_cylinder_contacts(p, d, r, cc, Rc, size):
-    """Capsule against cylinder as three contacts, as :func:`_segment_box_contacts`: the two end
+def segment_cylinder_contacts(p, d, r, cc, Rc, size):
+    """Capsule against cylinder as three contacts, as :func:`segment_box_contacts`: the two end
     spheres and the segment's deepest point, counted beyond the ends by (B1). Returns the signed
     distances ``(..., 3)``, normals from the cylinder to the capsule ``(..., 3, 3)``, witnesses
     ``(..., 3, 3)`` and the capsule's signed distance ``(...)``."""
-    d0, n0, w0 = _sphere_cylinder(p, r, cc, Rc, size)
-    d1, n1, w1 = _sphere_cylinder(p + d, r, cc, Rc, size)
-    ds, ns, ws = _segment_cylinder(p, d, r, cc, Rc, size)
-    di = _beyond_ends(ds, d0, d1)
+    d0, n0, w0 = sphere_cylinder(p, r, cc, Rc, size)
+    d1, n1, w1 = sphere_cylinder(p + d, r, cc, Rc, size)
+    ds, ns, ws = segment_cylinder(p, d, r, cc, Rc, size)
+    di = beyond_ends(ds, d0, d1)
     return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
 
 
 RIM_GRID = 16  # angles sampled on a rim before the golden-section search
 
 
-def _rim_points(cc, Rc, size, sdf):
+def rim_points(cc, Rc, size, sdf):
     """The rim points of the cylinder ``(cc, Rc, size)`` that meet another shape first. ``sdf``
     maps points ``(..., 2, k, 3)`` to the shape's signed distance and outward unit normal there
     (inputs without derivatives). On each disk's rim:
@@ -122,8 +122,8 @@ def _rim_points(cc, Rc, size, sdf):
       over the rim's angle, which is not convex, so the best of :data:`RIM_GRID` angles, then
       :func:`~jaxdyn.collision.segments.golden_steps` golden-section steps in the bracket of its two neighbours (on values
       without derivatives; the distance there then has the derivative of the minimum, as
-      :func:`_segment_cylinder`);
-    * 4 points as on the ground (:func:`_rim_square`) for the plane of the shape's outward
+      :func:`segment_cylinder`);
+    * 4 points as on the ground (:func:`rim_square`) for the plane of the shape's outward
       normal at its point nearest the rim's centre (a face's normal where the centre is over the
       face): where a rim lies flat on a face (the deepest point is not unique) the 4 points are
       fixed in the cylinder (its x and y axes), so a cylinder resting on a face has a steady
@@ -169,16 +169,16 @@ def _rim_points(cc, Rc, size, sdf):
         return sdf(C0 + R * arc(u, E1, E2))[0]
 
     tau = float(np.tan(step / 2.0))
-    u = _golden_minimum(f, jnp.full(k.shape, -tau, dtype), jnp.full(k.shape, tau, dtype))
+    u = golden_minimum(f, jnp.full(k.shape, -tau, dtype), jnp.full(k.shape, tau, dtype))
     radial = arc(u, e1[..., None, None, :], e2[..., None, None, :])
     deepest = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 2, 3)
     normal = jax.lax.stop_gradient(sdf(jax.lax.stop_gradient(deepest))[1][..., 0, :])  # at the best
-    square = _rim_square(Rc, centres, r, normal)  # (..., 2, 4, 3)
+    square = rim_square(Rc, centres, r, normal)  # (..., 2, 4, 3)
     return square.reshape(cc.shape[:-1] + (8, 3)), deepest.reshape(cc.shape[:-1] + (4, 3)), second
 
 
-def _rim_rows(d_sq, n_sq, w_sq, d_deep, n_deep, w_deep, second, r):
-    """The 12 contacts of a cylinder's two rims (:func:`_rim_points`): the 4 points of each rim,
+def rim_rows(d_sq, n_sq, w_sq, d_deep, n_deep, w_deep, second, r):
+    """The 12 contacts of a cylinder's two rims (:func:`rim_points`): the 4 points of each rim,
     then each rim's deepest points (the best and a second local minimum, ``(..., 4)`` in rim
     order) counted beyond the deepest of its 4 (as (B1)), so they act only where they are deeper
     than those (a rim against a curved surface or across an edge) and a rim lying flat rests on
@@ -199,29 +199,29 @@ def _rim_rows(d_sq, n_sq, w_sq, d_deep, n_deep, w_deep, second, r):
     )
 
 
-def _cylinder_sdf_of(cc, Rc, size):
+def cylinder_sdf_of(cc, Rc, size):
     """The cylinder's signed distance and outward normal as a function of points ``(..., 2, k,
-    3)``, without derivatives (for :func:`_rim_points`)."""
+    3)``, without derivatives (for :func:`rim_points`)."""
     cc0, size0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cc, size))
     Rc0 = jax.lax.stop_gradient(Rc)[..., None, None, :, :]
 
     def sdf(pts):
-        dist, n = _cylinder_sdf(mtv(Rc0, pts - cc0), size0)
+        dist, n = cylinder_sdf(mtv(Rc0, pts - cc0), size0)
         return dist, mv(Rc0, n)
 
     return sdf
 
 
-def _cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
+def cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
     """Cylinder ``(cc, Rc, size)`` against box ``(cb, Rb, half-sizes h)`` as 32 point contacts:
 
-    * the box's 8 corners against the cylinder's exact signed distance (:func:`_sphere_cylinder`
+    * the box's 8 corners against the cylinder's exact signed distance (:func:`sphere_cylinder`
       of radius 0);
     * the box's 12 edges, each the interior contact (B1) of a segment of radius 0: the edge's
-      point deepest in the cylinder (:func:`_segment_cylinder`) counted beyond its corners;
-    * the cylinder's rims against the box (:func:`_sphere_box` of radius 0): 4 points on each
-      rim and each rim's deepest points counted beyond them (:func:`_rim_points`,
-      :func:`_rim_rows`).
+      point deepest in the cylinder (:func:`segment_cylinder`) counted beyond its corners;
+    * the cylinder's rims against the box (:func:`sphere_box` of radius 0): 4 points on each
+      rim and each rim's deepest points counted beyond them (:func:`rim_points`,
+      :func:`rim_rows`).
 
     A cylinder standing on a face of the box rests on 4 rim points, lying on its side on the two
     ends of its lowest line, tilted on its lowest rim point, as on the ground; an edge or corner
@@ -235,34 +235,34 @@ def _cylinder_box_contacts(cc, Rc, size, cb, Rb, h):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    # _sphere_cylinder's normal points from the cylinder to the point (of the box): kept
-    (dc, nc, wc), (seg, ne, we), ends = _box_features(
+    # sphere_cylinder's normal points from the cylinder to the point (of the box): kept
+    (dc, nc, wc), (seg, ne, we), ends = box_features(
         cb,
         Rb,
         h,
-        lambda pts: _sphere_cylinder(pts, zero, x(cc), X(Rc), x(size)),
-        lambda p, d: _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size)),
+        lambda pts: sphere_cylinder(pts, zero, x(cc), X(Rc), x(size)),
+        lambda p, d: segment_cylinder(p, d, zero, x(cc), X(Rc), x(size)),
     )
-    de = _beyond_ends(seg, ends, ends)
-    square, deepest, second = _rim_points(cc, Rc, size, _box_sdf(cb, Rb, h))
-    dr, nr, wr = _sphere_box(square, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
-    dd, nd, wd = _sphere_box(deepest, zero, x(cb), X(Rb), x(h))
-    drim, nrim, wrim = _rim_rows(dr, -nr, wr, dd, -nd, wd, second, size[..., 0])
+    de = beyond_ends(seg, ends, ends)
+    square, deepest, second = rim_points(cc, Rc, size, box_sdf(cb, Rb, h))
+    dr, nr, wr = sphere_box(square, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
+    dd, nd, wd = sphere_box(deepest, zero, x(cb), X(Rb), x(h))
+    drim, nrim, wrim = rim_rows(dr, -nr, wr, dd, -nd, wd, second, size[..., 0])
     dist = jnp.concatenate([dc, de, drim], -1)
     normal = jnp.concatenate([nc, ne, nrim], -2)
     witness = jnp.concatenate([wc, we, wrim], -2)
     return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(dd, -1))
 
 
-def _cylinder_cylinder_contacts(c1, R1, s1, c2, R2, s2):
+def cylinder_cylinder_contacts(c1, R1, s1, c2, R2, s2):
     """Cylinder ``(c1, R1, s1)`` against cylinder ``(c2, R2, s2)`` as 25 point contacts:
 
-    * each cylinder's rims against the other's exact signed distance (:func:`_sphere_cylinder` of
+    * each cylinder's rims against the other's exact signed distance (:func:`sphere_cylinder` of
       radius 0): 4 points on each rim and each rim's deepest points counted beyond them
-      (:func:`_rim_points`, :func:`_rim_rows`);
+      (:func:`rim_points`, :func:`rim_rows`);
     * the first cylinder's side line facing the second (through its rim points in the direction
       of the axes' common perpendicular, Ericson05 5.1.9), the interior contact (B1) of a segment
-      of radius 0: its point deepest in the second (:func:`_segment_cylinder`) counted beyond its
+      of radius 0: its point deepest in the second (:func:`segment_cylinder`) counted beyond its
       ends. Crossing cylinders touch there; the second cylinder's side line is not added, which
       would count that contact twice.
 
@@ -275,14 +275,14 @@ def _cylinder_cylinder_contacts(c1, R1, s1, c2, R2, s2):
     zero = jnp.zeros((), c1.dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    # _sphere_cylinder's normal points from the cylinder to the point: from 2 to the points of 1
+    # sphere_cylinder's normal points from the cylinder to the point: from 2 to the points of 1
     # (so -n from 1 to 2), from 1 to the points of 2 (+n)
     rows, deep = [], []
     for (ca, Ra, sa), (cb, Rb, sb), sign in (((c1, R1, s1), (c2, R2, s2), -1.0), ((c2, R2, s2), (c1, R1, s1), 1.0)):
-        square, deepest, second = _rim_points(ca, Ra, sa, _cylinder_sdf_of(cb, Rb, sb))
-        dq, nq, wq = _sphere_cylinder(square, zero, x(cb), X(Rb), x(sb))
-        dd, nd, wd = _sphere_cylinder(deepest, zero, x(cb), X(Rb), x(sb))
-        rows.append(_rim_rows(dq, sign * nq, wq, dd, sign * nd, wd, second, sa[..., 0]))
+        square, deepest, second = rim_points(ca, Ra, sa, cylinder_sdf_of(cb, Rb, sb))
+        dq, nq, wq = sphere_cylinder(square, zero, x(cb), X(Rb), x(sb))
+        dd, nd, wd = sphere_cylinder(deepest, zero, x(cb), X(Rb), x(sb))
+        rows.append(rim_rows(dq, sign * nq, wq, dd, sign * nd, wd, second, sa[..., 0]))
         deep.append(jnp.min(dd, -1))
     # the side line of 1 facing 2: through the axes' closest points' direction, across axis 1
     a1, a2 = R1[..., :, 2], R2[..., :, 2]
@@ -290,15 +290,15 @@ def _cylinder_cylinder_contacts(c1, R1, s1, c2, R2, s2):
     p2, d2a = c2 - s2[..., 1, None] * a2, 2.0 * s2[..., 1, None] * a2
     q1, q2 = _segments(p1, d1a, p2, d2a)
     w = q2 - q1
-    w = w - _dot(w, a1)[..., None] * a1
-    sq = _dot(w, w)
+    w = w - dot(w, a1)[..., None] * a1
+    sq = dot(w, w)
     ok = sq > jnp.finfo(w.dtype).tiny
     u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], R1[..., :, 0])
     start = p1 + s1[..., 0, None] * u
-    seg, ns, ws = _segment_cylinder(start, d1a, zero, c2, R2, s2)
-    e0 = _sphere_cylinder(start, zero, c2, R2, s2)[0]
-    e1 = _sphere_cylinder(start + d1a, zero, c2, R2, s2)[0]
-    ds = _beyond_ends(seg, e0, e1)
+    seg, ns, ws = segment_cylinder(start, d1a, zero, c2, R2, s2)
+    e0 = sphere_cylinder(start, zero, c2, R2, s2)[0]
+    e1 = sphere_cylinder(start + d1a, zero, c2, R2, s2)[0]
+    ds = beyond_ends(seg, e0, e1)
     dist = jnp.concatenate([rows[0][0], rows[1][0], ds[..., None]], -1)
     normal = jnp.concatenate([rows[0][1], rows[1][1], -ns[..., None, :]], -2)
     witness = jnp.concatenate([rows[0][2], rows[1][2], ws[..., None, :]], -2)

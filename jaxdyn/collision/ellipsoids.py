@@ -10,14 +10,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..spatial import mm, mtv, mv, spd_inverse
-from .boxes import _EDGE_DIRECTION, _EDGE_START, _box_features, _sphere_box
-from .cylinders import _rim_points, _rim_rows, _sphere_cylinder
-from .segments import _beyond_ends, _dot, _golden_minimum, _length
+from .boxes import EDGE_DIRECTION, EDGE_START, box_features, sphere_box
+from .cylinders import rim_points, rim_rows, sphere_cylinder
+from .segments import beyond_ends, dot, golden_minimum, length
 
 ELLIPSOID_STEPS = 24  # Newton steps for a point's closest point on an ellipsoid (monotone)
 
 
-def _ellipsoid_closest(y, a):
+def ellipsoid_closest(y, a):
     """The point ``x`` of the ellipsoid ``sum (x_i / a_i)^2 = 1`` (semi-axes ``a``, its own frame)
     closest to ``y``, and the outward unit normal there, ``unit(x / a^2)``. The closest point
     is ``x_i = a_i^2 y_i / (a_i^2 + t)`` with ``t`` the root of ``psi(t) = 1 / |v(t)| - 1``,
@@ -40,10 +40,10 @@ def _ellipsoid_closest(y, a):
     def psi(t, y, a, a2):  # psi and its derivative
         den = a2 + t[..., None]
         v = a * y / den
-        vv = _dot(v, v)
+        vv = dot(v, v)
         ok = vv > tiny
         inv = jnp.where(ok, jax.lax.rsqrt(jnp.where(ok, vv, 1.0)), 0.0)
-        slope = _dot(v, v / den) * inv**3
+        slope = dot(v, v / den) * inv**3
         return jnp.where(ok, inv - 1.0, 1.0), jnp.where(ok, slope, 1.0)
 
     y0, a0, a20 = (jax.lax.stop_gradient(x) for x in (y, a, a2))
@@ -60,61 +60,61 @@ def _ellipsoid_closest(y, a):
     x = a2 * y / (a2 + t[..., None])
     others = x * (1.0 - short)  # at the floor: the shortest axis takes what the others leave
     q = others / a
-    left = 1.0 - _dot(q, q)
+    left = 1.0 - dot(q, q)
     deep = at_floor & (left > 0)
-    fill = jnp.where(deep, jnp.sqrt(jnp.where(deep, left, 1.0)), 0.0) * jnp.where(_dot(y, short) >= 0, 1.0, -1.0)
+    fill = jnp.where(deep, jnp.sqrt(jnp.where(deep, left, 1.0)), 0.0) * jnp.where(dot(y, short) >= 0, 1.0, -1.0)
     fill = fill * jnp.take_along_axis(a, k[..., None], -1)[..., 0]
     x = jnp.where(at_floor[..., None], others + fill[..., None] * short, x)
-    _, n, _ = _length(x / a2)
+    _, n, _ = length(x / a2)
     return x, n
 
 
-def _ellipsoid_distance(p, ce, Re, a):
+def ellipsoid_distance(p, ce, Re, a):
     """Signed distance of the points ``p`` to the ellipsoids ``(ce, Re, semi-axes a)``, the unit
     outward normal at the closest surface point, and that point (world frame;
-    :func:`_ellipsoid_closest`): ``(y - x) . n`` in the ellipsoid's frame, ``|y - x|`` outside."""
+    :func:`ellipsoid_closest`): ``(y - x) . n`` in the ellipsoid's frame, ``|y - x|`` outside."""
     y = mtv(Re, p - ce)
-    x, n = _ellipsoid_closest(y, a)
-    return _dot(y - x, n), mv(Re, n), ce + mv(Re, x)
+    x, n = ellipsoid_closest(y, a)
+    return dot(y - x, n), mv(Re, n), ce + mv(Re, x)
 
 
-def _sphere_ellipsoid(c, r, ce, Re, a):
+def sphere_ellipsoid(c, r, ce, Re, a):
     """Sphere ``(c, r)`` against the ellipsoid: signed distance, unit normal from the ellipsoid
-    to the sphere, witness midway between the surfaces (exact, :func:`_ellipsoid_distance`)."""
-    sd, n, s = _ellipsoid_distance(c, ce, Re, a)
+    to the sphere, witness midway between the surfaces (exact, :func:`ellipsoid_distance`)."""
+    sd, n, s = ellipsoid_distance(c, ce, Re, a)
     return sd - r, n, 0.5 * (s + c - r[..., None] * n)
 
 
-def _segment_ellipsoid(p, d, r, ce, Re, a):
-    """Capsule (segment ``p + t d``, radius ``r``) against the ellipsoid: :func:`_sphere_ellipsoid`
+def segment_ellipsoid(p, d, r, ce, Re, a):
+    """Capsule (segment ``p + t d``, radius ``r``) against the ellipsoid: :func:`sphere_ellipsoid`
     at the segment's point deepest in it, the minimiser of the ellipsoid's signed distance along
-    the segment (convex), by golden section (as :func:`_segment_cylinder`)."""
+    the segment (convex), by golden section (as :func:`segment_cylinder`)."""
     p0, d0, ce0, Re0, a0 = (jax.lax.stop_gradient(x) for x in (p, d, ce, Re, a))
-    f = lambda t: _ellipsoid_distance(p0 + t[..., None] * d0, ce0, Re0, a0)[0]  # noqa: E731
+    f = lambda t: ellipsoid_distance(p0 + t[..., None] * d0, ce0, Re0, a0)[0]  # noqa: E731
     lo, hi = jnp.zeros(p.shape[:-1], p.dtype), jnp.ones(p.shape[:-1], p.dtype)
-    t = _golden_minimum(f, lo, hi)
-    return _sphere_ellipsoid(p + t[..., None] * d, r, ce, Re, a)
+    t = golden_minimum(f, lo, hi)
+    return sphere_ellipsoid(p + t[..., None] * d, r, ce, Re, a)
 
 
-def _segment_ellipsoid_contacts(p, d, r, ce, Re, a):
-    """Capsule against ellipsoid as three contacts, as :func:`_segment_box_contacts`: the two end
+def segment_ellipsoid_contacts(p, d, r, ce, Re, a):
+    """Capsule against ellipsoid as three contacts, as :func:`segment_box_contacts`: the two end
     spheres and the segment's deepest point counted beyond them (B1). Returns signed distances
     ``(..., 3)``, normals from the ellipsoid to the capsule ``(..., 3, 3)``, witnesses and the
     capsule's signed distance ``(...)``."""
-    d0, n0, w0 = _sphere_ellipsoid(p, r, ce, Re, a)
-    d1, n1, w1 = _sphere_ellipsoid(p + d, r, ce, Re, a)
-    ds, ns, ws = _segment_ellipsoid(p, d, r, ce, Re, a)
-    di = _beyond_ends(ds, d0, d1)
+    d0, n0, w0 = sphere_ellipsoid(p, r, ce, Re, a)
+    d1, n1, w1 = sphere_ellipsoid(p + d, r, ce, Re, a)
+    ds, ns, ws = segment_ellipsoid(p, d, r, ce, Re, a)
+    di = beyond_ends(ds, d0, d1)
     return jnp.stack([d0, d1, di], -1), jnp.stack([n0, n1, ns], -2), jnp.stack([w0, w1, ws], -2), ds
 
 
-def _ellipsoid_support(R, a, n):
+def ellipsoid_support(R, a, n):
     """The support function of ellipsoids (rotation ``R``, semi-axes ``a``) at the directions ``n``
     and their support offsets: ``|A R^T n|`` and ``R A^2 R^T n / |A R^T n|``, the point of the
     ellipsoid farthest along ``n`` less its centre (its gradient; a sphere's ``r n``). Also the
     divisor used, ``|A R^T n|`` or 1 where it underflows (a zero-size ellipsoid, offset 0)."""
     m = mtv(R, n)
-    sq = _dot(a * m, a * m)
+    sq = dot(a * m, a * m)
     ok = sq > jnp.finfo(sq.dtype).tiny
     r = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
     safe = jnp.where(ok, r, 1.0)
@@ -124,7 +124,7 @@ def _ellipsoid_support(R, a, n):
 SUPPORT_STEPS = 30  # Newton steps on the sphere of directions for two ellipsoids
 
 
-def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
+def ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
     """Two ellipsoids ``(c, R, semi-axes a)``: signed distance, unit normal from the first to the
     second, and witness midway between the surfaces. The separation along a unit direction ``n``
     is ``f(n) = (c2 - c1) . n - |A1 R1^T n| - |A2 R2^T n|`` (the support functions: the first's
@@ -140,16 +140,16 @@ def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
     eye = jnp.eye(3, dtype=dtype)
 
     def parts(n, R, a):  # |A R^T n|, its gradient (the support offset) and Hessian
-        r, g, safe = _ellipsoid_support(R, a, n)
+        r, g, safe = ellipsoid_support(R, a, n)
         Q = mm(R * (a * a)[..., None, :], jnp.swapaxes(R, -1, -2))
         return r, g, (Q - g[..., :, None] * g[..., None, :]) / safe[..., None, None]
 
     def newton(n, dc, R1, a1, R2, a2, exact):  # f at n and the Newton step for its maximum
         r1, g1, H1 = parts(n, R1, a1)
         r2, g2, H2 = parts(n, R2, a2)
-        f = _dot(dc, n) - r1 - r2
+        f = dot(dc, n) - r1 - r2
         grad = dc - g1 - g2
-        grad = grad - _dot(grad, n)[..., None] * n  # on the tangent plane
+        grad = grad - dot(grad, n)[..., None] * n  # on the tangent plane
         nn = n[..., :, None] * n[..., None, :]
         P = eye - nn
         shift = f if exact else jnp.abs(f)
@@ -157,25 +157,25 @@ def _ellipsoid_ellipsoid(c1, R1, a1, c2, R2, a2):
         return f, mv(spd_inverse(jax.lax.stop_gradient(negH)), grad)
 
     fixed = tuple(jax.lax.stop_gradient(x) for x in (c2 - c1, R1, a1, R2, a2))
-    _, n0, _ = _length(fixed[0])
+    _, n0, _ = length(fixed[0])
 
     def step(_, n):
         s = newton(n, *fixed, False)[1]
-        size = jnp.sqrt(_dot(s, s))
-        return _length(n + s * jnp.minimum(1.0, 0.5 / jnp.maximum(size, 1e-30))[..., None])[1]
+        size = jnp.sqrt(dot(s, s))
+        return length(n + s * jnp.minimum(1.0, 0.5 / jnp.maximum(size, 1e-30))[..., None])[1]
 
     n = jax.lax.fori_loop(0, SUPPORT_STEPS, step, n0)
-    n = _length(n + newton(n, c2 - c1, R1, a1, R2, a2, True)[1])[1]  # with derivatives
-    r1, g1, _ = _ellipsoid_support(R1, a1, n)
-    r2, g2, _ = _ellipsoid_support(R2, a2, n)
-    return _dot(c2 - c1, n) - r1 - r2, n, 0.5 * ((c1 + g1) + (c2 - g2))
+    n = length(n + newton(n, c2 - c1, R1, a1, R2, a2, True)[1])[1]  # with derivatives
+    r1, g1, _ = ellipsoid_support(R1, a1, n)
+    r2, g2, _ = ellipsoid_support(R2, a2, n)
+    return dot(c2 - c1, n) - r1 - r2, n, 0.5 * ((c1 + g1) + (c2 - g2))
 
 
 def _edge_faces():
     """The two faces (indices in the order -x, +x, -y, +y, -z, +z) that meet at each edge of
-    :data:`~jaxdyn.collision.boxes._EDGE_START`."""
+    :data:`~jaxdyn.collision.boxes.EDGE_START`."""
     out = []
-    for s, d in zip(_EDGE_START, _EDGE_DIRECTION):
+    for s, d in zip(EDGE_START, EDGE_DIRECTION):
         j = int(np.argmax(np.abs(d)))
         out.append([2 * k + int(s[k] > 0) for k in range(3) if k != j])
     return np.asarray(out)
@@ -184,19 +184,19 @@ def _edge_faces():
 _EDGE_FACES = _edge_faces()
 
 
-def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
+def ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     """Ellipsoid ``(ce, Re, semi-axes a)`` against box ``(cb, Rb, half-sizes h)`` as 26 point
-    contacts, as :func:`jaxdyn.collision.cylinders._cylinder_box_contacts`:
+    contacts, as :func:`jaxdyn.collision.cylinders.cylinder_box_contacts`:
 
-    * the box's 8 corners against the ellipsoid's exact signed distance (:func:`_sphere_ellipsoid`
+    * the box's 8 corners against the ellipsoid's exact signed distance (:func:`sphere_ellipsoid`
       of radius 0);
     * the box's 12 edges, each the interior contact (B1) of a segment of radius 0: the edge's
-      point deepest in the ellipsoid (:func:`_segment_ellipsoid`) counted beyond its corners and
+      point deepest in the ellipsoid (:func:`segment_ellipsoid`) counted beyond its corners and
       beyond the support points of its two faces (below), so an ellipsoid resting on a face near
       an edge rests on its support point alone, and an edge acts where the ellipsoid hangs over it;
     * the ellipsoid's 6 support points along the inward normals of the box's faces, its points
-      deepest through each face's plane (:func:`_ellipsoid_support`), against the box
-      (:func:`~jaxdyn.collision.boxes._sphere_box` of radius 0).
+      deepest through each face's plane (:func:`ellipsoid_support`), against the box
+      (:func:`~jaxdyn.collision.boxes.sphere_box` of radius 0).
 
     An ellipsoid resting on a face of the box acts at its lowest point along the face's normal,
     as on the ground; an edge or corner of the box against the ellipsoid acts at its deepest
@@ -209,54 +209,54 @@ def _ellipsoid_box_contacts(ce, Re, a, cb, Rb, h):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    # _sphere_ellipsoid's normal points from the ellipsoid to the point (of the box): kept
-    (dc, nc, wc), (seg, ne, we), corner_ends = _box_features(
+    # sphere_ellipsoid's normal points from the ellipsoid to the point (of the box): kept
+    (dc, nc, wc), (seg, ne, we), corner_ends = box_features(
         cb,
         Rb,
         h,
-        lambda pts: _sphere_ellipsoid(pts, zero, x(ce), X(Re), x(a)),
-        lambda p, d: _segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a)),
+        lambda pts: sphere_ellipsoid(pts, zero, x(ce), X(Re), x(a)),
+        lambda p, d: segment_ellipsoid(p, d, zero, x(ce), X(Re), x(a)),
     )
     # the faces' inward normals -sigma R e_i (faces -x, +x, -y, +y, -z, +z)
     inward = -jnp.swapaxes(Rb, -1, -2)[..., [0, 0, 1, 1, 2, 2], :] * jnp.asarray([-1.0, 1.0] * 3, dtype)[:, None]
-    _, offset, _ = _ellipsoid_support(X(Re), x(a), inward)
-    ds, ns, ws = _sphere_box(x(ce) + offset, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
+    _, offset, _ = ellipsoid_support(X(Re), x(a), inward)
+    ds, ns, ws = sphere_box(x(ce) + offset, zero, x(cb), X(Rb), x(h))  # the normal from the box to the point
     # an edge counted beyond its corners and beyond the support points of its two faces (B1)
-    de = _beyond_ends(seg, corner_ends, jnp.minimum(ds[..., _EDGE_FACES[:, 0]], ds[..., _EDGE_FACES[:, 1]]))
+    de = beyond_ends(seg, corner_ends, jnp.minimum(ds[..., _EDGE_FACES[:, 0]], ds[..., _EDGE_FACES[:, 1]]))
     dist = jnp.concatenate([dc, de, ds], -1)
     normal = jnp.concatenate([nc, ne, -ns], -2)
     witness = jnp.concatenate([wc, we, ws], -2)
     return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(ds, -1))
 
 
-def _ellipsoid_sdf_of(ce, Re, a):
+def ellipsoid_sdf_of(ce, Re, a):
     """The ellipsoid's signed distance and outward normal as a function of points ``(..., 2, k,
-    3)``, without derivatives (for :func:`~jaxdyn.collision.cylinders._rim_points`)."""
+    3)``, without derivatives (for :func:`~jaxdyn.collision.cylinders.rim_points`)."""
     ce0, a0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (ce, a))
     Re0 = jax.lax.stop_gradient(Re)[..., None, None, :, :]
 
     def sdf(pts):
-        dist, n, _ = _ellipsoid_distance(pts, ce0, Re0, a0)
+        dist, n, _ = ellipsoid_distance(pts, ce0, Re0, a0)
         return dist, n
 
     return sdf
 
 
-def _ellipsoid_cylinder_contacts(ce, Re, a, cc, Rc, size):
+def ellipsoid_cylinder_contacts(ce, Re, a, cc, Rc, size):
     """Ellipsoid ``(ce, Re, semi-axes a)`` against cylinder ``(cc, Rc, size)`` as 15 point
-    contacts, as :func:`jaxdyn.collision.cylinders._cylinder_cylinder_contacts`:
+    contacts, as :func:`jaxdyn.collision.cylinders.cylinder_cylinder_contacts`:
 
-    * the cylinder's rims against the ellipsoid's exact signed distance (:func:`_sphere_ellipsoid`
+    * the cylinder's rims against the ellipsoid's exact signed distance (:func:`sphere_ellipsoid`
       of radius 0): 4 points on each rim and each rim's deepest points counted beyond them
-      (:func:`~jaxdyn.collision.cylinders._rim_points`, :func:`~jaxdyn.collision.cylinders.
-      _rim_rows`), and all of a rim's rows counted beyond its disk's support point (next);
+      (:func:`~jaxdyn.collision.cylinders.rim_points`, :func:`~jaxdyn.collision.cylinders.
+      rim_rows`), and all of a rim's rows counted beyond its disk's support point (next);
     * the ellipsoid's 2 support points along the disks' inward normals, its points deepest
-      through each disk's plane (:func:`_ellipsoid_support`), against the cylinder
-      (:func:`~jaxdyn.collision.cylinders._sphere_cylinder` of radius 0);
+      through each disk's plane (:func:`ellipsoid_support`), against the cylinder
+      (:func:`~jaxdyn.collision.cylinders.sphere_cylinder` of radius 0);
     * the cylinder's side line facing the ellipsoid (through the rims' points in the direction,
       across the axis, from the axis's point nearest the ellipsoid to the ellipsoid), the
       interior contact (B1) of a segment of radius 0: its point deepest in the ellipsoid
-      (:func:`_segment_ellipsoid`) counted beyond its ends.
+      (:func:`segment_ellipsoid`) counted beyond its ends.
 
     An ellipsoid on a disk acts at its lowest point along the disk's normal, against the side at
     the side line's deepest point, and a rim against the ellipsoid at the rim's deepest point.
@@ -273,24 +273,24 @@ def _ellipsoid_cylinder_contacts(ce, Re, a, cc, Rc, size):
     r, hl = size[..., 0], size[..., 1]
     axis = Rc[..., :, 2]
     # the ellipsoid's points deepest through the disks' planes (disk 0 at +hl: inward -axis)
-    _, offset, _ = _ellipsoid_support(X(Re), x(a), jnp.stack([-axis, axis], -2))
-    dsup, nsup, wsup = _sphere_cylinder(x(ce) + offset, zero, x(cc), X(Rc), x(size))  # normals cylinder -> point
+    _, offset, _ = ellipsoid_support(X(Re), x(a), jnp.stack([-axis, axis], -2))
+    dsup, nsup, wsup = sphere_cylinder(x(ce) + offset, zero, x(cc), X(Rc), x(size))  # normals cylinder -> point
     # the rims (rim 0 at +hl), each counted beyond its disk's support point
-    square, deepest, second = _rim_points(cc, Rc, size, _ellipsoid_sdf_of(ce, Re, a))
-    dq, nq, wq = _sphere_ellipsoid(square, zero, x(ce), X(Re), x(a))  # normals ellipsoid -> rim point
-    dd, nd, wd = _sphere_ellipsoid(deepest, zero, x(ce), X(Re), x(a))
-    drim, nrim, wrim = _rim_rows(dq, nq, wq, dd, nd, wd, second, r)
-    rim_of_row = np.asarray([0] * 4 + [1] * 4 + [0, 0, 1, 1])  # _rim_rows: 4 + 4 points, 2 + 2 deepest
+    square, deepest, second = rim_points(cc, Rc, size, ellipsoid_sdf_of(ce, Re, a))
+    dq, nq, wq = sphere_ellipsoid(square, zero, x(ce), X(Re), x(a))  # normals ellipsoid -> rim point
+    dd, nd, wd = sphere_ellipsoid(deepest, zero, x(ce), X(Re), x(a))
+    drim, nrim, wrim = rim_rows(dq, nq, wq, dd, nd, wd, second, r)
+    rim_of_row = np.asarray([0] * 4 + [1] * 4 + [0, 0, 1, 1])  # rim_rows: 4 + 4 points, 2 + 2 deepest
     drim = drim - jnp.minimum(0.0, dsup[..., rim_of_row])
     # the side line facing the ellipsoid
     p, d = cc - hl[..., None] * axis, 2.0 * hl[..., None] * axis
-    _, n_axis, _ = _segment_ellipsoid(p, d, zero, ce, Re, a)  # from the ellipsoid to the axis
-    w = -n_axis - _dot(-n_axis, axis)[..., None] * axis
-    sq = _dot(w, w)
+    _, n_axis, _ = segment_ellipsoid(p, d, zero, ce, Re, a)  # from the ellipsoid to the axis
+    w = -n_axis - dot(-n_axis, axis)[..., None] * axis
+    sq = dot(w, w)
     ok = sq > jnp.finfo(dtype).tiny
     u = jnp.where(ok[..., None], w / jnp.sqrt(jnp.where(ok, sq, 1.0))[..., None], Rc[..., :, 0])
     start = p + r[..., None] * u
-    side, nside, wside, seg = _segment_ellipsoid_contacts(start, d, zero, ce, Re, a)  # ends, then (B1)
+    side, nside, wside, seg = segment_ellipsoid_contacts(start, d, zero, ce, Re, a)  # ends, then (B1)
     dside, ns, ws = side[..., 2], nside[..., 2, :], wside[..., 2, :]
     dist = jnp.concatenate([drim, dsup, dside[..., None]], -1)
     normal = jnp.concatenate([nrim, -nsup, ns[..., None, :]], -2)

@@ -9,24 +9,24 @@ import jax
 import jax.numpy as jnp
 
 from ..spatial import cross, mtv
-from .boxes import _box_features, _sphere_box
-from .cylinders import _rim_points, _rim_rows, _segment_cylinder, _sphere_cylinder
-from .ellipsoids import _ellipsoid_support, _segment_ellipsoid_contacts, _sphere_ellipsoid
-from .segments import _beyond_ends, _dot, _golden_minimum, _length
+from .boxes import box_features, sphere_box
+from .cylinders import rim_points, rim_rows, segment_cylinder, sphere_cylinder
+from .ellipsoids import ellipsoid_support, segment_ellipsoid_contacts, sphere_ellipsoid
+from .segments import beyond_ends, dot, golden_minimum, length
 
 HULL_POINTS = 8  # a hull's vertices that count against another shape: its this many deepest
 
 
-def _closest_on_triangles(p, a, b, c):
+def closest_on_triangles(p, a, b, c):
     """The point of each triangle ``(a, b, c)`` nearest to ``p`` (Ericson05 5.1.5, its Voronoi
     regions tested in turn, here as selections so that every triangle is one batched
     expression). Shapes broadcast; degenerate triangles fall back to a vertex or an edge."""
     ab, ac, ap = b - a, c - a, p - a
-    d1, d2 = _dot(ab, ap), _dot(ac, ap)
+    d1, d2 = dot(ab, ap), dot(ac, ap)
     bp = p - b
-    d3, d4 = _dot(ab, bp), _dot(ac, bp)
+    d3, d4 = dot(ab, bp), dot(ac, bp)
     cp = p - c
-    d5, d6 = _dot(ab, cp), _dot(ac, cp)
+    d5, d6 = dot(ab, cp), dot(ac, cp)
     va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
     safe = lambda x: jnp.where(x == 0, 1.0, x)  # noqa: E731
     den = safe(va + vb + vc)
@@ -45,7 +45,7 @@ def _closest_on_triangles(p, a, b, c):
     return jnp.where(((d1 <= 0) & (d2 <= 0))[..., None], a, q)
 
 
-def _hull_distance(p, T):
+def hull_distance(p, T):
     """Signed distance of points ``p`` ``(..., k, 3)`` to the convex hull bounded by the outward
     triangles ``T`` ``(..., F, 3, 3)`` (one hull per leading index), and the outward unit normal
     of its nearest surface point. Inside (no face plane with the point in front), the largest
@@ -54,58 +54,58 @@ def _hull_distance(p, T):
     from it (the planes' largest distance is only a lower bound there, near edges and
     vertices). The nearest face is chosen by index, so the derivative is that face's."""
     a, b, c = (T[..., None, :, j, :] for j in range(3))  # (..., 1, F, 3)
-    n = _face_normals(T)[..., None, :, :]
+    n = face_normals(T)[..., None, :, :]
     pk = p[..., :, None, :]  # (..., k, 1, 3)
-    s = _dot(n, pk - a)  # (..., k, F)
+    s = dot(n, pk - a)  # (..., k, F)
     f = jnp.argmax(s, -1)
     take = lambda x: jnp.take_along_axis(x, f[..., None], -1)[..., 0]  # noqa: E731
     s_max = take(s)
     n_in = jnp.take_along_axis(jnp.broadcast_to(n, s.shape + (3,)), f[..., None, None], -2)[..., 0, :]
-    q = _closest_on_triangles(pk, a, b, c)  # (..., k, F, 3)
-    dq = _dot(pk - q, pk - q)
+    q = closest_on_triangles(pk, a, b, c)  # (..., k, F, 3)
+    dq = dot(pk - q, pk - q)
     j = jnp.argmin(dq, -1)
     q_near = jnp.take_along_axis(q, j[..., None, None], -2)[..., 0, :]
-    d_out, n_out, ok = _length(p - q_near)
+    d_out, n_out, ok = length(p - q_near)
     outside = (s_max > 0) & ok
     return jnp.where(outside, d_out, s_max), jnp.where(outside[..., None], n_out, n_in)
 
 
-def _sphere_hull(c, r, T):
+def sphere_hull(c, r, T):
     """Spheres ``(c, r)`` ``(..., k)`` against the hull ``T``: signed distance, unit normal from
-    the hull to the sphere and witness midway between the surfaces (:func:`_hull_distance`)."""
-    sd, n = _hull_distance(c, T)
+    the hull to the sphere and witness midway between the surfaces (:func:`hull_distance`)."""
+    sd, n = hull_distance(c, T)
     surface = c - sd[..., None] * n
     return sd - r, n, 0.5 * (surface + c - r[..., None] * n)
 
 
-def _hull_sdf_of(T):
+def hull_sdf_of(T):
     """The hull's signed distance and outward normal as a function of points ``(..., 2, k, 3)``,
-    without derivatives (for :func:`_rim_points`)."""
+    without derivatives (for :func:`rim_points`)."""
     T0 = jax.lax.stop_gradient(T)[..., None, :, :, :]  # a rim axis
-    return lambda pts: _hull_distance(pts, T0)
+    return lambda pts: hull_distance(pts, T0)
 
 
-def _segment_hull(p, d, r, T):
-    """Capsules (segment ``p + t d``, radius ``r``) against the hull ``T``: :func:`_sphere_hull`
+def segment_hull(p, d, r, T):
+    """Capsules (segment ``p + t d``, radius ``r``) against the hull ``T``: :func:`sphere_hull`
     at the segment's point deepest in the hull, the minimiser of the hull's signed distance
-    along it (convex: a convex body's), by golden section (as :func:`_segment_cylinder`)."""
+    along it (convex: a convex body's), by golden section (as :func:`segment_cylinder`)."""
     p0, d0, T0 = (jax.lax.stop_gradient(x) for x in (p, d, T))
-    f = lambda t: _hull_distance((p0 + t[..., None] * d0)[..., None, :], T0)[0][..., 0]  # noqa: E731
+    f = lambda t: hull_distance((p0 + t[..., None] * d0)[..., None, :], T0)[0][..., 0]  # noqa: E731
     lo, hi = jnp.zeros(p.shape[:-1], p.dtype), jnp.ones(p.shape[:-1], p.dtype)
-    t = _golden_minimum(f, lo, hi)
-    dist, n, w = _sphere_hull((p + t[..., None] * d)[..., None, :], r[..., None], T)
+    t = golden_minimum(f, lo, hi)
+    dist, n, w = sphere_hull((p + t[..., None] * d)[..., None, :], r[..., None], T)
     return dist[..., 0], n[..., 0, :], w[..., 0, :]
 
 
-def _segment_hull_contacts(p, d, r, T):
-    """Capsule against hull as three contacts, as :func:`_segment_box_contacts`: the two end
+def segment_hull_contacts(p, d, r, T):
+    """Capsule against hull as three contacts, as :func:`segment_box_contacts`: the two end
     spheres and the segment's deepest point counted beyond them (B1). Returns signed distances
     ``(..., 3)``, normals from the hull to the capsule ``(..., 3, 3)``, witnesses and the
     capsule's signed distance ``(...)``."""
     ends = jnp.stack([p, p + d], -2)
-    de, ne, we = _sphere_hull(ends, jnp.stack([r, r], -1), T)
-    ds, ns, ws = _segment_hull(p, d, r, T)
-    di = _beyond_ends(ds, de[..., 0], de[..., 1])
+    de, ne, we = sphere_hull(ends, jnp.stack([r, r], -1), T)
+    ds, ns, ws = segment_hull(p, d, r, T)
+    di = beyond_ends(ds, de[..., 0], de[..., 1])
     dist = jnp.concatenate([de, di[..., None]], -1)
     return dist, jnp.concatenate([ne, ns[..., None, :]], -2), jnp.concatenate([we, ws[..., None, :]], -2), ds
 
@@ -131,18 +131,18 @@ def _deepest(dist, valid):
     return k, ok
 
 
-def _take(x, k):
+def take(x, k):
     """Rows ``k`` ``(..., K)`` of ``x`` ``(..., M)`` or ``(..., M, 3)``."""
     return jnp.take_along_axis(x, k, -1) if x.ndim == k.ndim else jnp.take_along_axis(x, k[..., None], -2)
 
 
-def _box_hull_contacts(cb, Rb, h, T, V, valid):
+def box_hull_contacts(cb, Rb, h, T, V, valid):
     """Box ``(cb, Rb, half-sizes h)`` against a hull (triangles ``T``, vertices ``V`` with
     ``valid``) as 28 point contacts: the box's 8 corners against the hull's exact signed
-    distance (:func:`_sphere_hull` of radius 0), its 12 edges as interior contacts (B1) of
-    segments of radius 0 (the edge's deepest point, :func:`_segment_hull`, counted beyond its
+    distance (:func:`sphere_hull` of radius 0), its 12 edges as interior contacts (B1) of
+    segments of radius 0 (the edge's deepest point, :func:`segment_hull`, counted beyond its
     corners), and the hull's :data:`HULL_POINTS` vertices deepest in the box
-    (:func:`_sphere_box` of radius 0). Returns signed distances ``(..., 28)``, unit normals from
+    (:func:`sphere_box` of radius 0). Returns signed distances ``(..., 28)``, unit normals from
     the box to the hull, witnesses, and the pair's signed distance: the smallest over the
     edges' deepest points and the vertices, exact where the shapes are apart (their closest
     points lie on an edge of the box or at a vertex of the hull, or are equally near along a
@@ -152,31 +152,31 @@ def _box_hull_contacts(cb, Rb, h, T, V, valid):
     x = lambda v: v[..., None, :]  # noqa: E731  one shape per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
     Te = T[..., None, :, :, :]  # one hull per edge
-    (dc, nc, wc), (seg, ne, we), ends = _box_features(  # normals hull -> box
+    (dc, nc, wc), (seg, ne, we), ends = box_features(  # normals hull -> box
         cb,
         Rb,
         h,
-        lambda pts: _sphere_hull(pts, jnp.zeros(pts.shape[:-1], dtype), T),
-        lambda p, d: _segment_hull(p, d, jnp.zeros(p.shape[:-1], dtype), Te),
+        lambda pts: sphere_hull(pts, jnp.zeros(pts.shape[:-1], dtype), T),
+        lambda p, d: segment_hull(p, d, jnp.zeros(p.shape[:-1], dtype), Te),
     )
-    de = _beyond_ends(seg, ends, ends)
-    dv, nv, wv = _sphere_box(V, zero, x(cb), X(Rb), x(h))  # normals box -> vertex
+    de = beyond_ends(seg, ends, ends)
+    dv, nv, wv = sphere_box(V, zero, x(cb), X(Rb), x(h))  # normals box -> vertex
     k, ok = _deepest(dv, valid)
-    dv, nv, wv = jnp.where(ok, _take(dv, k), FAR), _take(nv, k), _take(wv, k)
+    dv, nv, wv = jnp.where(ok, take(dv, k), FAR), take(nv, k), take(wv, k)
     dist = jnp.concatenate([dc, de, dv], -1)
     normal = jnp.concatenate([-nc, -ne, nv], -2)
     witness = jnp.concatenate([wc, we, wv], -2)
     return dist, normal, witness, jnp.minimum(jnp.min(seg, -1), jnp.min(dv, -1))
 
 
-def _cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
+def cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
     """Cylinder ``(cc, Rc, size)`` against a hull (triangles ``T``, vertices ``V``, edges ``E``
     ``(..., M, 2, 3)``, with their ``valid`` masks) as 28 point contacts: the cylinder's rims
     against the hull's exact signed distance, 4 points on each rim and each rim's deepest points
-    counted beyond them (:func:`_rim_points`, :func:`_rim_rows`); the hull's
-    :data:`HULL_POINTS` vertices deepest in the cylinder (:func:`_sphere_cylinder` of radius 0);
+    counted beyond them (:func:`rim_points`, :func:`rim_rows`); the hull's
+    :data:`HULL_POINTS` vertices deepest in the cylinder (:func:`sphere_cylinder` of radius 0);
     and its :data:`HULL_POINTS` edges that reach deepest into it, each the interior contact (B1)
-    of a segment of radius 0 (:func:`_segment_cylinder`) counted beyond its two vertices.
+    of a segment of radius 0 (:func:`segment_cylinder`) counted beyond its two vertices.
     Returns signed distances ``(..., 28)``, unit normals from the cylinder to the hull,
     witnesses, and the pair's signed distance: the smallest over the rims' deepest points and
     the edges' (exact where the shapes are apart: their closest points lie on a rim, or on an
@@ -184,20 +184,20 @@ def _cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
     zero = jnp.zeros((), cc.dtype)
     x = lambda v: v[..., None, :]  # noqa: E731
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    square, deepest, second = _rim_points(cc, Rc, size, _hull_sdf_of(T))
-    dq, nq, wq = _sphere_hull(square, jnp.zeros(square.shape[:-1], cc.dtype), T)  # normals hull -> rim
-    dd, nd, wd = _sphere_hull(deepest, jnp.zeros(deepest.shape[:-1], cc.dtype), T)
-    drim, nrim, wrim = _rim_rows(dq, -nq, wq, dd, -nd, wd, second, size[..., 0])
-    dv, nv, wv = _sphere_cylinder(V, zero, x(cc), X(Rc), x(size))  # normals cylinder -> vertex
+    square, deepest, second = rim_points(cc, Rc, size, hull_sdf_of(T))
+    dq, nq, wq = sphere_hull(square, jnp.zeros(square.shape[:-1], cc.dtype), T)  # normals hull -> rim
+    dd, nd, wd = sphere_hull(deepest, jnp.zeros(deepest.shape[:-1], cc.dtype), T)
+    drim, nrim, wrim = rim_rows(dq, -nq, wq, dd, -nd, wd, second, size[..., 0])
+    dv, nv, wv = sphere_cylinder(V, zero, x(cc), X(Rc), x(size))  # normals cylinder -> vertex
     k, ok = _deepest(dv, valid)
-    dv, nv, wv = jnp.where(ok, _take(dv, k), FAR), _take(nv, k), _take(wv, k)
+    dv, nv, wv = jnp.where(ok, take(dv, k), FAR), take(nv, k), take(wv, k)
     p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
-    seg, ne, we = _segment_cylinder(p, d, zero, x(cc), X(Rc), x(size))
-    d0 = _sphere_cylinder(p, zero, x(cc), X(Rc), x(size))[0]
-    d1 = _sphere_cylinder(p + d, zero, x(cc), X(Rc), x(size))[0]
+    seg, ne, we = segment_cylinder(p, d, zero, x(cc), X(Rc), x(size))
+    d0 = sphere_cylinder(p, zero, x(cc), X(Rc), x(size))[0]
+    d1 = sphere_cylinder(p + d, zero, x(cc), X(Rc), x(size))[0]
     k, ok = _deepest(seg, e_valid)  # the deepest edges, each counted beyond its ends (B1)
-    de = jnp.where(ok, _beyond_ends(_take(seg, k), _take(d0, k), _take(d1, k)), FAR)
-    ne, we = _take(ne, k), _take(we, k)
+    de = jnp.where(ok, beyond_ends(take(seg, k), take(d0, k), take(d1, k)), FAR)
+    ne, we = take(ne, k), take(we, k)
     dist = jnp.concatenate([drim, dv, de], -1)
     normal = jnp.concatenate([nrim, nv, ne], -2)
     witness = jnp.concatenate([wrim, wv, we], -2)
@@ -205,22 +205,22 @@ def _cylinder_hull_contacts(cc, Rc, size, T, V, valid, E, e_valid):
     return dist, normal, witness, jnp.minimum(jnp.min(dd, -1), apart)
 
 
-def _face_normals(T):
+def face_normals(T):
     """The unit outward normals ``(..., F, 3)`` of the hull's triangles ``T`` ``(..., F, 3, 3)``."""
-    return _length(cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))[1]
+    return length(cross(T[..., 1, :] - T[..., 0, :], T[..., 2, :] - T[..., 0, :]))[1]
 
 
-def _vertices_in_hull(V, valid, T):
+def vertices_in_hull(V, valid, T):
     """The :data:`HULL_POINTS` vertices ``V`` ``(..., M, 3)`` (with ``valid``) deepest in the
     hull ``T``: chosen by the largest of the hull's face-plane distances (the signed distance
     inside, a lower bound outside, so every vertex inside comes before every vertex outside),
-    then their exact signed distances (:func:`_sphere_hull` of radius 0), unit normals from the
+    then their exact signed distances (:func:`sphere_hull` of radius 0), unit normals from the
     hull to the vertex and witnesses; ``FAR`` for padding."""
-    a, n = T[..., None, :, 0, :], _face_normals(T)[..., None, :, :]  # (..., 1, F, 3)
-    planes = jnp.max(_dot(n, V[..., :, None, :] - a), -1)  # (..., M)
+    a, n = T[..., None, :, 0, :], face_normals(T)[..., None, :, :]  # (..., 1, F, 3)
+    planes = jnp.max(dot(n, V[..., :, None, :] - a), -1)  # (..., M)
     k, ok = _deepest(planes, valid)
-    Vk = _take(V, k)
-    d, nrm, w = _sphere_hull(Vk, jnp.zeros(Vk.shape[:-1], V.dtype), T)
+    Vk = take(V, k)
+    d, nrm, w = sphere_hull(Vk, jnp.zeros(Vk.shape[:-1], V.dtype), T)
     return jnp.where(ok, d, FAR), nrm, w
 
 
@@ -230,7 +230,7 @@ EDGE_SAMPLES = 9  # points along an edge at which its face-plane bound is sample
 def _edges_in_hull(E, e_valid, T):
     """The :data:`HULL_POINTS` edges ``E`` ``(..., M, 2, 3)`` (with ``e_valid``) that reach
     deepest into the hull ``T``, each the interior contact (B1) of a segment of radius 0: the
-    hull's exact signed distance (:func:`_sphere_hull`) at the edge's point deepest through the
+    hull's exact signed distance (:func:`sphere_hull`) at the edge's point deepest through the
     hull's face planes, counted beyond its two ends. The face-plane distance ``max_f n_f . x -
     o_f`` is the signed distance inside (exact there) and a lower bound outside; along an edge it
     is convex, so the edges are chosen by it at :data:`EDGE_SAMPLES` points and each chosen
@@ -241,29 +241,29 @@ def _edges_in_hull(E, e_valid, T):
     edge's). ``FAR`` for padding. Returns the (B1) distances, unit normals from the hull to the
     edge's point, witnesses, and the chosen edges' points' distances (for the pair's
     distance)."""
-    a, n = T[..., None, :, 0, :], _face_normals(T)[..., None, :, :]  # (..., 1, F, 3)
-    o = _dot(n, a)  # (..., 1, F)
+    a, n = T[..., None, :, 0, :], face_normals(T)[..., None, :, :]  # (..., 1, F, 3)
+    o = dot(n, a)  # (..., 1, F)
     p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
     t = jnp.linspace(0.0, 1.0, EDGE_SAMPLES, dtype=E.dtype)[:, None]  # (S, 1)
     pts = p[..., :, None, :] + t * d[..., :, None, :]  # (..., M, S, 3)
-    planes = lambda x: jnp.max(_dot(n[..., None, :, :], x[..., None, :]) - o[..., None, :], -1)  # noqa: E731
+    planes = lambda x: jnp.max(dot(n[..., None, :, :], x[..., None, :]) - o[..., None, :], -1)  # noqa: E731
     bound = jnp.min(planes(pts), -1)  # (..., M)
     k, ok = _deepest(bound, e_valid)
-    pk, dk = _take(p, k), _take(d, k)
+    pk, dk = take(p, k), take(d, k)
     n0, o0, pk0, dk0 = (jax.lax.stop_gradient(x) for x in (n, o, pk, dk))
-    along = lambda s: jnp.max(_dot(n0, (pk0 + s[..., None] * dk0)[..., None, :]) - o0, -1)  # noqa: E731
+    along = lambda s: jnp.max(dot(n0, (pk0 + s[..., None] * dk0)[..., None, :]) - o0, -1)  # noqa: E731
     zeros = jnp.zeros(pk.shape[:-1], E.dtype)
-    tk = _golden_minimum(along, zeros, zeros + 1.0)
+    tk = golden_minimum(along, zeros, zeros + 1.0)
     pts = jnp.stack([pk + tk[..., None] * dk, pk, pk + dk], -2)  # (..., K, 3, 3): deepest, ends
-    dist, nrm, w = _sphere_hull(pts, jnp.zeros(pts.shape[:-1], E.dtype), T[..., None, :, :, :])
-    di = _beyond_ends(dist[..., 0], dist[..., 1], dist[..., 2])
+    dist, nrm, w = sphere_hull(pts, jnp.zeros(pts.shape[:-1], E.dtype), T[..., None, :, :, :])
+    di = beyond_ends(dist[..., 0], dist[..., 1], dist[..., 2])
     return jnp.where(ok, di, FAR), nrm[..., 0, :], w[..., 0, :], jnp.where(ok, dist[..., 0], FAR)
 
 
-def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1):
+def hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1):
     """Two convex hulls (triangles ``T``, vertices ``V`` with ``valid``, the first's edges
     ``E1`` with ``e_valid1``) as 24 point contacts: the :data:`HULL_POINTS` vertices of each
-    deepest in the other (:func:`_vertices_in_hull`), and the :data:`HULL_POINTS` edges of the
+    deepest in the other (:func:`vertices_in_hull`), and the :data:`HULL_POINTS` edges of the
     first that reach deepest into the second, counted beyond their ends (B1)
     (:func:`_edges_in_hull`): two hulls crossing edge through edge touch there (the second's
     edges are not added, which would count that contact twice, as a cylinder pair's side line).
@@ -271,8 +271,8 @@ def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1):
     witnesses, and the pair's signed distance: the smallest over the vertices and the edges'
     deepest points, exact where the hulls are apart and their closest points include a vertex,
     or a point of an edge of the first among those chosen."""
-    d1, n1, w1 = _vertices_in_hull(V1, valid1, T2)  # normals hull 2 -> a vertex of hull 1
-    d2, n2, w2 = _vertices_in_hull(V2, valid2, T1)  # hull 1 -> a vertex of hull 2
+    d1, n1, w1 = vertices_in_hull(V1, valid1, T2)  # normals hull 2 -> a vertex of hull 1
+    d2, n2, w2 = vertices_in_hull(V2, valid2, T1)  # hull 1 -> a vertex of hull 2
     de, ne, we, seg = _edges_in_hull(E1, e_valid1, T2)  # hull 2 -> a point of an edge of hull 1
     dist = jnp.concatenate([d1, d2, de], -1)
     normal = jnp.concatenate([-n1, n2, -ne], -2)
@@ -283,7 +283,7 @@ def _hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1):
 ELLIPSOID_CANDIDATES = 32  # a hull's faces and edges searched exactly against an ellipsoid
 
 
-def _edge_ellipsoid_estimate(p, d, ce, Re, a):
+def edge_ellipsoid_estimate(p, d, ce, Re, a):
     """A cheap ranking of segments ``p + t d`` by how near they come to the ellipsoid: in its
     scaled coordinates ``y(t) = A^-1 R^T (p + t d - c)`` the first-order distance
     ``s(t) = (|y|^2 - 1) / (2 |A^-1 y|)`` (the level-set value over its gradient; a sphere's is
@@ -296,27 +296,27 @@ def _edge_ellipsoid_estimate(p, d, ce, Re, a):
 
     def s(t):
         y = y0 + t[..., None] * u
-        return (_dot(y, y) - 1.0) / (2.0 * jnp.maximum(jnp.sqrt(_dot(y / a, y / a)), tiny))
+        return (dot(y, y) - 1.0) / (2.0 * jnp.maximum(jnp.sqrt(dot(y / a, y / a)), tiny))
 
     lo = jnp.zeros(y0.shape[:-1], y0.dtype)
-    return s(_golden_minimum(s, lo, lo + 1.0))
+    return s(golden_minimum(s, lo, lo + 1.0))
 
 
-def _ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):
+def ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):
     """Ellipsoid ``(ce, Re, semi-axes a)`` against a hull (triangles ``T``, vertices ``V``, edges
     ``E`` ``(..., M, 2, 3)``, with their ``valid`` masks) as 17 point contacts:
 
     * the ellipsoid's support point deepest in the hull: for every face its point farthest along
-      the face's inward normal (:func:`~jaxdyn.collision.ellipsoids._ellipsoid_support`); of the
+      the face's inward normal (:func:`~jaxdyn.collision.ellipsoids.ellipsoid_support`); of the
       :data:`ELLIPSOID_CANDIDATES` faces whose planes separate the shapes most (the face
       normals' separating-axis values), the support point deepest by the hull's exact signed
-      distance (:func:`_sphere_hull` of radius 0);
+      distance (:func:`sphere_hull` of radius 0);
     * the hull's :data:`HULL_POINTS` vertices deepest in the ellipsoid (its exact signed
-      distance, :func:`~jaxdyn.collision.ellipsoids._sphere_ellipsoid` of radius 0);
+      distance, :func:`~jaxdyn.collision.ellipsoids.sphere_ellipsoid` of radius 0);
     * its :data:`HULL_POINTS` edges that reach deepest into the ellipsoid, each the interior
       contact (B1) of a segment of radius 0 (:func:`~jaxdyn.collision.ellipsoids.
-      _segment_ellipsoid`) counted beyond its two vertices, of the
-      :data:`ELLIPSOID_CANDIDATES` edges ranked nearest by :func:`_edge_ellipsoid_estimate`;
+      segment_ellipsoid`) counted beyond its two vertices, of the
+      :data:`ELLIPSOID_CANDIDATES` edges ranked nearest by :func:`edge_ellipsoid_estimate`;
 
     the vertices and edges counted beyond the support point (B1), so an ellipsoid resting on a
     face acts through its support point, and a vertex or an edge where it reaches into the
@@ -335,28 +335,28 @@ def _ellipsoid_hull_contacts(ce, Re, a, T, V, valid, E, e_valid):
     zero = jnp.zeros((), dtype)
     x = lambda v: v[..., None, :]  # noqa: E731  one ellipsoid per row of points
     X = lambda M: M[..., None, :, :]  # noqa: E731
-    n = _face_normals(T)
-    _, offset, _ = _ellipsoid_support(X(Re), x(a), -n)
+    n = face_normals(T)
+    _, offset, _ = ellipsoid_support(X(Re), x(a), -n)
     sup = x(ce) + offset  # (..., F, 3)
-    separation = jax.lax.stop_gradient(_dot(n, sup - T[..., 0, :]))  # along each face's normal
+    separation = jax.lax.stop_gradient(dot(n, sup - T[..., 0, :]))  # along each face's normal
     kf = jax.lax.top_k(separation, min(ELLIPSOID_CANDIDATES, separation.shape[-1]))[1]
-    sup = _take(sup, kf)
-    dsup, nsup, wsup = _sphere_hull(sup, jnp.zeros(sup.shape[:-1], dtype), T)  # normals hull -> point
+    sup = take(sup, kf)
+    dsup, nsup, wsup = sphere_hull(sup, jnp.zeros(sup.shape[:-1], dtype), T)  # normals hull -> point
     k = jnp.argmin(dsup, -1)[..., None]
-    ds, ns, ws = _take(dsup, k), -_take(nsup, k), _take(wsup, k)  # (..., 1)
+    ds, ns, ws = take(dsup, k), -take(nsup, k), take(wsup, k)  # (..., 1)
     beyond = jnp.minimum(0.0, ds)
-    dv, nv, wv = _sphere_ellipsoid(V, zero, x(ce), X(Re), x(a))  # normals ellipsoid -> vertex
+    dv, nv, wv = sphere_ellipsoid(V, zero, x(ce), X(Re), x(a))  # normals ellipsoid -> vertex
     vertex_min = jnp.min(jnp.where(valid, dv, jnp.inf), -1)
     k, ok = _deepest(dv, valid)
-    dv, nv, wv = jnp.where(ok, _take(dv, k) - beyond, FAR), _take(nv, k), _take(wv, k)
+    dv, nv, wv = jnp.where(ok, take(dv, k) - beyond, FAR), take(nv, k), take(wv, k)
     p, d = E[..., 0, :], E[..., 1, :] - E[..., 0, :]
-    rank = jnp.where(e_valid, -_edge_ellipsoid_estimate(p, d, x(ce), X(Re), x(a)), -jnp.inf)
+    rank = jnp.where(e_valid, -edge_ellipsoid_estimate(p, d, x(ce), X(Re), x(a)), -jnp.inf)
     ke = jax.lax.top_k(rank, min(ELLIPSOID_CANDIDATES, rank.shape[-1]))[1]
-    p, d, e_valid = _take(p, ke), _take(d, ke), _take(e_valid, ke)
-    rows, nrows, wrows, seg = _segment_ellipsoid_contacts(p, d, zero, x(ce), X(Re), x(a))  # ends, (B1)
+    p, d, e_valid = take(p, ke), take(d, ke), take(e_valid, ke)
+    rows, nrows, wrows, seg = segment_ellipsoid_contacts(p, d, zero, x(ce), X(Re), x(a))  # ends, (B1)
     k, ok = _deepest(seg, e_valid)  # the deepest edges, each counted beyond its ends (B1)
-    de = jnp.where(ok, _take(rows[..., 2], k) - beyond, FAR)
-    ne, we = _take(nrows[..., 2, :], k), _take(wrows[..., 2, :], k)
+    de = jnp.where(ok, take(rows[..., 2], k) - beyond, FAR)
+    ne, we = take(nrows[..., 2, :], k), take(wrows[..., 2, :], k)
     dist = jnp.concatenate([ds, dv, de], -1)
     normal = jnp.concatenate([ns, nv, ne], -2)
     witness = jnp.concatenate([ws, wv, we], -2)

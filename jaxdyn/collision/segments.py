@@ -12,37 +12,37 @@ import numpy as np
 
 from ..spatial import ArrayOps
 
-_dot = ArrayOps.dot  # a . b over the last axis, an explicit sum
+dot = ArrayOps.dot  # a . b over the last axis, an explicit sum
 
 
-def _length(x):
+def length(x):
     """``|x|`` and ``x / |x|`` (the fallback ``e_z`` where ``|x|`` underflows), with finite
     derivatives at ``x = 0``; also returns where the length is usable."""
-    sq = _dot(x, x)
+    sq = dot(x, x)
     ok = sq > jnp.finfo(x.dtype).tiny
     n = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
     ez = jnp.zeros_like(x).at[..., 2].set(1.0)
     return n, jnp.where(ok[..., None], x / jnp.where(ok, n, 1.0)[..., None], ez), ok
 
 
-def _unit(n):
-    return n / jnp.sqrt(_dot(n, n))
+def unit(n):
+    return n / jnp.sqrt(dot(n, n))
 
 
-def _spheres(c1, r1, c2, r2):
+def spheres(c1, r1, c2, r2):
     """Signed distance, unit normal (1 to 2; ``e_z`` for coincident centres) and witness
     midway between the surfaces, of spheres ``(c1, r1)`` and ``(c2, r2)``."""
-    d, n, _ = _length(c2 - c1)
+    d, n, _ = length(c2 - c1)
     dist = d - r1 - r2
     point = 0.5 * (c1 + c2) + (0.5 * (r1 - r2))[..., None] * n
     return dist, n, point
 
 
-def _segment_point(p, d, c):
+def segment_point(p, d, c):
     """Closest point to ``c`` of the segment ``p + t d``, ``t`` in [0, 1] (Ericson05 5.1.2)."""
-    e = _dot(d, d)
+    e = dot(d, d)
     ok = e > jnp.finfo(e.dtype).tiny
-    t = jnp.clip(_dot(c - p, d) / jnp.where(ok, e, 1.0), 0.0, 1.0)
+    t = jnp.clip(dot(c - p, d) / jnp.where(ok, e, 1.0), 0.0, 1.0)
     return p + jnp.where(ok, t, 0.0)[..., None] * d
 
 
@@ -52,17 +52,17 @@ def _segments(p1, d1, p2, d2):
     clamped, ``s`` again from a clamped ``t``). For (near-)parallel segments
     (``|d1 x d2|^2 <= tol |d1|^2 |d2|^2``) ``s`` starts at the midpoint of the overlap of the
     two segments along the first instead of the closest points of the lines."""
-    s, t = _segment_params(p1, d1, p2, d2)
+    s, t = segment_params(p1, d1, p2, d2)
     return p1 + s[..., None] * d1, p2 + t[..., None] * d2
 
 
-def _segment_params(p1, d1, p2, d2):
+def segment_params(p1, d1, p2, d2):
     """The parameters ``(s, t)`` of the closest points of :func:`_segments`."""
     dtype = p1.dtype
     tiny = jnp.finfo(dtype).tiny
     r = p1 - p2
-    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
-    c, f = _dot(d1, r), _dot(d2, r)
+    a, e, b = dot(d1, d1), dot(d2, d2), dot(d1, d2)
+    c, f = dot(d1, r), dot(d2, r)
     a_ok, e_ok = a > tiny, e > tiny
     a_s, e_s = jnp.where(a_ok, a, 1.0), jnp.where(e_ok, e, 1.0)
     denom = a * e - b * b
@@ -78,7 +78,7 @@ def _segment_params(p1, d1, p2, d2):
     return s, tc
 
 
-def _segment_of(Rg, cg, size):
+def segment_of(Rg, cg, size):
     """A capsule's segment: start and direction (its axis is the geom's z, half-length size[1])."""
     a = Rg[..., :, 2] * size[..., 1, None]
     return cg - a, 2.0 * a
@@ -96,7 +96,7 @@ def golden_steps(dtype) -> int:
     return min(GOLDEN_STEPS, int(np.ceil(np.log(eps) / np.log(g))))
 
 
-def _golden_minimum(f, lo, hi):
+def golden_minimum(f, lo, hi):
     """The minimiser of ``f`` (elementwise over arrays of arguments) in the bracket ``[lo, hi]``
     by :func:`golden_steps` golden-section steps (exact for a unimodal ``f``; one new evaluation
     a step), returned without derivatives: the caller evaluates its distance there, whose
@@ -118,12 +118,12 @@ def _golden_minimum(f, lo, hi):
     return jax.lax.stop_gradient(0.5 * (lo + hi))
 
 
-def _segment_segment_contacts(p1, d1, r1, p2, d2, r2):
+def segment_segment_contacts(p1, d1, r1, p2, d2, r2):
     """Capsule (segment ``p1 + s d1``, radius ``r1``) against capsule (``p2 + t d2``, ``r2``) as
     three contacts: at the two ends of the stretch of the first segment that the second runs
     alongside (the second segment's ends projected on the first and clamped to it,
     ``s_lo <= s_hi``), the first capsule's sphere there against the second capsule
-    (:func:`_spheres` with the second segment's point closest to it); and the closest points of
+    (:func:`spheres` with the second segment's point closest to it); and the closest points of
     the two segments (:func:`_segments`), counted beyond those two by (B1). Parallel capsules
     lying on each other rest on the two ends of their overlap; crossing ones (``s_lo = s_hi``,
     both contacts at the crossing) on the crossing; the interior contact acts where the segments
@@ -131,22 +131,22 @@ def _segment_segment_contacts(p1, d1, r1, p2, d2, r2):
     the poses. Returns the signed distances ``(..., 3)``, normals from the first capsule to the
     second ``(..., 3, 3)`` and witnesses ``(..., 3, 3)`` in the order ``s_lo``, ``s_hi``,
     interior, and the capsules' signed distance ``(...)``."""
-    a = _dot(d1, d1)
+    a = dot(d1, d1)
     ok = a > jnp.finfo(a.dtype).tiny
     a = jnp.where(ok, a, 1.0)
-    s0 = jnp.where(ok, _dot(p2 - p1, d1) / a, 0.0)
-    s1 = jnp.where(ok, _dot(p2 + d2 - p1, d1) / a, 0.0)
+    s0 = jnp.where(ok, dot(p2 - p1, d1) / a, 0.0)
+    s1 = jnp.where(ok, dot(p2 + d2 - p1, d1) / a, 0.0)
     out = []
     for s in (jnp.clip(jnp.minimum(s0, s1), 0.0, 1.0), jnp.clip(jnp.maximum(s0, s1), 0.0, 1.0)):
         c = p1 + s[..., None] * d1
-        out.append(_spheres(c, r1, _segment_point(p2, d2, c), r2))
+        out.append(spheres(c, r1, segment_point(p2, d2, c), r2))
     P, Q = _segments(p1, d1, p2, d2)
-    ds, ns, ws = _spheres(P, r1, Q, r2)
+    ds, ns, ws = spheres(P, r1, Q, r2)
     (dl, nl, wl), (dh, nh, wh) = out
-    di = _beyond_ends(ds, dl, dh)
+    di = beyond_ends(ds, dl, dh)
     return jnp.stack([dl, dh, di], -1), jnp.stack([nl, nh, ns], -2), jnp.stack([wl, wh, ws], -2), ds
 
 
-def _beyond_ends(ds, d0, d1):
+def beyond_ends(ds, d0, d1):
     """(B1): the segment's deepest distance ``ds`` counted beyond its ends' ``d0``, ``d1``."""
     return ds - jnp.minimum(0.0, jnp.minimum(d0, d1))

@@ -44,18 +44,18 @@ from .. import geometry
 from ..algorithms.common import full_precision
 from ..collision import (
     HULL_POINTS,
-    _beyond_ends,
-    _cylinder_rims,
     _deepest,
-    _dot,
-    _ellipsoid_support,
-    _golden_minimum,
-    _sphere_box,
-    _sphere_cylinder,
-    _sphere_ellipsoid,
-    _sphere_hull,
-    _take,
-    _unit,
+    beyond_ends,
+    cylinder_rims,
+    dot,
+    ellipsoid_support,
+    golden_minimum,
+    sphere_box,
+    sphere_cylinder,
+    sphere_ellipsoid,
+    sphere_hull,
+    take,
+    unit,
 )
 from ..model import Model
 from ..spatial import mv
@@ -218,7 +218,7 @@ def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> C
     Rg, cg = _geom_poses(model, F)
     if field is None:
         plane_ground = cast(Ground, ground)  # not a height field: a plane
-        n = _unit(jnp.asarray(plane_ground.normal, dt))
+        n = unit(jnp.asarray(plane_ground.normal, dt))
         h = jnp.asarray(plane_ground.height, dt)
         normal_at = lambda x: jnp.broadcast_to(n, x.shape)  # noqa: E731
         signed = lambda x: x @ n - h  # noqa: E731
@@ -229,27 +229,27 @@ def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> C
     ci = _cylinders(g)
     off = mv(jnp.asarray(A, dt), g.size[gi])
     centres = [cg[gi] + mv(Rg[gi], off)]
-    radii = [_dot(jnp.asarray(a, dt), g.size[gi])]
+    radii = [dot(jnp.asarray(a, dt), g.size[gi])]
     geoms = [gi]
     rounded = np.any(a != 0, axis=1)  # points with a radius (spheres, capsule ends)
     if len(ci):  # on a field, along the normal of the triangle under the deepest rim point (below)
         nc = normal_at(cg[ci])
         for _ in range(FIELD_SUPPORT_STEPS if field is not None else 0):
-            rims = _cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc)  # (C, 8, 3); 0 and 4: the rims' deepest
+            rims = cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc)  # (C, 8, 3); 0 and 4: the rims' deepest
             low = jnp.where((signed(rims[:, 0]) <= signed(rims[:, 4]))[:, None], rims[:, 0], rims[:, 4])
             nc = normal_at(low)
-        centres.append(_cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc).reshape(-1, 3))
+        centres.append(cylinder_rims(Rg[ci], cg[ci], g.size[ci], nc).reshape(-1, 3))
         radii.append(jnp.zeros(8 * len(ci), dt))
         geoms.append(np.repeat(ci, 8))
     ei = _ellipsoids(g)
     if len(ei):  # ellipsoids: the point lowest along the normal (the support point along -n), radius 0
         if field is None:
-            centres.append(cg[ei] - _ellipsoid_support(Rg[ei], g.size[ei], normal_at(cg[ei]))[1])
+            centres.append(cg[ei] - ellipsoid_support(Rg[ei], g.size[ei], normal_at(cg[ei]))[1])
         else:  # on a field: of its lowest points along the normals of the triangles it spans, the deepest
             nf = window_normals(field, cg[ei], max(1, window_of(field, _concrete_max(g.size[ei]))))
-            low = cg[ei][:, None] - _ellipsoid_support(Rg[ei][:, None], g.size[ei][:, None], nf)[1]  # (E, T, 3)
+            low = cg[ei][:, None] - ellipsoid_support(Rg[ei][:, None], g.size[ei][:, None], nf)[1]  # (E, T, 3)
             depth = field_distance(field, low.reshape(-1, 3))[0].reshape(low.shape[:2])
-            centres.append(_take(low, jnp.argmin(depth, 1)[:, None])[:, 0])
+            centres.append(take(low, jnp.argmin(depth, 1)[:, None])[:, 0])
         radii.append(jnp.zeros(len(ei), dt))
         geoms.append(ei)
     vi, li, table, valid = _mesh_rows(g)
@@ -261,7 +261,7 @@ def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> C
     if len(li):  # larger ones: their MESH_GROUND_POINTS vertices deepest along -n
         x = cg[li][:, None] + mv(Rg[li][:, None], g.vertices[table])  # (G, V, 3)
         k, _ = _deepest(signed(x), jnp.asarray(valid))  # the lowest along n, the deepest in a field
-        centres.append(_take(x, k).reshape(-1, 3))
+        centres.append(take(x, k).reshape(-1, 3))
         radii.append(jnp.zeros(k.size, dt))
         geoms.append(np.repeat(li, MESH_GROUND_POINTS))
     centre, radius = jnp.concatenate(centres), jnp.concatenate(radii)
@@ -327,12 +327,12 @@ def _solid_sdf(g: geometry.Geoms, kind: int, G, Rg, cg, derivatives=True):
         if kind == geometry.MESH:
             T = jax.lax.stop_gradient(T)
     if kind == geometry.BOX:
-        return lambda x: _sphere_box(x, zero, c, R, size)[:2]
+        return lambda x: sphere_box(x, zero, c, R, size)[:2]
     if kind == geometry.CYLINDER:
-        return lambda x: _sphere_cylinder(x, zero, c, R, size)[:2]
+        return lambda x: sphere_cylinder(x, zero, c, R, size)[:2]
     if kind == geometry.ELLIPSOID:
-        return lambda x: _sphere_ellipsoid(x, zero, c, R, size)[:2]
-    return lambda x: _sphere_hull(x, zero, T)[:2]
+        return lambda x: sphere_ellipsoid(x, zero, c, R, size)[:2]
+    return lambda x: sphere_hull(x, zero, T)[:2]
 
 
 def _field_vertex_rows(g: geometry.Geoms, field: HeightField, Rg, cg):
@@ -380,18 +380,18 @@ def _field_vertex_rows(g: geometry.Geoms, field: HeightField, Rg, cg):
         phi_v, m_v = phi_v.at[rows].set(d), m_v.at[rows].set(n)
         p0, dd = jax.lax.stop_gradient(P0[rows]), jax.lax.stop_gradient(D[rows])
         lo = jnp.zeros(p0.shape[:-1], dt)
-        ts = _golden_minimum(lambda s: sdf0(p0 + s[..., None] * dd)[0], lo, lo + 1.0)
+        ts = golden_minimum(lambda s: sdf0(p0 + s[..., None] * dd)[0], lo, lo + 1.0)
         x = P0[rows] + ts[..., None] * D[rows]
         d, n = sdf(x)
         phi_e, m_e, x_e = phi_e.at[rows].set(d), m_e.at[rows].set(n), x_e.at[rows].set(x)
-    phi_e = _beyond_ends(phi_e, phi_v[:, e0], phi_v[:, e1])
+    phi_e = beyond_ends(phi_e, phi_v[:, e0], phi_v[:, e1])
     out = []
     for phi, m, x, ok in ((phi_v, m_v, V, valid), (phi_e, m_e, x_e, e_valid)):
         k, kept = _deepest(phi, ok)
         k, kept = k[:, :FIELD_VERTICES], kept[:, :FIELD_VERTICES]
-        ph = jnp.where(kept, _take(phi, k), OUTSIDE)
-        n = -_take(m, k)
-        out.append(((_take(x, k) + ph[..., None] * n).reshape(-1, 3), ph.reshape(-1), n.reshape(-1, 3)))
+        ph = jnp.where(kept, take(phi, k), OUTSIDE)
+        n = -take(m, k)
+        out.append(((take(x, k) + ph[..., None] * n).reshape(-1, 3), ph.reshape(-1), n.reshape(-1, 3)))
     geom = np.repeat(si, 2 * FIELD_VERTICES)
     cat = lambda a, b: jnp.concatenate(
         [a.reshape(len(si), FIELD_VERTICES, -1), b.reshape(len(si), FIELD_VERTICES, -1)], 1

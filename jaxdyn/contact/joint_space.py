@@ -14,7 +14,7 @@ from jaxtyping import Array, Float
 
 from ..algorithms.common import full_precision
 from ..algorithms.kinematics import dof_motions_world
-from ..collision import _dot
+from ..collision import dot
 from ..geometry import Geoms
 from ..model import Model
 from . import soft
@@ -115,7 +115,7 @@ class JointSpaceContacts(eqx.Module):
         """(J3) at the contact velocities ``vel`` ``(m, 3)``."""
         if self.lookahead is None:
             return self.depth
-        return _end_depth(self.distance, self.lookahead, _dot(self.normal, vel))
+        return _end_depth(self.distance, self.lookahead, dot(self.normal, vel))
 
     @full_precision
     def normal_forces(self, v) -> Float[Array, " m"]:
@@ -205,7 +205,7 @@ class JointSpaceContacts(eqx.Module):
 
         def law(d, phi, n, vel, mu, u, fb, sf):
             if h is not None:
-                d = _end_depth(phi, h, _dot(n, vel))
+                d = _end_depth(phi, h, dot(n, vel))
             sf = sf if use_soft else None
             return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None, sf)[0]
 
@@ -221,7 +221,7 @@ class JointSpaceContacts(eqx.Module):
 
         def law6(d, phi, n, x, mu, u, fb, sf, mua):  # [f; t] of the contact velocity x = [v_c; w_c]
             f = law(d, phi, n, x[:3], mu, u, fb, sf)
-            dd = _end_depth(phi, h, _dot(n, x[:3])) if h is not None else d
+            dd = _end_depth(phi, h, dot(n, x[:3])) if h is not None else d
             fn = fb if fixed else _normal_force(dd, n, x[:3], self.params, dtype, sf if use_soft else None)
             return jnp.concatenate([f, _angular_friction_law(fn, n, x[3:], mua, self.params, dtype)[0]])
 
@@ -259,7 +259,7 @@ class JointSpaceContacts(eqx.Module):
 
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
-        vn = _dot(vel, self.normal)
+        vn = dot(vel, self.normal)
         if self.soft is not None:  # MuJoCo's law: slope -s where the force is positive
             c0, s = self.soft[:2]
             slope = jnp.where(c0 - s * vn > 0, -s, 0.0)
@@ -406,7 +406,7 @@ def _joint_space_contacts(
         G = J[:, 3:]
         if rows is None:  # no contact rows
             rows = soft.rows_between(geoms, np.zeros(0, np.int64), np.zeros(0, np.int64), dtype)
-        vn = jnp.zeros_like(phi_c) if qd is None else _dot(_mv_rows(G, jnp.asarray(qd, dtype)), normal_c)
+        vn = jnp.zeros_like(phi_c) if qd is None else dot(_mv_rows(G, jnp.asarray(qd, dtype)), normal_c)
         coef = soft.coefficients(rows, phi_c, mu_c, vn, step)
     return JointSpaceContacts(
         depth_c,

@@ -88,7 +88,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..collision import _dot
+from ..collision import dot
 from .params import ContactParams
 
 
@@ -100,7 +100,7 @@ def _safe_pow(d, p):
 
 def _tangential(u, n):
     """``u - (n . u) n``, (S1)."""
-    return u - _dot(u, n)[..., None] * n
+    return u - dot(u, n)[..., None] * n
 
 
 def _cone(fs, limit):
@@ -108,7 +108,7 @@ def _cone(fs, limit):
     branch only where ``|fs| < limit``, so a zero ``limit`` gives zero force and zero
     derivatives also at ``fs = 0``; ``|fs|`` divides only in the slip branch, where it is
     positive unless ``limit = 0``."""
-    sq = _dot(fs, fs)
+    sq = dot(fs, fs)
     ok = sq > jnp.finfo(fs.dtype).tiny
     norm = jnp.where(ok, jnp.sqrt(jnp.where(ok, sq, 1.0)), 0.0)
     return jnp.where(norm < limit, 1.0, limit / jnp.where(ok, norm, 1.0))
@@ -123,7 +123,7 @@ def _friction(vt, ut, limit, params: ContactParams, dtype, dt):
     b_t + dt k_t``, ``f_t = -min(1, limit / |w|) w`` and ``c = b min(1, limit / |w|)``."""
     if ut is None:
         eps = jnp.asarray(params.friction_velocity, dtype)
-        c = limit / jnp.sqrt(_dot(vt, vt) + eps * eps)
+        c = limit / jnp.sqrt(dot(vt, vt) + eps * eps)
         return -c[..., None] * vt, c
     kt, bt = (jnp.asarray(x, dtype) for x in (params.tangential_stiffness, params.tangential_damping))
     b = bt + jnp.asarray(dt, dtype) * kt
@@ -136,9 +136,9 @@ def _normal_force(depth, normal, velocity, params: ContactParams, dtype, soft=No
     """The Hunt-Crossley normal force ``max(0, k d^p (1 - c_d v_n))`` (module docstring); with
     ``soft = (c0, s)`` per row, MuJoCo's ``max(0, c0 - s v_n)`` (:mod:`jaxdyn.contact.soft`)."""
     if soft is not None:
-        return jnp.maximum(soft[0] - soft[1] * _dot(velocity, normal), 0.0)
+        return jnp.maximum(soft[0] - soft[1] * dot(velocity, normal), 0.0)
     k, p, cd = (jnp.asarray(x, dtype) for x in (params.stiffness, params.exponent, params.damping))
-    return jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * _dot(velocity, normal)), 0.0)  # v_pen = -v_n
+    return jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * dot(velocity, normal)), 0.0)  # v_pen = -v_n
 
 
 def _force_law(
@@ -152,7 +152,7 @@ def _force_law(
     ``"implicit_euler"`` step's convex subproblem, (J4) of :class:`JointSpaceContacts`).
     ``soft``: ``(c0, s)`` of MuJoCo's normal law (:mod:`jaxdyn.contact.soft`), else Hunt-Crossley.
     Returns the force, and for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
-    vn = _dot(velocity, normal)
+    vn = dot(velocity, normal)
     fn = _normal_force(depth, normal, velocity, params, dtype, soft)
     fb = fn if friction_normal is None else friction_normal
     vt = velocity - vn[..., None] * normal
@@ -173,10 +173,10 @@ def _angular_friction_law(fb, normal, omega, mu_angular, params: ContactParams, 
     ``c_s``, ``c_r`` ``(...)`` of each part, ``|tau|`` per unit of the angular speed it opposes
     (:meth:`JointSpaceContacts.newton_matrix`)."""
     eps = jnp.asarray(params.spin_velocity, dtype)
-    wn = _dot(omega, normal)
+    wn = dot(omega, normal)
     wr = omega - wn[..., None] * normal
     cs = mu_angular[..., 0] * fb / jnp.sqrt(wn * wn + eps * eps)
-    cr = mu_angular[..., 1] * fb / jnp.sqrt(_dot(wr, wr) + eps * eps)
+    cr = mu_angular[..., 1] * fb / jnp.sqrt(dot(wr, wr) + eps * eps)
     return -(cs * wn)[..., None] * normal - cr[..., None] * wr, cs, cr
 
 

@@ -4,26 +4,26 @@ the broad phase.
 * Shape pairs (:func:`collision_pairs`): sphere-sphere, sphere-capsule, capsule-capsule,
   sphere-box, capsule-box, box-box, sphere-cylinder and capsule-cylinder (the cylinder's exact
   signed distance; a capsule's deepest point by golden-section search on it, convex, with the
-  three contacts of capsule-box: :func:`jaxdyn.collision._segment_cylinder_contacts`),
+  three contacts of capsule-box: :func:`jaxdyn.collision.segment_cylinder_contacts`),
   cylinder-box (the box's corners and edges against the cylinder, the cylinder's rims against
-  the box: :func:`jaxdyn.collision._cylinder_box_contacts`), cylinder-cylinder
-  (:func:`jaxdyn.collision._cylinder_cylinder_contacts`), and a mesh (its convex hull,
+  the box: :func:`jaxdyn.collision.cylinder_box_contacts`), cylinder-cylinder
+  (:func:`jaxdyn.collision.cylinder_cylinder_contacts`), and a mesh (its convex hull,
   ``Geoms.faces``) against a sphere, a capsule, a box or a cylinder (the hull's exact signed
   distance; its 8 vertices and edges deepest in the other shape: :func:`jaxdyn.collision.
-  _box_hull_contacts`, :func:`jaxdyn.collision._cylinder_hull_contacts`), two meshes (the 8
+  box_hull_contacts`, :func:`jaxdyn.collision.cylinder_hull_contacts`), two meshes (the 8
   vertices of each hull deepest in the other and the first hull's 8 edges reaching deepest into
-  the second: :func:`jaxdyn.collision._hull_hull_contacts`), and an
+  the second: :func:`jaxdyn.collision.hull_hull_contacts`), and an
   ellipsoid against a sphere or a capsule (its exact signed distance, Newton's method on the
-  closest point's Lagrange multiplier: :func:`jaxdyn.collision._ellipsoid_closest`; the capsule
+  closest point's Lagrange multiplier: :func:`jaxdyn.collision.ellipsoid_closest`; the capsule
   with the three contacts of capsule-box), a box (the box's corners and edges against it, its
   support points along the faces' inward normals against the box:
-  :func:`jaxdyn.collision._ellipsoid_box_contacts`), a cylinder (the cylinder's rims and side
+  :func:`jaxdyn.collision.ellipsoid_box_contacts`), a cylinder (the cylinder's rims and side
   line against it, its support points along the disks' normals against the cylinder:
-  :func:`jaxdyn.collision._ellipsoid_cylinder_contacts`), a mesh (the hull's vertices and edges
+  :func:`jaxdyn.collision.ellipsoid_cylinder_contacts`), a mesh (the hull's vertices and edges
   against it, its support point deepest through the hull's faces against the hull:
-  :func:`jaxdyn.collision._ellipsoid_hull_contacts`) or another ellipsoid (the maximum over
+  :func:`jaxdyn.collision.ellipsoid_hull_contacts`) or another ellipsoid (the maximum over
   directions of the support functions' separation, by Newton's method on the sphere:
-  :func:`jaxdyn.collision._ellipsoid_ellipsoid`), between
+  :func:`jaxdyn.collision.ellipsoid_ellipsoid`), between
   geoms of different bodies (geoms on the world body included), selected once per model by
   MuJoCo's rules (Todorov12; MuJoCo's documentation, "Collision detection"):
   ``contype1 & conaffinity2 or contype2 & conaffinity1``, never two geoms of one body, never a
@@ -47,12 +47,12 @@ the broad phase.
   of the stretch of the first segment that the second runs alongside (the second's ends
   projected on the first, clamped), the first capsule's sphere there against the second
   capsule, and the closest points counted by (B1) beyond those two
-  (:func:`jaxdyn.collision._segment_segment_contacts`), so a capsule lying along another rests
+  (:func:`jaxdyn.collision.segment_segment_contacts`), so a capsule lying along another rests
   on the two ends of their overlap, and crossing capsules on the crossing. A capsule-box pair
   acts through three contacts, sphere-box at its
   two ends and at that deepest point, the last counted beyond the deeper end's penetration
   (``phi_i = phi - min(0, phi_end0, phi_end1)``, (B1) of
-  :func:`jaxdyn.collision._segment_box_contacts`), so a capsule lying on a face rests on its
+  :func:`jaxdyn.collision.segment_box_contacts`), so a capsule lying on a face rests on its
   two ends; a box-box pair through 40: the 8 corners of each box against the other (sphere-box
   of radius 0) and the (B1) interior contact of each box's 12 edges against the other; a
   cylinder-box pair through 32: the box's 8 corners and the (B1) interior contacts of its 12
@@ -89,28 +89,28 @@ from jaxtyping import Array, Float, Int
 
 from .. import geometry
 from ..collision import (
-    _box_box_contacts,
-    _box_hull_contacts,
-    _cylinder_box_contacts,
-    _cylinder_cylinder_contacts,
-    _cylinder_hull_contacts,
-    _ellipsoid_box_contacts,
-    _ellipsoid_cylinder_contacts,
-    _ellipsoid_ellipsoid,
-    _ellipsoid_hull_contacts,
-    _hull_hull_contacts,
-    _segment_box_contacts,
-    _segment_cylinder_contacts,
-    _segment_ellipsoid_contacts,
-    _segment_hull_contacts,
-    _segment_of,
-    _segment_point,
-    _segment_segment_contacts,
-    _sphere_box,
-    _sphere_cylinder,
-    _sphere_ellipsoid,
-    _sphere_hull,
-    _spheres,
+    box_box_contacts,
+    box_hull_contacts,
+    cylinder_box_contacts,
+    cylinder_cylinder_contacts,
+    cylinder_hull_contacts,
+    ellipsoid_box_contacts,
+    ellipsoid_cylinder_contacts,
+    ellipsoid_ellipsoid,
+    ellipsoid_hull_contacts,
+    hull_hull_contacts,
+    segment_box_contacts,
+    segment_cylinder_contacts,
+    segment_ellipsoid_contacts,
+    segment_hull_contacts,
+    segment_of,
+    segment_point,
+    segment_segment_contacts,
+    sphere_box,
+    sphere_cylinder,
+    sphere_ellipsoid,
+    sphere_hull,
+    spheres,
 )
 from ..model import Model
 from ..spatial import mv
@@ -176,19 +176,19 @@ _PAIR_KINDS = (
     (geometry.ELLIPSOID, geometry.MESH),
 )
 # contacts per pair (rows of PairContacts), by kind: capsule-capsule, capsule-box and
-# capsule-cylinder two end contacts and an interior one (collision._segment_segment_contacts,
-# _segment_box_contacts, _segment_cylinder_contacts), box-box 8 + 8 corners and 12 + 12 edges
-# (collision._box_box_contacts), cylinder-box 8 corners, 12 edges and 12 rim points
-# (collision._cylinder_box_contacts), cylinder-cylinder 12 + 12 rim points and a side line
-# (collision._cylinder_cylinder_contacts), capsule-mesh as capsule-box
-# (collision._segment_hull_contacts), cylinder-mesh 12 rim points, 8 hull vertices and 8 edges
-# (collision._cylinder_hull_contacts), box-mesh 8 corners, 12 edges and 8 hull vertices
-# (collision._box_hull_contacts), mesh-mesh 8 + 8 hull vertices and 8 edges of the first
-# (collision._hull_hull_contacts),
-# ellipsoid-box 8 corners, 12 edges and 6 support points (collision._ellipsoid_box_contacts),
+# capsule-cylinder two end contacts and an interior one (collision.segment_segment_contacts,
+# segment_box_contacts, segment_cylinder_contacts), box-box 8 + 8 corners and 12 + 12 edges
+# (collision.box_box_contacts), cylinder-box 8 corners, 12 edges and 12 rim points
+# (collision.cylinder_box_contacts), cylinder-cylinder 12 + 12 rim points and a side line
+# (collision.cylinder_cylinder_contacts), capsule-mesh as capsule-box
+# (collision.segment_hull_contacts), cylinder-mesh 12 rim points, 8 hull vertices and 8 edges
+# (collision.cylinder_hull_contacts), box-mesh 8 corners, 12 edges and 8 hull vertices
+# (collision.box_hull_contacts), mesh-mesh 8 + 8 hull vertices and 8 edges of the first
+# (collision.hull_hull_contacts),
+# ellipsoid-box 8 corners, 12 edges and 6 support points (collision.ellipsoid_box_contacts),
 # ellipsoid-cylinder 12 rim points, 2 support points and a side line
-# (collision._ellipsoid_cylinder_contacts), ellipsoid-mesh a support point, 8 hull vertices and 8
-# edges (collision._ellipsoid_hull_contacts);
+# (collision.ellipsoid_cylinder_contacts), ellipsoid-mesh a support point, 8 hull vertices and 8
+# edges (collision.ellipsoid_hull_contacts);
 # one for the others
 _PAIR_ROWS = {
     (geometry.CAPSULE, geometry.ELLIPSOID): 3,
@@ -212,21 +212,21 @@ _PAIR_ROWS = {
 # r)`` against a shape ``(c, R, size)`` (normals from the shape), two shapes ``(c, R, size)``
 # (normals from the first)
 _SPHERE_AGAINST = {
-    geometry.BOX: _sphere_box,
-    geometry.CYLINDER: _sphere_cylinder,
-    geometry.ELLIPSOID: _sphere_ellipsoid,
+    geometry.BOX: sphere_box,
+    geometry.CYLINDER: sphere_cylinder,
+    geometry.ELLIPSOID: sphere_ellipsoid,
 }
 _SEGMENT_AGAINST = {
-    geometry.BOX: _segment_box_contacts,
-    geometry.CYLINDER: _segment_cylinder_contacts,
-    geometry.ELLIPSOID: _segment_ellipsoid_contacts,
+    geometry.BOX: segment_box_contacts,
+    geometry.CYLINDER: segment_cylinder_contacts,
+    geometry.ELLIPSOID: segment_ellipsoid_contacts,
 }
 _SOLID_PAIRS = {
-    (geometry.BOX, geometry.BOX): _box_box_contacts,
-    (geometry.CYLINDER, geometry.CYLINDER): _cylinder_cylinder_contacts,
-    (geometry.CYLINDER, geometry.BOX): _cylinder_box_contacts,
-    (geometry.ELLIPSOID, geometry.BOX): _ellipsoid_box_contacts,
-    (geometry.ELLIPSOID, geometry.CYLINDER): _ellipsoid_cylinder_contacts,
+    (geometry.BOX, geometry.BOX): box_box_contacts,
+    (geometry.CYLINDER, geometry.CYLINDER): cylinder_cylinder_contacts,
+    (geometry.CYLINDER, geometry.BOX): cylinder_box_contacts,
+    (geometry.ELLIPSOID, geometry.BOX): ellipsoid_box_contacts,
+    (geometry.ELLIPSOID, geometry.CYLINDER): ellipsoid_cylinder_contacts,
 }
 
 
@@ -414,43 +414,43 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
         ids.append(pair)
         r1 = size[i, 0]
         if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
-            out.append(one(*_spheres(cg[i], r1, cg[j], size[j, 0])))
+            out.append(one(*spheres(cg[i], r1, cg[j], size[j, 0])))
         elif (t1, t2) == (geometry.SPHERE, geometry.CAPSULE):
-            p2, d2 = _segment_of(Rg[j], cg[j], size[j])
-            out.append(one(*_spheres(cg[i], r1, _segment_point(p2, d2, cg[i]), size[j, 0])))
+            p2, d2 = segment_of(Rg[j], cg[j], size[j])
+            out.append(one(*spheres(cg[i], r1, segment_point(p2, d2, cg[i]), size[j, 0])))
         elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
-            segs = (*_segment_of(Rg[i], cg[i], size[i]), r1, *_segment_of(Rg[j], cg[j], size[j]), size[j, 0])
-            out.append(_segment_segment_contacts(*segs))
+            segs = (*segment_of(Rg[i], cg[i], size[i]), r1, *segment_of(Rg[j], cg[j], size[j]), size[j, 0])
+            out.append(segment_segment_contacts(*segs))
         elif t1 == geometry.SPHERE and t2 in _SPHERE_AGAINST:  # the normal from the sphere to the other
             dd, n, p = _SPHERE_AGAINST[t2](cg[i], r1, cg[j], Rg[j], size[j])
             out.append(one(dd, -n, p))
         elif t1 == geometry.CAPSULE and t2 in _SEGMENT_AGAINST:  # the normal from the capsule to the other
-            p1, d1 = _segment_of(Rg[i], cg[i], size[i])
+            p1, d1 = segment_of(Rg[i], cg[i], size[i])
             dd, n, p, phi = _SEGMENT_AGAINST[t2](p1, d1, r1, cg[j], Rg[j], size[j])
             out.append((dd, -n, p, phi))
         elif (t1, t2) == (geometry.ELLIPSOID, geometry.ELLIPSOID):
-            out.append(one(*_ellipsoid_ellipsoid(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j])))
+            out.append(one(*ellipsoid_ellipsoid(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j])))
         elif (t1, t2) in _SOLID_PAIRS:  # the normal from the first to the second
             out.append(_SOLID_PAIRS[(t1, t2)](cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
             T1, V1, valid1, E1, e_valid1 = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
             T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
-            out.append(_hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1))
+            out.append(hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1))
         else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
             T, V, valid, E, e_valid = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
             if t1 == geometry.SPHERE:
-                dd, n, p = _sphere_hull(cg[i][:, None], r1[:, None], T)
+                dd, n, p = sphere_hull(cg[i][:, None], r1[:, None], T)
                 out.append(one(dd[:, 0], -n[:, 0], p[:, 0]))
             elif t1 == geometry.CAPSULE:
-                p1, d1 = _segment_of(Rg[i], cg[i], size[i])
-                dd, n, p, phi = _segment_hull_contacts(p1, d1, r1, T)
+                p1, d1 = segment_of(Rg[i], cg[i], size[i])
+                dd, n, p, phi = segment_hull_contacts(p1, d1, r1, T)
                 out.append((dd, -n, p, phi))
             elif t1 == geometry.CYLINDER:
-                out.append(_cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
+                out.append(cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
             elif t1 == geometry.ELLIPSOID:
-                out.append(_ellipsoid_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
+                out.append(ellipsoid_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
             else:
-                out.append(_box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
+                out.append(box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
     return out, ids
 
 
