@@ -23,7 +23,7 @@ import numpy as np
 import jaxdyn
 from jaxdyn import collision as K
 from jaxdyn import geometry
-from jaxdyn.contact.pairs import _hull_arrays
+from jaxdyn.contact.pairs import hull_arrays
 from jaxdyn.spatial import quat_to_rotation
 
 
@@ -76,7 +76,7 @@ def main(argv=None):
         ext, ctr = V0.max(0) - V0.min(0), (V0.max(0) + V0.min(0)) / 2
         rng = np.random.default_rng(k)
         P = a.poses
-        T, V, valid, E, e_valid = _hull_arrays(g, np.asarray([k] * P), Rg, cg)
+        T, V, valid, E, e_valid = hull_arrays(g, np.asarray([k] * P), Rg, cg)
         size = jnp.asarray(rng.uniform(0.2, 1.0, (P, 3)) * ext.max() * 0.3)
         dirs = rng.normal(size=(P, 3))
         dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)

@@ -84,14 +84,14 @@ def test_bounding_spheres_hold_their_shapes():
         dtype=np.float64,
     )
     m = eqx.tree_at(lambda m: m.geoms, _model(), g)  # every shape on the first free body
-    r = np.asarray(pairs._bounding_radii(m.geoms))
+    r = np.asarray(pairs.bounding_radii(m.geoms))
     normals = rng.normal(size=(400, 3))
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     q = _poses()[0][0]
 
     def support(n):
         cp = C.contact_points(m, q, jnp.zeros(m.nv), C.Ground(normal=n, height=-10.0))
-        Rg, cg = frames._geom_poses(m, frames._frames(m, q))
+        Rg, cg = frames.geom_poses(m, frames._frames(m, q))
         deepest = cp.centre - cp.radius[:, None] * n
         return jnp.linalg.norm(deepest - cg[np.asarray(cp.geom)], axis=1), cp.centre @ n - cp.radius
 
@@ -115,13 +115,13 @@ def test_pairs_in_reach_count_the_touching_pairs():
         return (
             C.pairs_in_reach(m, q, EXCLUDE),
             C.pair_distances(m, q, EXCLUDE),
-            frames._geom_poses(m, frames._frames(m, q))[1],
+            frames.geom_poses(m, frames._frames(m, q))[1],
         )
 
     reach, dist, cg = (np.asarray(x) for x in jax.jit(jax.vmap(one))(_poses()[0]))
     table = C.collision_pairs(m, EXCLUDE)
     kind_of = np.concatenate([np.full(len(i), k) for k, (_, i, _) in enumerate(table.kinds)])
-    radius = np.asarray(pairs._bounding_radii(m.geoms))
+    radius = np.asarray(pairs.bounding_radii(m.geoms))
     ij = np.asarray(table.pairs)
     gaps = np.linalg.norm(cg[:, ij[:, 1]] - cg[:, ij[:, 0]], axis=2) - radius[ij[:, 0]] - radius[ij[:, 1]]
     assert np.all(gaps[dist < 0] <= 0)

@@ -358,7 +358,7 @@ def test_closed_form_velocity_derivative_equals_forward_mode(which, friction):
         depth = jnp.maximum(-(phi + h * jnp.sum(normal * vel, -1)), 0.0)
         mu = jnp.concatenate([cp.mu, pc.mu])
         u = None if state is None else jnp.concatenate([state.ground, state.pairs])
-        f = laws._force_law(depth, normal, vel, mu, ct.params, model.dtype, u, h)[0]
+        f = laws.force_law(depth, normal, vel, mu, ct.params, model.dtype, u, h)[0]
         tau_ref = jnp.einsum("min,mi->n", js.G, f)
         D_ref = jax.jacfwd(js.forces)(v)
         at_rest = ct.joint_space(model, q, state, h, lookahead=0.0).forces(v) - ct.generalized_forces(

@@ -500,7 +500,7 @@ def test_filter_matches_mujoco():
     pairs = {frozenset((names[i], names[j])) for i, j in t.pairs}
     assert pairs == {p for p in ref if "floor" not in p} and t.unsupported == ()
     assert any("c3" in p for p in pairs)  # the cylinder's pairs are collided too
-    ground = {names[g] for g in range(m.geoms.ng) if rules._collidable(m.geoms, g)}
+    ground = {names[g] for g in range(m.geoms.ng) if rules.collidable(m.geoms, g)}
     assert ground == {n for p in ref if "floor" in p for n in p if n != "floor"}
     # an excluded pair exerts no force where MuJoCo's filter would have admitted it: geoms af
     # (body a_fixed, welded to a) and d3 (body d) overlap only when excluded
@@ -526,7 +526,7 @@ def test_filter_matches_mujoco():
     angular = {}
     ground = C.Ground.from_model(m)
     for g1, g2 in [(g, ground.geom) for g in cp.geom] + list(zip(pc.geom1, pc.geom2)):
-        mua = rules._angular_friction(m.geoms, np.array([g1]), np.array([g2]))
+        mua = rules.angular_friction(m.geoms, np.array([g1]), np.array([g2]))
         key = "|".join(sorted((names[g1], names[g2])))
         angular.setdefault(key, set()).add((0.0, 0.0) if mua is None else tuple(np.round(np.asarray(mua[0]), 6)))
     assert len(stored["torsional"]) == 8 and len(stored["rolling"]) == 2

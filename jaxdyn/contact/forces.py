@@ -28,14 +28,14 @@ from ..algorithms.rnea import rnea_full
 from ..geometry import Geoms
 from ..model import Model
 from . import soft
-from .frames import _add_wrenches, _Frames, _frames, _geom_poses
-from .ground import _contact_points, _has_ground_points, _n_ground_points
+from .frames import Frames, _frames, add_wrenches, geom_poses
+from .ground import _contact_points, has_ground_points, n_ground_points
 from .heightfield import HeightField
-from .joint_space import JointSpaceContacts, _joint_space_contacts
-from .laws import _force_law, _torques
-from .pairs import _pair_slots, collision_pairs
-from .params import FRICTION_LAWS, ContactParams, ContactState, Ground, _pairs_converter
-from .rules import _angular_friction
+from .joint_space import JointSpaceContacts, joint_space_contacts
+from .laws import force_law, torques
+from .pairs import collision_pairs, pair_slots
+from .params import FRICTION_LAWS, ContactParams, ContactState, Ground, pairs_converter
+from .rules import angular_friction
 
 
 class Contact(eqx.Module):
@@ -87,7 +87,7 @@ class Contact(eqx.Module):
     params: ContactParams = eqx.field(default_factory=ContactParams)
     collide_ground: bool = eqx.field(static=True, default=True)
     collide_pairs: bool = eqx.field(static=True, default=True)
-    exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=_pairs_converter)
+    exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=pairs_converter)
     friction: str = eqx.field(static=True, default="regularised")
     max_pairs: int | None = eqx.field(static=True, default=None)
     max_contacts: int | str | None = eqx.field(static=True, default="auto")
@@ -118,7 +118,7 @@ class Contact(eqx.Module):
         """The relaxed state (zero elongation) for ``model``; ``None`` for a contact without state."""
         if not self.stateful:
             return None
-        m = _n_ground_points(cast(Geoms, model.geoms), self.ground) if self.collide_ground else 0
+        m = n_ground_points(cast(Geoms, model.geoms), self.ground) if self.collide_ground else 0
         p = sum(collision_pairs(model, self.exclude).rows) if self.collide_pairs else 0
         return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
 
@@ -153,7 +153,7 @@ class Contact(eqx.Module):
         ``h`` of (J3) there (None: the penetrations of ``q``). ``qd``, ``step``: with
         ``normal="mujoco"``, the start velocity and length of the step whose end velocity the
         law takes ((M2) of :mod:`jaxdyn.contact.soft`; None: (M1) at the velocity)."""
-        return _joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead, qd, step)
+        return joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead, qd, step)
 
     @full_precision
     def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
@@ -310,7 +310,7 @@ class _Kind(NamedTuple):
 
 def _acts(model: Model, collide_ground: bool, collide_pairs: bool, exclude) -> bool:
     """Whether any contact of the chosen kinds exists on ``model`` (static)."""
-    ground = collide_ground and _has_ground_points(cast(Geoms, model.geoms))  # read with collide_ground
+    ground = collide_ground and has_ground_points(cast(Geoms, model.geoms))  # read with collide_ground
     return ground or (collide_pairs and len(collision_pairs(model, exclude).pairs) > 0)
 
 
@@ -337,7 +337,7 @@ def _split_world(kinds: dict) -> list:
 
 def _kinds(
     model: Model,
-    F: _Frames,
+    F: Frames,
     ground,
     params,
     state,
@@ -369,41 +369,41 @@ def _kinds(
         if mujoco:
             rows = soft.ground_rows(model, cp, ground)
             law = soft.coefficients(rows, cp.distance - cp.margin, cp.mu, None)[:2]
-        f, r, ut = _force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt, soft=law)
+        f, r, ut = force_law(cp.depth, n, cp.velocity, cp.mu, params, model.dtype, u, dt, soft=law)
         body = np.asarray(cp.body, np.int64)
         assert model.geoms is not None  # it has ground points
-        mua = _angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
-        tq = None if mua is None else _torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype, law)
+        mua = angular_friction(model.geoms, np.asarray(cp.geom, np.int64), np.full(len(body), ground.geom))
+        tq = None if mua is None else torques(cp.depth, n, cp.velocity, F.w[body], mua, params, model.dtype, law)
         geom = np.asarray(cp.geom, np.int64)
         out["ground"] = _Kind(
             body, np.full_like(body, -1), cp.point, cp.depth, f, r, ut, None, tq, n, geom, np.full_like(geom, -1)
         )
     if _acts(model, False, collide_pairs, exclude):
-        pc = _pair_slots(model, F, exclude, max_pairs)
+        pc = pair_slots(model, F, exclude, max_pairs)
         u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
         law = None
         if mujoco:
             rows = soft.take_rows(soft.pair_rows(model, exclude), pc.row)
-            assert pc.margin is not None  # _pair_slots sets it
+            assert pc.margin is not None  # pair_slots sets it
             law = soft.coefficients(rows, pc.distance - pc.margin, pc.mu, None)[:2]
-        f, r, ut = _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt, soft=law)
+        f, r, ut = force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, model.dtype, u, dt, soft=law)
         tq = None
         if pc.mu_angular is not None:
-            tq = _torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype, law)
+            tq = torques(pc.depth, pc.normal, pc.velocity, pc.omega, pc.mu_angular, params, model.dtype, law)
         row = pc.row if pc.chosen else None
         k = _Kind(pc.body2, pc.body1, pc.point, pc.depth, f, r, ut, row, tq, pc.normal, pc.geom2, pc.geom1)
         out["pairs"] = _table_rows(model, F, k, exclude) if table_rows and k.row is not None else k
     return out
 
 
-def _table_rows(model: Model, F: _Frames, k: _Kind, exclude) -> _Kind:
+def _table_rows(model: Model, F: Frames, k: _Kind, exclude) -> _Kind:
     """The chosen pairs' contacts ``k`` put in the rows of the whole pair table: the other rows
     have no force, rate, elongation or depth and lie at the midpoint of their geoms' centres."""
     table = collision_pairs(model, exclude)
     ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)[table.row_pair]
     assert model.geoms is not None  # it has pairs
     body = np.asarray(model.geoms.body, np.int64)
-    _, cg = _geom_poses(model, F)
+    _, cg = geom_poses(model, F)
 
     def into(base, x):
         return None if x is None else base.at[k.row].set(x)
@@ -462,10 +462,10 @@ def _evaluate(
             continue
         k = kinds[name]
         if name == "ground":
-            out = _add_wrenches(out, F, k.body, k.point, k.f, k.torque)
+            out = add_wrenches(out, F, k.body, k.point, k.f, k.torque)
         else:
             xp = np if isinstance(k.body, np.ndarray) else jnp
-            out = _add_wrenches(
+            out = add_wrenches(
                 out,
                 F,
                 xp.concatenate([k.body, k.other]),

@@ -15,7 +15,7 @@ from ..model import Model
 from ..spatial import Pose, cross, mm, mtv, mv
 
 
-class _Frames(NamedTuple):
+class Frames(NamedTuple):
     """World pose and world-axes velocity of every body, the world appended as row ``nb`` (so
     that body index ``-1`` addresses it): rotation ``R``, origin ``o``, angular ``w`` and the
     linear velocity ``v`` of the point at the origin."""
@@ -26,7 +26,7 @@ class _Frames(NamedTuple):
     v: Float[Array, "nb1 3"]
 
 
-def _frames(model: Model, q, qd=None, X=None) -> _Frames:
+def _frames(model: Model, q, qd=None, X=None) -> Frames:
     """The frames at ``(q, qd)``; without ``qd`` the velocities are zero (no RNEA pass). ``X``:
     the body poses at ``q`` if already computed."""
     X = forward_kinematics(model, q) if X is None else X
@@ -35,9 +35,9 @@ def _frames(model: Model, q, qd=None, X=None) -> _Frames:
     R = jnp.concatenate([X.R, jnp.eye(3, dtype=dt)[None]])
     if qd is None:
         zw = jnp.zeros((model.nb + 1, 3), dt)
-        return _Frames(R, jnp.concatenate([X.p, z]), zw, zw)
+        return Frames(R, jnp.concatenate([X.p, z]), zw, zw)
     V = body_velocities(model, q, qd)  # (nb, 6) body frame [omega; v]
-    return _Frames(
+    return Frames(
         R,
         jnp.concatenate([X.p, z]),
         jnp.concatenate([mv(X.R, V[:, :3]), z]),
@@ -45,12 +45,12 @@ def _frames(model: Model, q, qd=None, X=None) -> _Frames:
     )
 
 
-def _point_velocity(F: _Frames, body, p):
+def point_velocity(F: Frames, body, p):
     """World velocity of the material point of ``body`` (index array) at the world point ``p``."""
     return F.v[body] + cross(F.w[body], p - F.o[body])
 
 
-def _geom_poses(model: Model, F: _Frames):
+def geom_poses(model: Model, F: Frames):
     """World rotation and centre of every geom."""
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
@@ -59,7 +59,7 @@ def _geom_poses(model: Model, F: _Frames):
     return mm(Rb, g.R), F.o[b] + mv(Rb, g.pos)
 
 
-def _add_wrenches(out, F: _Frames, body, point, f, torque=None):
+def add_wrenches(out, F: Frames, body, point, f, torque=None):
     """Add the world forces ``f`` at world points ``point`` (and the world couples ``torque``)
     to the rows ``body`` of ``out`` (``(nb + 1, 6)``, the world last) as body-frame wrenches
     about the body origins."""
@@ -69,7 +69,7 @@ def _add_wrenches(out, F: _Frames, body, point, f, torque=None):
     return out.at[body].add(w)
 
 
-def _point_jacobians(model: Model, Jw, bodies, points, angular=False):
+def point_jacobians(model: Model, Jw, bodies, points, angular=False):
     """World-frame velocity Jacobians ``(m, 3, nv)`` of the material points of ``bodies``
     (``-1``: the world, zero rows) at the world ``points``: ``v_p = v_O + omega x p`` from the
     world Jacobian ``Jw`` about the world origin (Rodriguez86 (7.2)); with ``angular``, ``(m, 6,

@@ -59,7 +59,7 @@ from ..collision import (
 )
 from ..model import Model
 from ..spatial import mv
-from .frames import _Frames, _frames, _geom_poses, _point_velocity
+from .frames import Frames, _frames, geom_poses, point_velocity
 from .heightfield import (
     FIELD_CONTACTS,
     FIELD_SUPPORT_STEPS,
@@ -71,9 +71,9 @@ from .heightfield import (
     window_normals,
     window_of,
 )
-from .laws import _force_law
+from .laws import force_law
 from .params import ContactParams, Ground
-from .rules import _collidable, _contact_friction, _contact_margin
+from .rules import collidable, contact_friction, contact_margin
 
 
 class ContactPoints(eqx.Module):
@@ -114,7 +114,7 @@ def _point_table(geoms: geometry.Geoms):
     gi, A, a = [], [], []
     e0 = np.array([1.0, 0.0, 0.0])
     for g, t in enumerate(geoms.type):
-        if not _collidable(geoms, g):
+        if not collidable(geoms, g):
             continue
         if t == geometry.SPHERE:
             gi.append(g)
@@ -140,7 +140,7 @@ def _point_table(geoms: geometry.Geoms):
 
 
 def _cylinders(geoms: geometry.Geoms):
-    return np.array([g for g, t in enumerate(geoms.type) if t == geometry.CYLINDER and _collidable(geoms, g)], np.int64)
+    return np.array([g for g, t in enumerate(geoms.type) if t == geometry.CYLINDER and collidable(geoms, g)], np.int64)
 
 
 # a mesh geom with more convex-hull vertices than this touches the ground with its this many
@@ -149,7 +149,7 @@ def _cylinders(geoms: geometry.Geoms):
 MESH_GROUND_POINTS = HULL_POINTS
 
 
-def _padded_rows(owner, ids):
+def padded_rows(owner, ids):
     """Static ``(P, W)`` tables of the rows of ``owner`` (a geom index per row: ``vertex_geom``,
     ``face_geom``, ``edge_geom``) that belong to each geom of ``ids``, each padded with its first
     row to the longest, and where they are valid (not padding)."""
@@ -169,21 +169,19 @@ def _mesh_rows(geoms: geometry.Geoms):
     deepest ``MESH_GROUND_POINTS``, as every such geom has more vertices than that)."""
     counts: dict[int, int] = {}
     for g in geoms.vertex_geom:
-        if _collidable(geoms, g):
+        if collidable(geoms, g):
             counts[g] = counts.get(g, 0) + 1
     small = {g for g, n in counts.items() if n <= MESH_GROUND_POINTS}
     large = np.array([g for g, n in counts.items() if n > MESH_GROUND_POINTS], np.int64)
-    table, valid = _padded_rows(geoms.vertex_geom, large)
+    table, valid = padded_rows(geoms.vertex_geom, large)
     return np.array([k for k, g in enumerate(geoms.vertex_geom) if g in small], np.int64), large, table, valid
 
 
 def _ellipsoids(geoms: geometry.Geoms):
-    return np.array(
-        [g for g, t in enumerate(geoms.type) if t == geometry.ELLIPSOID and _collidable(geoms, g)], np.int64
-    )
+    return np.array([g for g, t in enumerate(geoms.type) if t == geometry.ELLIPSOID and collidable(geoms, g)], np.int64)
 
 
-def _n_ground_points(geoms: geometry.Geoms, ground=None) -> int:
+def n_ground_points(geoms: geometry.Geoms, ground=None) -> int:
     """The number of ground contact rows: one per point, :data:`FIELD_CONTACTS` per sphere and
     capsule end on a :class:`~jaxdyn.contact.HeightField`."""
     small, large, _, _ = _mesh_rows(geoms)
@@ -195,8 +193,8 @@ def _n_ground_points(geoms: geometry.Geoms, ground=None) -> int:
     return len(a) + extra + 8 * len(_cylinders(geoms)) + meshes + len(_ellipsoids(geoms))
 
 
-def _has_ground_points(geoms: geometry.Geoms) -> bool:
-    return _n_ground_points(geoms) > 0
+def has_ground_points(geoms: geometry.Geoms) -> bool:
+    return n_ground_points(geoms) > 0
 
 
 @full_precision
@@ -210,12 +208,12 @@ def contact_points(model: Model, q, qd, ground: Ground | HeightField | None = No
     return _contact_points(model, _frames(model, q, qd), Ground() if ground is None else ground)
 
 
-def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> ContactPoints:
+def _contact_points(model: Model, F: Frames, ground: Ground | HeightField) -> ContactPoints:
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     dt = model.dtype
     field = ground if isinstance(ground, HeightField) else None
-    Rg, cg = _geom_poses(model, F)
+    Rg, cg = geom_poses(model, F)
     if field is None:
         plane_ground = cast(Ground, ground)  # not a height field: a plane
         n = unit(jnp.asarray(plane_ground.normal, dt))
@@ -275,7 +273,7 @@ def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> C
         centre, radius, geom = centre[rep], radius[rep], geom[rep]
     body = np.asarray(g.body, np.int64)[geom]
     plane = np.full(len(geom), ground.geom)
-    margin = _contact_margin(g, geom, plane).astype(dt)
+    margin = contact_margin(g, geom, plane).astype(dt)
     phi = s - radius
     if field is not None:  # the field's vertices deepest in each box, cylinder, ellipsoid and mesh
         fv = _field_vertex_rows(g, field, Rg, cg)
@@ -285,10 +283,10 @@ def _contact_points(model: Model, F: _Frames, ground: Ground | HeightField) -> C
             geom = np.concatenate([geom, fv[3]])
             body = np.asarray(g.body, np.int64)[geom]
             plane = np.full(len(geom), ground.geom)
-            margin = _contact_margin(g, geom, plane).astype(dt)
+            margin = contact_margin(g, geom, plane).astype(dt)
     point = centre - (radius - jnp.maximum(-phi, 0.0))[:, None] * normal
-    vel = _point_velocity(F, body, point)
-    mu = _contact_friction(g, geom, plane, g.friction[geom, 0], jnp.asarray(ground.friction, dt))
+    vel = point_velocity(F, body, point)
+    mu = contact_friction(g, geom, plane, g.friction[geom, 0], jnp.asarray(ground.friction, dt))
     depth = jnp.maximum(margin - phi, 0.0)
     return ContactPoints(
         centre, radius, depth, point, vel, mu, margin, normal, phi, tuple(map(int, body)), tuple(map(int, geom))
@@ -309,7 +307,7 @@ def _solids(g: geometry.Geoms):
     kinds = (geometry.BOX, geometry.CYLINDER, geometry.ELLIPSOID)
     solid = set(g.face_geom)
     return np.array(
-        [i for i, t in enumerate(g.type) if (t in kinds or (t == geometry.MESH and i in solid)) and _collidable(g, i)],
+        [i for i, t in enumerate(g.type) if (t in kinds or (t == geometry.MESH and i in solid)) and collidable(g, i)],
         np.int64,
     )
 
@@ -320,7 +318,7 @@ def _solid_sdf(g: geometry.Geoms, kind: int, G, Rg, cg, derivatives=True):
     zero = jnp.zeros((), cg.dtype)
     c, R, size = cg[G][:, None], Rg[G][:, None], g.size[G][:, None]
     if kind == geometry.MESH:
-        fi, _ = _padded_rows(g.face_geom, G)
+        fi, _ = padded_rows(g.face_geom, G)
         T = cg[G][:, None, None] + mv(Rg[G][:, None, None], g.faces[fi])  # (P, F, 3, 3)
     if not derivatives:
         c, R, size = (jax.lax.stop_gradient(x) for x in (c, R, size))
@@ -351,9 +349,9 @@ def _field_vertex_rows(g: geometry.Geoms, field: HeightField, Rg, cg):
         return None
     dt = cg.dtype
     try:  # the window from the bounding radii where the sizes are concrete (else 1 cell)
-        from .pairs import _bounding_radii
+        from .pairs import bounding_radii
 
-        reach = float(np.max(np.asarray(_bounding_radii(g))[si]))
+        reach = float(np.max(np.asarray(bounding_radii(g))[si]))
     except Exception:
         reach = None
     w = max(1, window_of(field, reach))
@@ -434,4 +432,4 @@ def contact_forces(
     regularised Coulomb friction, or, given the bristle ``elongation`` ``(m, 3)``, the
     stick-capable friction (S1)-(S3) with step ``dt`` (:mod:`jaxdyn.contact.laws`)."""
     dtype = dtype or cp.depth.dtype
-    return _force_law(cp.depth, cp.normal.astype(dtype), cp.velocity, cp.mu, params, dtype, elongation, dt)[0]
+    return force_law(cp.depth, cp.normal.astype(dtype), cp.velocity, cp.mu, params, dtype, elongation, dt)[0]

@@ -64,7 +64,7 @@ from jaxtyping import Array, Float
 
 from .. import geometry
 from ..model import Model
-from .params import _array
+from .params import array
 
 # the signed distance of a point outside the field's extent (no contact)
 OUTSIDE = 1.0e3
@@ -98,11 +98,11 @@ class HeightField(eqx.Module):
     fields of one grid shape with ``vmap``.
     """
 
-    heights: Float[Array, "nrow ncol"] = eqx.field(converter=_array)
-    size: Float[Array, " 2"] = eqx.field(converter=_array)
-    pos: Float[Array, " 3"] = eqx.field(default_factory=lambda: np.zeros(3), converter=_array)
-    R: Float[Array, "3 3"] = eqx.field(default_factory=lambda: np.eye(3), converter=_array)
-    friction: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=_array)
+    heights: Float[Array, "nrow ncol"] = eqx.field(converter=array)
+    size: Float[Array, " 2"] = eqx.field(converter=array)
+    pos: Float[Array, " 3"] = eqx.field(default_factory=lambda: np.zeros(3), converter=array)
+    R: Float[Array, "3 3"] = eqx.field(default_factory=lambda: np.eye(3), converter=array)
+    friction: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=array)
     geom: int = eqx.field(static=True, default=-1)
     window: int | None = eqx.field(static=True, default=None)
 

@@ -18,12 +18,12 @@ from ..collision import dot
 from ..geometry import Geoms
 from ..model import Model
 from . import soft
-from .frames import _frames, _point_jacobians
-from .ground import _contact_points, _has_ground_points
-from .laws import _angular_friction_law, _force_law, _friction, _normal_force, _tangential
-from .pairs import _pair_slots, collision_pairs
+from .frames import _frames, point_jacobians
+from .ground import _contact_points, has_ground_points
+from .laws import angular_friction_law, force_law, friction, normal_force, tangential
+from .pairs import collision_pairs, pair_slots
 from .params import ContactParams
-from .rules import _angular_friction
+from .rules import angular_friction
 
 if TYPE_CHECKING:
     from .forces import Contact
@@ -122,14 +122,14 @@ class JointSpaceContacts(eqx.Module):
         """The normal force ``f_n`` ``(m,)`` of every contact at the joint velocity ``v``
         ``(nv,)``: the Hunt-Crossley part of (J1), at the penetration of (J3)."""
         vel = _mv_rows(self.G, v)
-        return _normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype, self._soft())
+        return normal_force(self._depth(vel), self.normal, vel, self.params, self.G.dtype, self._soft())
 
     def elastic_normal_forces(self) -> Float[Array, " m"]:
         """The normal force ``k d^p`` ``(m,)`` of every contact at rest (no normal velocity),
         with the penetration of the configuration (MuJoCo's law: ``elastic``)."""
         if self.soft is not None:
             return self.soft[2]
-        return _normal_force(self.depth, self.normal, jnp.zeros_like(self.normal), self.params, self.G.dtype)
+        return normal_force(self.depth, self.normal, jnp.zeros_like(self.normal), self.params, self.G.dtype)
 
     @full_precision
     def point_forces(self, v, friction_normal=None) -> Float[Array, "m 3"]:
@@ -141,7 +141,7 @@ class JointSpaceContacts(eqx.Module):
     def _point_forces_at(self, vel, friction_normal=None):
         """(J1)'s ``f_c`` at the contact velocities ``vel`` ``(m, 3)``."""
         d = self._depth(vel)
-        return _force_law(
+        return force_law(
             d,
             self.normal,
             vel,
@@ -169,7 +169,7 @@ class JointSpaceContacts(eqx.Module):
         out = jnp.sum(self._point_forces_at(x[0], friction_normal) * dx[0])
         if self.A is None:
             return out
-        t = _angular_friction_law(friction_normal, self.normal, x[1], self.mu_angular, self.params, self.G.dtype)[0]
+        t = angular_friction_law(friction_normal, self.normal, x[1], self.mu_angular, self.params, self.G.dtype)[0]
         return out + jnp.sum(t * dx[1])
 
     @full_precision
@@ -181,7 +181,7 @@ class JointSpaceContacts(eqx.Module):
             return jnp.zeros_like(self.normal)
         fb = self.normal_forces(v) if friction_normal is None else friction_normal
         w = _mv_rows(self.A, v)
-        return _angular_friction_law(fb, self.normal, w, self.mu_angular, self.params, self.G.dtype)[0]
+        return angular_friction_law(fb, self.normal, w, self.mu_angular, self.params, self.G.dtype)[0]
 
     @full_precision
     def forces(self, v, friction_normal=None) -> Float[Array, " nv"]:
@@ -207,7 +207,7 @@ class JointSpaceContacts(eqx.Module):
             if h is not None:
                 d = _end_depth(phi, h, dot(n, vel))
             sf = sf if use_soft else None
-            return _force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None, sf)[0]
+            return force_law(d, n, vel, mu, self.params, dtype, u, self.dt, fb if fixed else None, sf)[0]
 
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
@@ -222,8 +222,8 @@ class JointSpaceContacts(eqx.Module):
         def law6(d, phi, n, x, mu, u, fb, sf, mua):  # [f; t] of the contact velocity x = [v_c; w_c]
             f = law(d, phi, n, x[:3], mu, u, fb, sf)
             dd = _end_depth(phi, h, dot(n, x[:3])) if h is not None else d
-            fn = fb if fixed else _normal_force(dd, n, x[:3], self.params, dtype, sf if use_soft else None)
-            return jnp.concatenate([f, _angular_friction_law(fn, n, x[3:], mua, self.params, dtype)[0]])
+            fn = fb if fixed else normal_force(dd, n, x[:3], self.params, dtype, sf if use_soft else None)
+            return jnp.concatenate([f, angular_friction_law(fn, n, x[3:], mua, self.params, dtype)[0]])
 
         GA = jnp.concatenate([self.G, self.A], axis=1)
         x = _mv_rows(GA, v)
@@ -247,7 +247,7 @@ class JointSpaceContacts(eqx.Module):
         search, where the exact curvature ``mu fbar eps^2 / r^3`` along a fast slip would send
         the step far past the stick region (Weiszfeld's step for a sum of norms). Torsional and
         rolling friction add ``A_c^T (-c_s n n^T - c_r (I - n n^T)) A_c`` with their secant
-        slopes (:func:`_angular_friction_law`)."""
+        slopes (:func:`angular_friction_law`)."""
         dtype = self.G.dtype
         h = self.lookahead
         p = self.params
@@ -255,7 +255,7 @@ class JointSpaceContacts(eqx.Module):
         def normal(d, phi, n, vn):
             if h is not None:
                 d = _end_depth(phi, h, vn)
-            return _normal_force(d, n, vn * n, p, dtype)
+            return normal_force(d, n, vn * n, p, dtype)
 
         phi = self.depth if self.distance is None else self.distance
         vel = _mv_rows(self.G, v)
@@ -266,8 +266,8 @@ class JointSpaceContacts(eqx.Module):
         else:
             slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
         vt = vel - vn[:, None] * self.normal
-        ut = None if self.elongation is None else _tangential(self.elongation, self.normal)
-        c = _friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
+        ut = None if self.elongation is None else tangential(self.elongation, self.normal)
+        c = friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
         nn = self.normal[:, :, None] * self.normal[:, None, :]
         tangent = jnp.eye(3, dtype=dtype) - nn
         K = slope[:, None, None] * nn - c[:, None, None] * tangent
@@ -275,7 +275,7 @@ class JointSpaceContacts(eqx.Module):
         if self.A is None:
             return D
         w = _mv_rows(self.A, v)
-        _, cs, cr = _angular_friction_law(friction_normal, self.normal, w, self.mu_angular, p, dtype)
+        _, cs, cr = angular_friction_law(friction_normal, self.normal, w, self.mu_angular, p, dtype)
         return D + _congruence(-cs[:, None, None] * nn - cr[:, None, None] * tangent, self.A)
 
 
@@ -317,7 +317,7 @@ def contact_budget(model: Model, contact: Contact) -> int | None:
     return None if budget is None else int(budget)
 
 
-def _joint_space_contacts(
+def joint_space_contacts(
     model: Model, q, contact: Contact, state, dt, lookahead=None, qd=None, step=None
 ) -> JointSpaceContacts:
     dtype = model.dtype
@@ -329,7 +329,7 @@ def _joint_space_contacts(
     mujoco = contact.normal == "mujoco"
     if mujoco:
         soft.check_invweights(model)
-    use_ground = contact.collide_ground and _has_ground_points(geoms)
+    use_ground = contact.collide_ground and has_ground_points(geoms)
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     Jw, X = dof_motions_world(model, q)
     F = _frames(model, q, X=X)
@@ -346,17 +346,17 @@ def _joint_space_contacts(
         body1.append(None)
         body2.append(cp.body)
         point.append(cp.point)
-        mua.append(_angular_friction(geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
+        mua.append(angular_friction(geoms, np.asarray(cp.geom), np.full(len(cp.geom), contact.ground.geom)))
         if mujoco:
             soft_parts.append(soft.ground_rows(model, cp, contact.ground))
         if state is not None:
             u.append(state.ground)
     if use_pairs:
-        pc = _pair_slots(model, F, contact.exclude, contact.max_pairs)
+        pc = pair_slots(model, F, contact.exclude, contact.max_pairs)
         depth.append(pc.depth)
         mu.append(pc.mu)
         normal.append(pc.normal)
-        assert pc.margin is not None  # _pair_slots sets it
+        assert pc.margin is not None  # pair_slots sets it
         phi.append(pc.distance - pc.margin)
         body1.append(pc.body1)
         body2.append(pc.body2)
@@ -381,8 +381,8 @@ def _joint_space_contacts(
         mua = cat([jnp.zeros((len(d), 2), dtype) if m is None else m.astype(dtype) for m, d in zip(mua, depth)])
     if budget is None:
         for b1, b2, pts in zip(body1, body2, point):
-            Jr = _point_jacobians(model, Jw, b2, pts, angular=True)
-            J.append(Jr if b1 is None else Jr - _point_jacobians(model, Jw, b1, pts, angular=True))
+            Jr = point_jacobians(model, Jw, b2, pts, angular=True)
+            J.append(Jr if b1 is None else Jr - point_jacobians(model, Jw, b1, pts, angular=True))
         J = cat(J)
         fields: list[Any] = [cat(depth), cat(normal), cat(mu), cat(u) if state is not None else None, cat(phi)]
         mua = mua if angular else None
@@ -395,7 +395,7 @@ def _joint_space_contacts(
         sel = jax.lax.top_k(-phi_all, budget)[1]
         b1 = cat([jnp.full(len(b), -1) if a is None else jnp.asarray(a) for a, b in zip(body1, body2)])[sel]
         b2, pts = cat([jnp.asarray(b) for b in body2])[sel], cat(point)[sel]
-        J = _point_jacobians(model, Jw, b2, pts, angular=True) - _point_jacobians(model, Jw, b1, pts, angular=True)
+        J = point_jacobians(model, Jw, b2, pts, angular=True) - point_jacobians(model, Jw, b1, pts, angular=True)
         fields = [cat(depth)[sel], cat(normal)[sel], cat(mu)[sel], cat(u)[sel] if state is not None else None]
         fields.append(phi_all[sel])
         mua = mua[sel] if angular else None

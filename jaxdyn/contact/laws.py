@@ -98,7 +98,7 @@ def _safe_pow(d, p):
     return jnp.where(pos, jnp.where(pos, d, 1.0) ** p, 0.0)
 
 
-def _tangential(u, n):
+def tangential(u, n):
     """``u - (n . u) n``, (S1)."""
     return u - dot(u, n)[..., None] * n
 
@@ -114,7 +114,7 @@ def _cone(fs, limit):
     return jnp.where(norm < limit, 1.0, limit / jnp.where(ok, norm, 1.0))
 
 
-def _friction(vt, ut, limit, params: ContactParams, dtype, dt):
+def friction(vt, ut, limit, params: ContactParams, dtype, dt):
     """The friction force ``f_t`` ``(..., 3)`` at the tangential velocity ``vt`` with the bound
     ``limit = mu f_n`` (module docstring), and its secant slope ``c`` ``(...)``, ``|f_t|`` per
     unit of the speed it opposes (:meth:`JointSpaceContacts.newton_matrix`). Regularised
@@ -132,7 +132,7 @@ def _friction(vt, ut, limit, params: ContactParams, dtype, dt):
     return -scale[..., None] * w, b * scale
 
 
-def _normal_force(depth, normal, velocity, params: ContactParams, dtype, soft=None):
+def normal_force(depth, normal, velocity, params: ContactParams, dtype, soft=None):
     """The Hunt-Crossley normal force ``max(0, k d^p (1 - c_d v_n))`` (module docstring); with
     ``soft = (c0, s)`` per row, MuJoCo's ``max(0, c0 - s v_n)`` (:mod:`jaxdyn.contact.soft`)."""
     if soft is not None:
@@ -141,7 +141,7 @@ def _normal_force(depth, normal, velocity, params: ContactParams, dtype, soft=No
     return jnp.maximum(k * _safe_pow(depth, p) * (1.0 - cd * dot(velocity, normal)), 0.0)  # v_pen = -v_n
 
 
-def _force_law(
+def force_law(
     depth, normal, velocity, mu, params: ContactParams, dtype, u=None, dt=0.0, friction_normal=None, soft=None
 ):
     """Hunt-Crossley normal force plus friction (module docstring) for penetrations ``depth``,
@@ -153,11 +153,11 @@ def _force_law(
     ``soft``: ``(c0, s)`` of MuJoCo's normal law (:mod:`jaxdyn.contact.soft`), else Hunt-Crossley.
     Returns the force, and for the bristle law ``du/dt`` (S4) and ``u_t`` (S1)."""
     vn = dot(velocity, normal)
-    fn = _normal_force(depth, normal, velocity, params, dtype, soft)
+    fn = normal_force(depth, normal, velocity, params, dtype, soft)
     fb = fn if friction_normal is None else friction_normal
     vt = velocity - vn[..., None] * normal
-    ut = None if u is None else _tangential(u, normal)
-    ft = _friction(vt, ut, mu * fb, params, dtype, dt)[0]
+    ut = None if u is None else tangential(u, normal)
+    ft = friction(vt, ut, mu * fb, params, dtype, dt)[0]
     if u is None:
         return fn[..., None] * normal + ft, None, None
     assert ut is not None  # the bristle law: u given
@@ -166,7 +166,7 @@ def _force_law(
     return fn[..., None] * normal + ft, -(ft + kt * ut) / b, ut
 
 
-def _angular_friction_law(fb, normal, omega, mu_angular, params: ContactParams, dtype):
+def angular_friction_law(fb, normal, omega, mu_angular, params: ContactParams, dtype):
     """The torsional and rolling friction torque ``(..., 3)`` (module docstring, (R1)-(R2)) at the
     relative angular velocity ``omega`` with the normal force ``fb`` bounding it and the
     coefficients ``mu_angular`` ``(..., 2)`` (torsional, rolling), and the secant slopes
@@ -180,7 +180,7 @@ def _angular_friction_law(fb, normal, omega, mu_angular, params: ContactParams, 
     return -(cs * wn)[..., None] * normal - cr[..., None] * wr, cs, cr
 
 
-def _torques(depth, normal, velocity, omega, mu_angular, params: ContactParams, dtype, soft=None):
+def torques(depth, normal, velocity, omega, mu_angular, params: ContactParams, dtype, soft=None):
     """(R1)-(R2) bounded by the normal force at ``velocity`` (of the law that gives the force)."""
-    fn = _normal_force(depth, normal, velocity, params, dtype, soft)
-    return _angular_friction_law(fn, normal, omega, mu_angular, params, dtype)[0]
+    fn = normal_force(depth, normal, velocity, params, dtype, soft)
+    return angular_friction_law(fn, normal, omega, mu_angular, params, dtype)[0]

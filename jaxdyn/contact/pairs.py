@@ -114,11 +114,11 @@ from ..collision import (
 )
 from ..model import Model
 from ..spatial import mv
-from .frames import _Frames, _frames, _geom_poses, _point_velocity
-from .ground import _padded_rows
-from .laws import _force_law
+from .frames import Frames, _frames, geom_poses, point_velocity
+from .ground import padded_rows
+from .laws import force_law
 from .params import ContactParams
-from .rules import _angular_friction, _contact_friction, _contact_margin, _geom_rules
+from .rules import angular_friction, contact_friction, contact_margin, geom_rules
 
 
 class PairContacts(eqx.Module):
@@ -270,7 +270,7 @@ def _pair_table(types, bodies, contype, conaffinity, parents, exclude, geom_excl
             bi, bj = bodies[i], bodies[j]
             if {types[i], types[j]} & {geometry.PLANE, geometry.HFIELD}:  # the ground (Ground, HeightField)
                 continue
-            if not _geom_rules(i, j, contype, conaffinity, geom_exclude, explicit):
+            if not geom_rules(i, j, contype, conaffinity, geom_exclude, explicit):
                 continue
             if (i, j) not in explicit:  # the body rules
                 parent_child = bi >= 0 and bj >= 0 and (parents[bi] == bj or parents[bj] == bi)
@@ -351,7 +351,7 @@ def pair_contacts(model: Model, q, qd, exclude=()) -> PairContacts:
     return _pair_contacts(model, _frames(model, q, qd), exclude)
 
 
-def _bounding_radii(g: geometry.Geoms) -> Float[Array, " ng"]:
+def bounding_radii(g: geometry.Geoms) -> Float[Array, " ng"]:
     """The radius of each geom's bounding sphere about its centre: ``r`` for a sphere, ``r + l``
     for a capsule, ``sqrt(r^2 + l^2)`` for a cylinder, the half-diagonal of a box, the largest
     semi-axis of an ellipsoid, the farthest hull vertex of a mesh (0 for a plane)."""
@@ -371,21 +371,21 @@ def _bounding_radii(g: geometry.Geoms) -> Float[Array, " ng"]:
     return r
 
 
-def _bounding_gaps(model: Model, F: _Frames, table: CollisionPairs):
-    """``(P,)`` the gap between the bounding spheres (:func:`_bounding_radii`) of the two geoms
+def _bounding_gaps(model: Model, F: Frames, table: CollisionPairs):
+    """``(P,)`` the gap between the bounding spheres (:func:`bounding_radii`) of the two geoms
     of each pair of ``table``, less the pair's contact margin: ``|c_2 - c_1| - r_1 - r_2 -
     margin`` (at most the pair's signed distance less its margin, so a pair with a positive gap
     has no force)."""
     assert model.geoms is not None  # a model with geoms (make_model gives every model its Geoms)
-    _, cg = _geom_poses(model, F)
-    r = _bounding_radii(model.geoms)
+    _, cg = geom_poses(model, F)
+    r = bounding_radii(model.geoms)
     ij = np.asarray(table.pairs, np.int64).reshape(-1, 2)
     d = cg[ij[:, 1]] - cg[ij[:, 0]]
-    margin = _contact_margin(model.geoms, ij[:, 0], ij[:, 1]).astype(d.dtype)
+    margin = contact_margin(model.geoms, ij[:, 0], ij[:, 1]).astype(d.dtype)
     return jnp.sqrt(jnp.sum(d * d, -1)) - r[ij[:, 0]] - r[ij[:, 1]] - margin
 
 
-def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: int | None = None):
+def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: int | None = None):
     """Per kind of pair: signed distances ``(P, S)``, normals and witnesses ``(P, S, 3)`` of its
     ``S`` contacts, and the pairs' signed distances ``(P,)``; and per kind the pairs evaluated,
     as indices into ``table.pairs`` ``(P,)``. Every pair of the kind (a static range), or with
@@ -393,7 +393,7 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
     gaps (:func:`_bounding_gaps`, chosen at each evaluation by ``lax.top_k``: traced indices)."""
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
-    Rg, cg = _geom_poses(model, F)
+    Rg, cg = geom_poses(model, F)
     size = g.size
     out, ids = [], []
     gaps = None
@@ -433,11 +433,11 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
         elif (t1, t2) in _SOLID_PAIRS:  # the normal from the first to the second
             out.append(_SOLID_PAIRS[(t1, t2)](cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
         elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
-            T1, V1, valid1, E1, e_valid1 = _hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
-            T2, V2, valid2, _, _ = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
+            T1, V1, valid1, E1, e_valid1 = hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
+            T2, V2, valid2, _, _ = hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
             out.append(hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1))
         else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
-            T, V, valid, E, e_valid = _hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
+            T, V, valid, E, e_valid = hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
             if t1 == geometry.SPHERE:
                 dd, n, p = sphere_hull(cg[i][:, None], r1[:, None], T)
                 out.append(one(dd[:, 0], -n[:, 0], p[:, 0]))
@@ -454,14 +454,14 @@ def _pair_geometry(model: Model, F: _Frames, table: CollisionPairs, max_pairs: i
     return out, ids
 
 
-def _hull_arrays(g: geometry.Geoms, meshes, Rg, cg, sel=None):
+def hull_arrays(g: geometry.Geoms, meshes, Rg, cg, sel=None):
     """The convex hulls of the mesh geoms ``meshes`` ``(P,)`` (static; with ``sel``, the
     traced entries ``sel`` of them) in world coordinates: triangles ``(P, F, 3, 3)``, vertices
     ``(P, V, 3)`` and edges ``(P, M, 2, 3)``, each padded to the largest hull by repeating its
     first row (a repeated triangle changes no distance; padded vertices and edges are marked
     false in ``(P, V)`` and ``(P, M)`` masks)."""
 
-    (fi, _), (vi, valid), (ei, e_valid) = (_padded_rows(o, meshes) for o in (g.face_geom, g.vertex_geom, g.edge_geom))
+    (fi, _), (vi, valid), (ei, e_valid) = (padded_rows(o, meshes) for o in (g.face_geom, g.vertex_geom, g.edge_geom))
     if sel is not None:
         meshes, fi, vi, valid, ei, e_valid = (jnp.asarray(x)[sel] for x in (meshes, fi, vi, valid, ei, e_valid))
     R, c = Rg[meshes], cg[meshes]
@@ -512,7 +512,7 @@ class _PairSlots(NamedTuple):
     (traced index arrays), and ``row``, each contact's row in the whole table (the rows of
     :class:`PairContacts`, ``CollisionPairs.rows``); ``omega``, ``mu_angular``: the relative
     angular velocity ``w_2 - w_1`` (world) and the torsional and rolling friction of each
-    contact, ``None`` where no pair has either (:func:`_angular_friction`)."""
+    contact, ``None`` where no pair has either (:func:`angular_friction`)."""
 
     distance: Array
     depth: Array
@@ -541,7 +541,7 @@ def _gather(a: np.ndarray, idx):
     return a[idx] if isinstance(idx, np.ndarray) else jnp.asarray(a)[idx]
 
 
-def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None) -> _PairSlots:
+def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | None = None) -> _PairSlots:
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     table = collision_pairs(model, exclude)
@@ -568,18 +568,18 @@ def _pair_slots(model: Model, F: _Frames, exclude, max_pairs: int | None = None)
     g1, g2 = _gather(ij[:, 0], pair), _gather(ij[:, 1], pair)
     body = np.asarray(g.body, np.int64)
     b1, b2 = _gather(body, g1), _gather(body, g2)
-    vel = _point_velocity(F, b2, point) - _point_velocity(F, b1, point)
-    mu = _contact_friction(g, ij[:, 0], ij[:, 1], g.friction[ij[:, 0], 0], g.friction[ij[:, 1], 0])[pair]
-    mua = _angular_friction(g, ij[:, 0], ij[:, 1])
+    vel = point_velocity(F, b2, point) - point_velocity(F, b1, point)
+    mu = contact_friction(g, ij[:, 0], ij[:, 1], g.friction[ij[:, 0], 0], g.friction[ij[:, 1], 0])[pair]
+    mua = angular_friction(g, ij[:, 0], ij[:, 1])
     omega, mua = (None, None) if mua is None else (F.w[b2] - F.w[b1], mua[pair])
-    margin = _contact_margin(g, ij[:, 0], ij[:, 1])[pair].astype(dt)
+    margin = contact_margin(g, ij[:, 0], ij[:, 1])[pair].astype(dt)
     depth = jnp.maximum(margin - dist, 0.0)
     return _PairSlots(dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin)
 
 
-def _pair_contacts(model: Model, F: _Frames, exclude) -> PairContacts:
-    s = _pair_slots(model, F, exclude)
-    assert s.margin is not None  # _pair_slots sets it
+def _pair_contacts(model: Model, F: Frames, exclude) -> PairContacts:
+    s = pair_slots(model, F, exclude)
+    assert s.margin is not None  # pair_slots sets it
     ints = lambda x: tuple(map(int, x))  # noqa: E731
     return PairContacts(
         s.distance,
@@ -602,4 +602,4 @@ def pair_forces(pc: PairContacts, params: ContactParams, dtype=None, elongation=
     opposite force at the same point): the ground's force law on the pair's depth, normal and
     relative velocity (with ``elongation`` ``(m, 3)``: the stick-capable friction)."""
     dtype = dtype or pc.depth.dtype
-    return _force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, dtype, elongation, dt)[0]
+    return force_law(pc.depth, pc.normal, pc.velocity, pc.mu, params, dtype, elongation, dt)[0]

@@ -13,7 +13,7 @@ from .. import geometry
 from ..model import Model
 
 
-def _array(x):
+def array(x):
     """Leaves stay JAX arrays (tracers included) or become numpy arrays (no device work at
     construction)."""
     return x if isinstance(x, jax.Array) else np.asarray(x, np.float64)
@@ -29,9 +29,9 @@ class Ground(eqx.Module):
       geom in an explicit pair with it (MJCF ``<pair>``) touches it with the pair's friction.
     """
 
-    normal: Float[Array, " 3"] = eqx.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]), converter=_array)
-    height: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=_array)
-    friction: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=_array)
+    normal: Float[Array, " 3"] = eqx.field(default_factory=lambda: np.array([0.0, 0.0, 1.0]), converter=array)
+    height: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=array)
+    friction: Float[Array, ""] = eqx.field(default_factory=lambda: np.array(0.0), converter=array)
     geom: int = eqx.field(static=True, default=-1)
 
     @staticmethod
@@ -88,16 +88,16 @@ class ContactParams(eqx.Module):
       ``b_t`` must be positive.
     """
 
-    stiffness: Float[Array, ""] = eqx.field(default=1e6, converter=_array)
-    exponent: Float[Array, ""] = eqx.field(default=1.5, converter=_array)
-    damping: Float[Array, ""] = eqx.field(default=10.0, converter=_array)
-    friction_velocity: Float[Array, ""] = eqx.field(default=1e-3, converter=_array)
-    tangential_stiffness: Float[Array, ""] = eqx.field(default=1e4, converter=_array)
-    tangential_damping: Float[Array, ""] = eqx.field(default=100.0, converter=_array)
-    spin_velocity: Float[Array, ""] = eqx.field(default=0.1, converter=_array)
+    stiffness: Float[Array, ""] = eqx.field(default=1e6, converter=array)
+    exponent: Float[Array, ""] = eqx.field(default=1.5, converter=array)
+    damping: Float[Array, ""] = eqx.field(default=10.0, converter=array)
+    friction_velocity: Float[Array, ""] = eqx.field(default=1e-3, converter=array)
+    tangential_stiffness: Float[Array, ""] = eqx.field(default=1e4, converter=array)
+    tangential_damping: Float[Array, ""] = eqx.field(default=100.0, converter=array)
+    spin_velocity: Float[Array, ""] = eqx.field(default=0.1, converter=array)
 
 
-def _pairs_converter(x):
+def pairs_converter(x):
     return tuple((str(a), str(b)) for a, b in x)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from .. import geometry
 
 
-def _collidable(geoms: geometry.Geoms, i: int) -> bool:
+def collidable(geoms: geometry.Geoms, i: int) -> bool:
     """Whether geom ``i`` collides with the ground (:mod:`jaxdyn.contact.ground`): by MuJoCo's
     filter against any of the ground geoms (planes and height fields) where there are some."""
     if geoms.body[i] < 0:
@@ -22,11 +22,11 @@ def _collidable(geoms: geometry.Geoms, i: int) -> bool:
 
 
 def _admitted(geoms: geometry.Geoms, i: int, j: int) -> bool:
-    """MuJoCo's filter on the geom data of geoms ``i`` and ``j`` (:func:`_geom_rules`)."""
-    return _geom_rules(i, j, geoms.contype, geoms.conaffinity, geoms.exclude, geoms.pairs)
+    """MuJoCo's filter on the geom data of geoms ``i`` and ``j`` (:func:`geom_rules`)."""
+    return geom_rules(i, j, geoms.contype, geoms.conaffinity, geoms.exclude, geoms.pairs)
 
 
-def _geom_rules(i, j, contype, conaffinity, geom_exclude, explicit) -> bool:
+def geom_rules(i, j, contype, conaffinity, geom_exclude, explicit) -> bool:
     """MuJoCo's filter on two geoms' own data: an explicit pair, or bit masks that match either
     way and no geom ``exclude`` (the body rules are :func:`_pair_table`'s; an explicit pair
     overrides them too)."""
@@ -37,7 +37,7 @@ def _geom_rules(i, j, contype, conaffinity, geom_exclude, explicit) -> bool:
     return bool(masks) and key not in geom_exclude
 
 
-def _combined(g: geometry.Geoms, g1, g2):
+def combined(g: geometry.Geoms, g1, g2):
     """MuJoCo's combination rule for contacts between geoms ``g1`` and ``g2`` (static ``(m,)``
     index arrays; ``-1``: a ground without a plane geom, priority 0, ``condim`` 3): the
     priorities ``p1``, ``p2`` (the higher one's parameters win, else the larger), the contact's
@@ -68,12 +68,12 @@ def _by_priority(p1, p2, x1, x2):
     return x
 
 
-def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
+def contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
     """MuJoCo's sliding friction ``(m,)`` of contacts between geoms ``g1`` and ``g2``
-    (:func:`_combined`) whose own frictions are ``mu1`` and ``mu2``: an explicit pair's own
+    (:func:`combined`) whose own frictions are ``mu1`` and ``mu2``: an explicit pair's own
     (``geoms.pair_friction``), else the geom of higher ``priority``'s, else the larger; zero
     where the contact's dimension is 1 (frictionless)."""
-    p1, p2, dim, k = _combined(g, g1, g2)
+    p1, p2, dim, k = combined(g, g1, g2)
     mu = _by_priority(p1, p2, mu1, mu2)
     if np.any(k >= 0):
         mu = jnp.where(k >= 0, g.pair_friction[np.maximum(k, 0)].astype(mu.dtype), mu)
@@ -82,14 +82,14 @@ def _contact_friction(g: geometry.Geoms, g1, g2, mu1, mu2):
     return mu
 
 
-def _angular_friction(g: geometry.Geoms, g1, g2):
+def angular_friction(g: geometry.Geoms, g1, g2):
     """MuJoCo's torsional and rolling friction ``(m, 2)`` of contacts between geoms ``g1`` and
-    ``g2`` (:func:`_combined`; ``-1``: a ground without a plane geom, which has neither): the
+    ``g2`` (:func:`combined`; ``-1``: a ground without a plane geom, which has neither): the
     geoms' ``friction[1]`` and ``friction[2]`` combined as the sliding friction, the torsional
     one where the contact's dimension is 4 or 6 and the rolling one where it is 6, zero
     elsewhere; an explicit pair's own (``Geoms.pair_angular``, by its ``pair_condim``).
     ``None`` where no contact has either (static), so that models without them pay nothing."""
-    p1, p2, dim, k = _combined(g, g1, g2)
+    p1, p2, dim, k = combined(g, g1, g2)
     if not np.any(dim >= 4):
         return None
     fr = jnp.concatenate([g.friction[:, 1:], jnp.zeros((1, 2), g.friction.dtype)])  # row -1: none
@@ -99,12 +99,12 @@ def _angular_friction(g: geometry.Geoms, g1, g2):
     return jnp.where(np.stack([dim >= 4, dim == 6], -1), mu, 0.0)
 
 
-def _contact_margin(g: geometry.Geoms, g1, g2):
+def contact_margin(g: geometry.Geoms, g1, g2):
     """MuJoCo's contact margin ``(m,)`` of contacts between geoms ``g1`` and ``g2``
-    (:func:`_combined`; ``-1``: a ground without a plane geom, margin 0): the sum of the two
+    (:func:`combined`; ``-1``: a ground without a plane geom, margin 0): the sum of the two
     geoms' ``Geoms.margin``, or an explicit pair's own ``Geoms.pair_margin``. The contact acts
     from that distance on (its depth is ``margin - phi``), as MuJoCo's does."""
-    k = _combined(g, g1, g2)[3]
+    k = combined(g, g1, g2)[3]
     mg = jnp.concatenate([g.margin, jnp.zeros((1,), g.margin.dtype)])  # row -1: none
     margin = mg[np.asarray(g1, np.int64)] + mg[np.asarray(g2, np.int64)]
     if np.any(k >= 0):

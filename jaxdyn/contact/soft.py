@@ -51,7 +51,7 @@ from ..constraints.solve import impedance
 from ..model import Model
 from ..reference import body_invweights, reference_kinematics
 from .pairs import collision_pairs
-from .rules import _combined
+from .rules import combined
 
 NORMAL_LAWS = ("hunt_crossley", "mujoco")
 
@@ -73,7 +73,7 @@ def rows_between(g: geometry.Geoms, g1, g2, dtype) -> SoftRows:
     ``-1``: a ground without a plane geom, MuJoCo's defaults and no weight), combined as in the
     module docstring."""
     i1, i2 = np.asarray(g1, np.int64), np.asarray(g2, np.int64)
-    p1, p2, dim, k = _combined(g, i1, i2)
+    p1, p2, dim, k = combined(g, i1, i2)
 
     def table(x, default):  # per-geom rows with MuJoCo's default at index -1
         return jnp.concatenate([jnp.asarray(x, dtype), jnp.asarray(default, dtype)[None]])

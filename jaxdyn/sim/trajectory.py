@@ -158,21 +158,21 @@ def penetration(model: Model, contact, q):
     with its broad phase ``max_pairs``), 0 without any: what :func:`rollout` compares with
     :func:`penetration_bound`."""
     from ..contact.frames import _frames
-    from ..contact.ground import _contact_points, _has_ground_points
-    from ..contact.pairs import _pair_slots, collision_pairs
+    from ..contact.ground import _contact_points, has_ground_points
+    from ..contact.pairs import collision_pairs, pair_slots
 
     q = jnp.asarray(q, model.dtype)
     if model.geoms is None:
         return jnp.zeros((), model.dtype)
     parts = [jnp.zeros(0, model.dtype)]
-    ground = contact.collide_ground and _has_ground_points(model.geoms)
+    ground = contact.collide_ground and has_ground_points(model.geoms)
     pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
     if ground or pairs:
         F = _frames(model, q)
         if ground:
             parts.append(_contact_points(model, F, contact.ground).depth)
         if pairs:
-            parts.append(_pair_slots(model, F, contact.exclude, contact.max_pairs).depth)
+            parts.append(pair_slots(model, F, contact.exclude, contact.max_pairs).depth)
     return jnp.max(jnp.concatenate(parts), initial=0.0)
 
 
