@@ -1,6 +1,6 @@
 """The unrolled fused (Pallas) CRBA in its two frames, same process, alternating.
 
-The unrolled CRBA (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`) runs the link steps of
+The unrolled CRBA (:func:`jaxdyn.kernels.soa_unrolled.crba_unroll`) runs the link steps of
 ``jaxdyn.algorithms.crba`` (Rodriguez86 (7.7)-(7.10)) with either of two sets of inputs.
 ``jaxdyn.kernels.pallas.crba_pallas`` (traversal ``"unroll"``) gives them in body frames
 (composite inertias and forces moved up the tree, Featherstone08 table 6.2), where the model's
@@ -34,10 +34,10 @@ from jaxdyn.kernels import pallas, soa_unrolled
 
 def common_frame_kernel(model, block=128, interpret=None, num_warps=None):
     """``f(q (B, nq)) -> M (B, nv, nv)``: the unrolled CRBA with common-frame inputs
-    (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`, ``frames="common"``) as one Pallas kernel,
+    (:func:`jaxdyn.kernels.soa_unrolled.crba_unroll`, ``frames="common"``) as one Pallas kernel,
     built as :func:`jaxdyn.kernels.pallas.crba_pallas` builds the body-frame one."""
-    rows = functools.partial(soa_unrolled._crba_unroll, frames="common")
-    return pallas._mass_matrix_kernel(model, rows, block, interpret, num_warps)
+    rows = functools.partial(soa_unrolled.crba_unroll, frames="common")
+    return pallas.mass_matrix_kernel(model, rows, block, interpret, num_warps)
 
 
 def main(argv=None):

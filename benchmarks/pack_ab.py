@@ -2,7 +2,7 @@
 process, alternating.
 
 The scanned traversals stack each link step's outputs into one array on a GPU backend and not
-on CPU (``_pack_outputs`` in jaxdyn/kernels/soa.py); here the kernels' private ``_pack`` argument
+on CPU (``pack_outputs`` in jaxdyn/kernels/soa.py); here the kernels' private ``_pack`` argument
 forces each form. The reason is XLA GPU's kernel count per link step: deviceless H100
 compile of talos (floating) at batch 131,072, summed over the sweeps' while-loop bodies:
 

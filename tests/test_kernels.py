@@ -107,10 +107,10 @@ def test_packing_default_per_backend_and_algorithm(monkeypatch):
     RNEA (measured slower packed on a long chain); ``_pack`` overrides."""
     from jaxdyn.kernels import soa_common
 
-    assert not any(soa_common._pack_outputs(None, a) for a in ("aba", "rnea", "crba"))  # this CPU
+    assert not any(soa_common.pack_outputs(None, a) for a in ("aba", "rnea", "crba"))  # this CPU
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert [soa_common._pack_outputs(None, a) for a in ("aba", "rnea", "crba")] == [True, False, True]
-    assert soa_common._pack_outputs(True, "rnea") and not soa_common._pack_outputs(False, "aba")
+    assert [soa_common.pack_outputs(None, a) for a in ("aba", "rnea", "crba")] == [True, False, True]
+    assert soa_common.pack_outputs(True, "rnea") and not soa_common.pack_outputs(False, "aba")
 
 
 def test_chunked_batches_equal_whole(tree):
@@ -324,7 +324,7 @@ def test_crba_unrolled_and_pallas_match_generic():
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q, _, _, _ = _state(m, 11, seed=3)
     ref = _ref_crba(m, q)
-    unrolled = lambda q, f="body": soa_unrolled._crba_unroll(m, soa_common._model_numbers(m), q.T, f)  # noqa: E731
+    unrolled = lambda q, f="body": soa_unrolled.crba_unroll(m, soa_common.model_numbers(m), q.T, f)  # noqa: E731
     outs = [jax.jit(pallas.crba_pallas(m, block=8, interpret=True))(q)]
     for frames in ("body", "common"):  # the same steps with body-frame or common-frame inputs
         plain = jax.jit(lambda q, f=frames: soa_common._rows(unrolled(q, f), 11, m.dtype))(q)

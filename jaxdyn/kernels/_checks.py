@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def _check_args(name, model, arg_names, xs, widths):
+def check_args(name, model, arg_names, xs, widths):
     """Each ``xs[k]`` must be ``(B, widths[k])`` with the first argument's ``B``; returns ``B``."""
     B = xs[0].shape[0] if xs[0].ndim else 0
     for arg, x, n in zip(arg_names, xs, widths):

@@ -36,9 +36,9 @@ import jax.numpy as jnp
 
 from .. import planner
 from ..model import Model
-from ._checks import _check_args
-from .soa_common import Constants, _check_joints
-from .soa_unrolled import _aba_unroll, _crba_unroll, _rnea_unroll
+from ._checks import check_args
+from .soa_common import Constants, check_joints
+from .soa_unrolled import aba_unroll, crba_unroll, rnea_unroll
 
 
 def aba_pallas(
@@ -71,7 +71,7 @@ def aba_pallas(
     return _fused(
         model,
         "aba_pallas",
-        lambda c, q, qd, tau: _aba_unroll(model, c, q, qd, tau, None),
+        lambda c, q, qd, tau: aba_unroll(model, c, q, qd, tau, None),
         ("q", "qd", "tau"),
         block,
         interpret,
@@ -96,7 +96,7 @@ def rnea_pallas(
     return _fused(
         model,
         "rnea_pallas",
-        lambda c, q, qd, qdd: _rnea_unroll(model, c, q, qd, qdd, None),
+        lambda c, q, qd, qdd: rnea_unroll(model, c, q, qd, qdd, None),
         ("q", "qd", "qdd"),
         block,
         interpret,
@@ -124,12 +124,12 @@ def crba_pallas(
     :func:`aba_pallas`."""
     if planner.pallas_traversal(model, "crba_pallas", traversal) == "scan":
         return _looped(model, "crba", block, interpret, num_warps)
-    return _mass_matrix_kernel(model, _crba_unroll, block, interpret, num_warps)
+    return mass_matrix_kernel(model, crba_unroll, block, interpret, num_warps)
 
 
-def _mass_matrix_kernel(model, rows, block, interpret, num_warps):
+def mass_matrix_kernel(model, rows, block, interpret, num_warps):
     """``f(q (B, nq)) -> M (B, nv, nv)``: one Pallas kernel of ``rows(model, constants, qT)``, a
-    mass matrix's ``nv * nv`` row-major scalars (:func:`jaxdyn.kernels.soa_unrolled._crba_unroll`
+    mass matrix's ``nv * nv`` row-major scalars (:func:`jaxdyn.kernels.soa_unrolled.crba_unroll`
     with body-frame inputs; ``benchmarks/crba_frames_ab.py`` passes it with ``frames="common"``)."""
     nv = model.nv
     f = _fused(
@@ -173,7 +173,7 @@ def aba_jacobian_pallas(
     included). Arguments as :func:`aba_pallas`."""
     nq, nv, dt = model.nq, model.nv, model.dtype
     args = (block, interpret, num_warps)
-    _check_joints(model, "aba_jacobian_pallas")
+    check_joints(model, "aba_jacobian_pallas")
 
     def tangent(fn, wrt):  # the forward-mode derivative of fn in its argument `wrt` alone
         def body(c, *groups):
@@ -185,13 +185,13 @@ def aba_jacobian_pallas(
 
     names = ("q", "qd", "x", "dx")
     fd = aba_pallas(model, block=block, interpret=interpret, num_warps=num_warps)
-    did_dq = _fused(model, "aba_jacobian_pallas", tangent(_rnea_unroll, 0), names, *args, tangent_of_q=True)
-    did_dqd = _fused(model, "aba_jacobian_pallas", tangent(_rnea_unroll, 1), names, *args)
-    minv = _fused(model, "aba_jacobian_pallas", tangent(_aba_unroll, 2), names, *args)
+    did_dq = _fused(model, "aba_jacobian_pallas", tangent(rnea_unroll, 0), names, *args, tangent_of_q=True)
+    did_dqd = _fused(model, "aba_jacobian_pallas", tangent(rnea_unroll, 1), names, *args)
+    minv = _fused(model, "aba_jacobian_pallas", tangent(aba_unroll, 2), names, *args)
 
     def jac(q, qd, tau):
         q, qd, tau = (jnp.asarray(x, dt) for x in (q, qd, tau))
-        _check_args("aba_jacobian_pallas", model, ("q", "qd", "tau"), (q, qd, tau), (nq, nv, nv))
+        check_args("aba_jacobian_pallas", model, ("q", "qd", "tau"), (q, qd, tau), (nq, nv, nv))
         qdd = fd(q, qd, tau)
         one_hot = lambda x, n: jnp.broadcast_to(jnp.eye(n, dtype=dt)[:, None, :], (n,) + x.shape)  # noqa: E731
         each = lambda k, x, d: jax.vmap(lambda t: k(q, qd, x, t))(d)  # noqa: E731
@@ -213,7 +213,7 @@ def _fused(model, name, body, arg_names, block, interpret, num_warps, tangent_of
     0.10.2): derivatives are taken inside ``body``."""
     from jax.experimental import pallas as pl
 
-    _check_joints(model, name)
+    check_joints(model, name)
     if block < 1 or block & (block - 1):
         raise ValueError(f"{name}: block must be a power of two, got {block}")
     if interpret is None:
@@ -240,7 +240,7 @@ def _fused(model, name, body, arg_names, block, interpret, num_warps, tangent_of
 
     def f(*xs):
         xs = tuple(jnp.asarray(x, dt) for x in xs)
-        B = _check_args(name, model, arg_names, xs, widths)
+        B = check_args(name, model, arg_names, xs, widths)
         Bp = -(-B // block) * block
         cols = [jnp.pad(x[:, k], (0, Bp - B)) for x in xs for k in range(x.shape[1])]
         if model.floating_base:  # padded samples need a unit quaternion

@@ -6,15 +6,15 @@ with it (deviceless H100 compile of the ABA: 12 links 40 s, talos's 32 links > 2
 sweep is a ``lax.fori_loop`` over the scanned links inside the kernel, so the program holds one
 link step per sweep and compiles in a time flat in the number of links, like the ``"scan"``
 traversal of :mod:`jaxdyn.kernels.soa` (:mod:`jaxdyn.kernels.soa_scanned`). The link steps are the same functions (the ABA in
-aligned frames, :func:`~jaxdyn.kernels.soa_scanned._aba_kin_step`, ``_aba_aligned_filter_step``,
-``_aba_aligned_smooth_step``; ``_rnea_fwd_step``, ``_rnea_back_step``, ``_crba_pose_step``), so
+aligned frames, :func:`~jaxdyn.kernels.soa_scanned.aba_kin_step`, ``aba_aligned_filter_step``,
+``aba_aligned_smooth_step``; ``rnea_fwd_step``, ``rnea_back_step``, ``crba_pose_step``), so
 the equations and their seed
 references are those of :mod:`jaxdyn.kernels.soa`: ABA Rodriguez86 Result 8.1, (8.3)-(8.13); RNEA
 Rodriguez86 (5.1)-(5.6); CRBA Rodriguez86 (7.7)-(7.11) / Featherstone table 6.2, in the common frame.
 
 Per program (a block of ``block`` samples) the loop reads its link's data with dynamic indices:
 
-* the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa_scanned._link_numbers`:
+* the model numbers of the type-agnostic link step (:func:`~jaxdyn.kernels.soa_scanned.link_numbers`:
   ``R = A0 + cos q A1 + sin q A2``, ``p = p0 + q d``, ``S = [sa; sl]``) and the link's topology
   (rows of ``q``/``qd``, branch slots, ancestor ranges) as scalars from small tables;
 * the per-sample values a later sweep needs (ABA: what the kinematics sweep stores per link
@@ -48,18 +48,18 @@ import numpy as np
 from .. import tree
 from ..algorithms import crba as crba_steps
 from ..model import Model, layout
-from ._checks import _check_args
-from .soa_algebra import _UNIT_MOTIONS, _ZERO3, SoAAlgebra
-from .soa_common import _ART, _MOTION, Constants, _check_joints, _model_numbers
+from ._checks import check_args
+from .soa_algebra import UNIT_MOTIONS, ZERO3, SoAAlgebra
+from .soa_common import ART, MOTION, Constants, check_joints, model_numbers
 from .soa_scanned import (
-    _I3,
-    _aba_aligned_filter_step,
-    _aba_aligned_smooth_step,
-    _aba_kin_step,
-    _crba_pose_step,
-    _link_numbers,
-    _rnea_back_step,
-    _rnea_fwd_step,
+    I3,
+    aba_aligned_filter_step,
+    aba_aligned_smooth_step,
+    aba_kin_step,
+    crba_pose_step,
+    link_numbers,
+    rnea_back_step,
+    rnea_fwd_step,
 )
 
 tmap = jax.tree_util.tree_map
@@ -77,8 +77,8 @@ class _Tables:
         m = model
         lay = self.lay = layout(model.topology, "scan")
         self.n = len(lay.link_bodies)
-        nums = _model_numbers(m)
-        lx = {k: np.asarray(v, np.float64).reshape(self.n, -1) for k, v in _link_numbers(m, nums).items()}
+        nums = model_numbers(m)
+        lx = {k: np.asarray(v, np.float64).reshape(self.n, -1) for k, v in link_numbers(m, nums).items()}
         self.cols, blocks, c0 = {}, [], 0
         for k, v in lx.items():
             self.cols[k] = (c0, v.shape[1], v.shape[1] == 1 and k in ("m", "arm"))
@@ -239,10 +239,10 @@ def _root_x(tabs, **per_dof):
 
 def _aligned_like(tabs):
     """The structure of what the aligned-frame kinematics sweep stores per link
-    (:func:`jaxdyn.kernels.soa_scanned._aba_kin_step`): ``d``, ``S`` (``Sa``, plus ``Sl`` if the model
+    (:func:`jaxdyn.kernels.soa_scanned.aba_kin_step`): ``d``, ``S`` (``Sa``, plus ``Sl`` if the model
     has prismatic joints), ``c``, the rigid inertia ``(R h, R Ibar R^T)`` and the bias force."""
-    S = (_ZERO3, _ZERO3) if "d" in tabs.cols else (_ZERO3,)
-    return (_ZERO3, S, _MOTION, (_ZERO3, (0.0,) * 6), _MOTION)
+    S = (ZERO3, ZERO3) if "d" in tabs.cols else (ZERO3,)
+    return (ZERO3, S, MOTION, (ZERO3, (0.0,) * 6), MOTION)
 
 
 def _aligned_rows(tabs):
@@ -251,7 +251,7 @@ def _aligned_rows(tabs):
 
 def _aba_body(tabs, K, qT, qdT, tauT, out):
     """ABA (Rodriguez86 Result 8.1) in aligned frames: the three sweeps of
-    :func:`jaxdyn.kernels.soa_scanned._aba_tree` (the parent-to-child transforms are translations, the
+    :func:`jaxdyn.kernels.soa_scanned.aba_tree` (the parent-to-child transforms are translations, the
     rotations are in the kinematics sweep)."""
     floating = tabs.floating
     like = _aligned_like(tabs)
@@ -259,7 +259,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     base_k, base_f = 0, W * tabs.n  # scratch rows: per link the kinematics' values (W) | U, D^-1, e (8) | slots
     sc_slots, g_slots = K.sc_slots, K.g_slots
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "tau": (tauT, _VROW)}
-    kin_world = (_I3, _ZERO3, _ZERO3)
+    kin_world = (I3, ZERO3, ZERO3)
 
     def root_x():
         # The free root's rows are loaded where they are used, before the first loop and again
@@ -272,9 +272,9 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
             tau=tuple(tauT[k, :] for k in range(6)),
         )
 
-    root_val = _aba_kin_step(None, root_x())[0] if floating else kin_world
+    root_val = aba_kin_step(None, root_x())[0] if floating else kin_world
     K.scatter(
-        lambda pv, j: _aba_kin_step(pv, K.link_x(j, per, {})),
+        lambda pv, j: aba_kin_step(pv, K.link_x(j, per, {})),
         kin_world,
         root_val,
         sc_slots,
@@ -284,7 +284,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     def link_x(j, with_f):
         stored = {"k": (base_k, W, like)}
         if with_f:
-            stored = {"k": (base_k, W, like[:3]), "f": (base_f, 8, (_MOTION, 0.0, 0.0))}
+            stored = {"k": (base_k, W, like[:3]), "f": (base_f, 8, (MOTION, 0.0, 0.0))}
         x = K.link_x(j, per, stored)
         k = x.pop("k")
         x["d"], x["S"], x["c"] = k[:3]
@@ -294,20 +294,20 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
             x["I"], x["pA"] = k[3:]
         return x
 
-    art_zero = K.like((_ART, _MOTION), (_ART, _MOTION))
+    art_zero = K.like((ART, MOTION), (ART, MOTION))
     root_acc = K.gather(
-        lambda acc, j: _aba_aligned_filter_step(acc, link_x(j, False)),
+        lambda acc, j: aba_aligned_filter_step(acc, link_x(j, False)),
         art_zero,
         g_slots,
         lambda j, o: K.put(base_f + 8 * j, o),
     )
     world = tabs.consts.world
-    root_PZ, root_a = None, K.like(_MOTION, _MOTION)
+    root_PZ, root_a = None, K.like(MOTION, MOTION)
     if floating:
         rx = root_x()
-        rx["pA"] = _aba_kin_step(None, rx)[1]
-        _, root_PZ = _aba_aligned_filter_step(root_acc, rx)
-        root_a, qdd_r = _aba_aligned_smooth_step(root_PZ, world, None, rx)
+        rx["pA"] = aba_kin_step(None, rx)[1]
+        _, root_PZ = aba_aligned_filter_step(root_acc, rx)
+        root_a, qdd_r = aba_aligned_smooth_step(root_PZ, world, None, rx)
         for k in range(6):
             out[k, :] = K.row(qdd_r[k])
 
@@ -315,7 +315,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
         out[K.itab[j, _VROW], :] = K.row(qdd)
 
     K.scatter(
-        lambda pa, j: _aba_aligned_smooth_step(root_PZ, world, pa, link_x(j, True)),
+        lambda pa, j: aba_aligned_smooth_step(root_PZ, world, pa, link_x(j, True)),
         K.like(world, world),
         root_a,
         sc_slots,
@@ -324,14 +324,14 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
 
 
 def _rnea_body(tabs, K, qT, qdT, qddT, out):
-    """RNEA (Rodriguez86 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa_scanned._rnea_tree`)."""
+    """RNEA (Rodriguez86 (5.1)-(5.6); the sweeps of :func:`jaxdyn.kernels.soa_scanned.rnea_tree`)."""
     floating = tabs.floating
     world = tabs.consts.world
     base_f = 0  # scratch rows: per link f (6) | slots (_scratch_layout)
     sc_slots, g_slots = K.sc_slots, K.g_slots
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "qdd": (qddT, _VROW)}
-    fwd = functools.partial(_rnea_fwd_step, world)
-    rx, root_val = None, (_MOTION, world)
+    fwd = functools.partial(rnea_fwd_step, world)
+    rx, root_val = None, (MOTION, world)
     if floating:
         rx = _root_x(
             tabs,
@@ -342,28 +342,28 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
         root_val, rx["f"] = fwd(None, rx)
     K.scatter(
         lambda pv, j: fwd(pv, K.link_x(j, per, {})),
-        (_MOTION, world),
+        (MOTION, world),
         root_val,
         sc_slots,
         lambda j, val, f: K.put(base_f + 6 * j, f),
     )
 
     def back(acc, j):
-        return _rnea_back_step(acc, K.link_x(j, per, {"f": (base_f, 6, _MOTION)}))
+        return rnea_back_step(acc, K.link_x(j, per, {"f": (base_f, 6, MOTION)}))
 
     def emit(j, tau):
         out[K.itab[j, _VROW], :] = K.row(tau)
 
-    root_acc = K.gather(back, K.like(_MOTION, _MOTION), g_slots, emit)
+    root_acc = K.gather(back, K.like(MOTION, MOTION), g_slots, emit)
     if floating:
-        _, tau_r = _rnea_back_step(root_acc, rx)
+        _, tau_r = rnea_back_step(root_acc, rx)
         for k in range(6):
             out[k, :] = K.row(tau_r[k])
 
 
 def _crba_body(tabs, K, qT, out):
     """Mass matrix ``M(q) + diag(armature)`` in the common frame (the world, or the free root's
-    body frame; the form of :func:`jaxdyn.kernels.soa_scanned._crba_tree`, Featherstone (6.2), Rodriguez86
+    body frame; the form of :func:`jaxdyn.kernels.soa_scanned.crba_tree`, Featherstone (6.2), Rodriguez86
     (7.7)-(7.11), the link steps of :mod:`jaxdyn.algorithms.crba`): a scatter of poses gives each
     link's motion subspace ``S`` and rigid inertia in that frame (``crba.world_step``), a gather
     sums composite inertias ``Ic`` (no transforms: one frame), then per link the column force
@@ -385,7 +385,7 @@ def _crba_body(tabs, K, qT, out):
     jax.lax.fori_loop(0, nv * nv, clear, 0)
     if n:
         K.scatter(
-            lambda pv, j: _crba_pose_step(ident, pv, K.link_x(j, per, {})),
+            lambda pv, j: crba_pose_step(ident, pv, K.link_x(j, per, {})),
             ident,
             ident,
             sc_slots,
@@ -403,17 +403,17 @@ def _crba_body(tabs, K, qT, out):
         if root_acc is not None:
             Ic0 = tmap(lambda a, b: a + b, Ic0, root_acc)
         for c in range(6):  # the root's S = 1_6: its six unit motions
-            F = crba_steps.column_force(SoAAlgebra, Ic0, _UNIT_MOTIONS[c])
+            F = crba_steps.column_force(SoAAlgebra, Ic0, UNIT_MOTIONS[c])
             for r in range(6):
                 out[r * nv + c, :] = K.row(
-                    crba_steps.entry(SoAAlgebra, _UNIT_MOTIONS[r], F) + (arm[r] if r == c else 0.0)
+                    crba_steps.entry(SoAAlgebra, UNIT_MOTIONS[r], F) + (arm[r] if r == c else 0.0)
                 )
     if not n:
         return
     arm_col = tabs.cols["arm"][0]
 
     def column(j, c):
-        s = K.get(16 * j, _MOTION)
+        s = K.get(16 * j, MOTION)
         F = crba_steps.column_force(SoAAlgebra, K.get(16 * j + 6, rigid), s)
         vc = K.itab[j, _VROW]
         out[vc * nv + vc, :] = K.row(crba_steps.entry(SoAAlgebra, s, F) + K.ftab[j, arm_col])
@@ -421,7 +421,7 @@ def _crba_body(tabs, K, qT, out):
         def ancestor(t, c):  # one frame: the column's force is the same at every ancestor
             a = K.atab[t, 0]
             va = K.itab[a, _VROW]
-            x = K.row(crba_steps.entry(SoAAlgebra, K.get(16 * a, _MOTION), F))
+            x = K.row(crba_steps.entry(SoAAlgebra, K.get(16 * a, MOTION), F))
             out[va * nv + vc, :] = x
             out[vc * nv + va, :] = x
             return c
@@ -467,11 +467,11 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
     model's numbers baked in (not differentiable w.r.t. the model):
 
     * ``"aba"``: ``f(q (B, nq), qd (B, nv), tau (B, nv)) -> qdd (B, nv)``, in aligned frames
-      (:func:`jaxdyn.kernels.soa_scanned._aba_tree`);
+      (:func:`jaxdyn.kernels.soa_scanned.aba_tree`);
     * ``"rnea"``: ``f(q, qd, qdd) -> tau (B, nv)``;
     * ``"crba"``: ``f(q) -> M (B, nv, nv)`` (armature included)."""
     name = f"{algo.split('_')[0]}_pallas"
-    _check_joints(model, name)
+    check_joints(model, name)
     if block < 1 or block & (block - 1):
         raise ValueError(f"{name}: block must be a power of two, got {block}")
     if interpret is None:
@@ -492,7 +492,7 @@ def looped(model: Model, algo: str, *, block: int = 128, interpret: bool | None 
         if len(xs) != nargs:
             raise TypeError(f"{name} takes {nargs} arguments ({', '.join(spec.args)}), got {len(xs)}")
         xs = [jnp.asarray(a, dt) for a in xs]
-        B = _check_args(name, model, spec.args, xs, (nq,) + (nv,) * (nargs - 1))
+        B = check_args(name, model, spec.args, xs, (nq,) + (nv,) * (nargs - 1))
         # One call per chunk of samples whose scratch fits in SCRATCH_BYTES (chain1024's ABA needs
         # 57 KiB of scratch per float32 sample).
         per_sample = rows * jnp.dtype(dt).itemsize

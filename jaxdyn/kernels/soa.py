@@ -46,7 +46,7 @@ Equations are those of :mod:`jaxdyn.algorithms` (Rodriguez86; Featherstone08, ta
   ``e = tau - S^T z``, ``P+ = P - U D^-1 U^T``, ``z+ = z + P+ c + U D^-1 e``,
   ``P_p += X* P+ X``, ``z_p += X* z+``; outward ``a' = X^-1 a_p + c``,
   ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``; world acceleration ``[0; -g]``. The scanned
-  traversals write these in *aligned* frames (see :func:`jaxdyn.kernels.soa_scanned._aba_tree`), where ``X`` is a translation;
+  traversals write these in *aligned* frames (see :func:`jaxdyn.kernels.soa_scanned.aba_tree`), where ``X`` is a translation;
 * CRBA (Rodriguez86 (7.7)-(7.11); Featherstone table 6.2): composite inertias
   ``Ic_p += X* Ic X`` (rigid, compact), ``F = Ic_i S_i``, ``M_ii = S_i^T F + armature``, then
   ``F <- X* F`` up the ancestors ``j``: ``M_ji = S_j^T F``.
@@ -70,40 +70,40 @@ import jax.numpy as jnp
 from .. import planner
 from ..model import Model, layout
 from .soa_algebra import (
-    _computed_once,
+    computed_once,
 )
 from .soa_common import (
-    _finish,
-    _model_numbers,
-    _prepare,
     _rows,
+    finish,
+    model_numbers,
+    prepare,
 )
 from .soa_scanned import (
-    _aba_tree,
-    _crba_tree,
-    _rnea_tree,
+    aba_tree,
+    crba_tree,
+    rnea_tree,
 )
 from .soa_unrolled import (
-    _aba_unroll,
-    _rnea_unroll,
+    aba_unroll,
+    rnea_unroll,
 )
 
 # --- public entry points ---------------------------------------------------------------------------
 
 
 def _run(model, fn, unrolled, scanned, traversal, chunk, pack, **args):
-    B, single, a = _prepare(model, fn, **args)
-    nums = _model_numbers(model)
+    B, single, a = prepare(model, fn, **args)
+    nums = model_numbers(model)
     t = planner.kernel_traversal(model, traversal)
     vals = list(a.values())
 
     def rows_of(*vals):
-        with _computed_once(vals[0]):
+        with computed_once(vals[0]):
             if t == "unroll":
                 return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
             return scanned(model, layout(model.topology, t), nums, *vals, pack=pack)
 
-    return _finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
+    return finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
 
 
 def _map_chunks(rows_of, vals, B, chunk, fn):
@@ -143,7 +143,7 @@ def aba_batch(model: Model, q, qd, tau, f_ext=None, *, traversal: str | None = N
 
     Returns: qdd ``(B, nv)`` (or ``(nv,)`` for a single sample).
     """
-    return _run(model, "aba_batch", _aba_unroll, _aba_tree, traversal, chunk, _pack, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    return _run(model, "aba_batch", aba_unroll, aba_tree, traversal, chunk, _pack, q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 
 def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = None, chunk="auto", _pack=None):
@@ -152,9 +152,7 @@ def rnea_batch(model: Model, q, qd, qdd, f_ext=None, *, traversal: str | None = 
     Same result as ``jax.vmap(jaxdyn.rnea, in_axes=(None, 0, 0, 0))`` (armature included).
     Args as :func:`aba_batch` with ``qdd (B, nv)``; returns tau ``(B, nv)``.
     """
-    return _run(
-        model, "rnea_batch", _rnea_unroll, _rnea_tree, traversal, chunk, _pack, q=q, qd=qd, qdd=qdd, f_ext=f_ext
-    )
+    return _run(model, "rnea_batch", rnea_unroll, rnea_tree, traversal, chunk, _pack, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
 
 
 def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _pack=None):
@@ -170,15 +168,15 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _
 
     Returns: M ``(B, nv, nv)`` (or ``(nv, nv)``).
     """
-    B, single, a = _prepare(model, "crba_batch", q=q)
-    lay, nums = layout(model.topology, planner.kernel_traversal(model, traversal)), _model_numbers(model)
+    B, single, a = prepare(model, "crba_batch", q=q)
+    lay, nums = layout(model.topology, planner.kernel_traversal(model, traversal)), model_numbers(model)
 
     def rows_of(qT):
-        with _computed_once(qT):
-            return _crba_tree(model, lay, nums, qT, _pack)
+        with computed_once(qT):
+            return crba_tree(model, lay, nums, qT, _pack)
 
     rows = _map_chunks(rows_of, [a["q"]], B, chunk, "crba_batch")
-    return _finish(rows, B, model.dtype, single, (model.nv, model.nv))
+    return finish(rows, B, model.dtype, single, (model.nv, model.nv))
 
 
 # The one program that still compiles best with XLA CPU's instruction fusion switched off:
@@ -229,7 +227,7 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
 
     Returns: ``(dq (B, nv, nq), dqd (B, nv, nv), dtau (B, nv, nv))``.
     """
-    _prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
+    prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
     concrete = not any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves((model, q, qd, tau)))
     if concrete and jax.default_backend() == "cpu":
         return _aba_jacobian_cpu(model, q, qd, tau, traversal=traversal, chunk=chunk, _pack=_pack)
@@ -238,7 +236,7 @@ def aba_jacobian_batch(model: Model, q, qd, tau, *, traversal: str | None = None
 
 def _aba_jacobian(model: Model, q, qd, tau, *, traversal=None, chunk="auto", _pack=None):
     """:func:`aba_jacobian_batch` itself."""
-    B, single, _ = _prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
+    B, single, _ = prepare(model, "aba_jacobian_batch", q=q, qd=qd, tau=tau)
     if single:
         raise ValueError(
             "aba_jacobian_batch: expects batched inputs (B, nq)/(B, nv); use jax.jacfwd(jaxdyn.aba) for one sample"

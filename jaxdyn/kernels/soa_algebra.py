@@ -7,7 +7,7 @@ upper entries, an articulated inertia ``[[A, B], [B^T, C]]`` its 21 independent 
 ``(A sym 6, B 9, C sym 6)`` and a rigid inertia ``(m, h (3), Ibar sym 6)``. :class:`SoAAlgebra`
 gives the link steps of :mod:`jaxdyn.algorithms` the same operations as
 :class:`jaxdyn.spatial.ArrayAlgebra`; the values a step hands to several consumers are computed
-once on XLA CPU (:func:`_keep`).
+once on XLA CPU (:func:`keep`).
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from .. import spatial_formulas as formulas
 # cpu-2026-11-25-fusion-ab.md); forward-mode derivatives through them do not (see
 # :data:`COMPILER_OPTIONS`). The runtime 1 is set while a kernel traces on
 # a CPU backend; elsewhere (GPU: XLA GPU fuses these graphs without duplicating them; Pallas
-# kernel bodies) ``_keep`` is the identity.
+# kernel bodies) ``keep`` is the identity.
 
 _ONE: contextvars.ContextVar = contextvars.ContextVar("jaxdyn_soa_one", default=None)
 
 
 @contextlib.contextmanager
-def _computed_once(seed):
+def computed_once(seed):
     """While tracing a kernel on CPU, route shared values through ``x / one`` (see above);
     ``seed`` is a traced batch-last input ``(k, B)``: ``one = 1 + 0 * seed[0]`` per sample
     (exactly 1, also where the seed is not finite)."""
@@ -57,9 +57,9 @@ def _computed_once(seed):
         _ONE.reset(token)
 
 
-def _keep(tree_):
+def keep(tree_):
     """``tree_`` with each floating array leaf computed once (``x / one``); literals, integer
-    leaves and everything outside :func:`_computed_once` pass unchanged."""
+    leaves and everything outside :func:`computed_once` pass unchanged."""
     one = _ONE.get()
     if one is None:
         return tree_
@@ -73,24 +73,24 @@ def _keep(tree_):
     return jax.tree_util.tree_map(leaf, tree_)
 
 
-def _kept(fn):
+def kept(fn):
     """Decorator: the outputs of ``fn`` computed once (a helper whose results feed several
     consumers)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        return _keep(fn(*args, **kwargs))
+        return keep(fn(*args, **kwargs))
 
     return wrapper
 
 
-def _kept_step(fn):
+def kept_step(fn):
     """Decorator for a :mod:`jaxdyn.tree` step: its inputs (the parent's values gathered from the
     per-link buffers, the link's slice of the scanned arrays) and its outputs computed once."""
 
     @functools.wraps(fn)
     def wrapper(*args):
-        return _keep(fn(*_keep(args)))
+        return keep(fn(*keep(args)))
 
     return wrapper
 
@@ -101,12 +101,12 @@ def _kept_step(fn):
 _lit, _mul, _add, _neg, _sub = scalars.is_literal, scalars.mul, scalars.add, scalars.neg, scalars.sub
 
 
-@_kept
+@kept
 def _dot(a, b):
     return _add(*[_mul(x, y) for x, y in zip(a, b)])
 
 
-def _v_add(a, b):
+def v_add(a, b):
     return tuple(_add(x, y) for x, y in zip(a, b))
 
 
@@ -118,7 +118,7 @@ def _v_scale(s, a):
     return tuple(_mul(s, x) for x in a)
 
 
-@_kept
+@kept
 def _cross(a, b):
     return (
         _sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
@@ -151,15 +151,15 @@ def _skew(p):
     return (0.0, _neg(p[2]), p[1], p[2], 0.0, _neg(p[0]), _neg(p[1]), p[0], 0.0)
 
 
-_UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
-_SYM = {rc: k for k, rc in enumerate(_UPPER)}
+UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+_SYM = {rc: k for k, rc in enumerate(UPPER)}
 
 
 def _sym_full(S):
     return tuple(S[_SYM[(min(r, c), max(r, c))]] for r in range(3) for c in range(3))
 
 
-@_kept
+@kept
 def _sym_mv(S, x):
     return _mv(_sym_full(S), x)
 
@@ -167,7 +167,7 @@ def _sym_mv(S, x):
 def _rot_sym(R, S):
     """``R S R^T`` for symmetric ``S`` (6 upper entries in and out)."""
     T = _mm(R, _sym_full(S))
-    return tuple(_dot(_row(T, r), _row(R, c)) for r, c in _UPPER)
+    return tuple(_dot(_row(T, r), _row(R, c)) for r, c in UPPER)
 
 
 def _rot_gen(R, M):
@@ -182,9 +182,9 @@ def _rot_gen(R, M):
 class SoAOps:
     """The 3-vector operations of the SoA layout for :mod:`jaxdyn.spatial_formulas`: a 3-vector
     a tuple of 3 scalars, a 3x3 matrix 9 (row-major), a symmetric one its 6 upper entries; the
-    products' dot products computed once (:func:`_keep`)."""
+    products' dot products computed once (:func:`keep`)."""
 
-    add = staticmethod(_v_add)
+    add = staticmethod(v_add)
     sub = staticmethod(_v_sub)
     scale = staticmethod(_v_scale)
     dot = staticmethod(_dot)
@@ -202,7 +202,7 @@ class SoAOps:
 
     @staticmethod
     def sym_of(M):
-        return tuple(M[3 * r + c] for r, c in _UPPER)
+        return tuple(M[3 * r + c] for r, c in UPPER)
 
     @staticmethod
     def transpose(M):
@@ -225,43 +225,43 @@ class SoAOps:
         return tuple(_sub(x, y) for x, y in zip(A, B))
 
 
-@_kept
+@kept
 def _motion_to_child(R, p, w, v):
     return formulas.motion_to_child(SoAOps, R, p, w, v)
 
 
-@_kept
+@kept
 def _force_to_parent(R, p, n, f):
     return formulas.force_to_parent(SoAOps, R, p, n, f)
 
 
-@_kept
+@kept
 def _cross_motion(w, v, mw, mv):
     return formulas.cross_motion(SoAOps, w, v, mw, mv)
 
 
-@_kept
+@kept
 def _cross_force(w, v, n, f):
     return formulas.cross_force(SoAOps, w, v, n, f)
 
 
-@_kept
+@kept
 def _inertia_apply(m, h, Ib, w, v):
     return formulas.inertia_apply(SoAOps, m, h, Ib, w, v)
 
 
-@_kept
-def _rigid_to_art(m, h, Ib):
+@kept
+def rigid_to_art(m, h, Ib):
     """Rigid inertia as the 21 entries ``(A, B, C)`` of ``[[Ibar, [h]x], [[h]x^T, m 1]]``."""
     return tuple(Ib), _skew(h), (m, 0.0, 0.0, m, 0.0, m)
 
 
-@_kept
+@kept
 def _art_to_parent(R, p, A, B, C):
     return formulas.art_to_parent(SoAOps, R, p, A, B, C)
 
 
-@_kept
+@kept
 def _rigid_to_parent(R, p, m, h, Ib):
     return formulas.rigid_to_parent(SoAOps, R, p, m, h, Ib)
 
@@ -277,11 +277,11 @@ def _art_matrix(A, B, C):
     return rows
 
 
-_ZERO3 = (0.0, 0.0, 0.0)
+ZERO3 = (0.0, 0.0, 0.0)
 _E3 = tuple(tuple(float(k == j) for j in range(3)) for k in range(3))
 # the identity placement and a free root's S = 1_6 (six unit motions), as literals that fold away
-_IDENTITY_X = (sum(_E3, ()), _ZERO3)
-_UNIT_MOTIONS = [(_E3[k], _ZERO3) for k in range(3)] + [(_ZERO3, _E3[k]) for k in range(3)]
+IDENTITY_X = (sum(_E3, ()), ZERO3)
+UNIT_MOTIONS = [(_E3[k], ZERO3) for k in range(3)] + [(ZERO3, _E3[k]) for k in range(3)]
 
 
 def _is_art(x):
@@ -306,7 +306,7 @@ class SoAAlgebra:
     solved by an unrolled ``L D L^T``), and ``S = None`` the free root's ``1_6`` with joint-space
     values 6-sequences. A scalar is a ``(B,)`` array, a
     0-d model number or a Python float (structural zeros skipped). The composite operations
-    compute their outputs once (:func:`_keep`)."""
+    compute their outputs once (:func:`keep`)."""
 
     @staticmethod
     def motion_to_child(X, m):
@@ -332,7 +332,7 @@ class SoAAlgebra:
     def add(*xs):
         out = xs[0]
         for x in xs[1:]:
-            out = (_v_add(out[0], x[0]), _v_add(out[1], x[1]))
+            out = (v_add(out[0], x[0]), v_add(out[1], x[1]))
         return out
 
     @staticmethod
@@ -385,7 +385,7 @@ class SoAAlgebra:
     @staticmethod
     def inertia_add(a, b):
         """Two rigid inertias ``(m, h, Ibar)`` about the same origin, joined."""
-        return _add(a[0], b[0]), _v_add(a[1], b[1]), _v_add(a[2], b[2])
+        return _add(a[0], b[0]), v_add(a[1], b[1]), v_add(a[2], b[2])
 
     @staticmethod
     def subspace_to_parent(X, S):
@@ -397,7 +397,7 @@ class SoAAlgebra:
     # articulated inertias: the 21 entries (A sym 6, B 9, C sym 6) of [[A, B], [B^T, C]]
     @staticmethod
     def art_of(I):
-        return _rigid_to_art(*I)
+        return rigid_to_art(*I)
 
     @staticmethod
     def art_to_parent(X, P):
@@ -406,14 +406,14 @@ class SoAAlgebra:
     @staticmethod
     def art_apply(P, m):
         (A, B, C), (w, v) = P, m
-        return _v_add(_sym_mv(A, w), _mv(B, v)), _v_add(_mtv(B, w), _sym_mv(C, v))
+        return v_add(_sym_mv(A, w), _mv(B, v)), v_add(_mtv(B, w), _sym_mv(C, v))
 
     @staticmethod
     def art_times_S(P, S):
         if S is None:
             return P
         if isinstance(S, list):  # computed once: read by D, the gain and P+
-            return _keep([SoAAlgebra.art_apply(P, Sk) for Sk in S])
+            return keep([SoAAlgebra.art_apply(P, Sk) for Sk in S])
         return SoAAlgebra.art_apply(P, S)
 
     @staticmethod
@@ -426,9 +426,9 @@ class SoAAlgebra:
             return _add(*[_mul(g[half_g][r], u[half_u][c]) for g, u in GU])
 
         return (
-            tuple(_sub(A[k], outer(0, 0, r, c)) for k, (r, c) in enumerate(_UPPER)),
+            tuple(_sub(A[k], outer(0, 0, r, c)) for k, (r, c) in enumerate(UPPER)),
             tuple(_sub(B[3 * r + c], outer(0, 1, r, c)) for r in range(3) for c in range(3)),
-            tuple(_sub(C[k], outer(1, 1, r, c)) for k, (r, c) in enumerate(_UPPER)),
+            tuple(_sub(C[k], outer(1, 1, r, c)) for k, (r, c) in enumerate(UPPER)),
         )
 
     @staticmethod
@@ -445,17 +445,17 @@ class SoAAlgebra:
 
     @staticmethod
     def joint_factor(D):
-        return _keep(scalars.ldl_factor(D)) if isinstance(D, list) else 1.0 / D
+        return keep(scalars.ldl_factor(D)) if isinstance(D, list) else 1.0 / D
 
     @staticmethod
     def joint_solve(F, r):
-        return _keep(scalars.ldl_solve(F, r)) if isinstance(r, list) else _mul(F, r)
+        return keep(scalars.ldl_solve(F, r)) if isinstance(r, list) else _mul(F, r)
 
     @staticmethod
     def gain(U, Dinv):
         if isinstance(U, list):  # G = U D^-1: each of the six rows of U solved with D (symmetric)
             rows = [scalars.ldl_solve(Dinv, [Uk[h][r] for Uk in U]) for h in range(2) for r in range(3)]
-            return _keep(
+            return keep(
                 [(tuple(rows[r][k] for r in range(3)), tuple(rows[3 + r][k] for r in range(3))) for k in range(len(U))]
             )
         return _v_scale(Dinv, U[0]), _v_scale(Dinv, U[1])

@@ -16,16 +16,16 @@ from ..algorithms import aba as aba_steps
 from ..algorithms.common import full_precision
 from ..model import Model
 from .soa_algebra import (
-    _UPPER,
-    _ZERO3,
+    UPPER,
+    ZERO3,
     SoAAlgebra,
-    _kept,
+    kept,
 )
 
 # --- model numbers (JAX arrays; no per-sample work) ---------------------------------------------
 
 
-def _check_joints(model: Model, fn: str):
+def check_joints(model: Model, fn: str):
     """For the fused kernels (:mod:`jaxdyn.kernels.pallas`, :mod:`~jaxdyn.kernels.pallas_scan`),
     which take 1-dof joints and a free root only."""
     for j, t in enumerate(model.joint_types):
@@ -37,7 +37,7 @@ def _check_joints(model: Model, fn: str):
 
 
 @full_precision
-def _model_numbers(model: Model):
+def model_numbers(model: Model):
     """Per-body model-only arrays: the joint numbers of (J1) (:func:`jaxdyn.joints.one_dof_numbers`:
     ``A0, A1, A2, p0``, and ``d, sl`` when a joint translates, ``sa``) and the rigid inertia
     ``(m, h, Ibar)`` about the body origin (Rodriguez86 (3.1))."""
@@ -49,7 +49,7 @@ def _model_numbers(model: Model):
     cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=dt) - c[:, :, None] * c[:, None, :]
     Ib = Ic + m[:, None, None] * cc
     Ib = 0.5 * (Ib + jnp.swapaxes(Ib, -1, -2))  # read symmetrically: gradients w.r.t. the inertia stay symmetric
-    iu = np.array(_UPPER)
+    iu = np.array(UPPER)
     Ib6 = Ib[:, iu[:, 0], iu[:, 1]]
     out: dict[str, Any] = {
         "A0": jn.A0.reshape(-1, 9),
@@ -66,7 +66,7 @@ def _model_numbers(model: Model):
     return out
 
 
-def _split(x):
+def split(x):
     """Rows of an array as a tuple (``x[0], x[1], ...``); a tuple (of scalars, as the fused
     scanned kernels of :mod:`jaxdyn.kernels.pallas` load them) is returned as it is."""
     if isinstance(x, tuple):
@@ -74,12 +74,12 @@ def _split(x):
     return tuple(x[k] for k in range(x.shape[0]))
 
 
-def _body(nums, i):
+def body(nums, i):
     """The per-body numbers of body ``i`` as tuples of 0-d arrays (or of Python floats, for the
     constants of :func:`model_constants`)."""
     if isinstance(nums, Constants):
         return {k: v[i] for k, v in nums.bodies.items()}
-    return {k: (v[i] if v.ndim == 1 else _split(v[i])) for k, v in nums.items()}
+    return {k: (v[i] if v.ndim == 1 else split(v[i])) for k, v in nums.items()}
 
 
 class Constants:
@@ -89,45 +89,45 @@ class Constants:
     placements drop out) and capture no arrays: what a Pallas kernel body needs."""
 
     def __init__(self, model: Model):
-        nums = {k: np.asarray(v, np.float64) for k, v in _model_numbers(model).items()}
+        nums = {k: np.asarray(v, np.float64) for k, v in model_numbers(model).items()}
         self.bodies = {k: [float(x) if v.ndim == 1 else tuple(float(y) for y in x) for x in v] for k, v in nums.items()}
         self.armature = [float(a) for a in np.asarray(model.armature, np.float64)]
         g = [float(x) for x in np.asarray(model.gravity, np.float64)]
-        self.world = (_ZERO3, (-g[0], -g[1], -g[2]))
+        self.world = (ZERO3, (-g[0], -g[1], -g[2]))
 
 
-@_kept
-def _joint_X(t, bn, qs):
+@kept
+def joint_X(t, bn, qs):
     """Placement of body ``i`` in its parent for a joint of static type ``t`` from its numbers
     ``bn`` and its ``q`` entries ``qs`` (:meth:`jaxdyn.joints.JointType.transform`: (J1) for the
     1-dof joints)."""
     return joints.get(t).transform(bn, qs)
 
 
-def _joint_S(t, bn):
+def joint_S(t, bn):
     """Motion subspace of body ``i``'s joint (:meth:`jaxdyn.joints.JointType.subspace`): one
     ``(sa, sl)`` column for a 1-dof joint (revolute ``[u; 0]``, prismatic ``[0; u]``), a list of
     columns for a multi-dof one."""
     return joints.get(t).subspace(bn)
 
 
-def _slots(xT, vs, S):
+def slots(xT, vs, S):
     """A joint's entries of an ``(nv, ...)`` per-dof value starting at ``vs``: one scalar for a
     1-dof joint, a list for a multi-dof one (``S`` a list; the free root is handled apart)."""
     return [xT[vs + k] for k in range(len(S))] if isinstance(S, list) else xT[vs]
 
 
-def _set_slots(out, vs, S, x):
+def set_slots(out, vs, S, x):
     """Write a joint's value ``x`` (from a link step) into the per-dof list ``out`` at ``vs``: the
-    inverse of :func:`_slots`."""
+    inverse of :func:`slots`."""
     if isinstance(S, list):
         out[vs : vs + len(S)] = x
     else:
         out[vs] = x
 
 
-@_kept
-def _free_X(qr):
+@kept
+def free_X(qr):
     """Pose of a floating root from its ``q`` (:meth:`jaxdyn.joints.Free.transform`:
     ``[x, y, z, qw, qx, qy, qz]``); the steps treat its ``S = 1_6`` apart."""
     return joints.FREE.transform({}, qr)
@@ -136,7 +136,7 @@ def _free_X(qr):
 # --- argument handling ------------------------------------------------------------------------
 
 
-def _prepare(model: Model, fn: str, **args):
+def prepare(model: Model, fn: str, **args):
     sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
     batch, single = None, None
     out: dict[str, Any] = {}
@@ -173,14 +173,14 @@ def _prepare(model: Model, fn: str, **args):
 # (:class:`jaxdyn.tree.Packed`): for the ABA and the CRBA on a GPU backend, where each stacked scan
 # output otherwise costs its own kernel per link step. Deviceless H100 compile at batch 131,072,
 # XLA kernels per link step summed over the sweeps: talos ABA 56 -> 20, RNEA 18 -> 13, CRBA 30 ->
-# 16 (11 with the one-array subtree sum in _crba_tree), chain1024 ABA 43 -> 19. On an H100, same
+# 16 (11 with the one-array subtree sum in crba_tree), chain1024 ABA 43 -> 19. On an H100, same
 # process at batch 131,072 (benchmarks/results/h100-2026-11-27.md, benchmarks/pack_ab.py): ABA
 # 1.26-1.37x, CRBA 1.01-1.18x; the RNEA (one force per link step) 1.05x on talos but 0.64x on
 # chain128, so the RNEA is never packed. Not on CPU, where (with fusion off) the stacking was one
 # more copy of every output: same-process A/B at batch 4096, talos and chain32 ABA/RNEA/CRBA
 # 0.82-1.12x (benchmarks/results/cpu-2026-11-23-pack-ab.md; 0.72-1.14x in an earlier run). The
 # kernels' private ``_pack`` argument forces it (tests; deviceless GPU compiles on a CPU-only host).
-def _pack_outputs(pack=None, algo=None):
+def pack_outputs(pack=None, algo=None):
     if pack is not None:
         return bool(pack)
     return algo != "rnea" and jax.default_backend() != "cpu"
@@ -191,7 +191,7 @@ def _rows(x, B, dtype):
     return jnp.stack([jnp.broadcast_to(jnp.asarray(r, dtype), (B,)) for r in x])
 
 
-def _finish(rows, B, dtype, single, shape):
+def finish(rows, B, dtype, single, shape):
     out = jnp.moveaxis(rows.reshape(shape + (B,)), -1, 0)
     return out[0] if single else out
 
@@ -199,51 +199,51 @@ def _finish(rows, B, dtype, single, shape):
 # --- link steps shared by both traversals (SoA tuples in and out) -------------------------------
 
 
-def _world_acc(model, B=None):
+def world_acc(model, B=None):
     """``[0; -g]`` (Rodriguez86 R3), as SoA scalars (``(B,)`` arrays when ``B`` is given)."""
     g = model.gravity.astype(model.dtype)
     la = (-g[0], -g[1], -g[2])
     if B is None:
-        return _ZERO3, la
+        return ZERO3, la
     z = jnp.zeros((B,), model.dtype)
     return (z, z, z), tuple(jnp.broadcast_to(x, (B,)) for x in la)
 
 
-@_kept
-def _velocity(R, p, S, qd, parent):
+@kept
+def velocity(R, p, S, qd, parent):
     """:func:`jaxdyn.algorithms.aba.velocity_step` (``parent=None``: the world at rest):
     ``((w, v), c)``."""
     return aba_steps.velocity_step(SoAAlgebra, (R, p), S, qd, parent)
 
 
-@_kept
-def _bias_force(m, h, Ib, w, v, fe):
+@kept
+def bias_force(m, h, Ib, w, v, fe):
     """:func:`jaxdyn.algorithms.aba.bias_force` (``fe``: six scalars or None)."""
-    return aba_steps.bias_force(SoAAlgebra, (m, h, Ib), (w, v), _wrench(fe))
+    return aba_steps.bias_force(SoAAlgebra, (m, h, Ib), (w, v), wrench(fe))
 
 
-@_kept
-def _riccati(P, Z, S, arm, tau, c, to_parent=True):
+@kept
+def riccati(P, Z, S, arm, tau, c, to_parent=True):
     """:func:`jaxdyn.algorithms.aba.filter_step`: ``(U, D^-1, e, P+, z+)``."""
     U, _, Dinv, e, _, Pa, za = aba_steps.filter_step(SoAAlgebra, P, Z, S, arm, tau, c, to_parent)
     return U, Dinv, e, Pa, za
 
 
-@_kept
-def _smooth(R, p, S, c, U, di, e, parent_a):
+@kept
+def smooth(R, p, S, c, U, di, e, parent_a):
     """:func:`jaxdyn.algorithms.aba.smooth_step`: ``(a, qdd)``."""
     return aba_steps.smooth_step(SoAAlgebra, (R, p), S, c, U, di, e, parent_a)
 
 
-def _free_root_solve(R, p, P, Z, tau6, arm6, world):
+def free_root_solve(R, p, P, Z, tau6, arm6, world):
     """The free root's filter and smoother steps (``S = 1_6``, so ``U = P``,
     ``D = P + diag(armature)``, ``c = v x v = 0``): ``(a, qdd)``, ``D`` solved by an unrolled
     ``L D L^T`` factorisation."""
-    U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), _MOTION, False)
-    return aba_steps.smooth_step(SoAAlgebra, (R, p), None, _MOTION, U, F, e, world)
+    U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), MOTION, False)
+    return aba_steps.smooth_step(SoAAlgebra, (R, p), None, MOTION, U, F, e, world)
 
 
-def _wrench(fe):
+def wrench(fe):
     """Six scalars ``[n; f]`` as a force ``(n, f)`` of :class:`SoAAlgebra` (None stays None)."""
     return None if fe is None else (tuple(fe[0:3]), tuple(fe[3:6]))
 
@@ -252,5 +252,5 @@ def _fe(feT, i):
     return None if feT is None else tuple(feT[i, k] for k in range(6))
 
 
-_MOTION = (_ZERO3, _ZERO3)
-_ART = ((0.0,) * 6, (0.0,) * 9, (0.0,) * 6)
+MOTION = (ZERO3, ZERO3)
+ART = ((0.0,) * 6, (0.0,) * 9, (0.0,) * 6)

@@ -10,31 +10,31 @@ from ..algorithms import aba as aba_steps
 from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
 from .soa_algebra import (
-    _IDENTITY_X,
-    _UNIT_MOTIONS,
-    _ZERO3,
+    IDENTITY_X,
+    UNIT_MOTIONS,
+    ZERO3,
     SoAAlgebra,
     _add,
-    _keep,
-    _v_add,
+    keep,
+    v_add,
 )
 from .soa_common import (
-    _MOTION,
+    MOTION,
     Constants,
-    _bias_force,
-    _body,
     _fe,
-    _free_root_solve,
-    _free_X,
-    _joint_S,
-    _joint_X,
-    _riccati,
-    _set_slots,
-    _slots,
-    _smooth,
-    _velocity,
-    _world_acc,
-    _wrench,
+    bias_force,
+    body,
+    free_root_solve,
+    free_X,
+    joint_S,
+    joint_X,
+    riccati,
+    set_slots,
+    slots,
+    smooth,
+    velocity,
+    world_acc,
+    wrench,
 )
 
 # --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
@@ -46,17 +46,17 @@ def _kinematics_unroll(model, nums, qT):
     lay = model.layout
     bodies = []
     for i, t in enumerate(model.joint_types):
-        bn = _body(nums, i)
+        bn = body(nums, i)
         qs = int(lay.q_start[i])
         qi = tuple(qT[qs + k] for k in range(lay.joint_nq[i]))
         if joints.get(t).floating:
-            bodies.append((bn, _free_X(qi), None))
+            bodies.append((bn, free_X(qi), None))
         else:
-            bodies.append((bn, _joint_X(t, bn, qi), _joint_S(t, bn)))
+            bodies.append((bn, joint_X(t, bn, qi), joint_S(t, bn)))
     return bodies
 
 
-def _aba_unroll(model, nums, qT, qdT, tauT, feT):
+def aba_unroll(model, nums, qT, qdT, tauT, feT):
     lay = model.layout
     parents = model.parents
     arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
@@ -68,11 +68,11 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:  # free root: v = qd[0:6] (body frame), c = v x v = 0
-            V[i], Cb[i] = (tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])), (_ZERO3, _ZERO3)
+            V[i], Cb[i] = (tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])), (ZERO3, ZERO3)
         else:
             pa = parents[i]
-            V[i], Cb[i] = _velocity(R, p, S, _slots(qdT, vs, S), None if pa < 0 else V[pa])
-        Z[i] = _bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
+            V[i], Cb[i] = velocity(R, p, S, slots(qdT, vs, S), None if pa < 0 else V[pa])
+        Z[i] = bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
         P[i] = SoAAlgebra.art_of((bn["m"], bn["h"], bn["Ib"]))
     # 2. inward Riccati sweep (the filter)
     U, Dinv, E = [None] * nb, [None] * nb, [None] * nb
@@ -82,42 +82,42 @@ def _aba_unroll(model, nums, qT, qdT, tauT, feT):
             continue
         vs = int(lay.v_start[i])
         pa = parents[i]
-        P[i], Z[i] = _keep((P[i], Z[i]))  # the sums over the children, read by many terms
-        U[i], Dinv[i], E[i], Pa, za = _riccati(
-            P[i], Z[i], S, _slots(arm, vs, S), _slots(tauT, vs, S), Cb[i], to_parent=pa >= 0
+        P[i], Z[i] = keep((P[i], Z[i]))  # the sums over the children, read by many terms
+        U[i], Dinv[i], E[i], Pa, za = riccati(
+            P[i], Z[i], S, slots(arm, vs, S), slots(tauT, vs, S), Cb[i], to_parent=pa >= 0
         )
         if pa < 0:
             continue
         (An, Bn, Cn), (fn, ff) = aba_steps.to_parent(SoAAlgebra, (R, p), Pa, za)
         Ap, Bp, Cp = P[pa]
-        P[pa] = (_v_add(Ap, An), _v_add(Bp, Bn), _v_add(Cp, Cn))
-        Z[pa] = (_v_add(Z[pa][0], fn), _v_add(Z[pa][1], ff))
+        P[pa] = (v_add(Ap, An), v_add(Bp, Bn), v_add(Cp, Cn))
+        Z[pa] = (v_add(Z[pa][0], fn), v_add(Z[pa][1], ff))
     # 3. outward accelerations (the smoother)
     Acc = [None] * nb
     qdd = [None] * model.nv
-    world = nums.world if isinstance(nums, Constants) else _world_acc(model)
+    world = nums.world if isinstance(nums, Constants) else world_acc(model)
     for i in range(nb):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:
-            P[i], Z[i] = _keep((P[i], Z[i]))
-            Acc[i], x = _free_root_solve(R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
+            P[i], Z[i] = keep((P[i], Z[i]))
+            Acc[i], x = free_root_solve(R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
             qdd[vs : vs + 6] = x
             continue
         pa = parents[i]
-        Acc[i], x = _smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
-        _set_slots(qdd, vs, S, x)
+        Acc[i], x = smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
+        set_slots(qdd, vs, S, x)
     return qdd
 
 
-def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
+def rnea_unroll(model, nums, qT, qdT, qddT, feT):
     lay = model.layout
     parents = model.parents
     const = isinstance(nums, Constants)  # Python floats only: traceable inside a Pallas kernel
     arm = nums.armature if const else model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb = model.nb
-    world = nums.world if const else _world_acc(model)
+    world = nums.world if const else world_acc(model)
     V, Acc, F = [None] * nb, [None] * nb, [None] * nb
     # outward, then inward: the link steps of jaxdyn.algorithms.rnea (a free root: S = 1_6)
     for i in range(nb):
@@ -127,11 +127,11 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
         if S is None:
             qd, qdd = tuple(qdT[vs : vs + 6]), tuple(qddT[vs : vs + 6])
         else:
-            qd, qdd = _slots(qdT, vs, S), _slots(qddT, vs, S)
-        parent = (_MOTION, world) if pa < 0 else (V[pa], Acc[pa])
-        (V[i], Acc[i]), F[i] = _keep(
+            qd, qdd = slots(qdT, vs, S), slots(qddT, vs, S)
+        parent = (MOTION, world) if pa < 0 else (V[pa], Acc[pa])
+        (V[i], Acc[i]), F[i] = keep(
             rnea_steps.forward_step(
-                SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), _wrench(_fe(feT, i)), parent
+                SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), wrench(_fe(feT, i)), parent
             )
         )
     tau = [None] * model.nv
@@ -140,18 +140,18 @@ def _rnea_unroll(model, nums, qT, qdT, qddT, feT):
         vs = int(lay.v_start[i])
         if S is None:
             _, tau[vs : vs + 6] = rnea_steps.backward_step(
-                SoAAlgebra, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], _keep(F[i])
+                SoAAlgebra, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], keep(F[i])
             )
             continue
-        fp, x = rnea_steps.backward_step(SoAAlgebra, X, S, _slots(arm, vs, S), _slots(qddT, vs, S), _keep(F[i]))
-        _set_slots(tau, vs, S, x)
+        fp, x = rnea_steps.backward_step(SoAAlgebra, X, S, slots(arm, vs, S), slots(qddT, vs, S), keep(F[i]))
+        set_slots(tau, vs, S, x)
         pa = parents[i]
         if pa >= 0:
             F[pa] = SoAAlgebra.add(F[pa], fp)
     return tau
 
 
-def _crba_unroll(model, nums, qT, frames="body"):
+def crba_unroll(model, nums, qT, frames="body"):
     """Mass matrix ``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the
     tree with the link steps of :mod:`jaxdyn.algorithms.crba` (Rodriguez86 (7.7)-(7.10)):
     composite inertias inward (:func:`~jaxdyn.algorithms.crba.composite_step`), then per dof its
@@ -167,13 +167,13 @@ def _crba_unroll(model, nums, qT, frames="body"):
     after which every ``phi`` is the identity, literals that fold away
     (``benchmarks/crba_frames_ab.py`` times the two)."""
     if frames not in ("body", "common"):
-        raise ValueError(f"_crba_unroll: frames must be 'body' or 'common', got {frames!r}")
+        raise ValueError(f"crba_unroll: frames must be 'body' or 'common', got {frames!r}")
     lay = model.layout
     parents = model.parents
     arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
     kin = _kinematics_unroll(model, nums, qT)
     nb, nv = model.nb, model.nv
-    ident, unit = _IDENTITY_X, _UNIT_MOTIONS  # literals that fold away
+    ident, unit = IDENTITY_X, UNIT_MOTIONS  # literals that fold away
     X, S, Ic = [None] * nb, [None] * nb, [None] * nb  # the steps' inputs: phi, H^T and M per link
     Xw = [None] * nb
     for i, (bn, Xi, Si) in enumerate(kin):
@@ -188,7 +188,7 @@ def _crba_unroll(model, nums, qT, frames="body"):
             Xw[i], S[i] = ident, unit
         S[i] = S[i] if isinstance(S[i], list) else [S[i]]
     for i in reversed(range(nb)):
-        Ic[i] = _keep(Ic[i])  # with the children's inertias added
+        Ic[i] = keep(Ic[i])  # with the children's inertias added
         pa = parents[i]
         if pa >= 0:
             Ic[pa] = crba_steps.composite_step(SoAAlgebra, X[i], Ic[i], Ic[pa])
