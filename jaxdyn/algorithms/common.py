@@ -72,7 +72,7 @@ def check(model: Model, fn: str, **args):
     """
     import jaxdyn
 
-    from ..io.errors import _shapes
+    from ..io.errors import shapes
 
     if not isinstance(model, Model):
         raise TypeError(
@@ -82,7 +82,7 @@ def check(model: Model, fn: str, **args):
         )
     callee = f"jaxdyn.{fn}" if hasattr(jaxdyn, fn) else fn
     vmap = f"jax.vmap({callee}, in_axes=(None{', 0' * sum(x is not None for x in args.values())}))"
-    for f, want in _shapes(model).items():
+    for f, want in shapes(model).items():
         shape = tuple(np.shape(getattr(model, f)))
         if shape != want and shape == want[1:]:
             raise ValueError(

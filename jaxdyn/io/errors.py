@@ -48,7 +48,7 @@ def check_finite_model(model, error: type[Exception]) -> None:
             raise error(f"model '{model.name}': {f}{who} is not finite in {v.dtype} (values too large for the dtype)")
 
 
-def _shapes(model) -> dict:
+def shapes(model) -> dict:
     """The shape of every array field of a :class:`~jaxdyn.Model`, from its topology."""
     nb, nq, nv, nf = model.nb, model.nq, model.nv, len(model.frame_names)
     return {
@@ -96,7 +96,7 @@ def check_model(model, inertia: str = "warn", where: str = "") -> None:
     if inertia not in ("warn", "strict", "skip"):
         raise ValueError(f"inertia must be 'warn', 'strict' or 'skip', got {inertia!r}")
     head = f"{where}model '{model.name}'"
-    for f, shape in _shapes(model).items():
+    for f, shape in shapes(model).items():
         x = getattr(model, f)
         if not hasattr(x, "shape") or tuple(x.shape) != shape:
             got = tuple(x.shape) if hasattr(x, "shape") else type(x).__name__
@@ -116,7 +116,7 @@ def check_model(model, inertia: str = "warn", where: str = "") -> None:
         v = _value(x)
         if v is not None and not np.all(np.isfinite(v)):
             raise ValueError(f"{head}: joint_params['{k}'] is not finite")
-    for f in _shapes(model):
+    for f in shapes(model):
         v = _value(getattr(model, f))
         if v is None:
             continue

@@ -67,7 +67,7 @@ class URDFError(LoadError):
     """A URDF that jaxdyn cannot load; the message names the element at fault."""
 
 
-def _floats(text, n, what):
+def floats(text, n, what):
     try:
         vals = [float(x) for x in text.split()]
     except (AttributeError, ValueError):
@@ -85,12 +85,12 @@ def _rpy(r, p, y):
     return Rz @ Ry @ Rx
 
 
-def _origin(elem, what):
+def origin(elem, what):
     o = elem.find("origin") if elem is not None else None
     if o is None:
         return np.eye(3), np.zeros(3)
-    xyz = _floats(o.get("xyz", "0 0 0"), 3, f"{what} <origin xyz>")
-    rpy = _floats(o.get("rpy", "0 0 0"), 3, f"{what} <origin rpy>")
+    xyz = floats(o.get("xyz", "0 0 0"), 3, f"{what} <origin xyz>")
+    rpy = floats(o.get("rpy", "0 0 0"), 3, f"{what} <origin rpy>")
     return _rpy(*rpy), xyz
 
 
@@ -116,7 +116,7 @@ def _link_inertia(link, policy):
     if inert is None:
         return 0.0, np.zeros(3), np.zeros((3, 3))
     what = f"link '{name}' <inertial>"
-    R, c = _origin(inert, what)
+    R, c = origin(inert, what)
     me = inert.find("mass")
     m = _attr_float(me, "value", 0.0, what + " <mass>")
     if not math.isfinite(m) or m < 0:
@@ -272,7 +272,7 @@ def load_urdf(
     for jn, t, p, c, je in joints_:
         if t != "floating":
             continue
-        Rj, pj = _origin(je, f"joint '{jn}'")
+        Rj, pj = origin(je, f"joint '{jn}'")
         at_root = p == root_link and len(children[root_link]) == 1
         if at_root and not floating_base and np.allclose(Rj, np.eye(3), rtol=0, atol=1e-12) and not np.any(pj):
             world_link, root_link, root_joint, floating_base = root_link, c, jn, True
@@ -333,7 +333,7 @@ def load_urdf(
         visited.add(c)
         stack.extend(reversed(children[c]))
         pb, Rp, pp = owner[p]
-        Rj, pj = _origin(je, f"joint '{jn}'")
+        Rj, pj = origin(je, f"joint '{jn}'")
         R, pos = Rp @ Rj, Rp @ pj + pp
         if t == "fixed":
             owner[c] = (pb, R, pos)
@@ -341,7 +341,7 @@ def load_urdf(
             frames.append((c, pb, R, pos))
             continue
         ax_e = je.find("axis")
-        ax = _floats(ax_e.get("xyz", "1 0 0"), 3, f"joint '{jn}' <axis>") if ax_e is not None else np.array([1.0, 0, 0])
+        ax = floats(ax_e.get("xyz", "1 0 0"), 3, f"joint '{jn}' <axis>") if ax_e is not None else np.array([1.0, 0, 0])
         nrm = np.linalg.norm(ax)
         if nrm < 1e-12 and t != "floating":
             raise URDFError(f"joint '{jn}': the axis is zero")
@@ -556,7 +556,7 @@ class _MeshReader:
         uri = shape.get("filename")
         if not uri:
             raise URDFError(f"{what}: <mesh> has no filename")
-        scale = _floats(shape.get("scale", "1 1 1"), 3, f"{what} <mesh> scale")
+        scale = floats(shape.get("scale", "1 1 1"), 3, f"{what} <mesh> scale")
         if not np.all(np.isfinite(scale)) or np.any(scale == 0):
             raise URDFError(f"{what}: <mesh> scale must be three finite non-zero numbers, got {shape.get('scale')!r}")
         path = resolve_mesh_path(uri, self.base_dir, self.package_dirs, what)
@@ -600,7 +600,7 @@ def _collisions(links, frames, meshes):
                 gtype, size[0] = SPHERE, _positive(shape, "radius", sw)
             elif tag == "box":
                 gtype = BOX
-                size = 0.5 * _floats(shape.get("size"), 3, f"{sw} size")
+                size = 0.5 * floats(shape.get("size"), 3, f"{sw} size")
                 if np.any(size <= 0):
                     raise URDFError(f"{sw}: size must be three positive numbers, got {shape.get('size')!r}")
             elif tag in ("cylinder", "capsule"):
@@ -609,7 +609,7 @@ def _collisions(links, frames, meshes):
                 size[1] = 0.5 * _positive(shape, "length", sw, allow_zero=tag == "capsule")
             else:
                 raise URDFError(f"{what}: unknown geometry <{tag}> (sphere, box, cylinder, capsule and mesh are read)")
-            Ro, po = _origin(ce, what)
+            Ro, po = origin(ce, what)
             g["type"].append(gtype)
             g["size"].append(size)
             g["body"].append(body)

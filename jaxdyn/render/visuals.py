@@ -282,7 +282,7 @@ def _rgba_of(elem, materials) -> np.ndarray | None:
 
 
 def _urdf_visuals(model: Model, path: str, colors, package_dirs) -> list[Visual]:
-    from ..io.urdf import _floats, _origin
+    from ..io.urdf import floats, origin
 
     root = ET.parse(path).getroot()
     materials: dict[str, np.ndarray] = {}
@@ -312,21 +312,21 @@ def _urdf_visuals(model: Model, path: str, colors, package_dirs) -> list[Visual]
             shape = ge[0] if ge is not None and len(ge) else None
             if shape is None:
                 continue
-            Ro, po = _origin(ve, what)
+            Ro, po = origin(ve, what)
             R, p = Rl @ Ro, Rl @ po + pl
             col = _rgba_of(ve.find("material"), materials)
             col = np.asarray(colors[body] if body >= 0 else (0.5, 0.5, 0.5, 1.0)) if col is None else col
             size = np.zeros(3)
             tag = shape.tag
             if tag == "box":
-                size = 0.5 * _floats(shape.get("size", "0 0 0"), 3, f"{what} <box size>")
+                size = 0.5 * floats(shape.get("size", "0 0 0"), 3, f"{what} <box size>")
             elif tag == "sphere":
                 size[0] = float(shape.get("radius", "0"))
             elif tag in ("cylinder", "capsule"):
                 size[:2] = float(shape.get("radius", "0")), 0.5 * float(shape.get("length", "0"))
             elif tag == "mesh":
                 uri = shape.get("filename", "")
-                scale = _floats(shape.get("scale", "1 1 1"), 3, f"{what} <mesh scale>")
+                scale = floats(shape.get("scale", "1 1 1"), 3, f"{what} <mesh scale>")
                 try:
                     mpath = resolve_mesh_path(uri, base, dirs, what)
                     if mpath not in cache:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .parse import ACTUATORS, MJCFError, _actuator_semantics, _desc, _flag, _limited, _numbers
+from .parse import ACTUATORS, MJCFError, _limited, actuator_semantics, desc, flag, numbers
 
 
 def _tendons(root):
@@ -17,7 +17,7 @@ def _tendons(root):
     return {e.get("name") or f"tendon{k}": (k, e) for k, e in enumerate(elems)}
 
 
-def _effort_limits(root, ctx, jmap, nv):
+def effort_limits(root, ctx, jmap, nv):
     """The effort limit of every dof (``inf`` where no actuator drives it; the joints'
     ``actuatorfrcrange`` alone on the joints of a fixed tendon that an actuator drives, whose
     torque MuJoCo does not bound by the actuators' force ranges)."""
@@ -30,7 +30,7 @@ def _effort_limits(root, ctx, jmap, nv):
         for k, e in enumerate(act_root):
             if not isinstance(e.tag, str):
                 continue
-            what = _desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
+            what = desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
             if e.tag not in ACTUATORS:
                 raise MJCFError(f"{what}: unknown actuator element")
             n = e.get("name")
@@ -39,7 +39,7 @@ def _effort_limits(root, ctx, jmap, nv):
                     raise MJCFError(f"{what}: duplicate actuator name")
                 anames.add(n)
             a = ctx.attrs(e, "main", "actuator")
-            a.update(_actuator_semantics(e.tag, e.attrib))
+            a.update(actuator_semantics(e.tag, e.attrib))
             for t in ("site", "body", "cranksite", "slidersite"):
                 if t in e.attrib or (e.tag == "adhesion"):
                     raise MJCFError(
@@ -66,17 +66,17 @@ def _effort_limits(root, ctx, jmap, nv):
                 raise MJCFError(f"{what}: actuators on a free joint are not supported")
             bound = np.inf
             if _limited(a, "forcelimited", "forcerange", ctx, what):
-                bound = float(np.max(np.abs(_numbers(a.get("forcerange", "0 0"), 2, f"{what} forcerange"))))
+                bound = float(np.max(np.abs(numbers(a.get("forcerange", "0 0"), 2, f"{what} forcerange"))))
             simple = (
                 a.get("_gaintype", "fixed") == "fixed"
                 and a.get("_biastype", "none") == "none"
                 and a.get("_dyntype", "none") == "none"
             )
             if simple and _limited(a, "ctrllimited", "ctrlrange", ctx, what):
-                gain = abs(float(_numbers(a.get("_gain", "1"), 1, f"{what} gainprm")[0]))
-                ctrl = float(np.max(np.abs(_numbers(a.get("ctrlrange", "0 0"), 2, f"{what} ctrlrange"))))
+                gain = abs(float(numbers(a.get("_gain", "1"), 1, f"{what} gainprm")[0]))
+                ctrl = float(np.max(np.abs(numbers(a.get("ctrlrange", "0 0"), 2, f"{what} ctrlrange"))))
                 bound = min(bound, gain * ctrl)
-            gear = _numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)
+            gear = numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)
             ndof = 3 if kind == "ball" else 1
             g = np.zeros(6)
             g[: len(gear)] = gear
@@ -95,12 +95,12 @@ class _Unmodelled(Exception):
 
 
 def _num(a, key, default, what):
-    return float(_numbers(a.get(key, default), 1, f"{what} {key}")[0])
+    return float(numbers(a.get(key, default), 1, f"{what} {key}")[0])
 
 
 def _prm(a, key, default, what):
     """The first three of up to ten numbers (MuJoCo's ``gainprm``, ``biasprm``, ``dynprm``)."""
-    v = _numbers(a.get(key, default), 10, f"{what} {key}", at_least=1)
+    v = numbers(a.get(key, default), 10, f"{what} {key}", at_least=1)
     return np.concatenate([v, np.zeros(10)])[:3]
 
 
@@ -128,7 +128,7 @@ def _force_generation(tag, a, what, ctx):
         area = _num(a, "area", "1", what)
         if "diameter" in a:
             area = np.pi / 4 * _num(a, "diameter", "1", what) ** 2
-        bias = _numbers(a.get("bias", "0 0 0"), 3, f"{what} bias")
+        bias = numbers(a.get("bias", "0 0 0"), 3, f"{what} bias")
         return np.array([area, 0, 0]), bias, "filter", _num(a, "timeconst", "1", what)
     if tag != "general":
         raise _Unmodelled(
@@ -153,7 +153,7 @@ def _force_generation(tag, a, what, ctx):
 def _actuators(root, ctx, jmap, model):
     """The :class:`~jaxdyn.actuators.Actuators` of the model (``None`` without ``<actuator>``, or
     with a warning naming the actuator when one drives a ball joint, which they do not model),
-    in MuJoCo's order. Errors are raised by :func:`_effort_limits` first."""
+    in MuJoCo's order. Errors are raised by :func:`effort_limits` first."""
     from ...actuators import make_actuators
 
     elems = [e for r in root.findall("actuator") for e in r if isinstance(e.tag, str)]
@@ -166,7 +166,7 @@ def _actuators(root, ctx, jmap, model):
     }
     tendons = _tendons(root)
     for k, e in enumerate(elems):
-        what = _desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
+        what = desc(e) if e.get("name") else f"<{e.tag}> (actuator {k})"
         a = ctx.attrs(e, "main", "actuator")
         ten = tendons[e.get("tendon")][0] if "tendon" in e.attrib else -1
         d0, kind = -1, "tendon"
@@ -189,7 +189,7 @@ def _actuators(root, ctx, jmap, model):
         for key in ("ctrl", "force", "act"):
             rng[key] = [-np.inf, np.inf]
             if _limited(a, f"{key}limited", f"{key}range", ctx, what):
-                lo, hi = _numbers(a.get(f"{key}range", "0 0"), 2, f"{what} {key}range")
+                lo, hi = numbers(a.get(f"{key}range", "0 0"), 2, f"{what} {key}range")
                 if lo > hi:
                     raise MJCFError(f"{what}: {key}range [{lo:g}, {hi:g}] has its lower bound above the upper")
                 rng[key] = [lo, hi]
@@ -204,12 +204,12 @@ def _actuators(root, ctx, jmap, model):
         cols["dof"].append(d0)
         cols["qpos"].append(v_to_q[d0] if d0 >= 0 else -1)
         cols["ten"].append(ten)
-        cols["gear"].append(_numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)[0])
+        cols["gear"].append(numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)[0])
         cols["gain"].append(G)
         cols["bias"].append(B)
         cols["dyn"].append(dyn)
         cols["tc"].append(tc)
-        cols["early"].append(_flag(a, "actearly", what, "false") == "true")
+        cols["early"].append(flag(a, "actearly", what, "false") == "true")
         for key, col in (("ctrl", "ctrl"), ("force", "force"), ("act", "act")):
             cols[col].append(rng[key])
     if len(set(cols["names"])) != len(cols["names"]):

@@ -17,7 +17,7 @@ from ...constraints.model import DEFAULT_SOLIMP, DEFAULT_SOLREF, build
 from ...constraints.tendons import kinematics as tendon_kinematics
 from ...reference import body_invweights, inverse_mass_matrix, reference_kinematics
 from .geoms import numbers_over_default, solimp_of, solref_of
-from .parse import MJCFError, _desc, _limited, _numbers
+from .parse import MJCFError, _limited, desc, numbers
 
 _TYPES = ("connect", "weld", "joint", "tendon")
 
@@ -46,7 +46,7 @@ def reference_configuration(model, bodies, joint_name, jmap, ctx):
             jb = jmap[joint_name[id(entry)]][0]
             s = int(lay.q_start[jb])
             if kind in ("hinge", "slide") and "ref" in a:
-                ref = float(_numbers(a["ref"], 1, f"joint '{joint_name[id(entry)]}' ref")[0])
+                ref = float(numbers(a["ref"], 1, f"joint '{joint_name[id(entry)]}' ref")[0])
                 q0[s] = ctx.angle(ref) if kind == "hinge" else ref
             elif kind == "free":
                 R = b.R
@@ -139,14 +139,14 @@ def _tendons(root, ctx, model, jmap):
             if not isinstance(e.tag, str):
                 continue
             name = e.get("name") or f"tendon{len(out)}"
-            what = _desc(e) if e.get("name") else f"<{e.tag}> (tendon {k})"
+            what = desc(e) if e.get("name") else f"<{e.tag}> (tendon {k})"
             if e.tag not in ("fixed", "spatial"):
                 raise MJCFError(f"{what}: unknown tendon element")
             if any(t["name"] == name for t in out):
                 raise MJCFError(f"{what}: duplicate tendon name")
             a = ctx.attrs(e, "main", "tendon")
             for key in ("armature", "frictionloss", "margin"):
-                if key in a and float(_numbers(a[key], 1, f"{what} {key}")[0]) != 0:
+                if key in a and float(numbers(a[key], 1, f"{what} {key}")[0]) != 0:
                     raise MJCFError(f"{what}: tendon {key} is not supported by jaxdyn")
             if "springyield" in a:
                 raise MJCFError(f"{what}: tendon springyield is not supported by jaxdyn")
@@ -165,7 +165,7 @@ def _tendons(root, ctx, model, jmap):
                     continue
                 jn = j.get("joint")
                 jb, d0 = _one_dof_joint(jmap, jn, what, "a fixed tendon couples")
-                coef = float(_numbers(j.get("coef", "1"), 1, f"{what} joint '{jn}' coef")[0])
+                coef = float(numbers(j.get("coef", "1"), 1, f"{what} joint '{jn}' coef")[0])
                 coef_q[int(lay.q_start[jb])] += coef
                 coef_v[d0] += coef
             if e.tag == "spatial" and len(path) < 2:
@@ -173,20 +173,20 @@ def _tendons(root, ctx, model, jmap):
             rng = np.array([-np.inf, np.inf])
             limited = _limited(a, "limited", "range", ctx, what)
             if limited:
-                rng = _numbers(a.get("range", "0 0"), 2, f"{what} range")
+                rng = numbers(a.get("range", "0 0"), 2, f"{what} range")
                 if not rng[0] < rng[1]:
                     raise MJCFError(f"{what} range: the lower limit must be below the upper")
             spring = np.full(2, -1.0)
             if "springlength" in a:
-                s = _numbers(a["springlength"], 2, f"{what} springlength", at_least=1)
+                s = numbers(a["springlength"], 2, f"{what} springlength", at_least=1)
                 spring = np.array([s[0], s[-1]])
-            stiff = float(_numbers(a.get("stiffness", "0"), 3, f"{what} stiffness", at_least=1)[0])
-            damp = float(_numbers(a.get("damping", "0"), 3, f"{what} damping", at_least=1)[0])
+            stiff = float(numbers(a.get("stiffness", "0"), 3, f"{what} stiffness", at_least=1)[0])
+            damp = float(numbers(a.get("damping", "0"), 3, f"{what} damping", at_least=1)[0])
             act_rng = np.array([-np.inf, np.inf])
             if _limited(a, "actuatorfrclimited", "actuatorfrcrange", ctx, what):
-                act_rng = _numbers(a.get("actuatorfrcrange", "0 0"), 2, f"{what} actuatorfrcrange")
+                act_rng = numbers(a.get("actuatorfrcrange", "0 0"), 2, f"{what} actuatorfrcrange")
             for key in ("stiffness", "damping"):  # MuJoCo 4's polynomial terms beyond the linear one
-                if key in a and np.any(_numbers(a[key], 3, f"{what} {key}", at_least=1)[1:] != 0):
+                if key in a and np.any(numbers(a[key], 3, f"{what} {key}", at_least=1)[1:] != 0):
                     raise MJCFError(f"{what}: non-linear tendon {key} is not supported by jaxdyn")
             solref = numbers_over_default(a, "solreflimit", DEFAULT_SOLREF, what)
             solimp = numbers_over_default(a, "solimplimit", DEFAULT_SOLIMP, what)
@@ -236,7 +236,7 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
     tnames = [t["name"] for t in tendons]
     equalities = []
     for k, e in enumerate(eq_elems):
-        what = _desc(e) if e.get("name") else f"<{e.tag}> (equality {k})"
+        what = desc(e) if e.get("name") else f"<{e.tag}> (equality {k})"
         if e.tag not in _TYPES:
             raise MJCFError(
                 f"{what}: {e.tag} equality constraints are not supported (connect, weld, joint, tendon are)"
@@ -267,13 +267,13 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
                 b2, R2, p2, _ = frames[mj2]
                 X1 = (Rw[b1] @ R1, Rw[b1] @ p1 + pw[b1])  # MuJoCo body frames at qpos0, world
                 X2 = (Rw[b2] @ R2, Rw[b2] @ p2 + pw[b2])
-                anchor = _numbers(a.get("anchor", "0 0 0"), 3, f"{what} anchor")
+                anchor = numbers(a.get("anchor", "0 0 0"), 3, f"{what} anchor")
                 if e.tag == "connect":
                     # anchor in body1; body2's anchor: the same world point at qpos0
                     a2 = X2[0].T @ (X1[0] @ anchor + X1[1] - X2[1])
                     rec.update(anchor1=R1 @ anchor + p1, anchor2=R2 @ a2 + p2)
                 else:
-                    rp = _numbers(a.get("relpose", "0 1 0 0 0 0 0"), 7, f"{what} relpose")
+                    rp = numbers(a.get("relpose", "0 1 0 0 0 0 0"), 7, f"{what} relpose")
                     if np.all(rp[3:] == 0):  # the relative pose of qpos0
                         a1 = X1[0].T @ (X2[0] @ anchor + X2[1] - X1[1])
                         rel = X1[0].T @ X2[0]
@@ -282,7 +282,7 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
                     # weld: anchor on body2, its body1 image a1; orientation R1 rel against R2
                     rec.update(anchor1=R1 @ a1 + p1, anchor2=R2 @ anchor + p2, frame1=R1 @ rel, frame2=R2)
             if e.tag == "weld":
-                rec["torquescale"] = float(_numbers(a.get("torquescale", "1"), 1, f"{what} torquescale")[0])
+                rec["torquescale"] = float(numbers(a.get("torquescale", "1"), 1, f"{what} torquescale")[0])
             rec.update(body1=b1, body2=b2)
             if b1 == b2:
                 raise MJCFError(f"{what}: both ends are on the same rigid body: the constraint does nothing")
@@ -296,7 +296,7 @@ def constraints_from_mjcf(root, ctx, model, bodies, owner, inert, joint_name, jm
             pc = np.zeros(5)
             pc[:2] = (0.0, 1.0)
             if "polycoef" in a:
-                s = _numbers(a["polycoef"], 5, f"{what} polycoef", at_least=1)
+                s = numbers(a["polycoef"], 5, f"{what} polycoef", at_least=1)
                 pc[: len(s)] = s
             rec["polycoef"] = pc
             iw = 0.0

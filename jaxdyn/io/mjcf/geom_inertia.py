@@ -15,11 +15,11 @@ from ..meshes import MeshError, hull_triangles, read_mesh
 from .parse import (
     ORIENT,
     MJCFError,
-    _compose,
-    _desc,
-    _numbers,
     _pose,
-    _z_to,
+    compose,
+    desc,
+    numbers,
+    z_to,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -54,32 +54,32 @@ def geom_volume_inertia(gtype, size):
     raise ValueError(gtype)
 
 
-def _geom_shape(elem, a, ctx, pose, what):
+def geom_shape(elem, a, ctx, pose, what):
     """(type, size(3), R, p in the body frame) of a geom, with fromto resolved."""
     gtype = a.get("type", "sphere")
     if gtype not in TYPE_CODES and gtype not in ("hfield", "sdf"):
         raise MJCFError(f"{what}: unknown geom type '{gtype}'")
-    raw = _numbers(a["size"], 3, f"{what} size", at_least=1) if "size" in a else np.zeros(0)
+    raw = numbers(a["size"], 3, f"{what} size", at_least=1) if "size" in a else np.zeros(0)
     size = np.zeros(3)
     size[: len(raw)] = raw
     if "fromto" in a:
         if gtype not in ("capsule", "cylinder", "box", "ellipsoid"):
             raise MJCFError(f"{what}: fromto is only allowed for capsule, cylinder, box and ellipsoid geoms")
-        ft = _numbers(a["fromto"], 6, f"{what} fromto")
+        ft = numbers(a["fromto"], 6, f"{what} fromto")
         d = ft[3:] - ft[:3]
         L = np.linalg.norm(d)
         if L < 1e-12:
             raise MJCFError(f"{what} fromto: the two points coincide")
         # MuJoCo's compiled frame points +z from the second point to the first (the XML reference
         # words it the other way; the shapes are symmetric, so only the geom frame differs)
-        R, p = _z_to(-d, f"{what} fromto"), (ft[:3] + ft[3:]) / 2
+        R, p = z_to(-d, f"{what} fromto"), (ft[:3] + ft[3:]) / 2
         if gtype in ("capsule", "cylinder"):
             size = np.array([size[0], L / 2, 0.0])
         else:
             size = np.array([size[0], size[0], L / 2])
     else:
         R, p = _pose(a, ctx, what)
-    R, p = _compose(pose, (R, p))
+    R, p = compose(pose, (R, p))
     need = {"sphere": 1, "capsule": 2, "cylinder": 2, "box": 3, "ellipsoid": 3}.get(gtype, 0)
     if need and (np.any(size[:need] <= 0)):
         raise MJCFError(f"{what}: a {gtype} needs {need} positive size value(s), got {a.get('size')!r}")
@@ -136,16 +136,16 @@ def mesh_points(a, ctx, mw):
         if len(a["vertex"].split()) % 3:
             raise MJCFError(f"{mw} vertex: the number of values is not a multiple of 3")
         # MuJoCo keeps mesh vertices in single precision, as an STL file holds them
-        vert = _numbers(a["vertex"], 10**9, f"{mw} vertex", at_least=3).reshape(-1, 3)
+        vert = numbers(a["vertex"], 10**9, f"{mw} vertex", at_least=3).reshape(-1, 3)
         vert = vert.astype(np.float32).astype(np.float64)
         if "face" in a:
-            face = _numbers(a["face"], 10**9, f"{mw} face", ints=True, at_least=3)
+            face = numbers(a["face"], 10**9, f"{mw} face", ints=True, at_least=3)
             if len(face) % 3 or face.min() < 0 or face.max() >= len(vert):
                 raise MJCFError(f"{mw} face: expected vertex index triples within 0..{len(vert) - 1}")
             tris = vert[face.reshape(-1, 3)]
     else:
         raise MJCFError(f"{mw}: no mesh data (a file or inline vertex data)")
-    scale = _numbers(a.get("scale", "1 1 1"), 3, f"{mw} scale")
+    scale = numbers(a.get("scale", "1 1 1"), 3, f"{mw} scale")
     if tris is not None:
         tris = tris * scale
         if np.prod(scale) < 0:  # a mirror turns the faces inside out
@@ -195,18 +195,18 @@ def _mesh_mass_properties(mesh, ctx, gw, bw):
     return vol, com, iu
 
 
-def _geom_mass(a, vol, gw):
+def geom_mass(a, vol, gw):
     """A geom's ``mass``, else its ``density`` (default 1000) times its volume ``vol``."""
     if "mass" in a:
-        m = float(_numbers(a["mass"], 1, f"{gw} mass")[0])
+        m = float(numbers(a["mass"], 1, f"{gw} mass")[0])
     else:
-        m = float(_numbers(a.get("density", "1000"), 1, f"{gw} density")[0]) * vol
+        m = float(numbers(a.get("density", "1000"), 1, f"{gw} density")[0]) * vol
     if m < 0:
         raise MJCFError(f"{gw}: negative mass")
     return m
 
 
-def _body_inertia(b, ctx):
+def body_inertia(b, ctx):
     """(mass, com, I about the com) of a MuJoCo body in its own frame."""
     what = f"body '{b.name}'"
     use_geoms = ctx.inertiafromgeom == "true" or (ctx.inertiafromgeom == "auto" and b.inertial is None)
@@ -219,25 +219,25 @@ def _body_inertia(b, ctx):
             raise MJCFError(f"{w}: mass is required")
         if "pos" not in a:
             raise MJCFError(f"{w}: pos is required")
-        m = float(_numbers(a["mass"], 1, f"{w} mass")[0])
+        m = float(numbers(a["mass"], 1, f"{w} mass")[0])
         if m < 0:
             raise MJCFError(f"{w} mass: must not be negative, got {m}")
-        R, c = _compose(pose, _pose(a, ctx, w))
+        R, c = compose(pose, _pose(a, ctx, w))
         if "fullinertia" in a:
             if any(k in a for k in ORIENT):
                 raise MJCFError(f"{w}: fullinertia and an orientation cannot both be given")
-            f = _numbers(a["fullinertia"], 6, f"{w} fullinertia")
+            f = numbers(a["fullinertia"], 6, f"{w} fullinertia")
             I = np.array([[f[0], f[3], f[4]], [f[3], f[1], f[5]], [f[4], f[5], f[2]]])
         elif "diaginertia" in a:
-            I = np.diag(_numbers(a["diaginertia"], 3, f"{w} diaginertia"))
+            I = np.diag(numbers(a["diaginertia"], 3, f"{w} diaginertia"))
         else:
             raise MJCFError(f"{w}: diaginertia or fullinertia is required")
         return m, c, R @ I @ R.T, True
     m_tot, mc, parts = 0.0, np.zeros(3), []
     lo, hi = ctx.inertiagrouprange
     for elem, a, pose in b.geoms:
-        gw = f"geom {_desc(elem)} in {what}"
-        group = int(_numbers(a.get("group", "0"), 1, f"{gw} group", ints=True)[0])
+        gw = f"geom {desc(elem)} in {what}"
+        group = int(numbers(a.get("group", "0"), 1, f"{gw} group", ints=True)[0])
         if not lo <= group <= hi:
             continue
         gtype = a.get("type", "sphere")
@@ -245,8 +245,8 @@ def _body_inertia(b, ctx):
             continue
         if gtype == "mesh":  # (shellinertia applies to primitives only)
             vol, cm, iu = _mesh_mass_properties(ctx.meshes.get(a.get("mesh")), ctx, gw, what)
-            m = _geom_mass(a, vol, gw)
-            R, p = _compose(pose, _pose(a, ctx, gw))
+            m = geom_mass(a, vol, gw)
+            R, p = compose(pose, _pose(a, ctx, gw))
             cb = R @ cm + p
             parts.append((m, cb, R @ (m * iu) @ R.T))
             m_tot += m
@@ -261,9 +261,9 @@ def _body_inertia(b, ctx):
             )
         if a.get("shellinertia", "false") == "true":
             raise MJCFError(f"{gw}: shellinertia='true' is not supported; add an <inertial> to {what}")
-        gtype, size, R, p = _geom_shape(elem, a, ctx, pose, gw)
+        gtype, size, R, p = geom_shape(elem, a, ctx, pose, gw)
         vol, i_unit = geom_volume_inertia(gtype, size)
-        m = _geom_mass(a, vol, gw)
+        m = geom_mass(a, vol, gw)
         parts.append((m, p, R @ np.diag(m * i_unit) @ R.T))
         m_tot += m
         mc = mc + m * p
@@ -274,7 +274,7 @@ def _body_inertia(b, ctx):
     return m_tot, c, I, False
 
 
-def _bounds(m, I, explicit, ctx):
+def bounds(m, I, explicit, ctx):
     """boundmass, boundinertia, balanceinertia on a body's (mass, I) (principal axes kept)."""
     if ctx.boundmass > 0:
         m = max(m, ctx.boundmass)

@@ -9,9 +9,9 @@ import numpy as np
 
 from ...geometry import DEFAULT_SOLIMP, DEFAULT_SOLREF, TYPE_CODES, make_geoms
 from ..meshes import hull_vertices
-from .geom_inertia import _geom_shape, mesh_points
+from .geom_inertia import geom_shape, mesh_points
 from .hfields import hfield_assets
-from .parse import MJCFError, _compose, _desc, _finite, _numbers, _pose
+from .parse import MJCFError, _pose, compose, desc, finite, numbers
 
 
 def _frames(bodies, owner, bnames):
@@ -27,7 +27,7 @@ def _frames(bodies, owner, bnames):
             site_frames.append((f"site:{sn}" if sn in bnames else sn, ob, Ro @ R, Ro @ p + po))
     frames += site_frames
     for f in frames:
-        _finite(f"frame '{f[0]}': pose", f[2], f[3])
+        finite(f"frame '{f[0]}': pose", f[2], f[3])
     return frames
 
 
@@ -61,7 +61,7 @@ def _geoms(root, ctx, bodies, owner, dtype):
     for i, b in enumerate(bodies):
         ob, Ro, po = owner[i]
         for elem, a, pose in b.geoms:
-            gw = f"geom {_desc(elem)} in body '{b.name}'"
+            gw = f"geom {desc(elem)} in body '{b.name}'"
             gtype = a.get("type", "sphere")
             if gtype == "sdf":
                 skipped_geoms.add(a.get("name"))
@@ -69,19 +69,19 @@ def _geoms(root, ctx, bodies, owner, dtype):
             if gtype == "hfield":
                 if hfields is None:
                     hfields = hfield_assets(root, ctx)
-                R, p = _compose(pose, _pose(a, ctx, gw))
+                R, p = compose(pose, _pose(a, ctx, gw))
                 size = _hfield_geom(a, gw, ob, hfields, hfield_data)
             elif gtype in ("mesh", "plane"):
-                R, p = _compose(pose, _pose(a, ctx, gw))
-                raw = _numbers(a["size"], 3, f"{gw} size", at_least=1) if "size" in a else np.zeros(0)
+                R, p = compose(pose, _pose(a, ctx, gw))
+                raw = numbers(a["size"], 3, f"{gw} size", at_least=1) if "size" in a else np.zeros(0)
                 size = np.zeros(3)
                 if gtype == "plane":
                     size[: len(raw)] = raw
             else:
-                gtype, size, R, p = _geom_shape(elem, a, ctx, pose, gw)
+                gtype, size, R, p = geom_shape(elem, a, ctx, pose, gw)
             fr = np.array([1.0, 0.005, 0.0001])
             if "friction" in a:
-                f = _numbers(a["friction"], 3, f"{gw} friction", at_least=1)
+                f = numbers(a["friction"], 3, f"{gw} friction", at_least=1)
                 fr[: len(f)] = f
             g["type"].append(TYPE_CODES[gtype])
             g["size"].append(size)
@@ -89,15 +89,15 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g["pos"].append(Ro @ p + po)
             g["R"].append(Ro @ R)
             g["friction"].append(fr)
-            g["contype"].append(int(_numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
-            g["conaffinity"].append(int(_numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
-            g["priority"].append(int(_numbers(a.get("priority", "0"), 1, f"{gw} priority", ints=True)[0]))
+            g["contype"].append(int(numbers(a.get("contype", "1"), 1, f"{gw} contype", ints=True)[0]))
+            g["conaffinity"].append(int(numbers(a.get("conaffinity", "1"), 1, f"{gw} conaffinity", ints=True)[0]))
+            g["priority"].append(int(numbers(a.get("priority", "0"), 1, f"{gw} priority", ints=True)[0]))
             g["condim"].append(_condim(a, gw))
-            g["margin"].append(float(_numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
+            g["margin"].append(float(numbers(a.get("margin", "0"), 1, f"{gw} margin")[0]))
             g["names"].append(a.get("name", ""))
             g["solref"].append(solref_of(a, gw))
             g["solimp"].append(solimp_of(a, gw))
-            g["solmix"].append(float(_numbers(a.get("solmix", "1"), 1, f"{gw} solmix")[0]))
+            g["solmix"].append(float(numbers(a.get("solmix", "1"), 1, f"{gw} solmix")[0]))
             geom_attrs.append((a, gw))
             g_mjbody.append(i)
             if gtype == "mesh":
@@ -111,7 +111,7 @@ def _geoms(root, ctx, bodies, owner, dtype):
             g_vert.append(hull)
             g_vgeom += [k] * len(hull)
     for k in range(len(g["type"])):
-        _finite(
+        finite(
             f"geom '{g['names'][k] or k}': size, pose or friction",
             g["size"][k],
             g["pos"][k],
@@ -140,7 +140,7 @@ def numbers_over_default(a, key, default, what):
     ones), as MuJoCo reads ``solref`` and ``solimp``."""
     out = np.array(default, np.float64)
     if key in a:
-        v = _numbers(a[key], len(default), f"{what} {key}", at_least=1)
+        v = numbers(a[key], len(default), f"{what} {key}", at_least=1)
         out[: len(v)] = v
     return out
 
@@ -186,7 +186,7 @@ def _warn_geom_contact_parameters(ctx, g, geom_attrs, in_pairs):
             continue
         for key, default in GEOM_PARAMETERS.items():
             if key in a:
-                v = _numbers(a[key], len(default), f"{gw} {key}", at_least=1)
+                v = numbers(a[key], len(default), f"{gw} {key}", at_least=1)
                 if not np.allclose(v, default[: len(v)]):
                     found.setdefault(key, []).append(gw)
 
@@ -226,7 +226,7 @@ PAIR_PARAMETERS = ("solref", "solreffriction", "solimp")
 
 def _condim(a, what) -> int:
     """A geom's or pair's ``condim`` (MuJoCo's default 3); 1, 3, 4 or 6."""
-    dim = int(_numbers(a.get("condim", "3"), 1, f"{what} condim", ints=True)[0])
+    dim = int(numbers(a.get("condim", "3"), 1, f"{what} condim", ints=True)[0])
     if dim not in (1, 3, 4, 6):
         raise MJCFError(f"{what}: condim must be 1, 3, 4 or 6, got {dim}")
     return dim
@@ -277,7 +277,7 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                     raise MJCFError(f"{what}: geom1 and geom2 are the same geom '{names[0]}'")
                 key = (geom_ids[names[0]], geom_ids[names[1]])
                 fr = np.array([1.0, 1.0, 0.005, 0.0001, 0.0001])  # MuJoCo's defaults
-                given = _numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)
+                given = numbers(a.get("friction", "1"), 5, f"{what} friction", at_least=1)
                 fr[: len(given)] = given
                 mu = float(fr[0])
                 dim = _condim(a, what)
@@ -297,7 +297,7 @@ def _contact_lists(root, ctx, bodies, g_mjbody, g_names, skipped):
                     continue
                 pairs.append(key)
                 friction.append(mu)
-                margin.append(float(_numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
+                margin.append(float(numbers(a.get("margin", "0"), 1, f"{what} margin")[0]))
                 condim.append(dim)
                 angular.append((float(fr[2]), float(fr[3])))
                 solref.append(solref_of(a, what))

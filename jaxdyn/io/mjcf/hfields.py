@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from ..png import PNGError, read_png_channel
-from .parse import MJCFError, _numbers
+from .parse import MJCFError, numbers
 
 
 def hfield_assets(root, ctx) -> dict:
@@ -59,7 +59,7 @@ def _find(file: str, ctx, what: str) -> str:
 def _hfield(a, ctx, what):
     if "size" not in a:
         raise MJCFError(f"{what}: missing attribute size (r_x r_y elevation base)")
-    size = _numbers(a["size"], 4, f"{what} size")
+    size = numbers(a["size"], 4, f"{what} size")
     if not np.all(size > 0):
         raise MJCFError(f"{what}: every size (r_x r_y elevation base) must be positive, got {size.tolist()}")
     if "file" in a:
@@ -81,12 +81,12 @@ def _hfield(a, ctx, what):
     else:
         if "nrow" not in a or "ncol" not in a:
             raise MJCFError(f"{what}: give a file, or nrow and ncol (and elevation)")
-        nrow = int(_numbers(a["nrow"], 1, f"{what} nrow", ints=True)[0])
-        ncol = int(_numbers(a["ncol"], 1, f"{what} ncol", ints=True)[0])
+        nrow = int(numbers(a["nrow"], 1, f"{what} nrow", ints=True)[0])
+        ncol = int(numbers(a["ncol"], 1, f"{what} ncol", ints=True)[0])
         if nrow < 2 or ncol < 2:
             raise MJCFError(f"{what}: nrow and ncol must be at least 2, got {nrow} and {ncol}")
         if "elevation" in a:
-            data = _numbers(a["elevation"], 10**9, f"{what} elevation", at_least=1)
+            data = numbers(a["elevation"], 10**9, f"{what} elevation", at_least=1)
             if data.size != nrow * ncol:
                 raise MJCFError(f"{what}: elevation has {data.size} values, nrow * ncol = {nrow * ncol}")
         else:

@@ -15,12 +15,12 @@ import numpy as np
 from ...model import Model, Topology, make_model
 from ..errors import check_finite_model, loads_eagerly, source_text
 from ..inertia import InertiaPolicy, check_policy
-from .actuators import _actuators, _effort_limits
+from .actuators import _actuators, effort_limits
 from .equality import constraints_from_mjcf
 from .geoms import _frames, _geoms
-from .parse import MJCFError, _Ctx, _desc, _expand_includes, _flag, _numbers, _parse_defaults
+from .parse import Ctx, MJCFError, desc, expand_includes, flag, numbers, parse_defaults
 from .schema import check_scene
-from .tree import _add_inertias, _bodies, _inertias, _joint_bodies, _names
+from .tree import _bodies, _names, add_inertias, inertias, joint_bodies
 
 
 @loads_eagerly
@@ -45,11 +45,11 @@ def load_mjcf(source: str | os.PathLike, *, inertia: str = "warn", dtype=None) -
     bodies = _bodies(root, ctx)
     joint_name, jnames = _names(bodies)
     policy = InertiaPolicy(inertia, MJCFError, f"MJCF model '{model_name}'")
-    inert = _inertias(bodies, ctx, policy)
-    jb, dof, owner, jmap, stiff, springs, nv, bnames = _joint_bodies(bodies, ctx, joint_name, jnames)
-    _add_inertias(jb, bodies, inert, owner)
+    inert = inertias(bodies, ctx, policy)
+    jb, dof, owner, jmap, stiff, springs, nv, bnames = joint_bodies(bodies, ctx, joint_name, jnames)
+    add_inertias(jb, bodies, inert, owner)
     policy.finish()
-    eff = _effort_limits(root, ctx, jmap, nv)
+    eff = effort_limits(root, ctx, jmap, nv)
     frames = _frames(bodies, owner, bnames)
     geoms, geom_mjbody = _geoms(root, ctx, bodies, owner, dtype)
     if stiff:
@@ -115,14 +115,14 @@ def parse_scene(source):
     if root.tag != "mujoco":
         hint = " (a URDF file: load it with jaxdyn.load_urdf)" if root.tag == "robot" else ""
         raise MJCFError(f"the root element is <{root.tag}>, expected <mujoco>{hint}")
-    _expand_includes(root, main_dir, main_dir)
+    expand_includes(root, main_dir, main_dir)
     check_scene(root)  # misspelt or misplaced names first, as MuJoCo refuses them
-    ctx = _Ctx()
+    ctx = Ctx()
     gravity = _settings(root, ctx)  # compiler and option first (they may follow the body tree)
     ctx.defaults["main"] = {}
     for child in root:
         if child.tag == "default":
-            _parse_defaults(child, {}, ctx, top=True)
+            parse_defaults(child, {}, ctx, top=True)
     _refuse_unsupported(root)
     ctx.main_dir = main_dir
     _mesh_assets(root, ctx)
@@ -161,14 +161,12 @@ def _settings(root, ctx):
         if "autolimits" in a:
             ctx.autolimits = a["autolimits"] == "true"
         if "inertiafromgeom" in a:
-            ctx.inertiafromgeom = _flag(a, "inertiafromgeom", "<compiler>", "auto")
+            ctx.inertiafromgeom = flag(a, "inertiafromgeom", "<compiler>", "auto")
         if "inertiagrouprange" in a:
-            ctx.inertiagrouprange = tuple(
-                _numbers(a["inertiagrouprange"], 2, "<compiler> inertiagrouprange", ints=True)
-            )
+            ctx.inertiagrouprange = tuple(numbers(a["inertiagrouprange"], 2, "<compiler> inertiagrouprange", ints=True))
         for k in ("boundmass", "boundinertia", "settotalmass"):
             if k in a:
-                setattr(ctx, k, float(_numbers(a[k], 1, f"<compiler> {k}")[0]))
+                setattr(ctx, k, float(numbers(a[k], 1, f"<compiler> {k}")[0]))
         if "balanceinertia" in a:
             ctx.balanceinertia = a["balanceinertia"] == "true"
         if a.get("coordinate", "local") != "local":
@@ -182,11 +180,11 @@ def _settings(root, ctx):
     for o in root.iter("option"):
         a = o.attrib
         if "gravity" in a:
-            gravity = _numbers(a["gravity"], 3, "<option> gravity")
+            gravity = numbers(a["gravity"], 3, "<option> gravity")
         for k in ("density", "viscosity"):
-            if k in a and float(_numbers(a[k], 1, f"<option> {k}")[0]) != 0:
+            if k in a and float(numbers(a[k], 1, f"<option> {k}")[0]) != 0:
                 ctx.warnings.append(f"<option {k}>: fluid forces are not modelled by jaxdyn (ignored)")
-        if "wind" in a and np.any(_numbers(a["wind"], 3, "<option> wind") != 0):
+        if "wind" in a and np.any(numbers(a["wind"], 3, "<option> wind") != 0):
             ctx.warnings.append("<option wind>: fluid forces are not modelled by jaxdyn (ignored)")
         for f in o.iter("flag"):
             if f.get("gravity") == "disable":
@@ -227,7 +225,7 @@ def _refuse_unsupported(root):
         if tag in ("deformable", "extension") and len(child):
             first = child[0]
             raise MJCFError(
-                f"<{tag}> with content ({_desc(first)}, ...) is not supported: jaxdyn models rigid "
+                f"<{tag}> with content ({desc(first)}, ...) is not supported: jaxdyn models rigid "
                 "bodies without deformables or plugins"
             )
         if tag in ("replicate", "attach", "composite", "flexcomp", "skin"):

@@ -41,12 +41,12 @@ MIN_MASS = 1e-15
 # numbers and orientations
 
 
-def _desc(elem):
+def desc(elem):
     name = elem.get("name")
     return f"<{elem.tag} name='{name}'>" if name else f"<{elem.tag}>"
 
 
-def _numbers(text, n, what, *, ints=False, at_least=None):
+def numbers(text, n, what, *, ints=False, at_least=None):
     """``n`` finite numbers (or between ``at_least`` and ``n`` of them) from ``text``."""
     try:
         vals = [(int(x) if ints else float(x)) for x in str(text).split()]
@@ -61,14 +61,14 @@ def _numbers(text, n, what, *, ints=False, at_least=None):
     return np.array(vals, np.int64 if ints else np.float64)
 
 
-def _unit(v):
+def unit(v):
     v = np.asarray(v, np.float64)
     v = v / np.max(np.abs(v))  # first by the largest entry: no overflow in the norm
     return v / np.linalg.norm(v)
 
 
-def _rot(axis, angle):
-    axis = _unit(axis)
+def rot(axis, angle):
+    axis = unit(axis)
     x, y, z = axis
     c, s = math.cos(angle), math.sin(angle)
     C = 1 - c
@@ -82,7 +82,7 @@ def _rot(axis, angle):
 
 
 def _quat_mat(q):
-    w, x, y, z = _unit(q)
+    w, x, y, z = unit(q)
     return np.array(
         [
             [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
@@ -92,20 +92,20 @@ def _quat_mat(q):
     )
 
 
-def _z_to(v, what):
+def z_to(v, what):
     """The minimal rotation taking ``+z`` to the direction ``v``."""
-    if np.max(np.abs(v)) == 0 or np.linalg.norm(_unit(v) * np.max(np.abs(v))) < 1e-12:
+    if np.max(np.abs(v)) == 0 or np.linalg.norm(unit(v) * np.max(np.abs(v))) < 1e-12:
         raise MJCFError(f"{what}: zero vector")
-    v = _unit(v)
+    v = unit(v)
     ez = np.array([0.0, 0.0, 1.0])
     axis = np.cross(ez, v)
     s = np.linalg.norm(axis)
     if s < 1e-12:  # parallel: identity, or a half turn about x when antiparallel
         return np.eye(3) if v[2] > 0 else np.diag([1.0, -1.0, -1.0])
-    return _rot(axis, math.atan2(s, v[2]))
+    return rot(axis, math.atan2(s, v[2]))
 
 
-class _Ctx:
+class Ctx:
     """Compiler settings and defaults shared by the parsing functions."""
 
     def __init__(self):
@@ -137,40 +137,40 @@ class _Ctx:
             return np.eye(3)
         k = given[0]
         if k == "quat":
-            q = _numbers(attrs[k], 4, f"{what} quat")
+            q = numbers(attrs[k], 4, f"{what} quat")
             if np.max(np.abs(q)) < 1e-12:
                 raise MJCFError(f"{what} quat: zero quaternion")
             return _quat_mat(q)
         if k == "axisangle":
-            a = _numbers(attrs[k], 4, f"{what} axisangle")
+            a = numbers(attrs[k], 4, f"{what} axisangle")
             if np.max(np.abs(a[:3])) < 1e-12:
                 raise MJCFError(f"{what} axisangle: zero axis")
-            return _rot(a[:3], self.angle(a[3]))
+            return rot(a[:3], self.angle(a[3]))
         if k == "euler":
-            e = _numbers(attrs[k], 3, f"{what} euler")
+            e = numbers(attrs[k], 3, f"{what} euler")
             R = np.eye(3)
             for ch, ang in zip(self.eulerseq, e):
-                Ri = _rot(np.eye(3)["xyz".index(ch.lower())], self.angle(ang))
+                Ri = rot(np.eye(3)["xyz".index(ch.lower())], self.angle(ang))
                 R = R @ Ri if ch.islower() else Ri @ R
             return R
         if k == "xyaxes":
-            a = _numbers(attrs[k], 6, f"{what} xyaxes")
+            a = numbers(attrs[k], 6, f"{what} xyaxes")
             x, y = a[:3], a[3:]
             if np.max(np.abs(x)) < 1e-12 or np.max(np.abs(y)) < 1e-12:
                 raise MJCFError(f"{what} xyaxes: zero axis")
-            x, y = _unit(x), _unit(y)
+            x, y = unit(x), unit(y)
             y = y - (x @ y) * x
             if np.linalg.norm(y) < 1e-9:
                 raise MJCFError(f"{what} xyaxes: y axis parallel to x axis")
             y = y / np.linalg.norm(y)
             return np.stack([x, y, np.cross(x, y)], 1)
-        return _z_to(_numbers(attrs[k], 3, f"{what} zaxis"), f"{what} zaxis")
+        return z_to(numbers(attrs[k], 3, f"{what} zaxis"), f"{what} zaxis")
 
     def attrs(self, elem, cls, tag=None):
         """The element's attributes over its class defaults (``cls``: the class in force)."""
         cls = elem.get("class", cls)
         if cls not in self.defaults:
-            raise MJCFError(f"{_desc(elem)}: unknown default class '{cls}'")
+            raise MJCFError(f"{desc(elem)}: unknown default class '{cls}'")
         base = dict(self.defaults[cls].get(tag or elem.tag, {}))
         own = {k: v for k, v in elem.attrib.items() if k != "class"}
         if any(k in own for k in ORIENT):
@@ -196,11 +196,11 @@ def _merge(base, own):
 
 
 def _pose(attrs, ctx, what):
-    p = _numbers(attrs["pos"], 3, f"{what} pos") if "pos" in attrs else np.zeros(3)
+    p = numbers(attrs["pos"], 3, f"{what} pos") if "pos" in attrs else np.zeros(3)
     return ctx.orientation(attrs, what), p
 
 
-def _compose(a, b):
+def compose(a, b):
     return a[0] @ b[0], a[0] @ b[1] + a[1]
 
 
@@ -211,7 +211,7 @@ I3 = (np.eye(3), np.zeros(3))
 # includes and defaults
 
 
-def _expand_includes(elem, main_dir, here, depth=0):
+def expand_includes(elem, main_dir, here, depth=0):
     if depth > 50:
         raise MJCFError("<include>: includes nested more than 50 deep (an include cycle?)")
     out = []
@@ -230,15 +230,15 @@ def _expand_includes(elem, main_dir, here, depth=0):
                 raise MJCFError(f"<include file='{f}'>: malformed XML: {e}") from None
             if inc.tag != "mujoco":
                 raise MJCFError(f"<include file='{f}'>: the root element is <{inc.tag}>, expected <mujoco>")
-            _expand_includes(inc, main_dir, os.path.dirname(os.path.abspath(path)), depth + 1)
+            expand_includes(inc, main_dir, os.path.dirname(os.path.abspath(path)), depth + 1)
             out.extend(list(inc))
         else:
-            _expand_includes(child, main_dir, here, depth + 1)
+            expand_includes(child, main_dir, here, depth + 1)
             out.append(child)
     elem[:] = out
 
 
-def _actuator_semantics(tag, attrs):
+def actuator_semantics(tag, attrs):
     """(gaintype, biastype, dyntype, gain) implied by an actuator element or default."""
     if tag == "motor":
         return {"_gaintype": "fixed", "_biastype": "none", "_dyntype": "none", "_gain": "1"}
@@ -256,7 +256,7 @@ def _actuator_semantics(tag, attrs):
     return {"_gaintype": "other", "_biastype": "other", "_dyntype": "other", "_gain": "0"}
 
 
-def _parse_defaults(elem, parent, ctx, top=False):
+def parse_defaults(elem, parent, ctx, top=False):
     """Class ``elem``: its parent's settings (complete: a parent's elements written after the
     nested class count too) overridden by its own, then its nested classes."""
     cls = "main" if top else elem.get("class")
@@ -270,15 +270,15 @@ def _parse_defaults(elem, parent, ctx, top=False):
             continue
         if child.tag in ACTUATORS:
             d["actuator"] = _merge(d.get("actuator", {}), child.attrib)
-            d["actuator"].update(_actuator_semantics(child.tag, child.attrib))
+            d["actuator"].update(actuator_semantics(child.tag, child.attrib))
         else:
             d[child.tag] = _merge(d.get(child.tag, {}), child.attrib)
     for child in elem:
         if child.tag == "default":
-            _parse_defaults(child, d, ctx)
+            parse_defaults(child, d, ctx)
 
 
-def _flag(a, key, what, default):
+def flag(a, key, what, default):
     v = a.get(key, default)
     if v not in ("true", "false", "auto"):
         raise MJCFError(f"{what}: {key}={v!r}, expected true, false or auto")
@@ -287,17 +287,17 @@ def _flag(a, key, what, default):
 
 def _limited(a, key_lim, key_range, ctx, what):
     """Whether an element's range is in force (``limited`` with MuJoCo's autolimits)."""
-    v = _flag(a, key_lim, what, "auto")
+    v = flag(a, key_lim, what, "auto")
     if v == "auto":
         if ctx.autolimits:
             return key_range in a
-        if key_range in a and np.any(_numbers(a[key_range], 2, f"{what} {key_range}") != 0):
+        if key_range in a and np.any(numbers(a[key_range], 2, f"{what} {key_range}") != 0):
             raise MJCFError(f"{what}: {key_range} given without {key_lim} (compiler autolimits='false')")
         return False
     return v == "true"
 
 
-def _finite(what, *xs):
+def finite(what, *xs):
     for x in xs:
         if not np.all(np.isfinite(np.asarray(x, np.float64))):
             raise MJCFError(f"{what}: numbers out of range (not finite after compilation)")

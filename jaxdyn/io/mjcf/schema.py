@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 
-from .parse import MJCFError, _desc
+from .parse import MJCFError, desc
 
 MUJOCO_SCHEMA_VERSION = "4.0.0"
 
@@ -433,7 +433,7 @@ def _closest(name, known):
 def _name(elem):
     if elem.get("name") is None and elem.get("class") is not None:
         return f"<{elem.tag} class='{elem.get('class')}'>"
-    return _desc(elem)
+    return desc(elem)
 
 
 def _in(parent):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...model import Model
-from .geom_inertia import _body_inertia, _geom_mass, _geom_shape, geom_volume_inertia
+from .geom_inertia import body_inertia, geom_mass, geom_shape, geom_volume_inertia
 from .loader import parse_scene
-from .parse import I3, MJCFError, _compose, _desc, _numbers, _pose, _z_to
+from .parse import I3, MJCFError, _pose, compose, desc, numbers, z_to
 from .tree import _bodies, _names
 
 # type -> (dimension, stage, data type); MuJoCo's sensor_dim, needstage and datatype
@@ -110,7 +110,7 @@ def parse_sensors(source, model: Model, unsupported: str = "error"):
                 continue
             sid = len(specs) + len(dropped)
             if elem.tag in UNSUPPORTED:
-                what = _desc(elem)
+                what = desc(elem)
                 if unsupported == "error":
                     raise MJCFError(
                         f"{what}: <{elem.tag}> sensors are not supported by jaxdyn.sensors (supported: "
@@ -119,10 +119,10 @@ def parse_sensors(source, model: Model, unsupported: str = "error"):
                 dropped.append(what)
                 continue
             if elem.tag not in SUPPORTED:
-                raise MJCFError(f"{_desc(elem)}: unknown sensor element <{elem.tag}>")
+                raise MJCFError(f"{desc(elem)}: unknown sensor element <{elem.tag}>")
             spec = _sensor(elem, scene, sid)
             if spec["name"] in names:
-                raise MJCFError(f"{_desc(elem)}: duplicate sensor name")
+                raise MJCFError(f"{desc(elem)}: duplicate sensor name")
             names.add(spec["name"])
             specs.append(spec)
     return specs, dropped, scene.magnetic
@@ -149,7 +149,7 @@ class _Scene:
         self.magnetic = np.array([0.0, -0.5, 0.0])
         for o in root.iter("option"):
             if "magnetic" in o.attrib:
-                self.magnetic = _numbers(o.attrib["magnetic"], 3, "<option> magnetic")
+                self.magnetic = numbers(o.attrib["magnetic"], 3, "<option> magnetic")
 
     def body_geoms(self, i, what):
         """The indices in ``model.geoms`` of MuJoCo body ``i``'s geoms (the loader keeps every
@@ -198,16 +198,16 @@ class _Scene:
                 raise MJCFError(f"{what}: unknown geom '{name}'")
             i, elem, a, pose = self.geoms[name]
             gtype = a.get("type", "sphere")
-            gw = f"geom {_desc(elem)}"
+            gw = f"geom {desc(elem)}"
             if gtype in ("mesh", "hfield", "sdf"):
                 raise MJCFError(
                     f"{what}: {gw} is a {gtype}; MuJoCo moves a {gtype} geom's frame to the shape's own "
                     "frame, which jaxdyn does not reproduce (put a site at the geom instead)"
                 )
             if gtype == "plane":
-                R, p = _compose(pose, _pose(a, self.ctx, gw))
+                R, p = compose(pose, _pose(a, self.ctx, gw))
             else:
-                _t, _s, R, p = _geom_shape(elem, a, self.ctx, pose, gw)
+                _t, _s, R, p = geom_shape(elem, a, self.ctx, pose, gw)
         else:
             raise MJCFError(f"{what}: unknown object type '{objtype}' (expected one of {', '.join(OBJTYPES)})")
         jb, Rf, pf = self.body_frame(i, what)
@@ -227,15 +227,15 @@ def _sites(root, ctx):
                 count[0] += 1
                 walk(child, count[0], I3, child.get("childclass", cls))
             elif tag == "frame":
-                walk(child, body, _compose(pose, _pose(child.attrib, ctx, _desc(child))), child.get("childclass", cls))
+                walk(child, body, compose(pose, _pose(child.attrib, ctx, desc(child))), child.get("childclass", cls))
             elif tag == "site":
                 a = ctx.attrs(child, cls)
-                what = _desc(child)
+                what = desc(child)
                 if "fromto" in a:  # as the loader places sites (and MuJoCo geoms)
-                    ft = _numbers(a["fromto"], 6, f"{what} fromto")
-                    R, p = _compose(pose, (_z_to(ft[:3] - ft[3:], f"{what} fromto"), (ft[:3] + ft[3:]) / 2))
+                    ft = numbers(a["fromto"], 6, f"{what} fromto")
+                    R, p = compose(pose, (z_to(ft[:3] - ft[3:], f"{what} fromto"), (ft[:3] + ft[3:]) / 2))
                 else:
-                    R, p = _compose(pose, _pose(a, ctx, what))
+                    R, p = compose(pose, _pose(a, ctx, what))
                 if a.get("name"):
                     out[a["name"]] = (body, a, R, p)
 
@@ -251,32 +251,32 @@ def _inertial_frame(b, ctx):
     jaxdyn does not reproduce; ``why`` then says which."""
     if b.parent is None:  # the world
         return np.eye(3), np.zeros(3), ""
-    _m, c, _I, _explicit = _body_inertia(b, ctx)
+    _m, c, _I, _explicit = body_inertia(b, ctx)
     use_geoms = ctx.inertiafromgeom == "true" or (ctx.inertiafromgeom == "auto" and b.inertial is None)
     if not use_geoms:
         if b.inertial is None:
             return np.eye(3), np.zeros(3), ""
         elem, a, pose = b.inertial
-        R, _p = _compose(pose, _pose(a, ctx, f"body '{b.name}' <inertial>"))
+        R, _p = compose(pose, _pose(a, ctx, f"body '{b.name}' <inertial>"))
         if "fullinertia" in a:
             return None, c, "its <inertial> gives a fullinertia, whose principal axes MuJoCo computes"
         return R, c, ""
     lo, hi = ctx.inertiagrouprange
     heavy = []  # orientations of the geoms that define the inertial frame (None: a mesh)
     for elem, a, pose in b.geoms:
-        gw = f"geom {_desc(elem)} in body '{b.name}'"
-        group = int(_numbers(a.get("group", "0"), 1, f"{gw} group", ints=True)[0])
+        gw = f"geom {desc(elem)} in body '{b.name}'"
+        group = int(numbers(a.get("group", "0"), 1, f"{gw} group", ints=True)[0])
         gtype = a.get("type", "sphere")
         if not lo <= group <= hi or gtype == "plane":
             continue
         if gtype == "mesh":
-            m = float(_numbers(a["mass"], 1, f"{gw} mass")[0]) if "mass" in a else None
-            d = float(_numbers(a.get("density", "1000"), 1, f"{gw} density")[0])
+            m = float(numbers(a["mass"], 1, f"{gw} mass")[0]) if "mass" in a else None
+            d = float(numbers(a.get("density", "1000"), 1, f"{gw} density")[0])
             if (m if m is not None else d) > MJ_EPS:
                 heavy.append(None)
             continue
-        _t, size, R, _p = _geom_shape(elem, a, ctx, pose, gw)
-        if _geom_mass(a, geom_volume_inertia(_t, size)[0], gw) > MJ_EPS:
+        _t, size, R, _p = geom_shape(elem, a, ctx, pose, gw)
+        if geom_mass(a, geom_volume_inertia(_t, size)[0], gw) > MJ_EPS:
             heavy.append(R)
     if not heavy:
         return np.eye(3), np.zeros(3), ""
@@ -287,14 +287,14 @@ def _inertial_frame(b, ctx):
 
 
 def _attr_number(a, key, what, default=0.0):
-    return float(_numbers(a[key], 1, f"{what} {key}")[0]) if key in a else default
+    return float(numbers(a[key], 1, f"{what} {key}")[0]) if key in a else default
 
 
 def _sensor(elem, scene, sid):
     """One supported sensor element as a dict (see :func:`parse_sensors`)."""
     tag = elem.tag
     a = dict(elem.attrib)
-    what = _desc(elem)  # attributes were checked against MuJoCo's schema (no class on sensors)
+    what = desc(elem)  # attributes were checked against MuJoCo's schema (no class on sensors)
     dim, stage, datatype = SUPPORTED[tag]
     noise = _attr_number(a, "noise", what)
     cutoff = _attr_number(a, "cutoff", what)
@@ -302,7 +302,7 @@ def _sensor(elem, scene, sid):
         raise MJCFError(f"{what}: noise and cutoff must not be negative")
     if _attr_number(a, "delay", what) != 0:
         raise MJCFError(f"{what}: delay is not supported (jaxdyn's sensors read the current state)")
-    if "interval" in a and _numbers(a["interval"], 2, f"{what} interval", at_least=1)[0] != 0:
+    if "interval" in a and numbers(a["interval"], 2, f"{what} interval", at_least=1)[0] != 0:
         raise MJCFError(f"{what}: interval is not supported (jaxdyn's sensors read the current state)")
     spec = dict(
         name=a.get("name") or f"sensor{sid}",
@@ -405,10 +405,10 @@ def _zone(a, what, site):
         raise MJCFError(f"{what}: site '{site}' has type '{stype}', expected one of {', '.join(SITE_ZONES)}")
     size = np.full(3, 0.005)
     if "size" in a:
-        raw = _numbers(a["size"], 3, f"{what} site '{site}' size", at_least=1)
+        raw = numbers(a["size"], 3, f"{what} site '{site}' size", at_least=1)
         size[: len(raw)] = raw
     if "fromto" in a:
-        ft = _numbers(a["fromto"], 6, f"{what} site '{site}' fromto")
+        ft = numbers(a["fromto"], 6, f"{what} site '{site}' fromto")
         half = np.linalg.norm(ft[3:] - ft[:3]) / 2
         if stype in ("capsule", "cylinder"):
             size[1] = half

@@ -9,21 +9,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..inertia import combine
-from .geom_inertia import _body_inertia, _bounds
+from .geom_inertia import body_inertia, bounds
 from .parse import (
     I3,
     MIN_MASS,
     REFUSED_BODY,
     MJCFError,
-    _compose,
-    _desc,
-    _finite,
     _limited,
-    _numbers,
     _pose,
-    _rot,
-    _unit,
-    _z_to,
+    compose,
+    desc,
+    finite,
+    numbers,
+    rot,
+    unit,
+    z_to,
 )
 
 
@@ -41,15 +41,15 @@ def _collect(container, body, pose, cls, bodies, ctx):
         tag = child.tag
         if not isinstance(tag, str):  # comments
             continue
-        what = _desc(child)
+        what = desc(child)
         if tag == "body":
             a = child.attrib
             if "class" in a:
                 raise MJCFError(f"{what}: bodies take no class attribute (use childclass)")
-            R, p = _compose(pose, _pose(a, ctx, what))
+            R, p = compose(pose, _pose(a, ctx, what))
             mocap = a.get("mocap", "false") == "true"
             b = _Body(a.get("name"), body, R, p, child, mocap)
-            if "gravcomp" in a and float(_numbers(a["gravcomp"], 1, f"{what} gravcomp")[0]) != 0:
+            if "gravcomp" in a and float(numbers(a["gravcomp"], 1, f"{what} gravcomp")[0]) != 0:
                 ctx.warnings.append(f"body '{a.get('name')}': gravcomp (gravity compensation) is ignored")
             bodies.append(b)
             _collect(child, len(bodies) - 1, I3, a.get("childclass", cls), bodies, ctx)
@@ -59,7 +59,7 @@ def _collect(container, body, pose, cls, bodies, ctx):
                 raise MJCFError(f"{what}: frame scale / massscale are not supported")
             if a.get("childclass") and a["childclass"] not in ctx.defaults:
                 raise MJCFError(f"{what}: unknown default class '{a['childclass']}'")
-            _collect(child, body, _compose(pose, _pose(a, ctx, what)), a.get("childclass", cls), bodies, ctx)
+            _collect(child, body, compose(pose, _pose(a, ctx, what)), a.get("childclass", cls), bodies, ctx)
         elif tag in ("joint", "freejoint"):
             if body == 0:
                 raise MJCFError(f"{what}: joints cannot be attached to the world body")
@@ -79,10 +79,10 @@ def _collect(container, body, pose, cls, bodies, ctx):
         elif tag == "site":
             a = ctx.attrs(child, cls)
             if "fromto" in a:  # as for geoms
-                ft = _numbers(a["fromto"], 6, f"{what} fromto")
-                R, p = _compose(pose, (_z_to(ft[:3] - ft[3:], f"{what} fromto"), (ft[:3] + ft[3:]) / 2))
+                ft = numbers(a["fromto"], 6, f"{what} fromto")
+                R, p = compose(pose, (z_to(ft[:3] - ft[3:], f"{what} fromto"), (ft[:3] + ft[3:]) / 2))
             else:
-                R, p = _compose(pose, _pose(a, ctx, what))
+                R, p = compose(pose, _pose(a, ctx, what))
             if a.get("name"):
                 bodies[body].sites.append((a["name"], R, p))
         elif tag == "inertial":
@@ -156,16 +156,16 @@ def _names(bodies):
     return joint_name, jnames
 
 
-def _inertias(bodies, ctx, policy):
+def inertias(bodies, ctx, policy):
     """Each MuJoCo body's ``(mass, centre of mass, inertia)`` in its own frame (``<inertial>``
     or its geoms), bounded (``boundmass``, ``boundinertia``), scaled (``settotalmass``), and
     checked by the inertia ``policy`` under the body's own name."""
     inert = [(0.0, np.zeros(3), np.zeros((3, 3)))]
     inert = [(0.0, np.zeros(3), np.zeros((3, 3)))]
     for b in bodies[1:]:
-        m, c, I, explicit = _body_inertia(b, ctx)
-        _finite(f"body '{b.name}': mass, centre of mass or inertia", m, c, I)
-        m, I = _bounds(m, I, explicit, ctx)
+        m, c, I, explicit = body_inertia(b, ctx)
+        finite(f"body '{b.name}': mass, centre of mass or inertia", m, c, I)
+        m, I = bounds(m, I, explicit, ctx)
         inert.append((m, c, I))
     if ctx.settotalmass > 0:
         total = sum(x[0] for x in inert[1:])
@@ -173,7 +173,7 @@ def _inertias(bodies, ctx, policy):
             raise MJCFError("<compiler settotalmass>: the model has no mass to scale")
         s = ctx.settotalmass / total
         inert = [(m * s, c, I * s) for m, c, I in inert]
-        _finite("<compiler settotalmass>: scaled masses", *[x[0] for x in inert], *[x[2] for x in inert])
+        finite("<compiler settotalmass>: scaled masses", *[x[0] for x in inert], *[x[2] for x in inert])
     for i, b in enumerate(bodies[1:], 1):
         m, c, I = inert[i]
         if b.inertial is not None or m > 0:
@@ -181,12 +181,12 @@ def _inertias(bodies, ctx, policy):
     return inert
 
 
-def _joint_bodies(bodies, ctx, joint_name, jnames):
+def joint_bodies(bodies, ctx, joint_name, jnames):
     """jaxdyn's bodies, one per MuJoCo joint in MuJoCo's order, and the joints' parameters.
 
     Returns ``(jb, dof, owner, jmap, stiff, springs, nv, bnames)``: ``jb`` the bodies' lists
     (parent, joint type, names, placement, axis; mass and inertia zero until
-    :func:`_add_inertias`), ``dof`` the per-coordinate and per-dof lists (limits, armature,
+    :func:`add_inertias`), ``dof`` the per-coordinate and per-dof lists (limits, armature,
     damping, friction loss, stiffness and its reference), ``owner`` the jaxdyn body of each
     MuJoCo body with the pose of the MuJoCo body frame in it, ``jmap`` joint name -> (jaxdyn
     body, first dof, MuJoCo type, actuatorfrcrange bound), the joints whose stiffness or
@@ -217,7 +217,7 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
 
     for i, b in enumerate(bodies[1:], 1):
         pb, Ro, po = owner[b.parent]
-        C = _compose((Ro, po), (b.R, b.p))
+        C = compose((Ro, po), (b.R, b.p))
         what = f"body '{b.name}'"
         if b.mocap and b.joints:
             raise MJCFError(f"{what}: a mocap body cannot have joints")
@@ -229,7 +229,7 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
                 raise MJCFError(f"{jw}: unknown joint type '{kind}'")
             if kind in ("hinge", "ball") and "ball" in kinds[:k]:
                 raise MJCFError(f"{jw}: a ball joint followed by a rotation in the same body (MuJoCo refuses it too)")
-            jp = _numbers(a["pos"], 3, f"{jw} pos") if "pos" in a else np.zeros(3)
+            jp = numbers(a["pos"], 3, f"{jw} pos") if "pos" in a else np.zeros(3)
             jp = pose[0] @ jp + pose[1]
             if kind == "free":
                 if len(b.joints) > 1:
@@ -256,20 +256,20 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
             else:
                 ax = np.zeros(3)
                 if kind in ("hinge", "slide"):
-                    ax = _numbers(a.get("axis", "0 0 1"), 3, f"{jw} axis")
+                    ax = numbers(a.get("axis", "0 0 1"), 3, f"{jw} axis")
                     if np.max(np.abs(ax)) < 1e-12:
                         raise MJCFError(f"{jw}: zero axis")
-                    ax = pose[0] @ _unit(ax)
-                ref = float(_numbers(a["ref"], 1, f"{jw} ref")[0]) if "ref" in a else 0.0
+                    ax = pose[0] @ unit(ax)
+                ref = float(numbers(a["ref"], 1, f"{jw} ref")[0]) if "ref" in a else 0.0
                 if kind == "hinge":
                     ref = ctx.angle(ref)
-                    place = _compose(C, (_rot(ax, -ref), jp))
+                    place = compose(C, (rot(ax, -ref), jp))
                     after = (np.eye(3), -jp)
                 elif kind == "ball":
-                    place = _compose(C, (np.eye(3), jp))
+                    place = compose(C, (np.eye(3), jp))
                     after = (np.eye(3), -jp)
                 else:
-                    place = _compose(C, (np.eye(3), -ax * ref))
+                    place = compose(C, (np.eye(3), -ax * ref))
                     after = I3
                 last = k == len(b.joints) - 1
                 bn = b.name if last else f"{b.name}/{jn}"
@@ -280,14 +280,14 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
                 C = after
                 n_dof = 3 if kind == "ball" else 1
             # joint parameters
-            arm = float(_numbers(a.get("armature", "0"), 1, f"{jw} armature")[0])
-            dmp = _numbers(a.get("damping", "0"), 3, f"{jw} damping", at_least=1)
-            fr = float(_numbers(a.get("frictionloss", "0"), 1, f"{jw} frictionloss")[0])
-            st = _numbers(a.get("stiffness", "0"), 3, f"{jw} stiffness", at_least=1)
+            arm = float(numbers(a.get("armature", "0"), 1, f"{jw} armature")[0])
+            dmp = numbers(a.get("damping", "0"), 3, f"{jw} damping", at_least=1)
+            fr = float(numbers(a.get("frictionloss", "0"), 1, f"{jw} frictionloss")[0])
+            st = numbers(a.get("stiffness", "0"), 3, f"{jw} stiffness", at_least=1)
             # joint springs of hinge/slide joints go into the model (q is MuJoCo's qpos, the ref
             # folded into the placement); ball and free springs and non-linear terms are dropped
             if kind in ("hinge", "slide"):
-                sref = float(_numbers(a["springref"], 1, f"{jw} springref")[0]) if "springref" in a else 0.0
+                sref = float(numbers(a["springref"], 1, f"{jw} springref")[0]) if "springref" in a else 0.0
                 dof["stiff"] += [float(st[0])]
                 dof["sref"] += [ctx.angle(sref) if kind == "hinge" else sref]
                 if np.any(st[1:] != 0):
@@ -308,20 +308,20 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
                     f"joint '{jn}': non-linear damping coefficients {list(dmp[1:])} ignored "
                     "(jaxdyn's damping is linear)"
                 )
-            if "springdamper" in a and np.any(_numbers(a["springdamper"], 2, f"{jw} springdamper") != 0):
+            if "springdamper" in a and np.any(numbers(a["springdamper"], 2, f"{jw} springdamper") != 0):
                 springs.append(jn)
             if a.get("actuatorgravcomp", "false") == "true":
                 ctx.warnings.append(f"joint '{jn}': actuatorgravcomp is ignored")
             lo, hi = -np.inf, np.inf
             if kind in ("hinge", "slide") and _limited(a, "limited", "range", ctx, jw):
-                r = _numbers(a.get("range", "0 0"), 2, f"{jw} range")
+                r = numbers(a.get("range", "0 0"), 2, f"{jw} range")
                 if kind == "hinge":
                     r = np.array([ctx.angle(r[0]), ctx.angle(r[1])])
                 if not r[0] < r[1]:
                     raise MJCFError(f"{jw} range: the lower limit must be below the upper, got {a.get('range')!r}")
                 lo, hi = r
             elif kind == "ball" and "range" in a:
-                _numbers(a["range"], 2, f"{jw} range")
+                numbers(a["range"], 2, f"{jw} range")
             nq = {"free": 7, "ball": 4}.get(kind, 1)
             dof["lo"] += [lo] * nq if nq == 1 else [-np.inf] * nq
             dof["hi"] += [hi] * nq if nq == 1 else [np.inf] * nq
@@ -330,7 +330,7 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
             dof["fric"] += [fr] * n_dof
             afr = np.inf
             if _limited(a, "actuatorfrclimited", "actuatorfrcrange", ctx, jw):
-                afr = float(np.max(np.abs(_numbers(a.get("actuatorfrcrange", "0 0"), 2, f"{jw} actuatorfrcrange"))))
+                afr = float(np.max(np.abs(numbers(a.get("actuatorfrcrange", "0 0"), 2, f"{jw} actuatorfrcrange"))))
             jmap[jn] = (pb, nv, kind, afr)
             nv += n_dof
         owner[i] = (pb, C[0], C[1])
@@ -340,7 +340,7 @@ def _joint_bodies(bodies, ctx, joint_name, jnames):
     return jb, dof, owner, jmap, stiff, springs, nv, bnames
 
 
-def _add_inertias(jb, bodies, inert, owner):
+def add_inertias(jb, bodies, inert, owner):
     """Each MuJoCo body's inertia onto the jaxdyn body that carries it (a welded body's onto
     its parent's); bodies whose whole subtree is massless are refused."""
     for i, _b in enumerate(bodies[1:], 1):
@@ -352,7 +352,7 @@ def _add_inertias(jb, bodies, inert, owner):
             jb["mass"][ob], jb["com"][ob], jb["I"][ob], m, Ro @ c + po, Ro @ I @ Ro.T
         )
     for b in range(len(jb["parent"])):
-        _finite(
+        finite(
             f"joint '{jb['jname'][b]}' (body '{jb['bname'][b]}'): placement, axis, mass or inertia",
             jb["R"][b],
             jb["p"][b],
