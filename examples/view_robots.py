@@ -92,9 +92,9 @@ def robots_render(out: str, height: int = 300) -> str:
 
     from jaxdyn import render
     from jaxdyn.envs.quadruped import SOLO12_STAND
-    from jaxdyn.robots import _external_index
+    from jaxdyn.robots import external_index
 
-    index = _external_index()
+    index = external_index()
     if "solo12" not in index:
         raise ImportError('--solid needs example-robot-data\'s meshes: pip install "jaxdyn[robots]"')
     share = index["solo12"][0].split("/example-robot-data/")[0]

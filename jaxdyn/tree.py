@@ -97,8 +97,8 @@ def scatter(lay: Layout, step, link_x, world, root_x=None, pack=False):
 
     # A branched tree: the parent's value comes from the carry when the parent was scanned just
     # before, else from a small buffer holding only the branch points' values (K slots + a
-    # write-only dummy), so a step never touches a per-body buffer (see _branch_slots).
-    from_carry, read_slot, write_slot, slot_of, K = _branch_slots(lay)
+    # write-only dummy), so a step never touches a per-body buffer (see branch_slots).
+    from_carry, read_slot, write_slot, slot_of, K = branch_slots(lay)
     template = tmap(lambda b: b[nb], buf)
     st = _Store(template)
     bb = tmap(lambda w: jnp.zeros((K + 1,) + w.shape, w.dtype), st.to(template))
@@ -121,7 +121,7 @@ def scatter(lay: Layout, step, link_x, world, root_x=None, pack=False):
     return tmap(lambda b: b[:nb], buf), link_out, root_out
 
 
-def _branch_slots(lay: Layout):
+def branch_slots(lay: Layout):
     """Static tables of the branched-tree scan (links in scan order ``j``).
 
     Scatter: link ``j`` reads its parent's value from the carry when the parent is link ``j-1``
@@ -143,8 +143,8 @@ def _branch_slots(lay: Layout):
     return np.array(from_carry), np.array(read_slot, np.int32), np.array(write_slot, np.int32), slot_of, K
 
 
-def _gather_slots(lay: Layout):
-    """Gather counterpart of :func:`_branch_slots`: per link ``j``, ``send_carry[j]`` (parent is
+def gather_slots(lay: Layout):
+    """Gather counterpart of :func:`branch_slots`: per link ``j``, ``send_carry[j]`` (parent is
     link ``j-1`` with ``j`` its only child), the slot its contribution is added to otherwise
     (``add_slot``, the write-only dummy ``K + 1`` when sent by carry) and the slot holding the
     contributions of its own children (``own_slot``, the always-zero ``K`` if none)."""
@@ -350,7 +350,7 @@ def gather(lay: Layout, step, init, link_x, root_x=None, pack=False):
             root_acc = tmap(lambda b, c: b[0] + c, buf, last) if p0 == 0 else tmap(lambda b: b[0], buf)
         buf = tmap(lambda b, a, c: b.at[idx].set(a).at[p0].add(c), buf, accs, last)
     elif n:  # branched tree: carry when possible, a small buffer of branch points otherwise
-        recv_carry, own_slot, add_slot, slot_of, K = _gather_slots(lay)
+        recv_carry, own_slot, add_slot, slot_of, K = gather_slots(lay)
         zero = tmap(lambda b: jnp.zeros_like(b[0]), buf)
         st = _Store(zero)
         bb = tmap(lambda z: jnp.zeros((K + 2,) + z.shape, z.dtype), st.to(zero))

@@ -77,7 +77,7 @@ def _on_segment(x, c, tol):
     return -1e-9 <= t <= 1 + tol / np.sqrt(cc) and np.linalg.norm(x - t * c) <= tol
 
 
-def _free_parts(model: Model) -> tuple[set, set]:
+def free_parts(model: Model) -> tuple[set, set]:
     """``(slides, bodies)``: the bodies of the three massless world-axis slides of each free joint
     that is not the floating base (identity placements, the first on the world) and the free
     bodies after them (a ball joint)."""
@@ -99,7 +99,7 @@ def _free_parts(model: Model) -> tuple[set, set]:
     return slides, bodies
 
 
-def _structure(model: Model) -> _Structure:
+def structure(model: Model) -> _Structure:
     """The skeleton's points and segments for ``model`` (reads the model's placement and frame
     offsets eagerly, so the model must hold concrete arrays)."""
     nb = model.nb
@@ -114,7 +114,7 @@ def _structure(model: Model) -> _Structure:
     tol = 1e-6 * scale
     children = [[c for c in range(nb) if parents[c] == b] for b in range(nb)]
     frame_bodies = model.topology.frame_bodies
-    slides, free_bodies = _free_parts(model)
+    slides, free_bodies = free_parts(model)
     world = any(
         p < 0 and not joints.get(t).floating and b not in slides
         for b, (p, t) in enumerate(zip(parents, model.joint_types))
@@ -228,7 +228,7 @@ def _frame_index(model: Model, name: str) -> int:
 
 
 def _kinematics(model: Model, qs: np.ndarray, extra_frames=()):
-    st = _structure(model)
+    st = structure(model)
     pts, R, c, extra = _points_batch(
         model, jnp.asarray(qs), st.leaf_frames, st.stub_bodies, st.world, tuple(extra_frames)
     )
@@ -342,7 +342,7 @@ def _check_target(target, fn, T=None):
     raise ValueError(f"{fn}: target has shape {t.shape}, expected {want}")
 
 
-def _new_figure(figsize, dpi):
+def new_figure(figsize, dpi):
     require("matplotlib", "pictures", "jaxdyn.viewer")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -447,7 +447,7 @@ class _Scene:
         ax.add_collection3d(self.links)
 
         self.joint_artists = []
-        slides, free_bodies = _free_parts(model)
+        slides, free_bodies = free_parts(model)
         # a ball after three slides is drawn as the free joint it stands for
         types = [joints.FREE.name if b in free_bodies else t for b, t in enumerate(model.joint_types)]
         for t in JOINT_COLORS:
@@ -658,7 +658,7 @@ def draw(
         if contacts[4] is not None:
             all_pts = np.concatenate([all_pts, _level_point(all_pts, contacts[4])])
     if ax is None:
-        fig = _new_figure(figsize, dpi)
+        fig = new_figure(figsize, dpi)
         ax = _new_axes(fig)
     elif getattr(ax, "name", None) != "3d":
         raise ValueError("draw: ax must be a 3D axes (fig.add_subplot(..., projection='3d'))")
@@ -794,7 +794,7 @@ def animate(
         label = lambda k: f"t = {keep[k] * dt:.2f} s"  # noqa: E731
     else:
         label = lambda k: f"frame {keep[k]} / {T - 1}"  # noqa: E731
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = _new_axes(fig)
     scene = _Scene(
         ax,

@@ -91,7 +91,7 @@ def test_quaternions_of_rotations():
     from scipy.spatial.transform import Rotation
 
     R = Rotation.random(500, random_state=0)
-    q = render._mat_to_quat(R.as_matrix())
+    q = render.mat_to_quat(R.as_matrix())
     ref = np.roll(R.as_quat(), 1, axis=-1)  # (x, y, z, w) -> (w, x, y, z)
     ref *= np.where(ref[:, :1] < 0, -1.0, 1.0)
     np.testing.assert_allclose(q, ref, atol=1e-12)

@@ -229,6 +229,6 @@ def test_load_robot_reaches_example_robot_data():
 def test_load_robot_without_the_extra_says_how(monkeypatch):
     from jaxdyn import robots
 
-    monkeypatch.setattr(robots, "_external_index", lambda: {})
+    monkeypatch.setattr(robots, "external_index", lambda: {})
     with pytest.raises(KeyError, match=r'pip install "jaxdyn\[robots\]"'):
         jaxdyn.load_robot("go2")

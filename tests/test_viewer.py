@@ -100,7 +100,7 @@ def test_draw_png(panda, tmp_path):
     assert matplotlib.rcParams["backend"] == backend  # the global backend is untouched
 
     # into the panels of a user figure, no file written
-    fig2 = viewer._new_figure((6, 3), 60)
+    fig2 = viewer.new_figure((6, 3), 60)
     axes = [fig2.add_subplot(1, 2, i + 1, projection="3d") for i in range(2)]
     out = viewer.draw(panda, jaxdyn.neutral(panda), ax=axes[0], view=(10, 30), ground=False)
     assert out is fig2
@@ -186,7 +186,7 @@ def test_bad_input(panda, tmp_path):
     with pytest.raises(ValueError, match="target"):
         viewer.draw(panda, q, target=[1.0, 2.0])
     with pytest.raises(ValueError, match="3D axes"):
-        fig = viewer._new_figure((3, 3), 50)
+        fig = viewer.new_figure((3, 3), 50)
         viewer.draw(panda, q, ax=fig.add_subplot(111))
     assert not (tmp_path / "x.gif").exists() and not (tmp_path / "x.jpg").exists()
 
@@ -195,7 +195,7 @@ def test_free_bodies_are_drawn_without_their_slides(tmp_path):
     """An MJCF free body after the first moving one (three world-axis slides and a ball): no
     segment reaches its slides' bodies, the body itself hangs from nothing; the arm is drawn."""
     m = jaxdyn.load_mjcf(os.path.join(os.path.dirname(__file__), "data", "mjcf", "free_bodies.xml"))
-    slides, bodies = viewer._free_parts(m)
+    slides, bodies = viewer.free_parts(m)
     names = m.body_names
     assert {names[b] for b in bodies} == {"box", "rod"} and len(slides) == 6
     _, segs = viewer.skeleton(m, jaxdyn.neutral(m))

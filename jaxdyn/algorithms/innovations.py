@@ -33,7 +33,7 @@ from .. import spatial, tree
 from ..model import Model
 from .aba import ArticulatedQuantities, aba_full
 from .common import JointData, check, full_precision, joint_data
-from .rnea import _smul, _stmul, rnea_full
+from .rnea import rnea_full, smul, stmul
 
 
 class MassFactorization(NamedTuple):
@@ -64,7 +64,7 @@ def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[A
 
     def up(z, x):
         X, S, t, art = x
-        e = t - _stmul(S, z)
+        e = t - stmul(S, z)
         za = z + art.U @ (art.Dinv @ e)
         return spatial.force_to_parent(X, za), e
 
@@ -82,7 +82,7 @@ def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Arra
 
     def up(z, x):
         X, S, ek, art = x
-        t = ek + _stmul(S, z)
+        t = ek + stmul(S, z)
         za = z + art.U @ (art.Dinv @ ek)
         return spatial.force_to_parent(X, za), t
 
@@ -104,7 +104,7 @@ def apply_innovations_inverse_transpose(
         X, S, yk, art = x
         a1 = spatial.motion_to_child(X, a_p)
         out = yk - art.Dinv @ (art.U.T @ a1)
-        return a1 + _smul(S, out), out
+        return a1 + smul(S, out), out
 
     _, o_l, o_r = tree.scatter(
         lay, down, (fac.jd.X, fac.jd.S, y_l, fac.link), jnp.zeros(6, y.dtype), _root_x(model, fac, y_r)
@@ -124,7 +124,7 @@ def apply_innovations_factor_transpose(
         X, S, xk, art = xx
         a1 = spatial.motion_to_child(X, a_p)
         out = xk + art.Dinv @ (art.U.T @ a1)
-        return a1 + _smul(S, xk), out
+        return a1 + smul(S, xk), out
 
     _, o_l, o_r = tree.scatter(
         lay, down, (fac.jd.X, fac.jd.S, x_l, fac.link), jnp.zeros(6, x.dtype), _root_x(model, fac, x_r)

@@ -43,27 +43,27 @@ def _with_world(poses: spatial.Pose) -> spatial.Pose:
     return spatial.Pose(jnp.concatenate([poses.R, eye]), jnp.concatenate([poses.p, jnp.zeros((1, 3), poses.p.dtype)]))
 
 
-def _frame_bodies(model: Model):
+def frame_bodies(model: Model):
     fb = np.array(model.topology.frame_bodies, np.int32)
     return np.where(fb < 0, model.nb, fb)
 
 
-def _frame_poses(model: Model, poses: spatial.Pose, idx) -> spatial.Pose:
+def frame_poses(model: Model, poses: spatial.Pose, idx) -> spatial.Pose:
     """World placements of the frames ``idx`` from the body poses."""
     Xb = _with_world(poses)
-    fb = _frame_bodies(model)[idx]
+    fb = frame_bodies(model)[idx]
     return spatial.compose(spatial.Pose(Xb.R[fb], Xb.p[fb]), spatial.Pose(model.frame_R[idx], model.frame_p[idx]))
 
 
 def frame_placements(model: Model, q: Float[Array, " nq"]) -> spatial.Pose:
     """World placement of every named frame: ``Pose(R (nf,3,3), p (nf,3))`` (frames on the world
     stay fixed)."""
-    return _frame_poses(model, forward_kinematics(model, q), np.arange(len(model.frame_names)))
+    return frame_poses(model, forward_kinematics(model, q), np.arange(len(model.frame_names)))
 
 
 def frame_placement(model: Model, q, frame: str) -> spatial.Pose:
     """World placement of one named frame: ``Pose(R (3,3), p (3,))``."""
-    return _frame_poses(model, forward_kinematics(model, q), model.frame_index(frame))
+    return frame_poses(model, forward_kinematics(model, q), model.frame_index(frame))
 
 
 def body_velocities(model: Model, q, qd) -> Float[Array, "nb 6"]:
@@ -94,7 +94,7 @@ def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Po
 
 
 @full_precision
-def _jacobians_from_world(model: Model, Jw, Xf: spatial.Pose, bodies, reference: str):
+def jacobians_from_world(model: Model, Jw, Xf: spatial.Pose, bodies, reference: str):
     """Jacobians of frames (poses ``Xf``, leading axis m) on ``bodies`` (``nb`` = the world;
     static or traced indices)."""
     if reference not in REFERENCES:
@@ -122,7 +122,7 @@ def frame_jacobians(model: Model, q: Float[Array, " nq"], reference: str = "loca
     check(model, "frame_jacobians", q=q)
     Jw, poses = dof_motions_world(model, q)
     idx = np.arange(len(model.frame_names))
-    return _jacobians_from_world(model, Jw, _frame_poses(model, poses, idx), _frame_bodies(model), reference)
+    return jacobians_from_world(model, Jw, frame_poses(model, poses, idx), frame_bodies(model), reference)
 
 
 @full_precision
@@ -132,7 +132,7 @@ def frame_jacobian(model: Model, q: Float[Array, " nq"], frame: str, reference: 
     check(model, "frame_jacobian", q=q)
     i = np.array([model.frame_index(frame)])
     Jw, poses = dof_motions_world(model, q)
-    return _jacobians_from_world(model, Jw, _frame_poses(model, poses, i), _frame_bodies(model)[i], reference)[0]
+    return jacobians_from_world(model, Jw, frame_poses(model, poses, i), frame_bodies(model)[i], reference)[0]
 
 
 def body_jacobian(model: Model, q, body: str, reference: str = "local") -> Float[Array, "6 nv"]:
@@ -140,7 +140,7 @@ def body_jacobian(model: Model, q, body: str, reference: str = "local") -> Float
     check(model, "body_jacobian", q=q)
     b = model.body_index(body)
     Jw, poses = dof_motions_world(model, q)
-    return _jacobians_from_world(model, Jw, spatial.Pose(poses.R[b][None], poses.p[b][None]), [b], reference)[0]
+    return jacobians_from_world(model, Jw, spatial.Pose(poses.R[b][None], poses.p[b][None]), [b], reference)[0]
 
 
 def frame_jacobians_time_derivative(model: Model, q, qd, reference: str = "local") -> Float[Array, "nf 6 nv"]:

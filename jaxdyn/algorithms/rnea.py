@@ -16,12 +16,12 @@ from ..model import Model
 from .common import check, joint_data, world_motion
 
 
-def _smul(S, x):
+def smul(S, x):
     """``S @ x`` for ``S (..., 6, k)`` and ``x (..., k)``."""
     return spatial.mv(S, x)
 
 
-def _stmul(S, f):
+def stmul(S, f):
     """``S^T @ f`` -> ``(..., k)``."""
     return spatial.mtv(S, f)
 

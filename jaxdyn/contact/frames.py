@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..algorithms.kinematics import _jacobians_from_world, body_velocities, forward_kinematics
+from ..algorithms.kinematics import body_velocities, forward_kinematics, jacobians_from_world
 from ..model import Model
 from ..spatial import Pose, cross, mm, mtv, mv
 
@@ -80,5 +80,5 @@ def point_jacobians(model: Model, Jw, bodies, points, angular=False):
     else:
         b = np.where(np.asarray(bodies, np.int64) < 0, model.nb, np.asarray(bodies, np.int64))
     eye = jnp.broadcast_to(jnp.eye(3, dtype=points.dtype), (len(b), 3, 3))
-    J = _jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")
+    J = jacobians_from_world(model, Jw, Pose(eye, points), b, "local_world_aligned")
     return J if angular else J[:, 3:]

@@ -80,7 +80,7 @@ class EnvState(eqx.Module):
     penetration_step: jax.Array
 
 
-def _raw_key(key):
+def raw_key(key):
     """Raw ``uint32`` key data for typed keys (``jax.random.key``) and legacy ``PRNGKey``s alike,
     so the key can live in a state that is selected with ``jnp.where``."""
     key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
@@ -212,7 +212,7 @@ class Env(eqx.Module):
     @full_precision
     def reset(self, key) -> EnvState:
         """A fresh episode drawn with ``key``."""
-        key, sub = jax.random.split(_raw_key(key))
+        key, sub = jax.random.split(raw_key(key))
         q, qd, goal = self.initial(sub)
         dt = self.model.dtype
         q, qd = jnp.asarray(q, dt), jnp.asarray(qd, dt)
@@ -331,7 +331,7 @@ def vector_reset(env: Env, key, n: int, shard: bool = False) -> EnvState:
     :func:`vector_step` then runs on every device."""
     if not (isinstance(n, (int, np.integer)) and n >= 1):
         raise ValueError(f"vector_reset: n must be a positive integer, got {n!r}")
-    keys = jax.random.split(_raw_key(key), n)
+    keys = jax.random.split(raw_key(key), n)
     states = jax.vmap(env.reset)(keys)
     if shard:
         from ..parallel import shard_batch

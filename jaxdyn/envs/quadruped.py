@@ -133,7 +133,7 @@ from ..algorithms.kinematics import body_velocities, forward_kinematics
 from ..contact import Contact, ContactParams, ContactState, Ground, with_invweights
 from ..io.urdf import load_urdf
 from ..model import Model
-from .core import Env, EnvState, _finite, _raw_key
+from .core import Env, EnvState, _finite, raw_key
 
 SOLO12_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 # hip abduction, hip flexion, knee per leg (FL, FR, HL, HR): the standing pose of the ODRI Solo12
@@ -699,7 +699,7 @@ def sample_params(params: QuadrupedParams, key, **ranges) -> QuadrupedParams:
     r = _check_ranges("sample_params", ranges)
     model = params.model
     dt = model.dtype
-    k1, k2, k3 = jax.random.split(_raw_key(key), 3)
+    k1, k2, k3 = jax.random.split(raw_key(key), 3)
     s = jax.random.uniform(k1, (model.nb,), dt, *r["mass_scale"])
     mu = jax.random.uniform(k2, (), dt, *r["friction"])
     strength = params.motor_strength * jax.random.uniform(k3, params.motor_strength.shape, dt, *r["motor_strength"])
@@ -716,7 +716,7 @@ def randomize(env: QuadrupedJoystick, key, n: int, **ranges) -> QuadrupedParams:
     if not (isinstance(n, (int, np.integer)) and n >= 1):
         raise ValueError(f"randomize: n must be a positive integer, got {n!r}")
     _check_ranges("randomize", ranges)
-    keys = jax.random.split(_raw_key(key), n)
+    keys = jax.random.split(raw_key(key), n)
     return jax.vmap(lambda k: sample_params(env.params, k, **ranges))(keys)
 
 

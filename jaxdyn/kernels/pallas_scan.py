@@ -21,8 +21,8 @@ Per program (a block of ``block`` samples) the loop reads its link's data with d
   and ``U, D^-1, e`` of the filter; RNEA: the link forces; CRBA: motion subspaces and composite inertias in the
   common frame) as rows of a scratch buffer in device memory, one ``(block,)`` row per scalar;
 * the parent's value from the loop carry when the parent is the previous link, else from a slot
-  of a small buffer of branch-point values (the tables of :func:`jaxdyn.tree._branch_slots` and
-  :func:`jaxdyn.tree._gather_slots`), with masked loads and stores so that links fed by the
+  of a small buffer of branch-point values (the tables of :func:`jaxdyn.tree.branch_slots` and
+  :func:`jaxdyn.tree.gather_slots`), with masked loads and stores so that links fed by the
   carry move nothing.
 
 A sample's rows are written and later read by the same program with the same 1-D layout, so each
@@ -85,8 +85,8 @@ class _Tables:
             blocks.append(v)
             c0 += v.shape[1]
         self.ftab = np.concatenate(blocks, 1) if self.n else np.zeros((1, 1))
-        self.sc = tree._branch_slots(lay)  # from_carry, read_slot, write_slot, slot_of, K
-        self.gc = tree._gather_slots(lay)  # recv_carry, own_slot, add_slot, slot_of, K
+        self.sc = tree.branch_slots(lay)  # from_carry, read_slot, write_slot, slot_of, K
+        self.gc = tree.gather_slots(lay)  # recv_carry, own_slot, add_slot, slot_of, K
         it = np.zeros((max(self.n, 1), 11), np.int32)
         anc: list[int] = []  # per link: the scan indices of its scanned ancestors (the CRBA's rows above it)
         if self.n:

@@ -248,7 +248,7 @@ def wrench(fe):
     return None if fe is None else (tuple(fe[0:3]), tuple(fe[3:6]))
 
 
-def _fe(feT, i):
+def fe(feT, i):
     return None if feT is None else tuple(feT[i, k] for k in range(6))
 
 

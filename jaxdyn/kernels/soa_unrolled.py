@@ -21,9 +21,9 @@ from .soa_algebra import (
 from .soa_common import (
     MOTION,
     Constants,
-    _fe,
     bias_force,
     body,
+    fe,
     free_root_solve,
     free_X,
     joint_S,
@@ -72,7 +72,7 @@ def aba_unroll(model, nums, qT, qdT, tauT, feT):
         else:
             pa = parents[i]
             V[i], Cb[i] = velocity(R, p, S, slots(qdT, vs, S), None if pa < 0 else V[pa])
-        Z[i] = bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], _fe(feT, i))
+        Z[i] = bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], fe(feT, i))
         P[i] = SoAAlgebra.art_of((bn["m"], bn["h"], bn["Ib"]))
     # 2. inward Riccati sweep (the filter)
     U, Dinv, E = [None] * nb, [None] * nb, [None] * nb
@@ -130,9 +130,7 @@ def rnea_unroll(model, nums, qT, qdT, qddT, feT):
             qd, qdd = slots(qdT, vs, S), slots(qddT, vs, S)
         parent = (MOTION, world) if pa < 0 else (V[pa], Acc[pa])
         (V[i], Acc[i]), F[i] = keep(
-            rnea_steps.forward_step(
-                SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), wrench(_fe(feT, i)), parent
-            )
+            rnea_steps.forward_step(SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), wrench(fe(feT, i)), parent)
         )
     tau = [None] * model.nv
     for i in reversed(range(nb)):

@@ -99,14 +99,14 @@ def _poses(model, qs):
     return fk.R, fk.p
 
 
-def _world_poses(model, qs):
+def world_poses(model, qs):
     """:func:`_poses` of ``qs (T, B, nq)`` as float64 ``(T, B, nb, ...)`` NumPy arrays."""
     T, B, nq = qs.shape
     R, p = _poses(model, jnp.asarray(qs.reshape(T * B, nq), model.dtype))
     return np.asarray(R, np.float64).reshape(T, B, -1, 3, 3), np.asarray(p, np.float64).reshape(T, B, -1, 3)
 
 
-def _mat_to_quat(R: np.ndarray) -> np.ndarray:
+def mat_to_quat(R: np.ndarray) -> np.ndarray:
     """Unit quaternions ``(..., 4)`` (w, x, y, z) of rotation matrices ``(..., 3, 3)``
     (Shepperd's method: the largest of the four candidates' denominators)."""
     R = np.asarray(R, np.float64)
@@ -278,7 +278,7 @@ class Renderer:
                     type=GEOM[v.kind],
                     size=np.maximum(np.asarray(v.size, np.float64), 0).tolist(),
                     pos=np.asarray(v.p, np.float64).tolist(),
-                    quat=_mat_to_quat(v.R).tolist(),
+                    quat=mat_to_quat(v.R).tolist(),
                     rgba=rgba.tolist(),
                     contype=0,
                     conaffinity=0,
@@ -315,7 +315,7 @@ class Renderer:
         of every env (laid out by ``offsets``) for ``qs (T, B, nq)``."""
         if qs.shape[1] != self.envs:
             raise ValueError(f"render: the trajectory has {qs.shape[1]} envs, the renderer was made for {self.envs}")
-        R, p = _world_poses(self.model, qs)
+        R, p = world_poses(self.model, qs)
         return R, p + self.offsets[None, :, None, :]
 
     def frame(self, R, p, camera: Camera = Camera(), lookat=None, contacts=None) -> np.ndarray:
@@ -324,7 +324,7 @@ class Renderer:
         3), forces (n, 3), scale [m/N])`` to draw as dots and rods."""
         mujoco = self._mj
         d = self.mj_data
-        quats = _mat_to_quat(R)
+        quats = mat_to_quat(R)
         for e in range(self.envs):
             for k, b in enumerate(self.bodies):
                 i = e * len(self.bodies) + k
@@ -379,7 +379,7 @@ class Renderer:
                 scn.ngeom += 1
 
 
-def _contact_arrays(model, contact, qs, qds, states, force_scale, extent):
+def contact_arrays(model, contact, qs, qds, states, force_scale, extent):
     """Per frame and env: the touching points, their forces, and the scale [m/N]."""
     from ..viewer import _contacts
 
@@ -419,7 +419,7 @@ def _ground_height(model, contact):
 def _frames(model, qs, qds, *, contact, contact_states, force_scale, ground, camera, shapes, source, **options):
     """Yield the pictures of ``qs (T, B, nq)``, one per sample; ``options``: for :class:`Renderer`."""
     T, B, nq = qs.shape
-    R, p = _world_poses(model, qs)  # one compiled program for the whole trajectory
+    R, p = world_poses(model, qs)  # one compiled program for the whole trajectory
     if shapes is None:
         shapes = visuals(model, source)
     ground_z = ground
@@ -437,7 +437,7 @@ def _frames(model, qs, qds, *, contact, contact_states, force_scale, ground, cam
         p = p + r.offsets[None, :, None, :]
         contacts = None
         if contact is not None:
-            contacts = _contact_arrays(model, contact, qs, qds, contact_states, force_scale, r.extent)
+            contacts = contact_arrays(model, contact, qs, qds, contact_states, force_scale, r.extent)
         # a fixed base, or no tracking: look at the middle of everything the robot reaches;
         # tracking: at the middle of the bodies of the frame
         allp = p.reshape(-1, 3)

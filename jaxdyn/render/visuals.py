@@ -194,9 +194,9 @@ def _geom_visuals(model: Model, colors, rgba=None, mesh_data=None, keep=None) ->
 def _bones(model: Model, colors, radius=None) -> list[Visual]:
     """A capsule along every segment of the stick figure, fixed to the body it starts from; a
     sphere at every joint."""
-    from ..viewer import _structure
+    from ..viewer import structure
 
-    st = _structure(model)
+    st = structure(model)
     pl_p = np.asarray(model.placement_p, np.float64)
     fr_p = np.asarray(model.frame_p, np.float64)
     com = np.asarray(model.com, np.float64)

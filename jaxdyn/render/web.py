@@ -26,7 +26,7 @@ import numpy as np
 from .. import joints
 from .._optional import require
 from ..model import Model
-from . import _mat_to_quat, _world_poses, trajectory_arrays
+from . import mat_to_quat, trajectory_arrays, world_poses
 from .visuals import primitive_mesh, visuals
 
 __all__ = ["WebViewer", "save_rollout", "load_rollout"]
@@ -128,13 +128,13 @@ class WebViewer:
             qds = tqd if qds is None and hasattr(qs, "qd") else qds
             self.rollout = True
         self.qds = None if qds is None else np.asarray(qds).reshape(self.qs.shape[:2] + (model.nv,))
-        self.R, self.p = _world_poses(model, self.qs)
+        self.R, self.p = world_poses(model, self.qs)
         self.contacts = None
         if contact is not None and self.qds is not None:
-            from . import _contact_arrays, _extent
+            from . import _extent, contact_arrays
 
             ext = _extent(self.shapes, self.R[0, 0], self.p[0, 0])
-            self.contacts = _contact_arrays(model, contact, self.qs, self.qds, None, None, ext)
+            self.contacts = contact_arrays(model, contact, self.qs, self.qds, None, None, ext)
         self._build_scene()
         self._build_gui()
         self.show(0, 0)
@@ -179,7 +179,7 @@ class WebViewer:
                 color=_rgb(v.rgba),
                 opacity=float(v.rgba[3]) if v.rgba[3] < 1 else None,
                 position=tuple(np.asarray(v.p, np.float64)),
-                wxyz=tuple(_mat_to_quat(v.R)),
+                wxyz=tuple(mat_to_quat(v.R)),
             )
         self.force_lines = None
 
@@ -232,7 +232,7 @@ class WebViewer:
         q = self.qs[0, 0].copy()
         for i, h in self.sliders:
             q[i] = h.value
-        R, p = _world_poses(self.model, jnp.asarray(q)[None, None])
+        R, p = world_poses(self.model, jnp.asarray(q)[None, None])
         with self._lock:
             self.R, self.p = R, p
         self.show(0, 0)
@@ -248,7 +248,7 @@ class WebViewer:
             t = int(np.clip(t, 0, self.R.shape[0] - 1))
             env = int(np.clip(env, 0, self.R.shape[1] - 1))
             R, p = self.R[t, env], self.p[t, env]
-            quats = _mat_to_quat(R)
+            quats = mat_to_quat(R)
             with self.server.atomic():
                 for b, h in self.frames.items():
                     if b >= 0:

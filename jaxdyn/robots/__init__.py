@@ -92,7 +92,7 @@ def available_robots() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def _external_index() -> dict[str, tuple[str, str]]:
+def external_index() -> dict[str, tuple[str, str]]:
     """``name -> (path, package)`` for every URDF of the installed example-robot-data."""
     from importlib import metadata
 
@@ -120,7 +120,7 @@ def _external_index() -> dict[str, tuple[str, str]]:
 def external_robots() -> tuple[str, ...]:
     """Names of the example-robot-data URDFs :func:`load_robot` can load (empty when the
     package is not installed)."""
-    return tuple(_external_index())
+    return tuple(external_index())
 
 
 class UnknownRobot(KeyError):
@@ -135,7 +135,7 @@ def robot_path(name: str) -> str:
     """Path of a robot's URDF: a shipped robot, else one from example-robot-data."""
     if name in DEFAULT_FLOATING:
         return os.path.join(_DIR, f"{name}.urdf")
-    index = _external_index()
+    index = external_index()
     if name in index:
         return index[name][0]
     # the nearest known name, shipped or installed, whether or not example-robot-data is there
@@ -159,7 +159,7 @@ def default_floating(name: str) -> bool:
     if name in DEFAULT_FLOATING:
         return DEFAULT_FLOATING[name]
     robot_path(name)
-    return _external_index()[name][1] in FLOATING_PACKAGES
+    return external_index()[name][1] in FLOATING_PACKAGES
 
 
 def load_robot(name: str, floating_base: bool | None = None, **kwargs) -> Model:

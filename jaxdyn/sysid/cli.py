@@ -12,7 +12,7 @@ from .._argtypes import count, fraction, positive
 from .._files import OutputExists, refuse_existing, replace_atomically
 from ..algorithms.regressor import inertial_parameters
 from .data import SysIdData, check_model, load_data, split_holdout
-from .estimators import ProgressBar, _friction_prior, identify, mass_bounds_array, predict_torques, torque_rmse
+from .estimators import ProgressBar, friction_prior, identify, mass_bounds_array, predict_torques, torque_rmse
 from .friction import KINDS, friction_model
 from .regressors import regressor_rows
 
@@ -335,7 +335,7 @@ def _run_cli(args) -> int:
 
     rows = regressor_rows(model, test)
     pi0 = np.asarray(inertial_parameters(model), np.float64)
-    fr0 = {"friction": (fm, _friction_prior(model, fm))} if fm is not None else {}
+    fr0 = {"friction": (fm, friction_prior(model, fm))} if fm is not None else {}
     preds = {"nominal": predict_torques(pi0, test, model, rows=rows, **fr0)}
     for k, r in results.items():
         preds[k] = predict_torques(r.parameters, test, model, friction=r if fm is not None else None, rows=rows)

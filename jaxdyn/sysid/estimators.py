@@ -137,7 +137,7 @@ def _result(method, model, pi, B, fm, fric, info, uncertainty=None):
     )
 
 
-def _friction_prior(model, fm):
+def friction_prior(model, fm):
     """Starting friction coefficients: the model's damping (viscous) and friction (Coulomb)."""
     if fm is None:
         return np.zeros(0)
@@ -205,7 +205,7 @@ def identify_ls(
     b = (y * w).reshape(-1)
     W = np.concatenate([A[:, :p] @ B.T, A[:, p:]], 1)
     pi0 = np.asarray(inertial_parameters(model), np.float64).ravel()
-    x0 = np.concatenate([B @ pi0, _friction_prior(model, fm)])
+    x0 = np.concatenate([B @ pi0, friction_prior(model, fm)])
     # solve for the change from the prior: the minimum-norm solution keeps unexcited directions
     dx, _, rank, sv = np.linalg.lstsq(W, b - W @ x0, rcond=rcond)
     x = x0 + dx
@@ -519,7 +519,7 @@ def identify_gradient(
     theta0[:, 0] = _z_from_mass(np.exp(2 * theta0[:, 0]), kind, lo, span)
     f0 = np.zeros(0)
     if fm is not None:
-        f0 = _friction_prior(model, fm) if init_friction is None else np.asarray(init_friction, np.float64)
+        f0 = friction_prior(model, fm) if init_friction is None else np.asarray(init_friction, np.float64)
         if f0.shape != (nf,):
             raise ValueError(f"identify_gradient: init_friction has shape {f0.shape}, expected ({nf},)")
     v0 = np.concatenate([theta0.ravel(), f0])

@@ -34,7 +34,7 @@ import numpy as np
 from .constraints import Constraint
 from .costs import Cost
 from .dynamics import Dynamics
-from .ilqr import STATUS, ILQROptions, ILQRResult, _checked, _host_value, _solve, total_cost
+from .ilqr import STATUS, ILQROptions, ILQRResult, checked, host_value, solve, total_cost
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,7 +202,7 @@ def _al_solve(dynamics, cost, constraints, x0, us0, xs0, lo, hi, opt: ALOptions)
     lam0 = tuple((jnp.zeros((T, c.m), dtype), jnp.zeros(c.m, dtype)) for c in constraints)
 
     def inner(lam, mu, xs, us):
-        return _solve(dynamics, AugmentedCost(cost, constraints, lam, mu), x0, us, xs, lo, hi, opt.inner)
+        return solve(dynamics, AugmentedCost(cost, constraints, lam, mu), x0, us, xs, lo, hi, opt.inner)
 
     def outer(s: _Outer) -> _Outer:
         r = inner(s.lam, s.mu, s.inner.x, s.inner.u)
@@ -306,13 +306,13 @@ def augmented_lagrangian(
         raise ValueError(f"augmented_lagrangian: options must be an ALOptions, got {type(options).__name__}")
     if not (options.penalty_init > 0 and options.penalty_scale >= 1 and options.max_outer >= 1):
         raise ValueError("augmented_lagrangian: options need penalty_init > 0, penalty_scale >= 1, max_outer >= 1")
-    x0, u_init, lo, hi = _checked("augmented_lagrangian", dynamics, cost, x0, u_init, u_lower, u_upper, options.inner)
+    x0, u_init, lo, hi = checked("augmented_lagrangian", dynamics, cost, x0, u_init, u_lower, u_upper, options.inner)
     T = u_init.shape[0]
     x_init = jnp.broadcast_to(x0, (T + 1, dynamics.nx)) if x_init is None else jnp.asarray(x_init, x0.dtype)
     if x_init.shape != (T + 1, dynamics.nx):
         raise ValueError(f"augmented_lagrangian: x_init must have shape ({T + 1}, {dynamics.nx}), got {x_init.shape}")
     res = _al_solve_jit(dynamics, cost, constraints, x0, u_init, x_init, lo, hi, options)
-    status = _host_value(res.status)
+    status = host_value(res.status)
     if status is not None and status.ndim == 0 and int(status) != 0:
         names = violated_constraints(constraints, res, options.tolerance)
         reason = AL_STATUS[int(status)]

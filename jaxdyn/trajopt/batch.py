@@ -31,7 +31,7 @@ import numpy as np
 
 from .costs import Cost
 from .dynamics import Dynamics
-from .ilqr import ILQROptions, ILQRResult, _checked, _finish, _host_value, _iterate, _running, _start
+from .ilqr import ILQROptions, ILQRResult, _iterate, _start, checked, finish, host_value, running
 
 
 class BatchResult(NamedTuple):
@@ -90,19 +90,19 @@ def _solve_batch(problem, params, lo, hi, opt: ILQROptions, shooting: bool, slot
 
     idx0 = jnp.arange(slots)
     state0 = jax.vmap(start)(idx0)
-    out0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n,) + a.shape[1:], a.dtype), jax.vmap(_finish)(state0))
+    out0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n,) + a.shape[1:], a.dtype), jax.vmap(finish)(state0))
 
     def body(carry):
         state, idx, nxt, out, passes = carry
         occupied = idx >= 0
         safe = jnp.maximum(idx, 0)
-        state = select(occupied & jax.vmap(lambda s: _running(s, opt))(state), jax.vmap(iterate)(safe, state), state)
-        finished = occupied & ~jax.vmap(lambda s: _running(s, opt))(state)
+        state = select(occupied & jax.vmap(lambda s: running(s, opt))(state), jax.vmap(iterate)(safe, state), state)
+        finished = occupied & ~jax.vmap(lambda s: running(s, opt))(state)
 
         def refill(args):
             state, idx, nxt, out = args
             where_to = jnp.where(finished, idx, n)  # out of range: not written
-            out = jax.tree_util.tree_map(lambda o, r: o.at[where_to].set(r, mode="drop"), out, jax.vmap(_finish)(state))
+            out = jax.tree_util.tree_map(lambda o, r: o.at[where_to].set(r, mode="drop"), out, jax.vmap(finish)(state))
             take = nxt + jnp.cumsum(finished) - 1  # the next problems of the queue, in slot order
             idx = jnp.where(finished, jnp.where(take < n, take, -1), idx)
             state = select(finished & (idx >= 0), jax.vmap(start)(jnp.maximum(idx, 0)), state)
@@ -204,13 +204,13 @@ def solve_batch(
         raise ValueError(f"solve_batch: problem(p) must return a trajopt.Problem, got {type(pr).__name__}")
     if not shooting and pr.x_init is not None:
         raise ValueError("solve_batch: method 'ilqr' takes no x_init (single shooting); use method 'fddp'")
-    x0, us, lo, hi = _checked("solve_batch", pr.dynamics, pr.cost, pr.x0, pr.u_init, u_lower, u_upper, options)
+    x0, us, lo, hi = checked("solve_batch", pr.dynamics, pr.cost, pr.x0, pr.u_init, u_lower, u_upper, options)
     if shooting and pr.x_init is not None:
         xs = jnp.asarray(pr.x_init, x0.dtype)
         T, nx = us.shape[0], pr.dynamics.nx
         if xs.shape != (T + 1, nx):
             raise ValueError(f"solve_batch: x_init must have shape ({T + 1}, {nx}) (T+1 states), got {xs.shape}")
-        host = _host_value(pr.x_init)
+        host = host_value(pr.x_init)
         if host is not None and not np.all(np.isfinite(host)):
             raise ValueError("solve_batch: x_init of problem 0 contains NaN or inf")
     if len(devs) == 1:

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..algorithms.kinematics import _frame_bodies, _frame_poses, dof_motions_world, frame_placement
+from ..algorithms.kinematics import dof_motions_world, frame_bodies, frame_placement, frame_poses
 from ..model import Model
 from .dynamics import Dynamics, ModelDynamics
 
@@ -258,10 +258,10 @@ class FramePositionCost(Cost):
         if nq == nv:
             S, poses = dof_motions_world(model, q)
             i = model.frame_index(self.frame)
-            p = _frame_poses(model, poses, i).p
+            p = frame_poses(model, poses, i).p
             lay = model.layout
             db = lay.dof_body
-            fb = int(_frame_bodies(model)[i])
+            fb = int(frame_bodies(model)[i])
             moves = np.zeros(nv, bool) if fb >= model.nb else lay.ancestor[db, fb]
             anc = jnp.asarray(lay.ancestor[db][:, db] & moves[:, None] & moves[None, :])
             S = jnp.where(jnp.asarray(moves)[:, None], S.T, 0.0)  # (nv, 6)

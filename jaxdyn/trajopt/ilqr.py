@@ -348,12 +348,12 @@ def _start(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROption
     )
 
 
-def _running(s: _State, opt: ILQROptions):
+def running(s: _State, opt: ILQROptions):
     """Whether the solve of state ``s`` goes on: not done and within the iteration budget."""
     return (~s.done) & (s.it < opt.max_iterations)
 
 
-def _finish(s: _State) -> ILQRResult:
+def finish(s: _State) -> ILQRResult:
     """The result of the final state ``s``."""
     return ILQRResult(
         s.xs, s.us, s.bp.k, s.bp.K, s.J, s.history, jnp.maximum(s.it, 0), s.status == 0, s.mu, s.gaps, s.status
@@ -468,17 +468,17 @@ def _iterate(dynamics: Dynamics, cost: Cost, lo, hi, opt: ILQROptions, shooting:
 
 
 @eqx.filter_jit
-def _solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROptions) -> ILQRResult:
+def solve(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROptions) -> ILQRResult:
     """The iterations (:func:`_iterate`) as one ``lax.while_loop`` from :func:`_start`.
     ``xs0 = None``: single shooting (:func:`ilqr`); an array: multiple shooting from the states
     ``xs0`` (:func:`fddp`)."""
     shooting = xs0 is not None
     s = _start(dynamics, cost, x0, us0, xs0, lo, hi, opt)
-    s = jax.lax.while_loop(lambda s: _running(s, opt), lambda s: _iterate(dynamics, cost, lo, hi, opt, shooting, s), s)
-    return _finish(s)
+    s = jax.lax.while_loop(lambda s: running(s, opt), lambda s: _iterate(dynamics, cost, lo, hi, opt, shooting, s), s)
+    return finish(s)
 
 
-def _host_value(a):
+def host_value(a):
     """``a`` as a NumPy array when it is concrete (a Python number, NumPy or committed JAX
     array), ``None`` when it is traced (an argument of an enclosing ``jit``/``vmap``/``grad``).
 
@@ -494,7 +494,7 @@ def _host_value(a):
         return None
 
 
-def _checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options):
+def checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options):
     """The inputs of :func:`ilqr` / :func:`fddp` as arrays of one dtype, checked (their
     docstrings): ``(x0, u_init, lower, upper)``."""
     if not isinstance(dynamics, Dynamics):
@@ -504,7 +504,7 @@ def _checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options)
     if not isinstance(options, ILQROptions):
         raise ValueError(f"{solver}: options must be an ILQROptions, got {type(options).__name__}")
     dtype = dynamics.model.dtype if isinstance(dynamics, ModelDynamics) else None
-    x0_host, u_host = _host_value(x0), _host_value(u_init)
+    x0_host, u_host = host_value(x0), host_value(u_init)
     x0 = jnp.asarray(x0, dtype)
     if not jnp.issubdtype(x0.dtype, jnp.floating):
         x0 = x0.astype(jnp.result_type(float))
@@ -518,7 +518,7 @@ def _checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options)
     lim, lim_host = [], []
     for name, v, default in (("u_lower", u_lower, -np.inf), ("u_upper", u_upper, np.inf)):
         v = default if v is None else v
-        lim_host.append(_host_value(v))
+        lim_host.append(host_value(v))
         v = jnp.asarray(v, dtype)
         if v.ndim == 0:
             v = jnp.full(nu, v, dtype)
@@ -571,8 +571,8 @@ def ilqr(
     (not arguments of an enclosing ``jit``/``vmap``, closed-over constants included), for
     non-finite inputs or empty boxes; ``jax.jit(jax.vmap(...))`` of it works either way.
     """
-    x0, u_init, lo, hi = _checked("ilqr", dynamics, cost, x0, u_init, u_lower, u_upper, options)
-    return _solve(dynamics, cost, x0, u_init, None, lo, hi, options)
+    x0, u_init, lo, hi = checked("ilqr", dynamics, cost, x0, u_init, u_lower, u_upper, options)
+    return solve(dynamics, cost, x0, u_init, None, lo, hi, options)
 
 
 def fddp(
@@ -595,16 +595,16 @@ def fddp(
     convergence needs every gap below ``ILQROptions.gap_tolerance``. From a rollout (zero gaps)
     the iterations are those of :func:`ilqr`. Arguments, checks and result as for
     :func:`ilqr`; ``result.gaps`` are the gaps left."""
-    x0, u_init, lo, hi = _checked("fddp", dynamics, cost, x0, u_init, u_lower, u_upper, options)
+    x0, u_init, lo, hi = checked("fddp", dynamics, cost, x0, u_init, u_lower, u_upper, options)
     if 1.0 not in options.alphas:
         raise ValueError("fddp: options.alphas must contain the full step 1.0 (it closes the gaps)")
     T = u_init.shape[0]
     if x_init is None:
         x_init = jnp.broadcast_to(x0, (T + 1, dynamics.nx))
-    xs_host = _host_value(x_init)
+    xs_host = host_value(x_init)
     x_init = jnp.asarray(x_init, x0.dtype)
     if x_init.shape != (T + 1, dynamics.nx):
         raise ValueError(f"fddp: x_init must have shape ({T + 1}, {dynamics.nx}) (T+1 states), got {x_init.shape}")
     if xs_host is not None and not np.all(np.isfinite(xs_host)):
         raise ValueError("fddp: x_init contains NaN or inf")
-    return _solve(dynamics, cost, x0, u_init, x_init, lo, hi, options)
+    return solve(dynamics, cost, x0, u_init, x_init, lo, hi, options)

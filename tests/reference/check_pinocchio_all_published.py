@@ -49,7 +49,7 @@ def main():
     jax.config.update("jax_enable_x64", True)  # a script: float64 throughout
     seen, rows = set(), []
     for name in robots.external_robots():
-        path, _ = robots._external_index()[name]
+        path, _ = robots.external_index()[name]
         if path in seen:  # a file has a second name, "<package>/<stem>"
             continue
         seen.add(path)

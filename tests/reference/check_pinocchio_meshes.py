@@ -34,7 +34,7 @@ def main():
     worst: dict[str, list[float]] = {}
     seen = set()
     for name in robots.external_robots():
-        path, package = robots._external_index()[name]
+        path, package = robots.external_index()[name]
         if path in seen:  # a file has a second name, "<package>/<stem>"
             continue
         seen.add(path)
