@@ -5,7 +5,7 @@ model's own traversal, what ``jit(vmap(jaxdyn.<algo>))`` runs when the rule pick
 ``vmap`` of the one-sample algorithm (``jaxdyn.algorithms.<algo>``, what it runs otherwise), timed in
 alternating rounds (``harness.best_of_rounds``: this VM's timings drift between processes and
 within a run, so only an alternating comparison in one process is read as a ratio). The table
-says which one ``jaxdyn.batching._kernel_fits`` picks today.
+says which one the planner picks today (``jaxdyn.planner.batch_kernel`` at the batch size run).
 
 Usage: ``python benchmarks/rule_ab.py --robots panda,solo12,talos:floating,benchmarks/models/ragdoll_ball.xml``
 (harness names, or MJCF files).
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     from harness import _inputs, _model, best_of_rounds, emit
 
     import jaxdyn
-    from jaxdyn import algorithms, batching, kernels
+    from jaxdyn import algorithms, kernels, planner
     from jaxdyn._x64 import x64_context
 
     lines = [
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
                     "vmap": jax.jit(jax.vmap(getattr(algorithms, algo).__dict__[algo], in_axes=axes)),
                 }
                 best = best_of_rounds(progs, ins, args.rounds, args.repeats)
-                picks = "kernel" if batching._kernel_fits(model, f"{algo}_batch") else "vmap"
+                picks = "kernel" if planner.batch_kernel(model, f"{algo}_batch", args.batch) else "vmap"
                 k, v = args.batch / best["kernel"], args.batch / best["vmap"]
                 lines.append(f"| {name} | {model.nv} | {algo} | {k:.3g} | {v:.3g} | {k / v:.2f} | {picks} |")
                 print(lines[-1], flush=True)

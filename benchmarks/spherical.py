@@ -5,7 +5,7 @@ and ankles are ball joints (nv = 36), loaded by ``jaxdyn.load_mjcf`` and by Pino
 ``buildModelFromMJCF``. Rows:
 
 * ``jit(vmap(jaxdyn.<algo>))``: the code a user writes first (its batching rule picks the
-  struct-of-arrays kernel or ``vmap`` of the one-sample algorithm, ``jaxdyn.batching._kernel_fits``);
+  struct-of-arrays kernel or ``vmap`` of the one-sample algorithm, ``jaxdyn.planner.batch_kernel``);
 * ``jit(vmap(jaxdyn.algorithms.<algo>))``: ``vmap`` of the one-sample algorithm (no rule);
 * the struct-of-arrays kernels called directly, unrolled and scanned
   (``jaxdyn.kernels.<algo>_batch(..., traversal=...)``);
