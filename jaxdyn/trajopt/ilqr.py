@@ -80,10 +80,6 @@ def _masked_cholesky(H, free):
     return linalg.cholesky(Hf)
 
 
-def _cho_solve(L, b):
-    return linalg.cho_solve(L, b)
-
-
 _QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
 
 
@@ -110,7 +106,7 @@ def box_qp(H, g, lower, upper, k0, iterations: int = 10):
         clamped, grad = clamped_mask(kk)
         free = ~clamped
         L = _masked_cholesky(H, free)
-        d = jnp.where(free, -_cho_solve(L, jnp.where(free, grad, 0.0)), 0.0)
+        d = jnp.where(free, -linalg.cho_solve(L, jnp.where(free, grad, 0.0)), 0.0)
         cand = jnp.clip(kk[None] + steps[:, None] * d[None], lower, upper)
         vals = jax.vmap(f)(cand)
         f0 = f(kk)
@@ -180,7 +176,7 @@ def backward_pass(
         Quu_r = _sym(luu + fu.T @ Vreg @ fu)
         Qux_r = lux + fu.T @ Vreg @ fx
         k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
-        K = jnp.where(free[:, None], -_cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0)), 0.0)
+        K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0)), 0.0)
         ok = ok & jnp.all(jnp.isfinite(L)) & jnp.all(jnp.isfinite(k))
         dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
         Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
