@@ -10,14 +10,22 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..spatial import mtv, mv
-from .segments import beyond_ends, dot, length, segment_params
+from .segments import LocalSDF, beyond_ends, dot, length, segment_params
 
 
 def sphere_box(c, r, cb, Rb, h):
     """Sphere ``(c, r)`` against the box ``(cb, Rb, half-sizes h)``: signed distance, unit
     normal from the box to the sphere, and witness. Outside, the box point nearest to ``c``
     (Ericson05 5.1.4); inside, the nearest face."""
-    l = mtv(Rb, c - cb)
+    sd, n_loc, s_loc = box_local(mtv(Rb, c - cb), h)
+    n = mv(Rb, n_loc)
+    point = 0.5 * (cb + mv(Rb, s_loc) + c - r[..., None] * n)
+    return sd - r, n, point
+
+
+def box_local(l, h):
+    """The box of half-sizes ``h`` and points ``l`` in its frame: the signed distance, the
+    outward unit normal and the nearest surface point, in that frame (:func:`sphere_box`)."""
     lc = jnp.clip(l, -h, h)
     d_out, n_out, ok = length(l - lc)
     outside = jnp.any(jnp.abs(l) > h, -1) & ok
@@ -30,9 +38,7 @@ def sphere_box(c, r, cb, Rb, h):
     sd = jnp.where(outside, d_out, -g_min)
     n_loc = jnp.where(outside[..., None], n_out, n_in)
     s_loc = jnp.where(outside[..., None], lc, l + g_min[..., None] * n_in)
-    n = mv(Rb, n_loc)
-    point = 0.5 * (cb + mv(Rb, s_loc) + c - r[..., None] * n)
-    return sd - r, n, point
+    return sd, n_loc, s_loc
 
 
 def box_edges():
@@ -197,9 +203,7 @@ def box_box_contacts(c1, R1, h1, c2, R2, h2):
 
 
 def box_sdf(cb, Rb, h):
-    """The box's signed distance and outward normal as a function of points ``(..., 2, k, 3)``,
-    without derivatives (for :func:`rim_points`)."""
-    zero = jnp.zeros((), cb.dtype)
-    cb0, h0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cb, h))
-    Rb0 = jax.lax.stop_gradient(Rb)[..., None, None, :, :]
-    return lambda pts: sphere_box(pts, zero, cb0, Rb0, h0)[:2]
+    """The box's signed distance and outward normal in its own frame (:class:`LocalSDF`),
+    without derivatives (for :func:`~jaxdyn.collision.cylinders.rim_points`)."""
+    h0 = jax.lax.stop_gradient(h)[..., None, None, :]
+    return LocalSDF(cb, Rb, lambda pts: box_local(pts, h0)[:2])

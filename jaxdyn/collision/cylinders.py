@@ -11,7 +11,7 @@ import numpy as np
 
 from ..spatial import cross, mtv, mv
 from .boxes import box_features, box_sdf, sphere_box
-from .segments import _segments, beyond_ends, dot, golden_minimum
+from .segments import LocalSDF, _segments, beyond_ends, dot, golden_minimum
 
 
 def cylinder_sdf(l, size):
@@ -116,7 +116,7 @@ RIM_GRID = 16  # angles sampled on a rim before the golden-section search
 def rim_points(cc, Rc, size, sdf):
     """The rim points of the cylinder ``(cc, Rc, size)`` that meet another shape first. ``sdf``
     maps points ``(..., 2, k, 3)`` to the shape's signed distance and outward unit normal there
-    (inputs without derivatives). On each disk's rim:
+    (inputs without derivatives), or is the shape's :class:`~jaxdyn.collision.segments.LocalSDF`. On each disk's rim:
 
     * the point deepest in the shape (the smallest signed distance): it minimises the distance
       over the rim's angle, which is not convex, so the best of :data:`RIM_GRID` angles, then
@@ -138,14 +138,23 @@ def rim_points(cc, Rc, size, sdf):
     a, e1, e2 = Rc[..., :, 2], Rc[..., :, 0], Rc[..., :, 1]
     r, hl = size[..., 0], size[..., 1]
     centres = jnp.stack([cc + hl[..., None] * a, cc - hl[..., None] * a], -2)  # (..., 2, 3)
-    # values without derivatives, each rim's points along a last axis
-    E1, E2, R = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (e1, e2, r[..., None]))
-    C0 = jax.lax.stop_gradient(centres)[..., None, :]
+    # values without derivatives, each rim's points along a last axis: the rims' centres and
+    # disk axes in the shape's frame (LocalSDF) or in the world's
+    c0, a1, a2 = (jax.lax.stop_gradient(x) for x in (centres, e1, e2))
+    if isinstance(sdf, LocalSDF):
+        Rs = jax.lax.stop_gradient(sdf.R)
+        c0 = mtv(Rs[..., None, :, :], c0 - jax.lax.stop_gradient(sdf.c)[..., None, :])
+        a1, a2 = mtv(Rs, a1), mtv(Rs, a2)
+        dist = sdf.f
+    else:
+        dist = sdf
+    E1, E2, R = (x[..., None, None, :] for x in (a1, a2, jax.lax.stop_gradient(r)[..., None]))
+    C0 = c0[..., None, :]
 
     step = 2.0 * np.pi / RIM_GRID
     grid = step * np.arange(RIM_GRID)
     cos_g, sin_g = jnp.asarray(np.cos(grid), dtype), jnp.asarray(np.sin(grid), dtype)
-    vals = sdf(C0 + R * (cos_g[:, None] * E1 + sin_g[:, None] * E2))[0]  # (..., 2, RIM_GRID)
+    vals = dist(C0 + R * (cos_g[:, None] * E1 + sin_g[:, None] * E2))[0]  # (..., 2, RIM_GRID)
     # the best angle, and the best local minimum of the grid at least two angles away from it
     k1 = jnp.argmin(vals, -1)
     local = (vals <= jnp.roll(vals, 1, -1)) & (vals <= jnp.roll(vals, -1, -1))
@@ -156,23 +165,32 @@ def rim_points(cc, Rc, size, sdf):
     second = jnp.isfinite(jnp.take_along_axis(masked, k2[..., None], -1)[..., 0])  # (..., 2)
     # each search on the arc of the angles theta_k +- step about a grid angle theta_k, in the
     # rational parameter u = tan(phi / 2) of phi = theta - theta_k (monotone on the arc, so the
-    # distance stays unimodal in it): cos phi = (1 - u^2) / (1 + u^2), sin phi = 2 u / (1 + u^2)
+    # distance stays unimodal in it): cos phi = (1 - u^2) / (1 + u^2), sin phi = 2 u / (1 + u^2),
+    # the radial direction cos phi D0 + sin phi D1 with D0 (D1) the radial (tangential)
+    # direction at theta_k
     k = jnp.stack([k1, k2], -1)  # (..., 2, 2): two searches on each rim
     ck, sk = cos_g[k][..., None], sin_g[k][..., None]  # cos and sin of theta_k
 
     def arc(u, e1, e2):  # the unit radial direction at u, from the disk's axes e1, e2
         cu, su = (1.0 - u * u) / (1.0 + u * u), 2.0 * u / (1.0 + u * u)
         cu, su = cu[..., None], su[..., None]
-        return (cu * ck - su * sk) * e1 + (su * ck + cu * sk) * e2
+        return cu * (ck * e1 + sk * e2) + su * (ck * e2 - sk * e1)
+
+    D0, D1 = ck * E1 + sk * E2, ck * E2 - sk * E1
 
     def f(u):  # (..., 2, 2) parameters -> the rim points' signed distances
-        return sdf(C0 + R * arc(u, E1, E2))[0]
+        cu, su = (1.0 - u * u) / (1.0 + u * u), 2.0 * u / (1.0 + u * u)
+        return dist(C0 + R * (cu[..., None] * D0 + su[..., None] * D1))[0]
 
     tau = float(np.tan(step / 2.0))
     u = golden_minimum(f, jnp.full(k.shape, -tau, dtype), jnp.full(k.shape, tau, dtype))
     radial = arc(u, e1[..., None, None, :], e2[..., None, None, :])
     deepest = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 2, 3)
-    normal = jax.lax.stop_gradient(sdf(jax.lax.stop_gradient(deepest))[1][..., 0, :])  # at the best
+    # the shape's normal at the best point, in world axes
+    best = jax.lax.stop_gradient(C0 + R * arc(u, E1, E2))[..., 0, :]  # (..., 2, 3)
+    normal = jax.lax.stop_gradient(dist(best[..., None, :])[1][..., 0, :])
+    if isinstance(sdf, LocalSDF):
+        normal = mv(jax.lax.stop_gradient(sdf.R)[..., None, :, :], normal)
     square = rim_square(Rc, centres, r, normal)  # (..., 2, 4, 3)
     return square.reshape(cc.shape[:-1] + (8, 3)), deepest.reshape(cc.shape[:-1] + (4, 3)), second
 
@@ -200,16 +218,10 @@ def rim_rows(d_sq, n_sq, w_sq, d_deep, n_deep, w_deep, second, r):
 
 
 def cylinder_sdf_of(cc, Rc, size):
-    """The cylinder's signed distance and outward normal as a function of points ``(..., 2, k,
-    3)``, without derivatives (for :func:`rim_points`)."""
-    cc0, size0 = (jax.lax.stop_gradient(x)[..., None, None, :] for x in (cc, size))
-    Rc0 = jax.lax.stop_gradient(Rc)[..., None, None, :, :]
-
-    def sdf(pts):
-        dist, n = cylinder_sdf(mtv(Rc0, pts - cc0), size0)
-        return dist, mv(Rc0, n)
-
-    return sdf
+    """The cylinder's signed distance and outward normal in its own frame
+    (:class:`~jaxdyn.collision.segments.LocalSDF`), without derivatives (for :func:`rim_points`)."""
+    size0 = jax.lax.stop_gradient(size)[..., None, None, :]
+    return LocalSDF(cc, Rc, lambda pts: cylinder_sdf(pts, size0))
 
 
 def cylinder_box_contacts(cc, Rc, size, cb, Rb, h):

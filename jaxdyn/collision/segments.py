@@ -6,6 +6,9 @@ golden-section search of a convex function along a segment, the (B1) count beyon
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,6 +16,18 @@ import numpy as np
 from ..spatial import ArrayOps
 
 dot = ArrayOps.dot  # a . b over the last axis, an explicit sum
+
+
+class LocalSDF(NamedTuple):
+    """A shape's signed distance in its own frame, for
+    :func:`jaxdyn.collision.cylinders.rim_points`: the frame's origin ``c`` ``(..., 3)`` and axes
+    ``R`` ``(..., 3, 3)`` (taken without derivatives) and ``f``, which maps points ``(..., 2, k,
+    3)`` in that frame to their signed distance and the outward unit normal in that frame. The
+    rims are carried into the frame once, so the search's evaluations rotate nothing."""
+
+    c: Any
+    R: Any
+    f: Callable
 
 
 def length(x):
