@@ -117,6 +117,12 @@ class Geoms(eqx.Module):
       cone: MuJoCo's friction cone of the scene (``<option cone>``), ``"pyramidal"`` (MuJoCo's
         default) or ``"elliptic"``: it sets how stiff ``Contact(normal="mujoco")``'s normal
         force is (:mod:`jaxdyn.contact.soft`).
+      max_pairs, max_contacts: the scene's own contact budgets, ``None`` where it sets none:
+        MJCF ``<custom><numeric name="max_geom_pairs">`` and ``name="max_contact_points"``, the
+        numbers MJX reads for its broad phase and its contact limit (MuJoCo Playground's
+        scenes set them). ``Contact(max_pairs="auto", max_contacts="auto")``, the defaults,
+        take them (:func:`jaxdyn.contact.pairs.pair_budget`,
+        :func:`jaxdyn.contact.joint_space.contact_budget`).
     """
 
     size: Float[Array, "ng 3"]
@@ -151,6 +157,8 @@ class Geoms(eqx.Module):
     edge_geom: tuple[int, ...] = eqx.field(static=True, default=())
     hfields: tuple[Float[Array, "nrow ncol"], ...] = ()
     cone: str = eqx.field(static=True, default="pyramidal")
+    max_pairs: int | None = eqx.field(static=True, default=None)
+    max_contacts: int | None = eqx.field(static=True, default=None)
 
     @property
     def ng(self) -> int:
@@ -187,6 +195,8 @@ def make_geoms(
     pair_solref=None,
     pair_solimp=None,
     cone="pyramidal",
+    max_pairs=None,
+    max_contacts=None,
     dtype=None,
 ) -> Geoms:
     """Build :class:`Geoms` from numbers; float leaves in ``dtype`` (default JAX's default
@@ -208,7 +218,8 @@ def make_geoms(
     parameters ``solref`` ``(ng, 2)``, ``solimp`` ``(ng, 5)`` (a row or one per geom; default
     MuJoCo's), ``solmix`` and per pair ``pair_solref``, ``pair_solimp`` (default MuJoCo's), the
     bodies' ``invweight`` ``(ng, 2)`` (default -1: not computed; the loaders compute it,
-    :func:`jaxdyn.contact.soft.with_invweights`) and the scene's friction ``cone``.
+    :func:`jaxdyn.contact.soft.with_invweights`), the scene's friction ``cone`` and its contact
+    budgets ``max_pairs`` and ``max_contacts`` (positive ints, or ``None``: :class:`Geoms`).
 
     Example: a sphere of radius 0.05 at the tip of body 2 and a box on the world::
 
@@ -275,6 +286,9 @@ def make_geoms(
     _, pair_solimp = _pair_values(pairs, pair_solimp, ng, "pair_solimp", DEFAULT_SOLIMP)
     if cone not in CONES:
         raise ValueError(f"make_geoms: cone must be one of {', '.join(CONES)} (MuJoCo's), got {cone!r}")
+    for what, budget in (("max_pairs", max_pairs), ("max_contacts", max_contacts)):
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1):
+            raise ValueError(f"make_geoms: {what} must be a positive int or None, got {budget!r}")
     for what, values in (("solref", solref), ("solimp", solimp), ("solmix", solmix)):
         if not np.all(np.isfinite(np.asarray(values, np.float64))):
             raise ValueError(f"make_geoms: {what} must be finite")
@@ -324,6 +338,8 @@ def make_geoms(
         edge_geom=edge_geom,
         hfields=tuple(jnp.asarray(h, dtype) for h in hfields),
         cone=cone,
+        max_pairs=None if max_pairs is None else int(max_pairs),
+        max_contacts=None if max_contacts is None else int(max_contacts),
     )
 
 

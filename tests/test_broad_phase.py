@@ -177,7 +177,7 @@ def test_a_step_and_its_gradient_with_a_budget():
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "4"])
 def test_max_pairs_is_checked(bad):
-    with pytest.raises(ValueError, match="max_pairs must be a positive int"):
+    with pytest.raises(ValueError, match="max_pairs must be 'auto', a positive int or None"):
         C.Contact(max_pairs=bad)
 
 
@@ -273,3 +273,72 @@ def test_rows_beyond_the_budget_are_reported():
     for a, b in ((enough.q, every.q), (enough.qd, every.qd)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=0, atol=1e-10)
     assert float(jnp.abs(tight.qd - every.qd).max()) > 1e-6  # a ball left out of the solve falls
+
+
+def _balls(spacing, custom=""):
+    """Three balls of radius 0.05 resting on the floor in a row, ``spacing`` apart (centres),
+    with a ``<custom>`` block."""
+    xml = (
+        f"""<mujoco><custom>{custom}</custom><worldbody><geom type="plane" size="0 0 1"/>"""
+        + "".join(
+            f'<body pos="{k * spacing} 0 0.0499"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>'
+            for k in range(3)
+        )
+        + "</worldbody></mujoco>"
+    )
+    q0 = jnp.concatenate([jnp.array([k * spacing, 0, 0.0499, 1, 0, 0, 0]) for k in range(3)])
+    return jaxdyn.load_mjcf(xml, dtype=jnp.float64), q0
+
+
+def test_pairs_beyond_the_broad_phase_budget_are_reported():
+    """Three balls in a row, each pressed against the next (two sphere-sphere pairs of three in
+    reach): a broad phase of one pair reports the first state (``Trajectory.overflow_step``), one
+    of two reports none and steps as every pair does; a budget of one leaves a pair's force
+    out."""
+    m, q0 = _balls(0.0998)
+    assert np.asarray(C.pairs_in_reach(m, q0)).tolist() == [2]
+
+    def run(budget):
+        ct = C.Contact(C.Ground.from_model(m), max_pairs=budget, max_contacts=None)
+        return sim.rollout(m, q0, jnp.zeros(m.nv), jnp.zeros((3, m.nv)), 1e-3, contact=ct)
+
+    tight, enough, every = jax.jit(lambda: (run(1), run(2), run(None)))()
+    assert int(tight.overflow_step) == 0 and sim.first_overflow(tight) == ((), 0)
+    assert int(enough.overflow_step) == -1 and every.overflow_step is None
+    np.testing.assert_allclose(np.asarray(enough.qd), np.asarray(every.qd), rtol=0, atol=1e-10)
+    assert float(jnp.abs(tight.qd - every.qd).max()) > 1e-6
+
+
+def test_the_scenes_budgets_are_the_defaults():
+    """MJCF ``<custom><numeric name="max_geom_pairs">`` and ``"max_contact_points"`` (MJX's
+    budgets, which MuJoCo Playground's scenes set) become ``model.geoms.max_pairs`` and
+    ``max_contacts``, and ``Contact()``'s ``"auto"`` budgets take them: the default contact steps
+    as the explicit budgets do. ``-1`` is no limit (then four per body with a collidable geom,
+    at least 16); a number that is not a positive whole number is refused by name."""
+    from jaxdyn.contact.joint_space import contact_budget
+    from jaxdyn.io import MJCFError
+
+    budgets = '<numeric name="max_geom_pairs" data="1"/><numeric name="max_contact_points" data="4"/>'
+    m, q0 = _balls(0.0998, budgets)
+    plain, _ = _balls(0.0998)
+    assert (m.geoms.max_pairs, m.geoms.max_contacts) == (1, 4)
+    assert (plain.geoms.max_pairs, plain.geoms.max_contacts) == (None, None)
+    assert pairs.pair_budget(m, "auto") == 1 and contact_budget(m, C.Contact()) == 4
+    assert (
+        pairs.pair_budget(plain, "auto") == 16 and pairs.pair_budget(m, 3) == 3 and pairs.pair_budget(m, None) is None
+    )
+    unlimited, _ = _balls(0.0998, '<numeric name="max_geom_pairs" data="-1"/>')
+    assert unlimited.geoms.max_pairs is None
+
+    def run(model, ct):
+        return sim.rollout(model, q0, jnp.zeros(model.nv), jnp.zeros((3, model.nv)), 1e-3, contact=ct)
+
+    ground = C.Ground.from_model(m)
+    default, explicit = jax.jit(
+        lambda: (run(m, C.Contact(ground)), run(plain, C.Contact(ground, max_pairs=1, max_contacts=4)))
+    )()
+    assert int(default.overflow_step) == 0
+    np.testing.assert_allclose(np.asarray(default.qd), np.asarray(explicit.qd), rtol=0, atol=1e-12)
+    for data in ("0", "2.5", "-2", "many"):
+        with pytest.raises(MJCFError, match="<custom><numeric name='max_geom_pairs'> data"):
+            _balls(0.3, f'<numeric name="max_geom_pairs" data="{data}"/>')

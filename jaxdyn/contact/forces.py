@@ -52,15 +52,19 @@ class Contact(eqx.Module):
       static tangential load) or ``"spring"`` (stick-capable, with the bristle elongation as
       state, :class:`ContactState`; ``sim.step`` and ``sim.rollout`` carry it, with
       ``"implicit_euler"``). :mod:`jaxdyn.contact.laws`.
-    max_pairs (static): the broad phase. ``None`` (default): every pair of
-      :func:`collision_pairs` is evaluated at every state. An int ``K``: of each kind of pair
-      (sphere-box, box-box, ...) that has more than ``K`` pairs, the ``K`` whose bounding
-      spheres are nearest are evaluated (the smallest gaps ``|c_2 - c_1| - r_1 - r_2``, chosen
-      anew at each evaluation with ``lax.top_k``), so the cost of a step follows ``K``, not the
-      number of pairs (MJX's ``max_geom_pairs`` in the same role). The forces equal those of
-      every pair as long as no more than ``K`` pairs of a kind have bounding spheres that meet
-      (a pair whose spheres are apart does not touch); :func:`pairs_in_reach` counts them along
-      a trajectory, to choose ``K``. With ``SimOptions(contact_position="implicit")`` a pair
+    max_pairs (static): the broad phase: of each kind of pair (sphere-box, box-box, ...) that
+      has more than ``K`` pairs of :func:`collision_pairs`, only the ``K`` whose bounding spheres
+      are nearest are evaluated (the smallest gaps ``|c_2 - c_1| - r_1 - r_2``, chosen anew at
+      each evaluation with ``lax.top_k``), so the cost of a step follows ``K``, not the number of
+      pairs (MJX's ``max_geom_pairs`` in the same role). ``"auto"`` (default): the scene's own
+      ``K`` (MJCF ``<custom><numeric name="max_geom_pairs">``, ``model.geoms.max_pairs``), else
+      four per body that carries a collidable geom, at least 16
+      (:func:`jaxdyn.contact.pairs.pair_budget`); an int ``K``; ``None``: every pair at every
+      state. The forces equal those of every pair as long as no more than ``K`` pairs of a kind
+      have bounding spheres that meet (a pair whose spheres are apart does not touch);
+      :func:`pairs_in_reach` counts them along a trajectory, to choose ``K``, and
+      ``sim.rollout`` reports the first state where more are in reach
+      (``Trajectory.overflow_step``). With ``SimOptions(contact_position="implicit")`` a pair
       also acts when it would touch within the step: count with a ``margin`` of the step
       times the largest closing speed. A pair that leaves the chosen ones with
       ``friction="spring"`` starts again from a relaxed bristle.
@@ -74,7 +78,8 @@ class Contact(eqx.Module):
     max_contacts (static): the contact rows (ground points and pair contacts) that the
       ``"implicit_euler"`` step's velocity solve takes, where most of a step's cost is:
       ``"auto"`` (default) a budget from the model
-      (:func:`jaxdyn.contact.joint_space.contact_budget`: four rows per body with a collidable
+      (:func:`jaxdyn.contact.joint_space.contact_budget`: the scene's own, MJCF
+      ``<custom><numeric name="max_contact_points">``, else four rows per body with a collidable
       geom, at least 16); an int; ``None``, every row. With a budget ``R`` below the model's
       number of rows, the ``R`` rows of smallest signed distance are chosen at each step
       (``lax.top_k``) and only they get Jacobians and enter the solve. A row apart has no
@@ -89,7 +94,7 @@ class Contact(eqx.Module):
     collide_pairs: bool = eqx.field(static=True, default=True)
     exclude: tuple[tuple[str, str], ...] = eqx.field(static=True, default=(), converter=pairs_converter)
     friction: str = eqx.field(static=True, default="regularised")
-    max_pairs: int | None = eqx.field(static=True, default=None)
+    max_pairs: int | str | None = eqx.field(static=True, default="auto")
     max_contacts: int | str | None = eqx.field(static=True, default="auto")
     normal: str = eqx.field(static=True, default="hunt_crossley")
 
@@ -98,10 +103,12 @@ class Contact(eqx.Module):
             raise ValueError(f"Contact: unknown normal '{self.normal}', choose one of {', '.join(soft.NORMAL_LAWS)}")
         if self.friction not in FRICTION_LAWS:
             raise ValueError(f"Contact: unknown friction '{self.friction}', choose one of {', '.join(FRICTION_LAWS)}")
-        if self.max_pairs is not None and (
-            isinstance(self.max_pairs, bool) or not isinstance(self.max_pairs, (int, np.integer)) or self.max_pairs < 1
+        if self.max_pairs not in ("auto", None) and (
+            isinstance(self.max_pairs, (bool, str))
+            or not isinstance(self.max_pairs, (int, np.integer))
+            or self.max_pairs < 1
         ):
-            raise ValueError(f"Contact: max_pairs must be a positive int or None, got {self.max_pairs!r}")
+            raise ValueError(f"Contact: max_pairs must be 'auto', a positive int or None, got {self.max_pairs!r}")
         if self.max_contacts not in ("auto", None) and (
             isinstance(self.max_contacts, (bool, str))
             or not isinstance(self.max_contacts, (int, np.integer))
@@ -240,7 +247,7 @@ def contact_wrenches(
     exclude=(),
     state: ContactState | None = None,
     dt=0.0,
-    max_pairs: int | None = None,
+    max_pairs: int | str | None = None,
     normal: str = "hunt_crossley",
 ) -> Float[Array, "nb 6"]:
     """Contact wrenches on every body, ``(nb, 6)`` ``[moment; force]`` about the body origin in
@@ -513,7 +520,7 @@ def generalized_forces(
     exclude=(),
     state: ContactState | None = None,
     dt=0.0,
-    max_pairs: int | None = None,
+    max_pairs: int | str | None = None,
     normal: str = "hunt_crossley",
 ) -> Float[Array, " nv"]:
     """The contact wrenches as joint-space forces, ``tau_c = sum_b J_b^T f_b``: minus the

@@ -87,10 +87,11 @@ class JointSpaceContacts(eqx.Module):
     end velocity and non-increasing in ``v_n``, so (J4) holds) in place of Hunt-Crossley's, and
     ``elastic`` its force at rest; the lookahead (J3) does not apply to it.
 
-    With a budget of rows (``Contact(max_contacts=...)``), ``overflow`` (int32) is the number of
-    rows that touch at the configuration (signed distance below zero) beyond the budget: the
-    solve left them out and their force is missing (0 while at most the budget touch; ``None``:
-    no budget, every row taken).
+    With a budget of rows (``Contact(max_contacts=...)``) or of pairs (``Contact(max_pairs=...)``),
+    ``overflow`` (int32) is the number of rows that touch at the configuration (signed distance
+    below zero) beyond the rows' budget, whose force the solve left out, plus the pairs in reach
+    (bounding spheres that meet) beyond the broad phase's budget, whose force may be missing (0
+    while every budget suffices; ``None``: no budget applies, every row and pair taken).
     """
 
     depth: Float[Array, " m"]
@@ -303,12 +304,16 @@ def _mtv_rows(G, f):
 
 def contact_budget(model: Model, contact: Contact) -> int | None:
     """The number of contact rows the ``"implicit_euler"`` step's velocity solve takes
-    (``Contact(max_contacts=...)``): ``None`` for every row; with ``"auto"``, four per body that
-    carries a collidable geom, at least 16. A model with no more rows than that takes every row.
+    (``Contact(max_contacts=...)``): ``None`` for every row; with ``"auto"``, the scene's own
+    (``model.geoms.max_contacts``: MJCF ``<custom><numeric name="max_contact_points">``, MJX's
+    limit on its contacts), else four per body that carries a collidable geom, at least 16. A
+    model with no more rows than that takes every row.
     Measured on falls with every collision geom (benchmarks/sim_step.py's scenes): at most 12
     rows of the Go1's 1,106 and 30 of the dm_control humanoid's 416 touched at once, against
     52 chosen for each."""
     budget = contact.max_contacts
+    if budget == "auto" and model.geoms is not None and model.geoms.max_contacts is not None:
+        budget = model.geoms.max_contacts
     if budget == "auto":
         g = model.geoms
         assert g is not None  # a model with geoms (make_model gives every model its Geoms)
@@ -375,7 +380,7 @@ def joint_space_contacts(
     if budget is not None and sum(len(d) for d in depth) <= budget:
         budget = None
     cat = jnp.concatenate
-    overflow = None
+    overflow = None if not use_pairs else pc.overflow  # pairs in reach that the broad phase left out
     angular = any(m is not None for m in mua)
     if angular:  # zero coefficients for the kind without torsional or rolling friction
         mua = cat([jnp.zeros((len(d), 2), dtype) if m is None else m.astype(dtype) for m, d in zip(mua, depth)])
@@ -391,7 +396,8 @@ def joint_space_contacts(
         # the budget's rows nearest to touching (smallest signed distance): a row apart has no
         # force, so the solve equals every row's while no more rows than the budget touch
         phi_all = cat(phi)
-        overflow = jnp.maximum(jnp.sum(phi_all < 0) - budget, 0).astype(jnp.int32)
+        rows_over = jnp.maximum(jnp.sum(phi_all < 0) - budget, 0).astype(jnp.int32)
+        overflow = rows_over if overflow is None else overflow + rows_over
         sel = jax.lax.top_k(-phi_all, budget)[1]
         b1 = cat([jnp.full(len(b), -1) if a is None else jnp.asarray(a) for a, b in zip(body1, body2)])[sel]
         b2, pts = cat([jnp.asarray(b) for b in body2])[sel], cat(point)[sel]

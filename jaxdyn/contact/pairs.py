@@ -385,18 +385,40 @@ def _bounding_gaps(model: Model, F: Frames, table: CollisionPairs):
     return jnp.sqrt(jnp.sum(d * d, -1)) - r[ij[:, 0]] - r[ij[:, 1]] - margin
 
 
-def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: int | None = None):
+def pair_budget(model: Model, max_pairs: int | str | None) -> int | None:
+    """The broad phase's budget ``K`` per kind of pair (``Contact(max_pairs=...)``): an int as
+    given, ``None`` for every pair; ``"auto"`` (the default) the scene's own
+    (``model.geoms.max_pairs``: MJCF ``<custom><numeric name="max_geom_pairs">``, which MJX reads
+    in the same role), else four per body that carries a collidable geom, at least 16 (the
+    rows' rule, :func:`jaxdyn.contact.joint_space.contact_budget`). Measured along falls with
+    every collision geom (5 s, zero torque): at most 20 pairs of a kind in reach on Playground's
+    Go1 (13 such bodies: 52) and 35 on dm_control's humanoid (13: 52)."""
+    if max_pairs != "auto":
+        return None if max_pairs is None else int(max_pairs)
+    g = model.geoms
+    assert g is not None  # a model with geoms (make_model gives every model its Geoms)
+    if g.max_pairs is not None:
+        return g.max_pairs
+    bodies = {b for b, c, a in zip(g.body, g.contype, g.conaffinity) if b >= 0 and (c or a)}
+    return max(16, 4 * len(bodies))
+
+
+def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: int | str | None = None):
     """Per kind of pair: signed distances ``(P, S)``, normals and witnesses ``(P, S, 3)`` of its
-    ``S`` contacts, and the pairs' signed distances ``(P,)``; and per kind the pairs evaluated,
-    as indices into ``table.pairs`` ``(P,)``. Every pair of the kind (a static range), or with
-    ``max_pairs`` ``K`` below the kind's number of pairs, the ``K`` with the smallest bounding
+    ``S`` contacts, and the pairs' signed distances ``(P,)``; per kind the pairs evaluated, as
+    indices into ``table.pairs`` ``(P,)``; and the pairs the budget left out that are in reach
+    (int32, their bounding spheres meet: :func:`pairs_in_reach`; ``None`` where no kind has more
+    pairs than the budget). Every pair of the kind (a static range), or with the budget ``K``
+    (:func:`pair_budget`) below the kind's number of pairs, the ``K`` with the smallest bounding
     gaps (:func:`_bounding_gaps`, chosen at each evaluation by ``lax.top_k``: traced indices)."""
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
+    max_pairs = pair_budget(model, max_pairs)
     Rg, cg = geom_poses(model, F)
     size = g.size
     out, ids = [], []
     gaps = None
+    overflow = None
     one = lambda dd, n, p: (dd[:, None], n[:, None], p[:, None], dd)  # a kind of one contact per pair
     start = 0
     i: np.ndarray | jax.Array  # static indices, or traced ones with max_pairs
@@ -410,6 +432,8 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
         if max_pairs is not None and len(i) > max_pairs:
             gaps = _bounding_gaps(model, F, table) if gaps is None else gaps
             sel = jax.lax.top_k(-gaps[pair], max_pairs)[1]
+            over = jnp.maximum(jnp.sum(gaps[pair] <= 0) - max_pairs, 0).astype(jnp.int32)
+            overflow = over if overflow is None else overflow + over
             i, j, pair = jnp.asarray(i)[sel], jnp.asarray(j)[sel], jnp.asarray(pair)[sel]
         ids.append(pair)
         r1 = size[i, 0]
@@ -451,7 +475,7 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
                 out.append(ellipsoid_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
             else:
                 out.append(box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
-    return out, ids
+    return out, ids, overflow
 
 
 def hull_arrays(g: geometry.Geoms, meshes, Rg, cg, sel=None):
@@ -512,7 +536,9 @@ class _PairSlots(NamedTuple):
     (traced index arrays), and ``row``, each contact's row in the whole table (the rows of
     :class:`PairContacts`, ``CollisionPairs.rows``); ``omega``, ``mu_angular``: the relative
     angular velocity ``w_2 - w_1`` (world) and the torsional and rolling friction of each
-    contact, ``None`` where no pair has either (:func:`angular_friction`)."""
+    contact, ``None`` where no pair has either (:func:`angular_friction`); ``overflow``: the
+    pairs in reach that the budget left out (``None``: no budget applies,
+    :func:`_pair_geometry`)."""
 
     distance: Array
     depth: Array
@@ -529,6 +555,7 @@ class _PairSlots(NamedTuple):
     omega: Array | None = None
     mu_angular: Array | None = None
     margin: Array | None = None
+    overflow: Array | None = None
 
     @property
     def chosen(self) -> bool:
@@ -541,12 +568,12 @@ def _gather(a: np.ndarray, idx):
     return a[idx] if isinstance(idx, np.ndarray) else jnp.asarray(a)[idx]
 
 
-def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | None = None) -> _PairSlots:
+def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | str | None = None) -> _PairSlots:
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     table = collision_pairs(model, exclude)
     dt = model.dtype
-    kinds, ids = _pair_geometry(model, F, table, max_pairs)
+    kinds, ids, overflow = _pair_geometry(model, F, table, max_pairs)
     if kinds:
         dist = jnp.concatenate([k[0].reshape(-1) for k in kinds])
         normal = jnp.concatenate([k[1].reshape(-1, 3) for k in kinds])
@@ -574,7 +601,7 @@ def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | None = None) -
     omega, mua = (None, None) if mua is None else (F.w[b2] - F.w[b1], mua[pair])
     margin = contact_margin(g, ij[:, 0], ij[:, 1])[pair].astype(dt)
     depth = jnp.maximum(margin - dist, 0.0)
-    return _PairSlots(dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin)
+    return _PairSlots(dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin, overflow)
 
 
 def _pair_contacts(model: Model, F: Frames, exclude) -> PairContacts:

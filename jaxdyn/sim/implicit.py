@@ -103,7 +103,8 @@ _POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces
 
 class ContactReport(NamedTuple):
     """What the ``"implicit_euler"`` step saw of its start state's contact: the deepest depth and
-    the touching rows beyond the solve's budget (``None``: no budget)."""
+    the touching rows beyond the solve's budget plus the pairs in reach beyond the broad phase's
+    (``None``: no budget applies)."""
 
     depth: Any
     overflow: Any

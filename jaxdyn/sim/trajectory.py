@@ -34,9 +34,12 @@ class Trajectory:
 
     ``overflow_step`` (int32 scalar): with a contact whose ``"implicit_euler"`` solve takes a
     budget of rows (``Contact(max_contacts=...)``, ``"auto"`` by default, where the model has more
-    candidate rows than the budget), the index ``k`` of the first state in which more rows
-    touch than the budget (their force is then missing from that step: raise ``max_contacts``),
-    ``-1`` if none; ``None`` where no budget applies (read it with :func:`first_overflow`).
+    candidate rows than the budget) or of pairs (``Contact(max_pairs=...)``, the broad phase,
+    ``"auto"`` by default, where a kind of pair has more pairs than the budget), the index ``k``
+    of the first state in which more rows touch than the rows' budget (their force is then
+    missing from that step: raise ``max_contacts``) or more pairs of a kind are in reach than
+    the pairs' budget (their force may be missing: raise ``max_pairs``), ``-1`` if none;
+    ``None`` where no budget applies (read it with :func:`first_overflow`).
 
     ``contact_state``: for a contact with state (``Contact(friction="spring")``), the
     :class:`jaxdyn.contact.ContactState` at every step, each leaf with a leading ``T+1`` axis

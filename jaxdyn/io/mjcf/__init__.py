@@ -106,7 +106,11 @@ attributes that MuJoCo's schema does not know where they are written (misspellin
 names the closest known name, :mod:`.schema`), keywords outside their set, and numbers that do
 not parse, are not finite or come in the wrong count (the message names element and attribute).
 Elements that do not affect the dynamics (``visual``, ``asset``, ``sensor``, ``keyframe``,
-``statistic``, ``custom``, ``size``, cameras, lights) are ignored; :func:`jaxdyn.sensors.from_mjcf` reads ``<sensor>``.
+``statistic``, ``size``, cameras, lights) are ignored; :func:`jaxdyn.sensors.from_mjcf` reads ``<sensor>``.
+Of ``<custom>``, the two numerics MJX reads as its contact budgets, ``max_geom_pairs`` and
+``max_contact_points`` (MuJoCo Playground's scenes set them), become ``model.geoms.max_pairs`` and
+``model.geoms.max_contacts``, the defaults of ``Contact(max_pairs=, max_contacts=)``; the other
+numerics, texts and tuples carry data for user code and are ignored.
 
 ``<contact>``: ``<exclude body1 body2>`` becomes ``model.geoms.exclude`` (the geoms of the two
 MuJoCo bodies, also where welded bodies were merged into one jaxdyn body) and ``<pair geom1

@@ -121,6 +121,7 @@ def _geoms(root, ctx, bodies, owner, dtype):
     cone = "pyramidal"
     for o in root.iter("option"):
         cone = o.get("cone", cone)
+    budgets = scene_budgets(root)
     geoms = make_geoms(  # the lists become arrays of make_geoms's shapes there
         **g,
         exclude=exclude,
@@ -130,9 +131,34 @@ def _geoms(root, ctx, bodies, owner, dtype):
         vertex_geom=g_vgeom,
         hfields=hfield_data,
         cone=cone,
+        **budgets,
         dtype=dtype,
     )
     return geoms, g_mjbody
+
+
+# the scene's contact budgets: MJX's custom numerics, as make_geoms names them
+_BUDGETS = {"max_geom_pairs": "max_pairs", "max_contact_points": "max_contacts"}
+
+
+def scene_budgets(root) -> dict:
+    """``<custom><numeric name="max_geom_pairs" data="K">`` and ``name="max_contact_points"``:
+    the budgets MJX gives its broad phase and its contacts, as ``make_geoms``'s ``max_pairs`` and
+    ``max_contacts``; ``-1`` (MJX's "no limit") and an absent numeric give ``None``."""
+    out = {}
+    for c in root.iter("custom"):
+        for e in c.iter("numeric"):
+            name = e.get("name", "")
+            if name not in _BUDGETS:
+                continue
+            what = f"<custom><numeric name='{name}'> data"
+            v = float(numbers(e.get("data", ""), 1, what)[0])  # MuJoCo's numerics are reals
+            if v != int(v) or v == 0 or v < -1:
+                raise MJCFError(
+                    f"{what}: expected a positive whole number of {name[4:].replace('_', ' ')}, or -1 (no limit), got {v:g}"
+                )
+            out[_BUDGETS[name]] = None if v == -1 else int(v)
+    return out
 
 
 def numbers_over_default(a, key, default, what):
