@@ -148,7 +148,7 @@ def main():
     ap.add_argument(
         "--all-cores",
         action="store_true",
-        help="solve_batch on every host device too (one pmap; hung on the Panda batch with 2 host devices, 2026-11-29)",
+        help="solve_batch on every host device too (one pmap)",
     )
     ap.add_argument("--single-max", type=int, default=8)
     ap.add_argument("--croc-sequential-max", type=int, default=1024)

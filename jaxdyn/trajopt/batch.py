@@ -160,9 +160,10 @@ def solve_batch(
         each running its own queue of ``ceil(N / devices)`` problems in its own slots (one
         ``jax.pmap``; the queue is padded with copies of the last problem, whose results are
         dropped). On the CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``
-        (set before JAX is imported) makes each core a device; there a Panda batch over two
-        host devices hung (both replicas waiting, no CPU used; a pendulum's did not), so
-        this is meant for accelerators.
+        (set before JAX is imported) makes each core a device. (A Panda batch over two host
+        devices used to hang there: jaxlib's batched LAPACK factorisation, which iLQR's
+        Riccati step then called, can deadlock XLA's CPU thread pool; it now factors with
+        :mod:`jaxdyn.linalg`.)
 
     Returns a :class:`BatchResult`: ``result`` an :class:`ILQRResult` whose every field has the
     leading axis ``N``, in the order of ``params``, each problem's result that of its own
