@@ -98,7 +98,6 @@ def _line_search(slope, fractions):
 # the minimum along the step is bracketed between two of them, then found by regula falsi
 _LINE_SEARCH = (0.0, 1.0 / 64, 1.0 / 16, 1.0 / 4, 1.0 / 2, 1.0, 2.0, 4.0)
 _REFINE = 3  # regula falsi steps on the bracket
-_POLISH = 1  # exact Newton steps after the convex ones, each kept if it reduces R^T M^-1 R
 
 
 class ContactReport(NamedTuple):
@@ -152,7 +151,7 @@ def implicit_contact(
     ``t``: each trial costs one evaluation of the contact laws, in contact space. The step
     length is its zero, bracketed among the fractions ``_LINE_SEARCH`` and refined by
     ``_REFINE`` regula-falsi steps (the largest fraction when ``s`` stays negative).
-    ``_POLISH`` Newton steps with the exact derivative of the coupled force
+    ``options.contact_polish`` Newton steps with the exact derivative of the coupled force
     (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
     it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
     ``R`` alone stalls away from the root after a hard impact (docs/contact.md, "The velocity
@@ -204,6 +203,9 @@ def implicit_contact(
         return a + _line_search(slope, fractions) * da
 
     a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qd))
+    report = ContactReport(jnp.max(js.depth, initial=0.0), js.overflow)
+    if options.contact_polish == 0:
+        return a, qd_lin, report
     L = linalg.cholesky(jax.lax.stop_gradient(Md))
 
     def merit(R):
@@ -225,5 +227,5 @@ def implicit_contact(
         return jnp.where(better, cand, a), jnp.where(better, Rc, R), jnp.where(better, mc, m)
 
     R = residual(a)
-    a = jax.lax.fori_loop(0, _POLISH, polish, (a, R, merit(R)))[0]
-    return a, qd_lin, ContactReport(jnp.max(js.depth, initial=0.0), js.overflow)
+    a = jax.lax.fori_loop(0, options.contact_polish, polish, (a, R, merit(R)))[0]
+    return a, qd_lin, report
