@@ -399,6 +399,9 @@ SLOW = {
     # test_contact_margin)
     "tests/test_broad_phase.py::test_a_contact_budget_gives_every_rows_step_where_it_suffices",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[1]",
+    # its quick counterpart: test_pairs_beyond_the_broad_phase_budget_are_counted (three rollouts
+    # compiled: 35 s of the quick run)
+    "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_reported",
 }
 QUICK_ZOO = {"tree_mixed_float"}
 # MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the

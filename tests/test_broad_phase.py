@@ -290,13 +290,27 @@ def _balls(spacing, custom=""):
     return jaxdyn.load_mjcf(xml, dtype=jnp.float64), q0
 
 
-def test_pairs_beyond_the_broad_phase_budget_are_reported():
+def test_pairs_beyond_the_broad_phase_budget_are_counted():
     """Three balls in a row, each pressed against the next (two sphere-sphere pairs of three in
-    reach): a broad phase of one pair reports the first state (``Trajectory.overflow_step``), one
-    of two reports none and steps as every pair does; a budget of one leaves a pair's force
-    out."""
+    reach): the implicit step's contacts count one pair beyond a broad phase of one, none beyond
+    two, and no budget applies without one (``JointSpaceContacts.overflow``, which
+    ``sim.rollout`` turns into ``Trajectory.overflow_step``: the slow
+    test_pairs_beyond_the_broad_phase_budget_are_reported)."""
     m, q0 = _balls(0.0998)
     assert np.asarray(C.pairs_in_reach(m, q0)).tolist() == [2]
+
+    def overflow(budget):
+        return C.Contact(C.Ground.from_model(m), max_pairs=budget, max_contacts=None).joint_space(m, q0).overflow
+
+    one, two = jax.jit(lambda: (overflow(1), overflow(2)))()
+    assert (int(one), int(two)) == (1, 0) and jax.eval_shape(lambda: overflow(None)) is None
+
+
+def test_pairs_beyond_the_broad_phase_budget_are_reported():
+    """The same balls stepped: a broad phase of one pair reports the first state
+    (``Trajectory.overflow_step``) and leaves a pair's force out; one of two reports none and
+    steps as every pair does."""
+    m, q0 = _balls(0.0998)
 
     def run(budget):
         ct = C.Contact(C.Ground.from_model(m), max_pairs=budget, max_contacts=None)
@@ -312,9 +326,10 @@ def test_pairs_beyond_the_broad_phase_budget_are_reported():
 def test_the_scenes_budgets_are_the_defaults():
     """MJCF ``<custom><numeric name="max_geom_pairs">`` and ``"max_contact_points"`` (MJX's
     budgets, which MuJoCo Playground's scenes set) become ``model.geoms.max_pairs`` and
-    ``max_contacts``, and ``Contact()``'s ``"auto"`` budgets take them: the default contact steps
-    as the explicit budgets do. ``-1`` is no limit (then four per body with a collidable geom,
-    at least 16); a number that is not a positive whole number is refused by name."""
+    ``max_contacts``, and ``Contact()``'s ``"auto"`` budgets take them: the default contact's
+    solve takes the scene's rows and counts the pairs beyond its pair budget. ``-1`` is no limit
+    (then four per body with a collidable geom, at least 16); a number that is not a positive
+    whole number is refused by name."""
     from jaxdyn.contact.joint_space import contact_budget
     from jaxdyn.io import MJCFError
 
@@ -329,16 +344,10 @@ def test_the_scenes_budgets_are_the_defaults():
     )
     unlimited, _ = _balls(0.0998, '<numeric name="max_geom_pairs" data="-1"/>')
     assert unlimited.geoms.max_pairs is None
-
-    def run(model, ct):
-        return sim.rollout(model, q0, jnp.zeros(model.nv), jnp.zeros((3, model.nv)), 1e-3, contact=ct)
-
-    ground = C.Ground.from_model(m)
-    default, explicit = jax.jit(
-        lambda: (run(m, C.Contact(ground)), run(plain, C.Contact(ground, max_pairs=1, max_contacts=4)))
-    )()
-    assert int(default.overflow_step) == 0
-    np.testing.assert_allclose(np.asarray(default.qd), np.asarray(explicit.qd), rtol=0, atol=1e-12)
+    js = jax.jit(lambda: C.Contact(C.Ground.from_model(m)).joint_space(m, q0))()
+    # four rows of the three ground points and the one pair evaluated (three touching), and
+    # the pair left out counted
+    assert js.depth.shape == (4,) and int(js.overflow) == 1
     for data in ("0", "2.5", "-2", "many"):
         with pytest.raises(MJCFError, match="<custom><numeric name='max_geom_pairs'> data"):
             _balls(0.3, f'<numeric name="max_geom_pairs" data="{data}"/>')
