@@ -26,15 +26,11 @@ def main(argv=None) -> int:
     import jax.numpy as jnp
     import sim_step
 
-    import jaxdyn
-    from jaxdyn import contact, sim
+    from jaxdyn import sim
 
-    jax.config.update("jax_cpu_enable_async_dispatch", False)
-    path, mm, qpos, _, _ = sim_step._setup(args.scene, os.path.join(os.path.expanduser("~"), ".cache", "jaxdyn-bench"))
-    model = jaxdyn.load_mjcf(path).astype(jnp.float32)
-    con = contact.Contact(ground=contact.Ground.from_model(model))
-    B, dt = args.batch, float(mm.opt.timestep)
-    q0 = jnp.tile(jnp.asarray(qpos, jnp.float32), (B, 1))
+    model, con, qpos, dt = sim_step.timing_scene(args.scene)
+    B = args.batch
+    q0 = jnp.tile(qpos, (B, 1))
     qd0 = jnp.zeros((B, model.nv), jnp.float32)
     print(f"jax {jax.__version__}, {args.scene}, {B} envs, float32; us CPU per env-step")
     for polish, iterations in ((1, 1), (0, 1), (1, 0), (0, 0)):

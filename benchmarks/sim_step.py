@@ -210,17 +210,40 @@ def _time_jax(fn, x, repeats):
     return best, compile_s, out, _xla_bytes(compiled)
 
 
+def jaxdyn_scene(path):
+    """jaxdyn's side of a scene file: the model in float32 and the contact every row steps with
+    (``Contact`` with every default on the scene's ground)."""
+    import jax.numpy as jnp
+
+    import jaxdyn
+    from jaxdyn import contact
+
+    model = jaxdyn.load_mjcf(path).astype(jnp.float32)
+    return model, contact.Contact(ground=contact.Ground.from_model(model))
+
+
+def timing_scene(name):
+    """For the CPU-time scripts (``step_cpu_time.py``, ``contact_solve_cost.py``; ``XLA_FLAGS`` set
+    before): synchronous dispatch, then the scene's jaxdyn model and contact
+    (:func:`jaxdyn_scene`), its initial configuration (float32) and time step."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+    path, mm, qpos, _, _ = _setup(name, os.path.join(os.path.expanduser("~"), ".cache", "jaxdyn-bench"))
+    model, con = jaxdyn_scene(path)
+    return model, con, jnp.asarray(qpos, jnp.float32), float(mm.opt.timestep)
+
+
 def _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, T, devices, repeats):
     import jax
     import jax.numpy as jnp
     import numpy as np
 
-    import jaxdyn
-    from jaxdyn import contact, sim
+    from jaxdyn import sim
 
-    model = jaxdyn.load_mjcf(path).astype(jnp.float32)
+    model, con = jaxdyn_scene(path)
     dt = float(mm.opt.timestep)
-    con = contact.Contact(ground=contact.Ground.from_model(model))
     nact = model.nv - 6
     kp = 35.0
     # the actuators' force ranges, in the model's joint order (Playground's Go1: one per leg joint)

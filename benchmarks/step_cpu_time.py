@@ -28,19 +28,16 @@ def main(argv=None) -> int:
     import sim_step
 
     import jaxdyn
-    from jaxdyn import contact, sim
+    from jaxdyn import sim
 
-    jax.config.update("jax_cpu_enable_async_dispatch", False)
-    path, mm, qpos, _, _ = sim_step._setup(args.scene, os.path.join(os.path.expanduser("~"), ".cache", "jaxdyn-bench"))
-    model = jaxdyn.load_mjcf(path).astype(jnp.float32)
-    con = contact.Contact(ground=contact.Ground.from_model(model))
-    B, T, dt = args.batch, args.steps, float(mm.opt.timestep)
+    model, con, qpos, dt = sim_step.timing_scene(args.scene)
+    B, T = args.batch, args.steps
 
     def run(q0):
         tau = jnp.zeros((T, model.nv), jnp.float32)
         return sim.rollout(model, q0, jnp.zeros(model.nv, jnp.float32), tau, dt, contact=con).q[-1]
 
-    q0 = jnp.tile(jnp.asarray(qpos, jnp.float32), (B, 1))
+    q0 = jnp.tile(qpos, (B, 1))
     t = time.perf_counter()
     f = jax.jit(jax.vmap(run)).lower(q0).compile()
     compile_s = time.perf_counter() - t
