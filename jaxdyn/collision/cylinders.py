@@ -171,23 +171,24 @@ def rim_points(cc, Rc, size, sdf):
     k = jnp.stack([k1, k2], -1)  # (..., 2, 2): two searches on each rim
     ck, sk = cos_g[k][..., None], sin_g[k][..., None]  # cos and sin of theta_k
 
-    def arc(u, e1, e2):  # the unit radial direction at u, from the disk's axes e1, e2
-        cu, su = (1.0 - u * u) / (1.0 + u * u), 2.0 * u / (1.0 + u * u)
-        cu, su = cu[..., None], su[..., None]
-        return cu * (ck * e1 + sk * e2) + su * (ck * e2 - sk * e1)
+    def axes(e1, e2):  # the radial (D0) and tangential (D1) directions at theta_k
+        return ck * e1 + sk * e2, ck * e2 - sk * e1
 
-    D0, D1 = ck * E1 + sk * E2, ck * E2 - sk * E1
+    def arc(u, d0, d1):  # the unit radial direction at u
+        cu, su = (1.0 - u * u) / (1.0 + u * u), 2.0 * u / (1.0 + u * u)
+        return cu[..., None] * d0 + su[..., None] * d1
+
+    D = axes(E1, E2)  # out of the search's loop: each evaluation only combines them
 
     def f(u):  # (..., 2, 2) parameters -> the rim points' signed distances
-        cu, su = (1.0 - u * u) / (1.0 + u * u), 2.0 * u / (1.0 + u * u)
-        return dist(C0 + R * (cu[..., None] * D0 + su[..., None] * D1))[0]
+        return dist(C0 + R * arc(u, *D))[0]
 
     tau = float(np.tan(step / 2.0))
     u = golden_minimum(f, jnp.full(k.shape, -tau, dtype), jnp.full(k.shape, tau, dtype))
-    radial = arc(u, e1[..., None, None, :], e2[..., None, None, :])
+    radial = arc(u, *axes(e1[..., None, None, :], e2[..., None, None, :]))
     deepest = centres[..., None, :] + r[..., None, None, None] * radial  # (..., 2, 2, 3)
     # the shape's normal at the best point, in world axes
-    best = jax.lax.stop_gradient(C0 + R * arc(u, E1, E2))[..., 0, :]  # (..., 2, 3)
+    best = jax.lax.stop_gradient(C0 + R * arc(u, *D))[..., 0, :]  # (..., 2, 3)
     normal = jax.lax.stop_gradient(dist(best[..., None, :])[1][..., 0, :])
     if isinstance(sdf, LocalSDF):
         normal = mv(jax.lax.stop_gradient(sdf.R)[..., None, :, :], normal)
