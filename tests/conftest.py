@@ -403,6 +403,111 @@ SLOW = {
     # compiled: 35 s of the quick run)
     "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_reported",
 }
+# The slow tests that CI's slow pass leaves out (marked `exhaustive` as well as `slow`: `pytest -m
+# slow` runs them, `-m "slow and not exhaustive"` does not), so that .ci/run stays well inside
+# its time limit: the costliest of the slow set (per-test durations of a full slow run), each
+# with a test of its subject left in CI's passes.
+# The stored Pinocchio values of EXHAUSTIVE_PINOCCHIO's cases go with them (a program of every
+# quantity per case, 45-90 s each); CI's slow pass keeps talos-floating and panda-fixed.
+EXHAUSTIVE = {
+    "tests/test_aba_derivatives.py::test_model_gradient_matches_the_sweeps_and_is_symmetric_in_inertia",
+    "tests/test_aba_derivatives.py::test_state_derivatives_match_the_sweeps",
+    "tests/test_batching.py::test_derivatives_through_the_rule",
+    "tests/test_batching.py::test_unbatched_derivatives_of_every_order",
+    "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[1]",
+    "tests/test_broad_phase.py::test_a_contact_budget_gives_every_rows_step_where_it_suffices",
+    "tests/test_broad_phase.py::test_a_contact_budget_keeps_the_steps_jacobian",
+    "tests/test_broad_phase.py::test_a_step_and_its_gradient_with_a_budget",
+    "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_reported",
+    "tests/test_constraints.py::test_batched_and_differentiable",
+    "tests/test_constraints.py::test_delassus_by_innovations_equals_dense_and_wrenches_equal_torques",
+    "tests/test_constraints.py::test_gradient_of_a_rollout_against_finite_differences",
+    "tests/test_constraints.py::test_hard_solve_closes_the_loop_and_inverse_dynamics_recovers_the_force",
+    "tests/test_constraints.py::test_loop_made_in_code_equals_the_mjcf_one",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[pairs-regularised]",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[pairs-spring]",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[solo12-regularised]",
+    "tests/test_contact.py::test_closed_form_velocity_derivative_equals_forward_mode[solo12-spring]",
+    "tests/test_contact.py::test_free_bodies_after_a_fixed_arm_settle_on_the_ground",
+    "tests/test_contact.py::test_gradient_through_contact_rollout_matches_finite_differences",
+    "tests/test_contact_drawing.py::test_draw_and_animate_contacts",
+    "tests/test_contact_pairs.py::test_box_falls_onto_box",
+    "tests/test_contact_pairs.py::test_capsule_box_gradients",
+    "tests/test_contact_pairs.py::test_cylinder_pair_derivatives_are_finite",
+    "tests/test_contact_pairs.py::test_cylinder_rests_on_a_box",
+    "tests/test_contact_pairs.py::test_cylinder_rests_on_a_cylinder",
+    "tests/test_contact_pairs.py::test_ellipsoids_and_other_shapes_rest_on_each_other",
+    "tests/test_contact_pairs.py::test_filter_matches_mujoco",
+    "tests/test_contact_pairs.py::test_finite_derivatives_at_degenerate_configurations",
+    "tests/test_contact_pairs.py::test_shapes_rest_on_an_ellipsoid",
+    "tests/test_contact_soft.py::test_gradients_through_the_soft_law",
+    "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[pairs-regularised]",
+    "tests/test_contact_spin.py::test_joint_space_form_with_couples_equals_the_wrenches_and_forward_mode[solo12-regularised]",
+    "tests/test_contact_spin.py::test_spin_in_float32_and_its_gradient",
+    "tests/test_derivatives.py::test_against_jacfwd_every_joint_type[chain_mixed_float]",
+    "tests/test_derivatives.py::test_against_jacfwd_every_joint_type[tree_float]",
+    "tests/test_derivatives.py::test_float32_is_usable_and_batches",
+    "tests/test_examples.py::TestMPCUR5::test_tracks_the_moving_target_in_closed_loop",
+    "tests/test_examples.py::TestShippedQuadrupedPolicy::test_the_shipped_policy_walks_every_command",
+    "tests/test_examples.py::TestSysidPanda::test_identified_urdf_nearer_the_truth",
+    "tests/test_examples.py::TestSysidRecorded::test_after_beats_before_and_the_excitation_design_helps",
+    "tests/test_examples.py::TestTrainQuadruped::test_trains_and_draws_the_walk",
+    "tests/test_examples.py::TestTrajoptContactLift::test_lifts_through_the_ground",
+    "tests/test_examples.py::TestTrajoptPanda::test_reach_with_less_effort_than_the_baseline",
+    "tests/test_examples.py::TestViewRobots::test_pictures_show_the_robots",
+    "tests/test_heightfield.py::test_contact_state_and_spring_friction_rows",
+    "tests/test_heightfield.py::test_float32_and_vmap_over_fields",
+    "tests/test_heightfield.py::test_gradients_float64_and_finite_at_edges",
+    "tests/test_heightfield.py::test_planar_field_is_the_plane",
+    "tests/test_helical.py::test_helical_gradients",
+    "tests/test_implicit_euler.py::test_stiff_panda_finite_where_explicit_schemes_blow_up",
+    "tests/test_innovations.py::test_operators_float32_vmap_and_grad",
+    "tests/test_kernels.py::test_aba_jacobian_batch_matches_jacfwd",
+    "tests/test_kernels.py::test_crba_unrolled_and_pallas_match_generic",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[auto]",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[latency]",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[scan]",
+    "tests/test_kernels.py::test_every_model_traversal_runs_the_kernels[unroll]",
+    "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[scan]",
+    "tests/test_kernels.py::test_grad_wrt_q_and_mass_matches_generic[unroll]",
+    "tests/test_kernels.py::test_pallas_matches_generic_interpret[aba]",
+    "tests/test_kernels.py::test_spherical_joints_float32_and_jacobian",
+    "tests/test_kernels.py::test_spherical_joints_match_generic_float64[unroll]",
+    "tests/test_large_batch.py::test_batch_4096_equals_small_batches",
+    "tests/test_meshes.py::test_a_mesh_rests_on_a_box",
+    "tests/test_meshes.py::test_ellipsoid_against_a_fine_hull_searches_candidates",
+    "tests/test_meshes.py::test_mesh_pair_derivatives_are_finite",
+    "tests/test_mjcf.py::test_agreement_summary",
+    "tests/test_precision.py::test_no_default_precision_products[innovations]",
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[quadruped_env_step]",
+    "tests/test_precision.py::test_no_default_precision_products_with_contact[sim_step_contact]",
+    "tests/test_quadruped_env.py::test_gait_terms_match_their_definitions",
+    "tests/test_quadruped_env.py::test_spring_friction_holds_the_feet_where_the_regularised_law_splays_them",
+    "tests/test_seed_algorithms.py::test_diagonalized_dynamics",
+    "tests/test_sim.py::test_rollout_policy_vmap_and_remat_gradients",
+    "tests/test_sim.py::test_step_kernel_derivatives_match_generic",
+    "tests/test_sim.py::test_variational_energy_bounded_over_1e5_steps",
+    "tests/test_tendons.py::test_gradients_through_spatial_tendons_limits_and_tendon_actuators",
+    "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float32]",
+    "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float64]",
+    "tests/test_trajopt.py::test_closed_form_step_jacobians_floating_base_and_euler",
+    "tests/test_trajopt_contact.py::test_ilqr_lifts_the_body_through_ground_contact",
+    "tests/test_trajopt_floating.py::test_fddp_floating_base_reaches_crocoddyl_cost",
+    "tests/test_transforms.py::test_grad_wrt_model_parameters",
+    "tests/test_transforms.py::test_grads_wrt_state",
+    "tests/test_traversal.py::test_chain_fast_path_agrees[False]",
+    "tests/test_traversal.py::test_chain_fast_path_agrees[True]",
+    "tests/test_traversal.py::test_strategies_agree",
+}
+EXHAUSTIVE_PINOCCHIO = {
+    "double_pendulum-fixed",
+    "double_pendulum-floating",
+    "panda-floating",
+    "ur5-fixed",
+    "ur5-floating",
+    "talos-fixed",
+    "solo12-fixed",
+}
 QUICK_ZOO = {"tree_mixed_float"}
 # MJCF models (tests/test_mjcf.py) and published URDFs (tests/test_urdf_published.py) checked in the
 # quick run; the others run in the slow set
@@ -443,6 +548,13 @@ def _slow(nodeid: str) -> bool:
     return bool(set(pid.split("-")) & (set(ZOO) - QUICK_ZOO))
 
 
+def _exhaustive(nodeid: str) -> bool:
+    pinocchio_cases = ("tests/test_pinocchio_reference.py::", "tests/test_derivatives.py::test_against_pinocchio[")
+    if nodeid.startswith(pinocchio_cases) and "batched_public" not in nodeid:
+        return _param_id(nodeid) in EXHAUSTIVE_PINOCCHIO
+    return nodeid in EXHAUSTIVE
+
+
 def pytest_collection_modifyitems(config, items):
     # the entries of SLOW that name no test of a file collected whole (a test renamed or
     # re-parametrized drops out of SLOW silently, into the quick run): test_slow_set_is_current
@@ -451,10 +563,14 @@ def pytest_collection_modifyitems(config, items):
     )
     ids = {item.nodeid for item in items}
     files = {nodeid.split("::")[0] for nodeid in ids}
-    config.stash[STALE_SLOW] = sorted(e for e in SLOW if e.split("::")[0] in files and e not in ids) if whole else None
+    stale = [e for e in SLOW | EXHAUSTIVE if e.split("::")[0] in files and e not in ids]
+    stale += [f"{e} (in EXHAUSTIVE, not slow)" for e in EXHAUSTIVE if not _slow(e)]
+    config.stash[STALE_SLOW] = sorted(stale) if whole else None
     for item in items:
         if _slow(item.nodeid):
             item.add_marker(pytest.mark.slow)
+            if _exhaustive(item.nodeid):
+                item.add_marker(pytest.mark.exhaustive)
 
 
 @pytest.fixture

@@ -148,7 +148,8 @@ def _qpos0(m):
 def test_batched_and_differentiable():
     m = _load("fourbar")
     q, v = jnp.asarray(REF["fourbar_qpos"]), jnp.asarray(REF["fourbar_qvel"])
-    f = lambda q, v: sim.forward_dynamics(m, q, v, jnp.zeros(m.nv), options=OPTS)
+    # every function jitted: check_grads evaluates op by op otherwise
+    f = jax.jit(lambda q, v: sim.forward_dynamics(m, q, v, jnp.zeros(m.nv), options=OPTS))
     batched = jax.jit(jax.vmap(f))(q, v)
     for k in range(2):
         np.testing.assert_allclose(np.asarray(batched[k]), np.asarray(f(q[k], v[k])), rtol=1e-12)
@@ -157,9 +158,9 @@ def test_batched_and_differentiable():
     check_grads(f, (q[1], v[1]), order=1, modes=("fwd", "rev"), eps=1e-6, atol=1e-5, rtol=1e-5)
     leg = _load("leg")
     vl = jnp.asarray(REF["leg_qvel"][0])
-    force = lambda q: C.solve(leg, q, vl, _smooth(leg, q, vl)).force
+    force = jax.jit(lambda q: C.solve(leg, q, vl, _smooth(leg, q, vl)).force)
     check_grads(force, (jnp.asarray(REF["leg_qpos"][0]),), order=1, modes=("rev",), eps=1e-6, atol=1e-5, rtol=1e-5)
-    assert np.all(np.isfinite(np.asarray(jax.grad(lambda q: hard(q, v[1]).sum())(q[1]))))
+    assert np.all(np.isfinite(np.asarray(jax.jit(jax.grad(lambda q: hard(q, v[1]).sum()))(q[1]))))
 
 
 def test_gradient_of_a_rollout_against_finite_differences():
@@ -173,6 +174,7 @@ def test_gradient_of_a_rollout_against_finite_differences():
 
     g = float(jax.jit(jax.grad(final))(1.0))
     h = 1e-5
+    final = jax.jit(final)
     fd = (float(final(1.0 + h)) - float(final(1.0 - h))) / (2 * h)
     assert abs(g - fd) <= 1e-6 * max(1.0, abs(fd)) and abs(fd) > 1e-5
 

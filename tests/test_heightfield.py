@@ -152,7 +152,8 @@ def test_planar_field_is_the_plane():
     n, h = np.array([0.1, -0.05, 1.0]), 0.004
     hf, ground = _slope_field(n, h), C.Ground(normal=n, height=h)
     q, z = _shapes_state(3, model, ground), jnp.zeros(model.nv)
-    cf, cg = jax.jit(lambda q: (C.contact_points(model, q, z, hf), C.contact_points(model, q, z, ground)))(q)
+    both = jax.jit(lambda q: (C.contact_points(model, q, z, hf), C.contact_points(model, q, z, ground)))
+    cf, cg = both(q)
     gf, gg = np.asarray(cf.geom), np.asarray(cg.geom)
     for g in sorted(set(gg)):
         pf, pg = np.asarray(cf.distance)[gf == g], np.asarray(cg.distance)[gg == g]
@@ -162,7 +163,7 @@ def test_planar_field_is_the_plane():
         np.testing.assert_allclose(np.asarray(cf.normal)[kf], np.asarray(cg.normal)[kg], atol=1e-12)
         np.testing.assert_allclose(np.asarray(cf.point)[kf], np.asarray(cg.point)[kg], atol=1e-12)
     far = q.at[0].set(2.0)  # the sphere beyond the field: no contact there
-    assert float(jnp.max(C.contact_points(model, far, z, hf).depth[np.asarray(cf.geom) == 0])) == 0.0
+    assert float(jnp.max(both(far)[0].depth[np.asarray(cf.geom) == 0])) == 0.0
 
 
 BALL_XML = '<mujoco><worldbody><body name="a"><freejoint/><geom type="sphere" size="0.04"/></body></worldbody></mujoco>'
@@ -214,10 +215,10 @@ def test_gradients_float64_and_finite_at_edges():
 
     q = _shapes_state(5, model, C.HeightField.from_array(heights, size))
     assert float(force(heights, q)) > 0
-    check_grads(
-        lambda h: force(h, q), (jnp.asarray(heights),), order=1, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5, eps=1e-6
-    )
-    check_grads(lambda q: force(heights, q), (q,), order=1, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5, eps=1e-6)
+    # jitted: check_grads evaluates op by op otherwise (thousands of one-primitive compiles)
+    by_heights, by_state = jax.jit(lambda h: force(h, q)), jax.jit(lambda q: force(heights, q))
+    check_grads(by_heights, (jnp.asarray(heights),), order=1, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5, eps=1e-6)
+    check_grads(by_state, (q,), order=1, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5, eps=1e-6)
     grad = jax.jit(jax.grad(force, argnums=(0, 1)))
     for x, y in ((0.0, 0.0), (0.05, 0.0), (0.0, 0.05), (0.05, 0.05)):  # vertex, edges, diagonal
         h0 = float(C.HeightField.from_array(heights, size).height(x, y))
@@ -238,7 +239,7 @@ def test_float32_and_vmap_over_fields():
             warnings.simplefilter("ignore")
             model = jaxdyn.load_mjcf(SHAPES_XML, dtype=dt)
         hf = C.HeightField.from_array(heights.astype(dt), np.array([0.3, 0.3], dt))
-        cp = C.contact_points(model, q.astype(dt), jnp.zeros(model.nv, dt), hf)
+        cp = jax.jit(lambda q, m=model, hf=hf, dt=dt: C.contact_points(m, q, jnp.zeros(m.nv, dt), hf))(q.astype(dt))
         assert cp.depth.dtype == dt
         out[dt] = np.asarray(cp.distance, np.float64)
     close = out[jnp.float64] < 0.1
@@ -247,7 +248,7 @@ def test_float32_and_vmap_over_fields():
     z = jnp.zeros(model.nv)
     batch = jnp.stack([jnp.asarray(heights) * s for s in (0.5, 1.0, 1.5)])
     f = lambda h: C.contact_points(model, q, z, C.HeightField.from_array(h, np.array([0.3, 0.3]))).depth  # noqa: E731
-    np.testing.assert_allclose(jax.vmap(f)(batch)[2], f(batch[2]), atol=1e-15)
+    np.testing.assert_allclose(jax.jit(jax.vmap(f))(batch)[2], jax.jit(f)(batch[2]), atol=1e-15)
 
 
 def test_contact_state_and_spring_friction_rows():
