@@ -282,8 +282,13 @@ class JointSpaceContacts(eqx.Module):
 
 def _congruence(K, G):
     """``sum_c G_c^T K_c G_c`` ``(nv, nv)`` of per-contact blocks ``K`` ``(m, k, k)`` and
-    Jacobians ``G`` ``(m, k, nv)``."""
-    return jnp.einsum("mik,min->kn", G, jnp.einsum("mij,mjn->min", K, G))
+    Jacobians ``G`` ``(m, k, nv)``: the blocks' products ``K_c G_c`` element-wise, then one
+    matrix product over the ``m k`` rows. Under ``vmap`` on the CPU a product per contact
+    (``einsum("mij,mjn->min")``) was one tiny matrix product per sample and contact: 1.7-2.6x
+    slower at 52 rows and 27 dofs (64-256 samples, float32)."""
+    m, k, n = G.shape
+    KG = jnp.sum(K[:, :, :, None] * G[:, None, :, :], axis=2)
+    return G.reshape(m * k, n).T @ KG.reshape(m * k, n)
 
 
 def _end_depth(phi, h, vn):
