@@ -319,12 +319,13 @@ def test_crba_unrolled_and_pallas_match_generic():
     6x6 block) equals ``vmap(jaxdyn.crba)``, plain with body-frame and common-frame inputs, and as
     a Pallas kernel (interpret mode)."""
     from jaxdyn.kernels import pallas, soa_common, soa_unrolled
+    from jaxdyn.kernels.soa_algebra import SoAAlgebra
 
     m = builders.random_tree(5, ("revolute", "prismatic"), floating_base=True, seed=4, dtype=jnp.float64)
     m = m.replace(armature=jnp.linspace(0.1, 0.3, m.nv))
     q, _, _, _ = _state(m, 11, seed=3)
     ref = _ref_crba(m, q)
-    unrolled = lambda q, f="body": soa_unrolled.crba_unroll(m, soa_common.model_numbers(m), q.T, f)  # noqa: E731
+    unrolled = lambda q, f="body": soa_unrolled.crba_unroll(SoAAlgebra(), m, soa_common.model_numbers(m), q.T, f)  # noqa: E731
     outs = [jax.jit(pallas.crba_pallas(m, block=8, interpret=True))(q)]
     for frames in ("body", "common"):  # the same steps with body-frame or common-frame inputs
         plain = jax.jit(lambda q, f=frames: soa_common._rows(unrolled(q, f), 11, m.dtype))(q)

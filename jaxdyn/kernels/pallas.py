@@ -37,6 +37,7 @@ import jax.numpy as jnp
 from .. import planner
 from ..model import Model
 from ._checks import check_args
+from .soa_algebra import SoAAlgebra
 from .soa_common import Constants, check_joints
 from .soa_unrolled import aba_unroll, crba_unroll, rnea_unroll
 
@@ -71,7 +72,7 @@ def aba_pallas(
     return _fused(
         model,
         "aba_pallas",
-        lambda c, q, qd, tau: aba_unroll(model, c, q, qd, tau, None),
+        lambda c, q, qd, tau: aba_unroll(SoAAlgebra(), model, c, q, qd, tau, None),
         ("q", "qd", "tau"),
         block,
         interpret,
@@ -96,7 +97,7 @@ def rnea_pallas(
     return _fused(
         model,
         "rnea_pallas",
-        lambda c, q, qd, qdd: rnea_unroll(model, c, q, qd, qdd, None),
+        lambda c, q, qd, qdd: rnea_unroll(SoAAlgebra(), model, c, q, qd, qdd, None),
         ("q", "qd", "qdd"),
         block,
         interpret,
@@ -135,7 +136,7 @@ def mass_matrix_kernel(model, rows, block, interpret, num_warps):
     f = _fused(
         model,
         "crba_pallas",
-        lambda c, q: rows(model, c, q),
+        lambda c, q: rows(SoAAlgebra(), model, c, q),
         ("q",),
         block,
         interpret,
@@ -178,7 +179,7 @@ def aba_jacobian_pallas(
     def tangent(fn, wrt):  # the forward-mode derivative of fn in its argument `wrt` alone
         def body(c, *groups):
             primal, dx = list(groups[:3]), groups[3]
-            g = lambda x: fn(model, c, *primal[:wrt], x, *primal[wrt + 1 :], None)  # noqa: E731
+            g = lambda x: fn(SoAAlgebra(), model, c, *primal[:wrt], x, *primal[wrt + 1 :], None)  # noqa: E731
             return jax.jvp(g, (primal[wrt],), (dx,))[1]
 
         return body

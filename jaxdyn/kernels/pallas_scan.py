@@ -64,6 +64,10 @@ from .soa_scanned import (
 
 tmap = jax.tree_util.tree_map
 
+# The kernel bodies' algebra: Triton compiles each program as written, so no value is routed through
+# a runtime 1 (that is for XLA CPU's fusion, soa_algebra's module comment).
+ALG = SoAAlgebra()
+
 # Columns of the per-link integer table.
 _QROW, _VROW, _FROM_CARRY, _READ, _WRITE, _RECV_CARRY, _OWN, _ADD, _ANC0, _ANC1, _ROOT_SLOT = range(11)
 
@@ -272,9 +276,9 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
             tau=tuple(tauT[k, :] for k in range(6)),
         )
 
-    root_val = aba_kin_step(None, root_x())[0] if floating else kin_world
+    root_val = aba_kin_step(ALG, None, root_x())[0] if floating else kin_world
     K.scatter(
-        lambda pv, j: aba_kin_step(pv, K.link_x(j, per, {})),
+        lambda pv, j: aba_kin_step(ALG, pv, K.link_x(j, per, {})),
         kin_world,
         root_val,
         sc_slots,
@@ -296,7 +300,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
 
     art_zero = K.like((ART, MOTION), (ART, MOTION))
     root_acc = K.gather(
-        lambda acc, j: aba_aligned_filter_step(acc, link_x(j, False)),
+        lambda acc, j: aba_aligned_filter_step(ALG, acc, link_x(j, False)),
         art_zero,
         g_slots,
         lambda j, o: K.put(base_f + 8 * j, o),
@@ -305,9 +309,9 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
     root_PZ, root_a = None, K.like(MOTION, MOTION)
     if floating:
         rx = root_x()
-        rx["pA"] = aba_kin_step(None, rx)[1]
-        _, root_PZ = aba_aligned_filter_step(root_acc, rx)
-        root_a, qdd_r = aba_aligned_smooth_step(root_PZ, world, None, rx)
+        rx["pA"] = aba_kin_step(ALG, None, rx)[1]
+        _, root_PZ = aba_aligned_filter_step(ALG, root_acc, rx)
+        root_a, qdd_r = aba_aligned_smooth_step(ALG, root_PZ, world, None, rx)
         for k in range(6):
             out[k, :] = K.row(qdd_r[k])
 
@@ -315,7 +319,7 @@ def _aba_body(tabs, K, qT, qdT, tauT, out):
         out[K.itab[j, _VROW], :] = K.row(qdd)
 
     K.scatter(
-        lambda pa, j: aba_aligned_smooth_step(root_PZ, world, pa, link_x(j, True)),
+        lambda pa, j: aba_aligned_smooth_step(ALG, root_PZ, world, pa, link_x(j, True)),
         K.like(world, world),
         root_a,
         sc_slots,
@@ -330,7 +334,7 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
     base_f = 0  # scratch rows: per link f (6) | slots (_scratch_layout)
     sc_slots, g_slots = K.sc_slots, K.g_slots
     per = {"q": (qT, _QROW), "qd": (qdT, _VROW), "qdd": (qddT, _VROW)}
-    fwd = functools.partial(rnea_fwd_step, world)
+    fwd = functools.partial(rnea_fwd_step, ALG, world)
     rx, root_val = None, (MOTION, world)
     if floating:
         rx = _root_x(
@@ -349,14 +353,14 @@ def _rnea_body(tabs, K, qT, qdT, qddT, out):
     )
 
     def back(acc, j):
-        return rnea_back_step(acc, K.link_x(j, per, {"f": (base_f, 6, MOTION)}))
+        return rnea_back_step(ALG, acc, K.link_x(j, per, {"f": (base_f, 6, MOTION)}))
 
     def emit(j, tau):
         out[K.itab[j, _VROW], :] = K.row(tau)
 
     root_acc = K.gather(back, K.like(MOTION, MOTION), g_slots, emit)
     if floating:
-        _, tau_r = rnea_back_step(root_acc, rx)
+        _, tau_r = rnea_back_step(ALG, root_acc, rx)
         for k in range(6):
             out[k, :] = K.row(tau_r[k])
 
@@ -385,7 +389,7 @@ def _crba_body(tabs, K, qT, out):
     jax.lax.fori_loop(0, nv * nv, clear, 0)
     if n:
         K.scatter(
-            lambda pv, j: crba_pose_step(ident, pv, K.link_x(j, per, {})),
+            lambda pv, j: crba_pose_step(ALG, ident, pv, K.link_x(j, per, {})),
             ident,
             ident,
             sc_slots,
@@ -393,7 +397,7 @@ def _crba_body(tabs, K, qT, out):
         )
 
     def composite(acc, j):  # Ic = I + the children's Ic, all in the common frame (phi = 1)
-        Ic = SoAAlgebra.inertia_add(K.get(16 * j + 6, rigid), acc)
+        Ic = ALG.inertia_add(K.get(16 * j + 6, rigid), acc)
         return Ic, Ic
 
     root_acc = K.gather(composite, K.like(rigid, rigid), g_slots, lambda j, Ic: K.put(16 * j + 6, Ic)) if n else None
@@ -403,25 +407,23 @@ def _crba_body(tabs, K, qT, out):
         if root_acc is not None:
             Ic0 = tmap(lambda a, b: a + b, Ic0, root_acc)
         for c in range(6):  # the root's S = 1_6: its six unit motions
-            F = crba_steps.column_force(SoAAlgebra, Ic0, UNIT_MOTIONS[c])
+            F = crba_steps.column_force(ALG, Ic0, UNIT_MOTIONS[c])
             for r in range(6):
-                out[r * nv + c, :] = K.row(
-                    crba_steps.entry(SoAAlgebra, UNIT_MOTIONS[r], F) + (arm[r] if r == c else 0.0)
-                )
+                out[r * nv + c, :] = K.row(crba_steps.entry(ALG, UNIT_MOTIONS[r], F) + (arm[r] if r == c else 0.0))
     if not n:
         return
     arm_col = tabs.cols["arm"][0]
 
     def column(j, c):
         s = K.get(16 * j, MOTION)
-        F = crba_steps.column_force(SoAAlgebra, K.get(16 * j + 6, rigid), s)
+        F = crba_steps.column_force(ALG, K.get(16 * j + 6, rigid), s)
         vc = K.itab[j, _VROW]
-        out[vc * nv + vc, :] = K.row(crba_steps.entry(SoAAlgebra, s, F) + K.ftab[j, arm_col])
+        out[vc * nv + vc, :] = K.row(crba_steps.entry(ALG, s, F) + K.ftab[j, arm_col])
 
         def ancestor(t, c):  # one frame: the column's force is the same at every ancestor
             a = K.atab[t, 0]
             va = K.itab[a, _VROW]
-            x = K.row(crba_steps.entry(SoAAlgebra, K.get(16 * a, MOTION), F))
+            x = K.row(crba_steps.entry(ALG, K.get(16 * a, MOTION), F))
             out[va * nv + vc, :] = x
             out[vc * nv + va, :] = x
             return c

@@ -70,7 +70,7 @@ import jax.numpy as jnp
 from .. import planner
 from ..model import Model, layout
 from .soa_algebra import (
-    computed_once,
+    SoAAlgebra,
 )
 from .soa_common import (
     _rows,
@@ -98,10 +98,10 @@ def _run(model, fn, unrolled, scanned, traversal, chunk, pack, **args):
     vals = list(a.values())
 
     def rows_of(*vals):
-        with computed_once(vals[0]):
-            if t == "unroll":
-                return _rows(unrolled(model, nums, *vals), vals[0].shape[-1], model.dtype)
-            return scanned(model, layout(model.topology, t), nums, *vals, pack=pack)
+        alg = SoAAlgebra.for_batch(vals[0])
+        if t == "unroll":
+            return _rows(unrolled(alg, model, nums, *vals), vals[0].shape[-1], model.dtype)
+        return scanned(alg, model, layout(model.topology, t), nums, *vals, pack=pack)
 
     return finish(_map_chunks(rows_of, vals, B, chunk, fn), B, model.dtype, single, (model.nv,))
 
@@ -172,8 +172,7 @@ def crba_batch(model: Model, q, *, traversal: str | None = None, chunk="auto", _
     lay, nums = layout(model.topology, planner.kernel_traversal(model, traversal)), model_numbers(model)
 
     def rows_of(qT):
-        with computed_once(qT):
-            return crba_tree(model, lay, nums, qT, _pack)
+        return crba_tree(SoAAlgebra.for_batch(qT), model, lay, nums, qT, _pack)
 
     rows = _map_chunks(rows_of, [a["q"]], B, chunk, "crba_batch")
     return finish(rows, B, model.dtype, single, (model.nv, model.nv))

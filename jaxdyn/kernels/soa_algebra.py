@@ -7,13 +7,11 @@ upper entries, an articulated inertia ``[[A, B], [B^T, C]]`` its 21 independent 
 ``(A sym 6, B 9, C sym 6)`` and a rigid inertia ``(m, h (3), Ibar sym 6)``. :class:`SoAAlgebra`
 gives the link steps of :mod:`jaxdyn.algorithms` the same operations as
 :class:`jaxdyn.spatial.ArrayAlgebra`; the values a step hands to several consumers are computed
-once on XLA CPU (:func:`keep`).
+once on XLA CPU (:meth:`SoAAlgebra.keep`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 
 import jax
@@ -34,33 +32,24 @@ from .. import spatial_formulas as formulas
 # plain ``jax.jit`` the ABA, RNEA and CRBA run 1.1-2.8x faster than the same programs with XLA's
 # fusion switched off (panda, solo12, talos at batch 4096; benchmarks/results/
 # cpu-2026-11-25-fusion-ab.md); forward-mode derivatives through them do not (see
-# :data:`COMPILER_OPTIONS`). The runtime 1 is set while a kernel traces on
-# a CPU backend; elsewhere (GPU: XLA GPU fuses these graphs without duplicating them; Pallas
-# kernel bodies) ``keep`` is the identity.
+# :data:`COMPILER_OPTIONS`). A kernel traced on a CPU backend runs its steps with an algebra that
+# holds the runtime 1 (:meth:`SoAAlgebra.for_batch`); elsewhere (GPU: XLA GPU fuses these graphs
+# without duplicating them; Pallas kernel bodies) the algebra holds none and ``keep`` is the
+# identity.
 
-_ONE: contextvars.ContextVar = contextvars.ContextVar("jaxdyn_soa_one", default=None)
 
-
-@contextlib.contextmanager
-def computed_once(seed):
-    """While tracing a kernel on CPU, route shared values through ``x / one`` (see above);
-    ``seed`` is a traced batch-last input ``(k, B)``: ``one = 1 + 0 * seed[0]`` per sample
-    (exactly 1, also where the seed is not finite)."""
+def _runtime_one(seed):
+    """``1 + 0 * seed[0]`` per sample on a CPU backend (exactly 1, also where the seed is not
+    finite), else None; ``seed`` is a traced batch-last input ``(k, B)``."""
     if jax.default_backend() != "cpu":
-        yield
-        return
+        return None
     s = jax.lax.stop_gradient(seed[0])  # (B,): the first coordinate of each sample (batch last)
-    token = _ONE.set(1.0 + jnp.where(jnp.isfinite(s), 0.0 * s, 0.0))
-    try:
-        yield
-    finally:
-        _ONE.reset(token)
+    return 1.0 + jnp.where(jnp.isfinite(s), 0.0 * s, 0.0)
 
 
-def keep(tree_):
-    """``tree_`` with each floating array leaf computed once (``x / one``); literals, integer
-    leaves and everything outside :func:`computed_once` pass unchanged."""
-    one = _ONE.get()
+def _keep(one, tree_):
+    """``tree_`` with each floating array leaf over the batch divided by ``one``; literals,
+    integer leaves, model numbers and everything when ``one`` is None pass unchanged."""
     if one is None:
         return tree_
 
@@ -74,23 +63,24 @@ def keep(tree_):
 
 
 def kept(fn):
-    """Decorator: the outputs of ``fn`` computed once (a helper whose results feed several
-    consumers)."""
+    """Decorator for a function whose first argument is an :class:`SoAAlgebra` (or
+    :class:`SoAOps`): its outputs computed once (a helper whose results feed several consumers)."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return keep(fn(*args, **kwargs))
+    def wrapper(alg, *args, **kwargs):
+        return alg.keep(fn(alg, *args, **kwargs))
 
     return wrapper
 
 
 def kept_step(fn):
-    """Decorator for a :mod:`jaxdyn.tree` step: its inputs (the parent's values gathered from the
+    """Decorator for a :mod:`jaxdyn.tree` step whose first argument is an :class:`SoAAlgebra`
+    (bound with ``functools.partial``): its other inputs (the parent's values gathered from the
     per-link buffers, the link's slice of the scanned arrays) and its outputs computed once."""
 
     @functools.wraps(fn)
-    def wrapper(*args):
-        return keep(fn(*keep(args)))
+    def wrapper(alg, *args):
+        return alg.keep(fn(alg, *alg.keep(args)))
 
     return wrapper
 
@@ -99,11 +89,6 @@ def kept_step(fn):
 
 
 _lit, _mul, _add, _neg, _sub = scalars.is_literal, scalars.mul, scalars.add, scalars.neg, scalars.sub
-
-
-@kept
-def _dot(a, b):
-    return _add(*[_mul(x, y) for x, y in zip(a, b)])
 
 
 def v_add(a, b):
@@ -118,33 +103,12 @@ def _v_scale(s, a):
     return tuple(_mul(s, x) for x in a)
 
 
-@kept
-def _cross(a, b):
-    return (
-        _sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
-        _sub(_mul(a[2], b[0]), _mul(a[0], b[2])),
-        _sub(_mul(a[0], b[1]), _mul(a[1], b[0])),
-    )
-
-
 def _row(M, r):
     return M[3 * r : 3 * r + 3]
 
 
 def _col(M, c):
     return (M[c], M[3 + c], M[6 + c])
-
-
-def _mv(M, x):
-    return tuple(_dot(_row(M, r), x) for r in range(3))
-
-
-def _mtv(M, x):
-    return tuple(_dot(_col(M, r), x) for r in range(3))
-
-
-def _mm(A, B):
-    return tuple(_dot(_row(A, r), _col(B, c)) for r in range(3) for c in range(3))
 
 
 def _skew(p):
@@ -159,46 +123,63 @@ def _sym_full(S):
     return tuple(S[_SYM[(min(r, c), max(r, c))]] for r in range(3) for c in range(3))
 
 
-@kept
-def _sym_mv(S, x):
-    return _mv(_sym_full(S), x)
-
-
-def _rot_sym(R, S):
-    """``R S R^T`` for symmetric ``S`` (6 upper entries in and out)."""
-    T = _mm(R, _sym_full(S))
-    return tuple(_dot(_row(T, r), _row(R, c)) for r, c in UPPER)
-
-
-def _rot_gen(R, M):
-    """``R M R^T`` for a general 3x3 ``M``."""
-    T = _mm(R, M)
-    return tuple(_dot(_row(T, r), _row(R, c)) for r in range(3) for c in range(3))
-
-
 # --- spatial algebra on SoA tuples: jaxdyn.spatial_formulas over SoAOps ---------------------------
 
 
 class SoAOps:
     """The 3-vector operations of the SoA layout for :mod:`jaxdyn.spatial_formulas`: a 3-vector
     a tuple of 3 scalars, a 3x3 matrix 9 (row-major), a symmetric one its 6 upper entries; the
-    products' dot products computed once (:func:`keep`)."""
+    products' dot products computed once (:meth:`keep`) when ``one``, the runtime 1, is given."""
+
+    def __init__(self, one=None):
+        self.one = one
+
+    def keep(self, tree_):
+        """``tree_`` with each value over the batch computed once (``x / one``; module comment)."""
+        return _keep(self.one, tree_)
 
     add = staticmethod(v_add)
     sub = staticmethod(_v_sub)
     scale = staticmethod(_v_scale)
-    dot = staticmethod(_dot)
-    cross = staticmethod(_cross)
-    mv = staticmethod(_mv)
-    mtv = staticmethod(_mtv)
-    mm = staticmethod(_mm)
-    sym_mv = staticmethod(_sym_mv)
-    rot_sym = staticmethod(_rot_sym)
-    rot_gen = staticmethod(_rot_gen)
     skew = staticmethod(_skew)
     sym_full = staticmethod(_sym_full)
     sadd = staticmethod(_add)
     smul = staticmethod(_mul)
+
+    @kept
+    def dot(self, a, b):
+        return _add(*[_mul(x, y) for x, y in zip(a, b)])
+
+    @kept
+    def cross(self, a, b):
+        return (
+            _sub(_mul(a[1], b[2]), _mul(a[2], b[1])),
+            _sub(_mul(a[2], b[0]), _mul(a[0], b[2])),
+            _sub(_mul(a[0], b[1]), _mul(a[1], b[0])),
+        )
+
+    def mv(self, M, x):
+        return tuple(self.dot(_row(M, r), x) for r in range(3))
+
+    def mtv(self, M, x):
+        return tuple(self.dot(_col(M, r), x) for r in range(3))
+
+    def mm(self, A, B):
+        return tuple(self.dot(_row(A, r), _col(B, c)) for r in range(3) for c in range(3))
+
+    @kept
+    def sym_mv(self, S, x):
+        return self.mv(_sym_full(S), x)
+
+    def rot_sym(self, R, S):
+        """``R S R^T`` for symmetric ``S`` (6 upper entries in and out)."""
+        T = self.mm(R, _sym_full(S))
+        return tuple(self.dot(_row(T, r), _row(R, c)) for r, c in UPPER)
+
+    def rot_gen(self, R, M):
+        """``R M R^T`` for a general 3x3 ``M``."""
+        T = self.mm(R, M)
+        return tuple(self.dot(_row(T, r), _row(R, c)) for r in range(3) for c in range(3))
 
     @staticmethod
     def sym_of(M):
@@ -223,47 +204,6 @@ class SoAOps:
     @staticmethod
     def gsub(A, B):
         return tuple(_sub(x, y) for x, y in zip(A, B))
-
-
-@kept
-def _motion_to_child(R, p, w, v):
-    return formulas.motion_to_child(SoAOps, R, p, w, v)
-
-
-@kept
-def _force_to_parent(R, p, n, f):
-    return formulas.force_to_parent(SoAOps, R, p, n, f)
-
-
-@kept
-def _cross_motion(w, v, mw, mv):
-    return formulas.cross_motion(SoAOps, w, v, mw, mv)
-
-
-@kept
-def _cross_force(w, v, n, f):
-    return formulas.cross_force(SoAOps, w, v, n, f)
-
-
-@kept
-def _inertia_apply(m, h, Ib, w, v):
-    return formulas.inertia_apply(SoAOps, m, h, Ib, w, v)
-
-
-@kept
-def rigid_to_art(m, h, Ib):
-    """Rigid inertia as the 21 entries ``(A, B, C)`` of ``[[Ibar, [h]x], [[h]x^T, m 1]]``."""
-    return tuple(Ib), _skew(h), (m, 0.0, 0.0, m, 0.0, m)
-
-
-@kept
-def _art_to_parent(R, p, A, B, C):
-    return formulas.art_to_parent(SoAOps, R, p, A, B, C)
-
-
-@kept
-def _rigid_to_parent(R, p, m, h, Ib):
-    return formulas.rigid_to_parent(SoAOps, R, p, m, h, Ib)
 
 
 def _art_matrix(A, B, C):
@@ -297,36 +237,54 @@ def _cols(S):
 
 
 class SoAAlgebra:
-    """The struct-of-arrays algebra of the link steps of :mod:`jaxdyn.algorithms` (same names as
-    :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is ``(angular, linear)``, two
-    3-tuples of scalars; ``X = (R, p)`` (9 + 3 scalars); ``I = (m, h, Ibar)`` (1 + 3 + 6); a
-    1-dof joint's ``S = (s_angular, s_linear)`` with a scalar joint-space value, a k-dof joint's
-    ``S`` a list of k such motions (the spherical joint's ``[1_3; 0]``) with joint-space values
-    lists of k scalars (``U = P S`` and the gain ``G`` lists of motions, ``D`` a k x k list of rows
-    solved by an unrolled ``L D L^T``), and ``S = None`` the free root's ``1_6`` with joint-space
-    values 6-sequences. A scalar is a ``(B,)`` array, a
-    0-d model number or a Python float (structural zeros skipped). The composite operations
-    compute their outputs once (:func:`keep`)."""
+    """The struct-of-arrays algebra of the link steps of :mod:`jaxdyn.algorithms` (the
+    operations of :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is
+    ``(angular, linear)``, two 3-tuples of scalars; ``X = (R, p)`` (9 + 3 scalars);
+    ``I = (m, h, Ibar)`` (1 + 3 + 6); a 1-dof joint's ``S = (s_angular, s_linear)`` with a scalar
+    joint-space value, a k-dof joint's ``S`` a list of k such motions (the spherical joint's
+    ``[1_3; 0]``) with joint-space values lists of k scalars (``U = P S`` and the gain ``G``
+    lists of motions, ``D`` a k x k list of rows solved by an unrolled ``L D L^T``), and
+    ``S = None`` the free root's ``1_6`` with joint-space values 6-sequences. A scalar is a
+    ``(B,)`` array, a 0-d model number or a Python float (structural zeros skipped).
 
-    @staticmethod
-    def motion_to_child(X, m):
-        return _motion_to_child(*X, *m)
+    ``one`` is the runtime 1 of a kernel traced on a CPU (:meth:`for_batch`; module comment):
+    the composite operations then compute their outputs once (:meth:`keep`). Without it
+    (``SoAAlgebra()``: a GPU, a Pallas kernel body) every value passes unchanged."""
 
-    @staticmethod
-    def force_to_parent(X, f):
-        return _force_to_parent(*X, *f)
+    def __init__(self, one=None):
+        self.one = one
+        self.o = SoAOps(one)
 
-    @staticmethod
-    def cross_motion(v, m):
-        return _cross_motion(*v, *m)
+    @classmethod
+    def for_batch(cls, seed) -> SoAAlgebra:
+        """The algebra of a kernel traced on the batch-last input ``seed`` ``(k, B)``: with a
+        runtime 1 on a CPU backend, without one elsewhere."""
+        return cls(_runtime_one(seed))
 
-    @staticmethod
-    def cross_force(v, f):
-        return _cross_force(*v, *f)
+    def keep(self, tree_):
+        """``tree_`` with each value over the batch computed once (``x / one``; module comment):
+        for the values a link step hands to several consumers."""
+        return _keep(self.one, tree_)
 
-    @staticmethod
-    def inertia_apply(I, m):
-        return _inertia_apply(*I, *m)
+    @kept
+    def motion_to_child(self, X, m):
+        return formulas.motion_to_child(self.o, *X, *m)
+
+    @kept
+    def force_to_parent(self, X, f):
+        return formulas.force_to_parent(self.o, *X, *f)
+
+    @kept
+    def cross_motion(self, v, m):
+        return formulas.cross_motion(self.o, *v, *m)
+
+    @kept
+    def cross_force(self, v, f):
+        return formulas.cross_force(self.o, *v, *f)
+
+    @kept
+    def inertia_apply(self, I, m):
+        return formulas.inertia_apply(self.o, *I, *m)
 
     @staticmethod
     def add(*xs):
@@ -339,23 +297,21 @@ class SoAAlgebra:
     def sub(a, b):
         return a if b is None else (_v_sub(a[0], b[0]), _v_sub(a[1], b[1]))
 
-    @staticmethod
-    def smul(S, x):
+    def smul(self, S, x):
         if S is None:
             return tuple(x[0:3]), tuple(x[3:6])
         if isinstance(S, list):  # sum_k S_k x_k
-            return SoAAlgebra.add(*[SoAAlgebra.smul(Sk, xk) for Sk, xk in zip(S, x)])
+            return self.add(*[self.smul(Sk, xk) for Sk, xk in zip(S, x)])
         return _v_scale(x, S[0]), _v_scale(x, S[1])
 
-    @staticmethod
-    def stmul(S, f):
+    def stmul(self, S, f):
         if S is None:
             return list(f[0]) + list(f[1])
         if isinstance(S, list):
-            return [SoAAlgebra.stmul(Sk, f) for Sk in S]
+            return [self.stmul(Sk, f) for Sk in S]
         if _is_art(S):  # the free root's U = P 1_6: U^T f = P f (P symmetric)
-            return SoAAlgebra.stmul(None, SoAAlgebra.art_apply(S, f))
-        return SoAAlgebra.dot(S, f)
+            return self.stmul(None, self.art_apply(S, f))
+        return self.dot(S, f)
 
     @staticmethod
     def joint_axpy(a, x, y):
@@ -369,52 +325,50 @@ class SoAAlgebra:
             return [_sub(x, y) for x, y in zip(a, b)]
         return _sub(a, b)
 
-    @staticmethod
-    def dot(m, f):
+    def dot(self, m, f):
         """The pairing ``m . f`` of a motion and a force: one scalar."""
-        return _add(_dot(m[0], f[0]), _dot(m[1], f[1]))
+        return _add(self.o.dot(m[0], f[0]), self.o.dot(m[1], f[1]))
 
-    @staticmethod
-    def compose(a, b):
-        return formulas.compose(SoAOps, *a, *b)
+    def compose(self, a, b):
+        return formulas.compose(self.o, *a, *b)
 
-    @staticmethod
-    def inertia_to_parent(X, I):
-        return _rigid_to_parent(*X, *I)
+    @kept
+    def inertia_to_parent(self, X, I):
+        return formulas.rigid_to_parent(self.o, *X, *I)
 
     @staticmethod
     def inertia_add(a, b):
         """Two rigid inertias ``(m, h, Ibar)`` about the same origin, joined."""
         return _add(a[0], b[0]), v_add(a[1], b[1]), v_add(a[2], b[2])
 
-    @staticmethod
-    def subspace_to_parent(X, S):
+    def subspace_to_parent(self, X, S):
         """A joint's ``S`` (a motion, or a list of them) from B to A: ``[R w; R v + p x R w]``."""
         if isinstance(S, list):
-            return [SoAAlgebra.subspace_to_parent(X, Sk) for Sk in S]
-        return formulas.motion_to_parent(SoAOps, *X, *S)
+            return [self.subspace_to_parent(X, Sk) for Sk in S]
+        return formulas.motion_to_parent(self.o, *X, *S)
 
     # articulated inertias: the 21 entries (A sym 6, B 9, C sym 6) of [[A, B], [B^T, C]]
-    @staticmethod
-    def art_of(I):
-        return rigid_to_art(*I)
+    @kept
+    def art_of(self, I):
+        """Rigid inertia as the 21 entries ``(A, B, C)`` of ``[[Ibar, [h]x], [[h]x^T, m 1]]``."""
+        m, h, Ib = I
+        return tuple(Ib), _skew(h), (m, 0.0, 0.0, m, 0.0, m)
 
-    @staticmethod
-    def art_to_parent(X, P):
-        return _art_to_parent(*X, *P)
+    @kept
+    def art_to_parent(self, X, P):
+        return formulas.art_to_parent(self.o, *X, *P)
 
-    @staticmethod
-    def art_apply(P, m):
+    def art_apply(self, P, m):
         (A, B, C), (w, v) = P, m
-        return v_add(_sym_mv(A, w), _mv(B, v)), v_add(_mtv(B, w), _sym_mv(C, v))
+        o = self.o
+        return v_add(o.sym_mv(A, w), o.mv(B, v)), v_add(o.mtv(B, w), o.sym_mv(C, v))
 
-    @staticmethod
-    def art_times_S(P, S):
+    def art_times_S(self, P, S):
         if S is None:
             return P
         if isinstance(S, list):  # computed once: read by D, the gain and P+
-            return keep([SoAAlgebra.art_apply(P, Sk) for Sk in S])
-        return SoAAlgebra.art_apply(P, S)
+            return self.keep([self.art_apply(P, Sk) for Sk in S])
+        return self.art_apply(P, S)
 
     @staticmethod
     def art_sub_outer(P, G, U):
@@ -431,31 +385,27 @@ class SoAAlgebra:
             tuple(_sub(C[k], outer(1, 1, r, c)) for k, (r, c) in enumerate(UPPER)),
         )
 
-    @staticmethod
-    def joint_inertia(S, U, armature):
+    def joint_inertia(self, S, U, armature):
         if S is None:  # the free root: D = P + diag(armature), rows of scalars
             Pm = _art_matrix(*U)
             return [[_add(Pm[r][c], armature[r]) if r == c else Pm[r][c] for c in range(6)] for r in range(6)]
         if isinstance(S, list):  # a k-dof joint: D = S^T U + diag(armature), rows of scalars
-            rows = [SoAAlgebra.stmul(S, Uc) for Uc in U]  # rows[c][r] = S_r^T U_c (symmetric)
+            rows = [self.stmul(S, Uc) for Uc in U]  # rows[c][r] = S_r^T U_c (symmetric)
             return [
                 [_add(rows[c][r], armature[r]) if r == c else rows[c][r] for c in range(len(S))] for r in range(len(S))
             ]
-        return _add(SoAAlgebra.stmul(S, U), armature)
+        return _add(self.stmul(S, U), armature)
 
-    @staticmethod
-    def joint_factor(D):
-        return keep(scalars.ldl_factor(D)) if isinstance(D, list) else 1.0 / D
+    def joint_factor(self, D):
+        return self.keep(scalars.ldl_factor(D)) if isinstance(D, list) else 1.0 / D
 
-    @staticmethod
-    def joint_solve(F, r):
-        return keep(scalars.ldl_solve(F, r)) if isinstance(r, list) else _mul(F, r)
+    def joint_solve(self, F, r):
+        return self.keep(scalars.ldl_solve(F, r)) if isinstance(r, list) else _mul(F, r)
 
-    @staticmethod
-    def gain(U, Dinv):
+    def gain(self, U, Dinv):
         if isinstance(U, list):  # G = U D^-1: each of the six rows of U solved with D (symmetric)
             rows = [scalars.ldl_solve(Dinv, [Uk[h][r] for Uk in U]) for h in range(2) for r in range(3)]
-            return keep(
+            return self.keep(
                 [(tuple(rows[r][k] for r in range(3)), tuple(rows[3 + r][k] for r in range(3))) for k in range(len(U))]
             )
         return _v_scale(Dinv, U[0]), _v_scale(Dinv, U[1])

@@ -97,7 +97,7 @@ class Constants:
 
 
 @kept
-def joint_X(t, bn, qs):
+def joint_X(alg: SoAAlgebra, t, bn, qs):
     """Placement of body ``i`` in its parent for a joint of static type ``t`` from its numbers
     ``bn`` and its ``q`` entries ``qs`` (:meth:`jaxdyn.joints.JointType.transform`: (J1) for the
     1-dof joints)."""
@@ -127,7 +127,7 @@ def set_slots(out, vs, S, x):
 
 
 @kept
-def free_X(qr):
+def free_X(alg: SoAAlgebra, qr):
     """Pose of a floating root from its ``q`` (:meth:`jaxdyn.joints.Free.transform`:
     ``[x, y, z, qw, qx, qy, qz]``); the steps treat its ``S = 1_6`` apart."""
     return joints.FREE.transform({}, qr)
@@ -210,37 +210,37 @@ def world_acc(model, B=None):
 
 
 @kept
-def velocity(R, p, S, qd, parent):
+def velocity(alg: SoAAlgebra, R, p, S, qd, parent):
     """:func:`jaxdyn.algorithms.aba.velocity_step` (``parent=None``: the world at rest):
     ``((w, v), c)``."""
-    return aba_steps.velocity_step(SoAAlgebra, (R, p), S, qd, parent)
+    return aba_steps.velocity_step(alg, (R, p), S, qd, parent)
 
 
 @kept
-def bias_force(m, h, Ib, w, v, fe):
+def bias_force(alg: SoAAlgebra, m, h, Ib, w, v, fe):
     """:func:`jaxdyn.algorithms.aba.bias_force` (``fe``: six scalars or None)."""
-    return aba_steps.bias_force(SoAAlgebra, (m, h, Ib), (w, v), wrench(fe))
+    return aba_steps.bias_force(alg, (m, h, Ib), (w, v), wrench(fe))
 
 
 @kept
-def riccati(P, Z, S, arm, tau, c, to_parent=True):
+def riccati(alg: SoAAlgebra, P, Z, S, arm, tau, c, to_parent=True):
     """:func:`jaxdyn.algorithms.aba.filter_step`: ``(U, D^-1, e, P+, z+)``."""
-    U, _, Dinv, e, _, Pa, za = aba_steps.filter_step(SoAAlgebra, P, Z, S, arm, tau, c, to_parent)
+    U, _, Dinv, e, _, Pa, za = aba_steps.filter_step(alg, P, Z, S, arm, tau, c, to_parent)
     return U, Dinv, e, Pa, za
 
 
 @kept
-def smooth(R, p, S, c, U, di, e, parent_a):
+def smooth(alg: SoAAlgebra, R, p, S, c, U, di, e, parent_a):
     """:func:`jaxdyn.algorithms.aba.smooth_step`: ``(a, qdd)``."""
-    return aba_steps.smooth_step(SoAAlgebra, (R, p), S, c, U, di, e, parent_a)
+    return aba_steps.smooth_step(alg, (R, p), S, c, U, di, e, parent_a)
 
 
-def free_root_solve(R, p, P, Z, tau6, arm6, world):
+def free_root_solve(alg: SoAAlgebra, R, p, P, Z, tau6, arm6, world):
     """The free root's filter and smoother steps (``S = 1_6``, so ``U = P``,
     ``D = P + diag(armature)``, ``c = v x v = 0``): ``(a, qdd)``, ``D`` solved by an unrolled
     ``L D L^T`` factorisation."""
-    U, _, F, e, *_ = aba_steps.filter_step(SoAAlgebra, P, Z, None, list(arm6), list(tau6), MOTION, False)
-    return aba_steps.smooth_step(SoAAlgebra, (R, p), None, MOTION, U, F, e, world)
+    U, _, F, e, *_ = aba_steps.filter_step(alg, P, Z, None, list(arm6), list(tau6), MOTION, False)
+    return aba_steps.smooth_step(alg, (R, p), None, MOTION, U, F, e, world)
 
 
 def wrench(fe):

@@ -18,15 +18,9 @@ from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
 from .soa_algebra import (
     ZERO3,
-    SoAAlgebra,
     _cols,
-    _mm,
-    _mv,
-    _rot_sym,
-    keep,
     kept,
     kept_step,
-    rigid_to_art,
     v_add,
 )
 from .soa_common import (
@@ -68,7 +62,7 @@ def link_numbers(model, nums):
 
 
 @kept
-def _link_X_S(x, q):
+def _link_X_S(alg, x, q):
     """Placement and motion subspace, (J1), of a scanned link from :func:`link_numbers`; with
     three dof slots (:func:`_tree_inputs`: ``q = [angle, w, x, y, z]``, the angle 0 on a
     spherical link and the quaternion ``[1, 0, 0, 0]`` on the others) ``R = R(J1)(angle)
@@ -79,7 +73,7 @@ def _link_X_S(x, q):
     if "S3" in x:
         S3 = x["S3"]
         cols = [(tuple(S3[c, r] for r in range(3)), tuple(S3[c, 3 + r] for r in range(3))) for c in range(3)]
-        return (_mm(R, spatial.quaternion_matrix(*[q[k] for k in range(1, 5)])), p), cols
+        return (alg.o.mm(R, spatial.quaternion_matrix(*[q[k] for k in range(1, 5)])), p), cols
     sl = split(x["sl"]) if "sl" in x else None
     return (R, p), joints.one_dof_subspace(split(x["sa"]), sl)
 
@@ -199,7 +193,7 @@ def _aligned_S(x):
 
 
 @kept_step
-def aba_kin_step(parent, x):
+def aba_kin_step(alg, parent, x):
     """Outward ABA sweep 1 in aligned frames (a scatter step): from the parent's orientation
     ``R_p`` and velocity, the link's ``R = R_p R_J``, offset ``d = R_p p``, motion subspace
     ``S = R s`` (the axis passes through the link's origin), velocity ``v = X(d) v_p + S qd``
@@ -209,51 +203,51 @@ def aba_kin_step(parent, x):
     m, h, Ib = _inertia_x(x)
     if "root" in x:  # the root's frame is the common one: R = 1
         w, v = split(x["qd"][0:3]), split(x["qd"][3:6])
-        return (I3, w, v), bias_force(m, h, Ib, w, v, _fe_x(x))
+        return (I3, w, v), bias_force(alg, m, h, Ib, w, v, _fe_x(x))
     Rp, wp, vp = parent
-    (RJ, pJ), S_J = _link_X_S(x, x["q"])
-    R, d = _mm(Rp, RJ), _mv(Rp, pJ)
-    Sw = [(_mv(R, sa), _mv(R, sl)) for sa, sl in _cols(S_J)]
+    (RJ, pJ), S_J = _link_X_S(alg, x, x["q"])
+    R, d = alg.o.mm(Rp, RJ), alg.o.mv(Rp, pJ)
+    Sw = [(alg.o.mv(R, sa), alg.o.mv(R, sl)) for sa, sl in _cols(S_J)]
     S = Sw if isinstance(S_J, list) else Sw[0]
-    (w, v), c = aba_steps.velocity_step(SoAAlgebra, (I3, d), S, _link_slots(x, "qd"), (wp, vp))
-    hR, IbR = _mv(R, h), _rot_sym(R, Ib)
+    (w, v), c = aba_steps.velocity_step(alg, (I3, d), S, _link_slots(x, "qd"), (wp, vp))
+    hR, IbR = alg.o.mv(R, h), alg.o.rot_sym(R, Ib)
     fe = _fe_x(x)
     if fe is not None:
-        fe = _mv(R, fe[0:3]) + _mv(R, fe[3:6])
+        fe = alg.o.mv(R, fe[0:3]) + alg.o.mv(R, fe[3:6])
     if not isinstance(S, list) and "d" not in x:  # revolute only: the linear half is zero
         S = (S[0],)
-    return (R, w, v), (d, S, c, (hR, IbR), bias_force(m, hR, IbR, w, v, fe))
+    return (R, w, v), (d, S, c, (hR, IbR), bias_force(alg, m, hR, IbR, w, v, fe))
 
 
 @kept_step
-def aba_aligned_filter_step(acc, x):
+def aba_aligned_filter_step(alg, acc, x):
     """Inward ABA sweep in aligned frames (a gather step): ``P = I + sum P+_children``, the Riccati
     filter (Rodriguez86 (8.5)-(8.9)) and the translation of ``(P+, z+)`` to the parent; outputs
     ``(U, D^-1, e)`` (the root returns its ``(P, z)``)."""
     x = _fields(x)
     m, h, Ib = (x["m"], *x["I"]) if "I" in x else _inertia_x(x)  # links: rotated in the kinematics sweep
-    P = tuple(v_add(a, b) for a, b in zip(rigid_to_art(m, h, Ib), acc[0]))
+    P = tuple(v_add(a, b) for a, b in zip(alg.art_of((m, h, Ib)), acc[0]))
     Z = tuple(v_add(a, b) for a, b in zip(x["pA"], acc[1]))
     if "root" in x:
         return None, (P, Z)
-    U, di, e, Pa, za = riccati(P, Z, _aligned_S(x), _link_slots(x, "arm"), _link_slots(x, "tau"), x["c"])
-    return aba_steps.to_parent(SoAAlgebra, (I3, x["d"]), Pa, za), (U, di, e)
+    U, di, e, Pa, za = riccati(alg, P, Z, _aligned_S(x), _link_slots(x, "arm"), _link_slots(x, "tau"), x["c"])
+    return aba_steps.to_parent(alg, (I3, x["d"]), Pa, za), (U, di, e)
 
 
 @kept_step
-def aba_aligned_smooth_step(root_PZ, world, parent_a, x):
+def aba_aligned_smooth_step(alg, root_PZ, world, parent_a, x):
     """Outward ABA sweep 2 in aligned frames (a scatter step, with the root's ``(P, z)`` and the
     world's acceleration bound first): ``a' = X(d) a_p + c``, ``qdd = D^-1 (e - U^T a')``,
     ``a = a' + S qdd`` (Rodriguez86 (8.11)-(8.13)); the free root solves its 6x6 system
     (:func:`free_root_solve`)."""
     if "root" in x:
-        R, p = free_X(split(x["q"]))
-        return free_root_solve(R, p, *root_PZ, split(x["tau"]), split(x["arm"]), world)
+        R, p = free_X(alg, split(x["q"]))
+        return free_root_solve(alg, R, p, *root_PZ, split(x["tau"]), split(x["arm"]), world)
     x = _fields(x)
-    return aba_steps.smooth_step(SoAAlgebra, (I3, x["d"]), _aligned_S(x), x["c"], x["U"], x["di"], x["e"], parent_a)
+    return aba_steps.smooth_step(alg, (I3, x["d"]), _aligned_S(x), x["c"], x["U"], x["di"], x["e"], parent_a)
 
 
-def aba_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
+def aba_tree(alg, model, lay, nums, qT, qdT, tauT, feT, pack=None):
     """ABA as three :mod:`jaxdyn.tree` sweeps over SoA values in aligned frames (see above; same
     equations as the unrolled form, the free root is the tree's root step)."""
     B, dt = qT.shape[-1], model.dtype
@@ -261,55 +255,55 @@ def aba_tree(model, lay, nums, qT, qdT, tauT, feT, pack=None):
     zo = _no_fold((jnp.zeros((B,), dt), jnp.ones((B,), dt)))  # the world: R = 1, v = 0
     world = (tuple(zo[int(a)] for a in I3), (zo[0],) * 3, (zo[0],) * 3)
     pack = pack_outputs(pack, "aba")
-    _, kin, root_pA = tree.scatter(lay, aba_kin_step, lx, world, rx, pack=pack)
+    _, kin, root_pA = tree.scatter(lay, functools.partial(aba_kin_step, alg), lx, world, rx, pack=pack)
     if kin is not None:
         lx["kin"] = kin
     if rx is not None:
         rx["pA"] = root_pA
     zeros = tree.Zeros(_soa_zeros((ART, MOTION), B, dt))
-    _, filt, root_PZ = tree.gather(lay, aba_aligned_filter_step, zeros, lx, rx, pack=pack)
+    _, filt, root_PZ = tree.gather(lay, functools.partial(aba_aligned_filter_step, alg), zeros, lx, rx, pack=pack)
     if filt is not None:
         lx["filt"] = filt
     world = _no_fold(world_acc(model, B))
-    _, qdd_l, qdd_r = tree.scatter(lay, functools.partial(aba_aligned_smooth_step, root_PZ, world), lx, world, rx)
+    _, qdd_l, qdd_r = tree.scatter(lay, functools.partial(aba_aligned_smooth_step, alg, root_PZ, world), lx, world, rx)
     return _assemble(model, qdd_l, qdd_r)
 
 
 @kept_step
-def rnea_fwd_step(world, parent, x):
+def rnea_fwd_step(alg, world, parent, x):
     """Outward RNEA sweep (a scatter step, the world's acceleration bound first):
     :func:`jaxdyn.algorithms.rnea.forward_step` on the link's numbers; outputs the link's force."""
     I = _inertia_x(x)
     if "root" in x:
-        X, S, parent = free_X(split(x["q"])), None, (MOTION, world)
+        X, S, parent = free_X(alg, split(x["q"])), None, (MOTION, world)
         qd, qdd = split(x["qd"]), split(x["qdd"])
     else:
-        X, S = _link_X_S(x, x["q"])
+        X, S = _link_X_S(alg, x, x["q"])
         qd, qdd = _link_slots(x, "qd"), _link_slots(x, "qdd")
-    return rnea_steps.forward_step(SoAAlgebra, X, S, qd, qdd, I, wrench(_fe_x(x)), parent)
+    return rnea_steps.forward_step(alg, X, S, qd, qdd, I, wrench(_fe_x(x)), parent)
 
 
 @kept_step
-def rnea_back_step(acc, x):
+def rnea_back_step(alg, acc, x):
     """Inward RNEA sweep (a gather step): :func:`jaxdyn.algorithms.rnea.backward_step` on the
     link's force plus its children's."""
-    f = SoAAlgebra.add(tree.unpack(x["f"]), acc)
+    f = alg.add(tree.unpack(x["f"]), acc)
     if "root" in x:
-        X = free_X(split(x["q"]))  # the root's contribution to the world is dropped
-        _, tau = rnea_steps.backward_step(SoAAlgebra, X, None, split(x["arm"]), split(x["qdd"]), f)
+        X = free_X(alg, split(x["q"]))  # the root's contribution to the world is dropped
+        _, tau = rnea_steps.backward_step(alg, X, None, split(x["arm"]), split(x["qdd"]), f)
         return None, tau
-    X, S = _link_X_S(x, x["q"])
-    return rnea_steps.backward_step(SoAAlgebra, X, S, _link_slots(x, "arm"), _link_slots(x, "qdd"), f)
+    X, S = _link_X_S(alg, x, x["q"])
+    return rnea_steps.backward_step(alg, X, S, _link_slots(x, "arm"), _link_slots(x, "qdd"), f)
 
 
-def rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
+def rnea_tree(alg, model, lay, nums, qT, qdT, qddT, feT, pack=None):
     """RNEA as a :mod:`jaxdyn.tree` scatter (v, a, f) and gather (f, tau) over SoA values."""
     B, dt = qT.shape[-1], model.dtype
     lx, rx = _tree_inputs(model, nums, feT, q=qT, qd=qdT, qdd=qddT)
     world = _no_fold(world_acc(model, B))
     _, lx["f"], f_root = tree.scatter(
         lay,
-        functools.partial(rnea_fwd_step, world),
+        functools.partial(rnea_fwd_step, alg, world),
         lx,
         (_soa_zeros(MOTION, B, dt), world),
         rx,
@@ -317,7 +311,9 @@ def rnea_tree(model, lay, nums, qT, qdT, qddT, feT, pack=None):
     )
     if rx is not None:
         rx["f"] = f_root
-    _, tau_l, tau_r = tree.gather(lay, rnea_back_step, _soa_zeros(MOTION, B, dt, model.nb), lx, rx)
+    _, tau_l, tau_r = tree.gather(
+        lay, functools.partial(rnea_back_step, alg), _soa_zeros(MOTION, B, dt, model.nb), lx, rx
+    )
     return _assemble(model, tau_l, tau_r)
 
 
@@ -341,18 +337,18 @@ def _crba_pair_index(lay):
 
 
 @kept_step
-def crba_pose_step(ident, parent, x):
+def crba_pose_step(alg, ident, parent, x):
     """CRBA scatter step: the link's pose ``(R, p)`` in the common frame (the world, or the free
     root's body frame; ``ident`` is the root's pose) from its parent's; outputs its motion
     subspace and rigid inertia ``(m, h, Ibar)`` in that frame."""
     m, h, Ib = _inertia_x(x)
     if "root" in x:
         return ident, (m, h, Ib)
-    X, S = _link_X_S(x, x["q"])
-    return crba_steps.world_step(SoAAlgebra, parent, X, S, (m, h, Ib))
+    X, S = _link_X_S(alg, x, x["q"])
+    return crba_steps.world_step(alg, parent, X, S, (m, h, Ib))
 
 
-def crba_tree(model, lay, nums, qT, pack=None):
+def crba_tree(alg, model, lay, nums, qT, pack=None):
     """Mass matrix (Featherstone (6.2); Rodriguez86 (7.7)-(7.11), the link steps of
     :mod:`jaxdyn.algorithms.crba`) in a common frame (the world, or the free root's body frame,
     where the root's ``S`` is ``1_6``): a scatter gives each body's pose ``(R, p)``, its motion
@@ -364,7 +360,7 @@ def crba_tree(model, lay, nums, qT, pack=None):
     lx, rx = _tree_inputs(model, nums, None, q=qT)
     one, zero = jnp.ones((B,), dt), jnp.zeros((B,), dt)
     ident = ((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero))
-    pose_step = functools.partial(crba_pose_step, ident)
+    pose_step = functools.partial(crba_pose_step, alg, ident)
     _, link_out, root_I = tree.scatter(
         lay,
         pose_step,
@@ -398,21 +394,21 @@ def crba_tree(model, lay, nums, qT, pack=None):
     Iw[0] = jnp.broadcast_to(mass[:, None], (nb, B))
     # one (nb, 10, B) array through the subtree sum: one read and one update per link step instead
     # of one per part (deviceless H100, talos at 131k: 9 -> 4 XLA kernels per step; CPU unchanged)
-    Ic = keep(tree.subtree_sum(lay, jnp.concatenate([Iw[0][:, None], Iw[1], Iw[2]], 1)))
+    Ic = alg.keep(tree.subtree_sum(lay, jnp.concatenate([Iw[0][:, None], Iw[1], Iw[2]], 1)))
     Ic = [Ic[:, 0], Ic[:, 1:4], Ic[:, 4:10]]
     S = jnp.concatenate(S_parts)  # (root 6 + links, 6, B) in scan order
     bo = np.asarray(body_of)
     halves = lambda x: (split(x[:, 0:3].swapaxes(0, 1)), split(x[:, 3:6].swapaxes(0, 1)))  # noqa: E731
     # the link steps over stacks of columns: every scalar an (ndof, B) or (npairs, B) array
     F = crba_steps.column_force(
-        SoAAlgebra, (Ic[0][bo], split(Ic[1][bo].swapaxes(0, 1)), split(Ic[2][bo].swapaxes(0, 1))), halves(S)
+        alg, (Ic[0][bo], split(Ic[1][bo].swapaxes(0, 1)), split(Ic[2][bo].swapaxes(0, 1))), halves(S)
     )
     F = jnp.stack(F[0] + F[1], 1)  # (ndof, 6, B)
     g = jnp.asarray(lay.v_gather)
-    S, F = keep((S[g], F[g]))  # dof order
+    S, F = alg.keep((S[g], F[g]))  # dof order
     rs, cs, pidx = _crba_pair_index(lay)
     # one frame: a column's force is the same at every ancestor, M[r, c] = S_r . F_c
-    vals = crba_steps.entry(SoAAlgebra, halves(S[rs]), halves(F[cs]))
+    vals = crba_steps.entry(alg, halves(S[rs]), halves(F[cs]))
     arm = model.armature.astype(dt)
     vals = vals + jnp.where(jnp.asarray(rs == cs)[:, None], arm[rs][:, None], 0.0)
     vals = jnp.concatenate([vals, jnp.zeros((1, B), dt)])

@@ -13,9 +13,7 @@ from .soa_algebra import (
     IDENTITY_X,
     UNIT_MOTIONS,
     ZERO3,
-    SoAAlgebra,
     _add,
-    keep,
     v_add,
 )
 from .soa_common import (
@@ -40,7 +38,7 @@ from .soa_common import (
 # --- unrolled traversal (Python loop over links, static parents and joint types) ------------------
 
 
-def _kinematics_unroll(model, nums, qT):
+def _kinematics_unroll(alg, model, nums, qT):
     """Per body: numbers, placement ``(R, p)`` in the parent, motion subspace (None for a free
     root)."""
     lay = model.layout
@@ -50,17 +48,17 @@ def _kinematics_unroll(model, nums, qT):
         qs = int(lay.q_start[i])
         qi = tuple(qT[qs + k] for k in range(lay.joint_nq[i]))
         if joints.get(t).floating:
-            bodies.append((bn, free_X(qi), None))
+            bodies.append((bn, free_X(alg, qi), None))
         else:
-            bodies.append((bn, joint_X(t, bn, qi), joint_S(t, bn)))
+            bodies.append((bn, joint_X(alg, t, bn, qi), joint_S(t, bn)))
     return bodies
 
 
-def aba_unroll(model, nums, qT, qdT, tauT, feT):
+def aba_unroll(alg, model, nums, qT, qdT, tauT, feT):
     lay = model.layout
     parents = model.parents
     arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
-    kin = _kinematics_unroll(model, nums, qT)
+    kin = _kinematics_unroll(alg, model, nums, qT)
     nb = model.nb
     V, Cb, P, Z = [None] * nb, [None] * nb, [None] * nb, [None] * nb
     # 1. outward: velocities v, bias accelerations c = v x S qd, bias forces z = v x* I v - f_ext
@@ -71,9 +69,9 @@ def aba_unroll(model, nums, qT, qdT, tauT, feT):
             V[i], Cb[i] = (tuple(qdT[vs : vs + 3]), tuple(qdT[vs + 3 : vs + 6])), (ZERO3, ZERO3)
         else:
             pa = parents[i]
-            V[i], Cb[i] = velocity(R, p, S, slots(qdT, vs, S), None if pa < 0 else V[pa])
-        Z[i] = bias_force(bn["m"], bn["h"], bn["Ib"], *V[i], fe(feT, i))
-        P[i] = SoAAlgebra.art_of((bn["m"], bn["h"], bn["Ib"]))
+            V[i], Cb[i] = velocity(alg, R, p, S, slots(qdT, vs, S), None if pa < 0 else V[pa])
+        Z[i] = bias_force(alg, bn["m"], bn["h"], bn["Ib"], *V[i], fe(feT, i))
+        P[i] = alg.art_of((bn["m"], bn["h"], bn["Ib"]))
     # 2. inward Riccati sweep (the filter)
     U, Dinv, E = [None] * nb, [None] * nb, [None] * nb
     for i in reversed(range(nb)):
@@ -82,13 +80,13 @@ def aba_unroll(model, nums, qT, qdT, tauT, feT):
             continue
         vs = int(lay.v_start[i])
         pa = parents[i]
-        P[i], Z[i] = keep((P[i], Z[i]))  # the sums over the children, read by many terms
+        P[i], Z[i] = alg.keep((P[i], Z[i]))  # the sums over the children, read by many terms
         U[i], Dinv[i], E[i], Pa, za = riccati(
-            P[i], Z[i], S, slots(arm, vs, S), slots(tauT, vs, S), Cb[i], to_parent=pa >= 0
+            alg, P[i], Z[i], S, slots(arm, vs, S), slots(tauT, vs, S), Cb[i], to_parent=pa >= 0
         )
         if pa < 0:
             continue
-        (An, Bn, Cn), (fn, ff) = aba_steps.to_parent(SoAAlgebra, (R, p), Pa, za)
+        (An, Bn, Cn), (fn, ff) = aba_steps.to_parent(alg, (R, p), Pa, za)
         Ap, Bp, Cp = P[pa]
         P[pa] = (v_add(Ap, An), v_add(Bp, Bn), v_add(Cp, Cn))
         Z[pa] = (v_add(Z[pa][0], fn), v_add(Z[pa][1], ff))
@@ -100,22 +98,22 @@ def aba_unroll(model, nums, qT, qdT, tauT, feT):
         bn, (R, p), S = kin[i]
         vs = int(lay.v_start[i])
         if S is None:
-            P[i], Z[i] = keep((P[i], Z[i]))
-            Acc[i], x = free_root_solve(R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
+            P[i], Z[i] = alg.keep((P[i], Z[i]))
+            Acc[i], x = free_root_solve(alg, R, p, P[i], Z[i], tauT[vs : vs + 6], arm[vs : vs + 6], world)
             qdd[vs : vs + 6] = x
             continue
         pa = parents[i]
-        Acc[i], x = smooth(R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
+        Acc[i], x = smooth(alg, R, p, S, Cb[i], U[i], Dinv[i], E[i], world if pa < 0 else Acc[pa])
         set_slots(qdd, vs, S, x)
     return qdd
 
 
-def rnea_unroll(model, nums, qT, qdT, qddT, feT):
+def rnea_unroll(alg, model, nums, qT, qdT, qddT, feT):
     lay = model.layout
     parents = model.parents
     const = isinstance(nums, Constants)  # Python floats only: traceable inside a Pallas kernel
     arm = nums.armature if const else model.armature.astype(model.dtype)
-    kin = _kinematics_unroll(model, nums, qT)
+    kin = _kinematics_unroll(alg, model, nums, qT)
     nb = model.nb
     world = nums.world if const else world_acc(model)
     V, Acc, F = [None] * nb, [None] * nb, [None] * nb
@@ -129,8 +127,8 @@ def rnea_unroll(model, nums, qT, qdT, qddT, feT):
         else:
             qd, qdd = slots(qdT, vs, S), slots(qddT, vs, S)
         parent = (MOTION, world) if pa < 0 else (V[pa], Acc[pa])
-        (V[i], Acc[i]), F[i] = keep(
-            rnea_steps.forward_step(SoAAlgebra, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), wrench(fe(feT, i)), parent)
+        (V[i], Acc[i]), F[i] = alg.keep(
+            rnea_steps.forward_step(alg, X, S, qd, qdd, (bn["m"], bn["h"], bn["Ib"]), wrench(fe(feT, i)), parent)
         )
     tau = [None] * model.nv
     for i in reversed(range(nb)):
@@ -138,18 +136,18 @@ def rnea_unroll(model, nums, qT, qdT, qddT, feT):
         vs = int(lay.v_start[i])
         if S is None:
             _, tau[vs : vs + 6] = rnea_steps.backward_step(
-                SoAAlgebra, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], keep(F[i])
+                alg, X, S, arm[vs : vs + 6], qddT[vs : vs + 6], alg.keep(F[i])
             )
             continue
-        fp, x = rnea_steps.backward_step(SoAAlgebra, X, S, slots(arm, vs, S), slots(qddT, vs, S), keep(F[i]))
+        fp, x = rnea_steps.backward_step(alg, X, S, slots(arm, vs, S), slots(qddT, vs, S), alg.keep(F[i]))
         set_slots(tau, vs, S, x)
         pa = parents[i]
         if pa >= 0:
-            F[pa] = SoAAlgebra.add(F[pa], fp)
+            F[pa] = alg.add(F[pa], fp)
     return tau
 
 
-def crba_unroll(model, nums, qT, frames="body"):
+def crba_unroll(alg, model, nums, qT, frames="body"):
     """Mass matrix ``M(q) + diag(armature)`` as ``nv * nv`` row-major scalars, unrolled over the
     tree with the link steps of :mod:`jaxdyn.algorithms.crba` (Rodriguez86 (7.7)-(7.10)):
     composite inertias inward (:func:`~jaxdyn.algorithms.crba.composite_step`), then per dof its
@@ -169,7 +167,7 @@ def crba_unroll(model, nums, qT, frames="body"):
     lay = model.layout
     parents = model.parents
     arm = nums.armature if isinstance(nums, Constants) else model.armature.astype(model.dtype)
-    kin = _kinematics_unroll(model, nums, qT)
+    kin = _kinematics_unroll(alg, model, nums, qT)
     nb, nv = model.nb, model.nv
     ident, unit = IDENTITY_X, UNIT_MOTIONS  # literals that fold away
     X, S, Ic = [None] * nb, [None] * nb, [None] * nb  # the steps' inputs: phi, H^T and M per link
@@ -180,30 +178,30 @@ def crba_unroll(model, nums, qT, frames="body"):
             X[i], S[i] = Xi, Si
         else:
             Xp = ident if parents[i] < 0 else Xw[parents[i]]
-            Xw[i], (S[i], Ic[i]) = crba_steps.world_step(SoAAlgebra, Xp, Xi, Si, Ic[i])
+            Xw[i], (S[i], Ic[i]) = crba_steps.world_step(alg, Xp, Xi, Si, Ic[i])
             X[i] = ident
         if Si is None:
             Xw[i], S[i] = ident, unit
         S[i] = S[i] if isinstance(S[i], list) else [S[i]]
     for i in reversed(range(nb)):
-        Ic[i] = keep(Ic[i])  # with the children's inertias added
+        Ic[i] = alg.keep(Ic[i])  # with the children's inertias added
         pa = parents[i]
         if pa >= 0:
-            Ic[pa] = crba_steps.composite_step(SoAAlgebra, X[i], Ic[i], Ic[pa])
+            Ic[pa] = crba_steps.composite_step(alg, X[i], Ic[i], Ic[pa])
     M = [[0.0] * nv for _ in range(nv)]
     for i in range(nb):
         vs = int(lay.v_start[i])
         for c, Sc in enumerate(S[i]):
             col = vs + c
-            F = crba_steps.column_force(SoAAlgebra, Ic[i], Sc)
+            F = crba_steps.column_force(alg, Ic[i], Sc)
             for r, Sr in enumerate(S[i]):
-                M[vs + r][col] = crba_steps.entry(SoAAlgebra, Sr, F)
+                M[vs + r][col] = crba_steps.entry(alg, Sr, F)
             M[col][col] = _add(M[col][col], arm[col])
             j = i
             while parents[j] >= 0:
-                F = crba_steps.column_step(SoAAlgebra, X[j], F)
+                F = crba_steps.column_step(alg, X[j], F)
                 j = parents[j]
                 vj = int(lay.v_start[j])
                 for r, Sr in enumerate(S[j]):
-                    M[vj + r][col] = M[col][vj + r] = crba_steps.entry(SoAAlgebra, Sr, F)
+                    M[vj + r][col] = M[col][vj + r] = crba_steps.entry(alg, Sr, F)
     return [x for row in M for x in row]
