@@ -27,6 +27,7 @@ from jaxtyping import Array, Float
 
 from . import scalars
 from . import spatial_formulas as formulas
+from .algebra import Algebra
 
 
 def skew(w: Float[Array, "... 3"]) -> Float[Array, "... 3 3"]:
@@ -530,3 +531,8 @@ class DenseArrayAlgebra(ArrayAlgebra):
     @staticmethod
     def art_to_parent(X, P):
         return matrix_inertia_to_parent_dense(force_matrix(X, pR=X.pR), P)
+
+
+# The link steps' interface (:class:`jaxdyn.algebra.Algebra`): mypy checks that both array
+# algebras, used as classes, provide every operation.
+_ALGEBRAS: tuple[Algebra, ...] = (ArrayAlgebra, DenseArrayAlgebra)

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from .. import scalars
 from .. import spatial_formulas as formulas
+from ..algebra import Algebra
 
 # --- values computed once (XLA CPU) -------------------------------------------------------------
 #
@@ -238,7 +239,7 @@ def _cols(S):
 
 class SoAAlgebra:
     """The struct-of-arrays algebra of the link steps of :mod:`jaxdyn.algorithms` (the
-    operations of :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is
+    :class:`jaxdyn.algebra.Algebra` of :class:`jaxdyn.spatial.ArrayAlgebra`): a motion or force is
     ``(angular, linear)``, two 3-tuples of scalars; ``X = (R, p)`` (9 + 3 scalars);
     ``I = (m, h, Ibar)`` (1 + 3 + 6); a 1-dof joint's ``S = (s_angular, s_linear)`` with a scalar
     joint-space value, a k-dof joint's ``S`` a list of k such motions (the spherical joint's
@@ -409,3 +410,8 @@ class SoAAlgebra:
                 [(tuple(rows[r][k] for r in range(3)), tuple(rows[3 + r][k] for r in range(3))) for k in range(len(U))]
             )
         return _v_scale(Dinv, U[0]), _v_scale(Dinv, U[1])
+
+
+# The link steps' interface (:class:`jaxdyn.algebra.Algebra`): mypy checks that the SoA algebra
+# provides every operation.
+_ALGEBRA: Algebra = SoAAlgebra()
