@@ -20,6 +20,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .. import spatial, tree
+from ..algebra import Algebra
 from ..model import Model
 from .common import check, joint_data, world_motion
 from .rnea import rnea_full
@@ -79,6 +80,34 @@ def smooth_step(alg, X, S, c, U, Dinv, e, a_p):
     a1 = alg.add(alg.motion_to_child(X, a_p), c)
     qdd = alg.joint_solve(Dinv, alg.joint_sub(e, alg.stmul(U, a1)))
     return alg.add(a1, alg.smul(S, qdd)), qdd
+
+
+def gain_filter_step(alg: Algebra, X, S, G, z, tau=None, e=None):
+    """One link of the inward sweep of a filter whose gains ``G`` are already known
+    (Rodriguez86 (8.3), (8.6), (8.7) with ``xi = eta = 0``; the sweep of the innovations
+    operators ``[I - H psi K]`` and ``[I + H phi K]``, JainRodriguez95 (4.1b)-(4.1c)): from the
+    residual force ``z`` (the children's ``phi z+`` summed at the link), the innovations
+    ``e = tau - S^T z`` (8.6), or, given ``e``, the generalized force ``tau = e + S^T z``; then
+    ``z+ = z + G e`` (8.7) and its contribution ``phi z+`` to the parent's ``z`` (8.3).
+    Returns ``(phi z+, e)`` given ``tau``, ``(phi z+, tau)`` given ``e``."""
+    Sz = alg.stmul(S, z)
+    out = alg.joint_sub(tau, Sz) if e is None else alg.joint_axpy(1.0, e, Sz)
+    e = out if e is None else e
+    return alg.force_to_parent(X, alg.add(z, alg.smul(G, e))), out
+
+
+def gain_smooth_step(alg: Algebra, X, S, G, a_p, e_plus=None, qdd=None):
+    """One link of the outward sweep of a smoother whose gains ``G`` are already known
+    (Rodriguez86 (8.11)-(8.13) with ``eta = 0``; the transposed innovations operators
+    ``[I - H psi K]^T`` and ``[I + H phi K]^T``, JainRodriguez95 (4.1b)-(4.1d)):
+    ``lambda' = phi^T lambda_parent`` (8.11), ``qdd = e+ - G^T lambda'`` (8.12), or, given
+    ``qdd``, ``e+ = qdd + G^T lambda'``; then ``lambda = lambda' + S qdd`` (8.13).
+    Returns ``(lambda, qdd)`` given ``e_plus``, ``(lambda, e+)`` given ``qdd``."""
+    a1 = alg.motion_to_child(X, a_p)
+    Ga = alg.stmul(G, a1)
+    out = alg.joint_sub(e_plus, Ga) if qdd is None else alg.joint_axpy(1.0, qdd, Ga)
+    qdd = out if qdd is None else qdd
+    return alg.add(a1, alg.smul(S, qdd)), out
 
 
 class ArticulatedQuantities(NamedTuple):

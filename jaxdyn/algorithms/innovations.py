@@ -31,9 +31,9 @@ from jaxtyping import Array, Float
 
 from .. import spatial, tree
 from ..model import Model
-from .aba import ArticulatedQuantities, aba_full
+from .aba import ArticulatedQuantities, aba_full, gain_filter_step, gain_smooth_step
 from .common import JointData, check, full_precision, joint_data
-from .rnea import rnea_full, smul, stmul
+from .rnea import rnea_full
 
 
 class MassFactorization(NamedTuple):
@@ -64,9 +64,7 @@ def apply_innovations_inverse(model: Model, fac: MassFactorization, tau: Float[A
 
     def up(z, x):
         X, S, t, art = x
-        e = t - stmul(S, z)
-        za = z + art.U @ (art.Dinv @ e)
-        return spatial.force_to_parent(X, za), e
+        return gain_filter_step(spatial.ArrayAlgebra, X, S, art.G, z, tau=t)
 
     _, e_l, e_r = tree.gather(
         lay, up, jnp.zeros((model.nb, 6), tau.dtype), (fac.jd.X, fac.jd.S, t_l, fac.link), _root_x(model, fac, t_r)
@@ -82,9 +80,7 @@ def apply_innovations_factor(model: Model, fac: MassFactorization, e: Float[Arra
 
     def up(z, x):
         X, S, ek, art = x
-        t = ek + stmul(S, z)
-        za = z + art.U @ (art.Dinv @ ek)
-        return spatial.force_to_parent(X, za), t
+        return gain_filter_step(spatial.ArrayAlgebra, X, S, art.G, z, e=ek)
 
     _, t_l, t_r = tree.gather(
         lay, up, jnp.zeros((model.nb, 6), e.dtype), (fac.jd.X, fac.jd.S, e_l, fac.link), _root_x(model, fac, e_r)
@@ -102,9 +98,7 @@ def apply_innovations_inverse_transpose(
 
     def down(a_p, x):
         X, S, yk, art = x
-        a1 = spatial.motion_to_child(X, a_p)
-        out = yk - art.Dinv @ (art.U.T @ a1)
-        return a1 + smul(S, out), out
+        return gain_smooth_step(spatial.ArrayAlgebra, X, S, art.G, a_p, e_plus=yk)
 
     _, o_l, o_r = tree.scatter(
         lay, down, (fac.jd.X, fac.jd.S, y_l, fac.link), jnp.zeros(6, y.dtype), _root_x(model, fac, y_r)
@@ -122,9 +116,7 @@ def apply_innovations_factor_transpose(
 
     def down(a_p, xx):
         X, S, xk, art = xx
-        a1 = spatial.motion_to_child(X, a_p)
-        out = xk + art.Dinv @ (art.U.T @ a1)
-        return a1 + smul(S, xk), out
+        return gain_smooth_step(spatial.ArrayAlgebra, X, S, art.G, a_p, qdd=xk)
 
     _, o_l, o_r = tree.scatter(
         lay, down, (fac.jd.X, fac.jd.S, x_l, fac.link), jnp.zeros(6, x.dtype), _root_x(model, fac, x_r)
