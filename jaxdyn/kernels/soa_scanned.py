@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import joints, spatial, tree
+from .. import spatial_formulas as formulas
 from ..algorithms import aba as aba_steps
 from ..algorithms import crba as crba_steps
 from ..algorithms import rnea as rnea_steps
@@ -194,26 +195,32 @@ def _aligned_S(x):
 
 @kept_step
 def aba_kin_step(alg, parent, x):
-    """Outward ABA sweep 1 in aligned frames (a scatter step): from the parent's orientation
-    ``R_p`` and velocity, the link's ``R = R_p R_J``, offset ``d = R_p p``, motion subspace
-    ``S = R s`` (the axis passes through the link's origin), velocity ``v = X(d) v_p + S qd``
-    (Rodriguez86 (5.1)), bias acceleration ``c = v x S qd`` (Rodriguez86 (8.3)), rigid inertia
-    ``(m, R h, R Ibar R^T)`` and bias force ``v x* I v - f_ext`` (Rodriguez86 (8.24)); carries
+    """Outward ABA sweep 1 in aligned frames (a scatter step). The link's placement in the common
+    axes at its parent's origin is ``(R, d) = (R_p, 0) X_J`` (``alg.compose``; the composition of
+    :func:`jaxdyn.algorithms.crba.world_step` without the parent's translation: each link keeps
+    its own origin); its motion subspace ``S = R s`` (the axis passes through the link's origin),
+    rigid inertia ``(m, R h, R Ibar R^T)`` and external force are its own moved to the common axes
+    by ``(R, 0)`` (``alg.subspace_to_parent``, :func:`jaxdyn.spatial_formulas.rigid_to_parent`,
+    :func:`~jaxdyn.spatial_formulas.force_to_parent`); its velocity ``v = X(d) v_p + S qd``
+    (Rodriguez86 (5.1)) and bias acceleration ``c = v x S qd`` (Rodriguez86 (8.3)) are
+    :func:`jaxdyn.algorithms.aba.velocity_step` across ``X = (1, d)``, and its bias force
+    ``v x* I v - f_ext`` (Rodriguez86 (8.24)) :func:`~jaxdyn.algorithms.aba.bias_force`; carries
     ``(R, w, v)``."""
     m, h, Ib = _inertia_x(x)
     if "root" in x:  # the root's frame is the common one: R = 1
         w, v = split(x["qd"][0:3]), split(x["qd"][3:6])
         return (I3, w, v), bias_force(alg, m, h, Ib, w, v, _fe_x(x))
     Rp, wp, vp = parent
-    (RJ, pJ), S_J = _link_X_S(alg, x, x["q"])
-    R, d = alg.o.mm(Rp, RJ), alg.o.mv(Rp, pJ)
-    Sw = [(alg.o.mv(R, sa), alg.o.mv(R, sl)) for sa, sl in _cols(S_J)]
-    S = Sw if isinstance(S_J, list) else Sw[0]
+    X_J, S_J = _link_X_S(alg, x, x["q"])
+    R, d = alg.compose((Rp, ZERO3), X_J)
+    S = alg.subspace_to_parent((R, ZERO3), S_J)
     (w, v), c = aba_steps.velocity_step(alg, (I3, d), S, _link_slots(x, "qd"), (wp, vp))
-    hR, IbR = alg.o.mv(R, h), alg.o.rot_sym(R, Ib)
+    # the formula rather than alg.inertia_to_parent, whose outputs are computed once: the step's
+    # outputs already are, and dividing them by the runtime 1 twice would cost more divisions
+    _, hR, IbR = formulas.rigid_to_parent(alg.o, R, ZERO3, m, h, Ib)
     fe = _fe_x(x)
     if fe is not None:
-        fe = alg.o.mv(R, fe[0:3]) + alg.o.mv(R, fe[3:6])
+        fe = sum(formulas.force_to_parent(alg.o, R, ZERO3, fe[0:3], fe[3:6]), ())
     if not isinstance(S, list) and "d" not in x:  # revolute only: the linear half is zero
         S = (S[0],)
     return (R, w, v), (d, S, c, (hR, IbR), bias_force(alg, m, hR, IbR, w, v, fe))
