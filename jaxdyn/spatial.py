@@ -249,10 +249,19 @@ class RigidInertia(NamedTuple):
     Ibar: Float[Array, "... 3 3"]
 
 
+def parallel_axis(m, c, xp=jnp):
+    """``m (|c|^2 1 - c c^T)`` ``(..., 3, 3)``: what a mass ``m (...)`` at ``c (..., 3)`` adds to a
+    rotational inertia about its centre of mass to give the one about the origin (the
+    parallel-axis theorem, Rodriguez86 after (4.9)); subtracted, the way back. ``xp``: the array
+    module (``numpy`` for the float64 arithmetic of the loaders and of ``sysid``)."""
+    cc = xp.sum(c * c, -1)[..., None, None] * xp.eye(3, dtype=c.dtype) - c[..., :, None] * c[..., None, :]
+    return xp.asarray(m)[..., None, None] * cc
+
+
 def inertia_from_com(m, c, I_com) -> RigidInertia:
-    """Rigid inertia about the frame origin from mass, COM and rotational inertia about the COM."""
-    cc = jnp.sum(c * c, -1)[..., None, None] * jnp.eye(3, dtype=c.dtype) - c[..., :, None] * c[..., None, :]
-    return RigidInertia(m, m[..., None] * c, I_com + m[..., None, None] * cc)
+    """Rigid inertia about the frame origin from mass, COM and rotational inertia about the COM
+    (:func:`parallel_axis`)."""
+    return RigidInertia(m, m[..., None] * c, I_com + parallel_axis(m, c))
 
 
 def inertia_apply(I: RigidInertia, v):

@@ -43,8 +43,7 @@ def model_with_parameters(model: Model, pi: Float[Array, "nb 10"]) -> Model:
     Every body needs ``m > 0`` (the centre of mass is ``h / m``)."""
     I = parameters_to_inertia(pi)
     c = I.h / I.m[:, None]
-    cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=c.dtype) - c[:, :, None] * c[:, None, :]
-    I_com = I.Ibar - I.m[:, None, None] * cc
+    I_com = I.Ibar - spatial.parallel_axis(I.m, c)
     return model.replace(mass=I.m, com=c, inertia=I_com)
 
 

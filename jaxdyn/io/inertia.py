@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from ..spatial import parallel_axis
 from .errors import InertiaWarning
 
 POLICIES = ("warn", "strict", "fix")
@@ -91,8 +92,7 @@ def combine(m1, c1, I1, m2, c2, I2):
     c = (m1 * c1 + m2 * c2) / m
 
     def shift(mm, cc):
-        d = cc - c
-        return mm * (d @ d * np.eye(3) - np.outer(d, d))
+        return parallel_axis(mm, cc - c, xp=np)
 
     return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
 

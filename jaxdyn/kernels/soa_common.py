@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import joints
+from .. import joints, spatial
 from ..algorithms import aba as aba_steps
 from ..algorithms.common import full_precision
 from ..model import Model
@@ -46,8 +46,7 @@ def model_numbers(model: Model):
     rotates, lead = joints.model_screw(model)
     jn = joints.one_dof_numbers(R0, p0, u, rotates, lead)
     m, c, Ic = model.mass.astype(dt), model.com.astype(dt), model.inertia.astype(dt)
-    cc = jnp.sum(c * c, -1)[:, None, None] * jnp.eye(3, dtype=dt) - c[:, :, None] * c[:, None, :]
-    Ib = Ic + m[:, None, None] * cc
+    Ib = Ic + spatial.parallel_axis(m, c)
     Ib = 0.5 * (Ib + jnp.swapaxes(Ib, -1, -2))  # read symmetrically: gradients w.r.t. the inertia stay symmetric
     iu = np.array(UPPER)
     Ib6 = Ib[:, iu[:, 0], iu[:, 1]]

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..algorithms.regressor import inertial_parameters
 from ..model import Model
+from ..spatial import parallel_axis
 
 
 def parameters_to_pseudo_inertia(pi) -> jnp.ndarray:
@@ -133,7 +134,7 @@ def physical_consistency(params, body_names: Sequence[str] | None = None, tol: f
             c = pi[b, 1:4] / m
             xx, xy, yy, xz, yz, zz = pi[b, 4:]
             Ibar = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-            Ic = Ibar - m * (c @ c * np.eye(3) - np.outer(c, c))
+            Ic = Ibar - parallel_axis(m, c, xp=np)
             ev = np.linalg.eigvalsh(Ic)
             tri = float((ev[0] + ev[1] - ev[2]) / max(abs(ev[2]), 1e-300))
         else:

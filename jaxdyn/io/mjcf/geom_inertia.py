@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from ...geometry import TYPE_CODES
+from ...spatial import parallel_axis
 from ..meshes import MeshError, hull_triangles, read_mesh
 from .parse import (
     ORIENT,
@@ -270,7 +271,7 @@ def body_inertia(b, ctx):
     if m_tot <= 0:
         return 0.0, np.zeros(3), np.zeros((3, 3)), False
     c = mc / m_tot
-    I = sum(Ig + m * ((p - c) @ (p - c) * np.eye(3) - np.outer(p - c, p - c)) for m, p, Ig in parts)
+    I = sum(Ig + parallel_axis(m, p - c, xp=np) for m, p, Ig in parts)
     return m_tot, c, I, False
 
 
