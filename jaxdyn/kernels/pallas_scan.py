@@ -49,7 +49,7 @@ from .. import tree
 from ..algorithms import crba as crba_steps
 from ..model import Model, layout
 from ._checks import check_args
-from .soa_algebra import UNIT_MOTIONS, ZERO3, SoAAlgebra
+from .soa_algebra import IDENTITY_X, UNIT_MOTIONS, ZERO3, SoAAlgebra
 from .soa_common import ART, MOTION, Constants, check_joints, model_numbers
 from .soa_scanned import (
     I3,
@@ -396,8 +396,8 @@ def _crba_body(tabs, K, qT, out):
             lambda j, val, o: K.put(16 * j, o),
         )
 
-    def composite(acc, j):  # Ic = I + the children's Ic, all in the common frame (phi = 1)
-        Ic = ALG.inertia_add(K.get(16 * j + 6, rigid), acc)
+    def composite(acc, j):  # Rodriguez86 (7.9) in the common frame: phi = 1, literals that fold away
+        Ic = crba_steps.composite_step(ALG, IDENTITY_X, acc, K.get(16 * j + 6, rigid))
         return Ic, Ic
 
     root_acc = K.gather(composite, K.like(rigid, rigid), g_slots, lambda j, Ic: K.put(16 * j + 6, Ic)) if n else None
