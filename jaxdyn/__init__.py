@@ -23,7 +23,7 @@ from . import (
     viewer,
 )
 from .algorithms.aba import aba_full
-from .algorithms.common import check_state
+from .algorithms.common import Kinematics, check_state
 from .algorithms.crba import composite_inertias_world
 from .algorithms.derivatives import ABADerivatives, RNEADerivatives, aba_derivatives, rnea_derivatives
 from .algorithms.diagonalized import (
@@ -70,6 +70,7 @@ from .algorithms.kinematics import (
     frame_jacobians_time_derivative,
     frame_placement,
     frame_placements,
+    kinematics,
 )
 from .algorithms.lagrange import LagrangeTerms, lagrange_dynamics, lagrange_mcg, paper_op_counts, pseudo_inertia
 from .algorithms.regressor import (

@@ -41,33 +41,38 @@ from . import kernels, planner
 from .algorithms import aba as _aba_mod
 from .algorithms import crba as _crba_mod
 from .algorithms import rnea as _rnea_mod
+from .algorithms.common import Kinematics
 from .model import Model
 
 
 def _batched(one_sample, kernel: str):
-    """``one_sample(model, *xs)`` for one sample; under ``vmap`` over the state the batch kernel
-    ``jaxdyn.kernels.<kernel>(model, *xs)`` (batch-first arrays); derivatives those of
-    ``one_sample`` (module docstring)."""
+    """``one_sample(model, kin, *xs)`` for one sample (``kin``: a
+    :class:`~jaxdyn.algorithms.common.Kinematics` record or None); under ``vmap`` over the state
+    the batch kernel ``jaxdyn.kernels.<kernel>(model, *xs)`` (batch-first arrays; the kernel
+    runs its own kinematics, and XLA drops a record that nothing else reads); derivatives those
+    of ``one_sample`` (module docstring)."""
+
+    def axes(batched):
+        return jax.tree_util.tree_map(lambda b: 0 if b else None, batched)
 
     @jax.custom_batching.custom_vmap
-    def values(model, *xs):
-        return one_sample(model, *xs)
+    def values(model, kin, *xs):
+        return one_sample(model, kin, *xs)
 
     @values.def_vmap
-    def rule(axis_size, in_batched, model, *xs):
-        m_b, *x_b = in_batched
+    def rule(axis_size, in_batched, model, kin, *xs):
+        m_b, k_b, *x_b = in_batched
         model_batched = any(jax.tree_util.tree_leaves(m_b))
-        if not model_batched and not any(x_b):
-            return one_sample(model, *xs), False
+        if not model_batched and not any(jax.tree_util.tree_leaves((k_b, x_b))):
+            return one_sample(model, kin, *xs), False
         if model_batched or not planner.batch_kernel(model, kernel, axis_size):
-            axes = (jax.tree_util.tree_map(lambda b: 0 if b else None, m_b), *[0 if b else None for b in x_b])
-            return jax.vmap(one_sample, in_axes=axes)(model, *xs), True
+            return jax.vmap(one_sample, in_axes=(axes(m_b), axes(k_b), *axes(x_b)))(model, kin, *xs), True
         xs = [x if b else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x)) for x, b in zip(xs, x_b)]
         return getattr(kernels, kernel)(model, *xs), True
 
     @jax.custom_jvp
-    def f(model, *xs):
-        return values(model, *xs)
+    def f(model, kin, *xs):
+        return values(model, kin, *xs)
 
     @f.defjvp
     def f_jvp(primals, tangents):
@@ -76,17 +81,21 @@ def _batched(one_sample, kernel: str):
     return f
 
 
-def _aba_one(model, q, qd, tau, *f_ext):
-    return _aba_mod.aba(model, q, qd, tau, *f_ext)
+def _aba_one(model, kin, q, qd, tau, f_ext=None):
+    return _aba_mod.aba(model, q, qd, tau, f_ext, kinematics=kin)
 
 
-def _rnea_one(model, q, qd, qdd, *f_ext):
-    return _rnea_mod.rnea(model, q, qd, qdd, *f_ext)
+def _rnea_one(model, kin, q, qd, qdd, f_ext=None):
+    return _rnea_mod.rnea(model, q, qd, qdd, f_ext, kinematics=kin)
+
+
+def _crba_one(model, kin, q):
+    return _crba_mod.crba(model, q, kinematics=kin)
 
 
 _aba_v = _batched(_aba_one, "aba_batch")
 _rnea_v = _batched(_rnea_one, "rnea_batch")
-_crba_v = _batched(_crba_mod.crba, "crba_batch")
+_crba_v = _batched(_crba_one, "crba_batch")
 
 
 def _kind(x) -> str:
@@ -112,9 +121,10 @@ def aba(
     qd: Float[Array, " nv"],
     tau: Float[Array, " nv"],
     f_ext: Float[Array, "nb 6"] | None = None,
+    kinematics: Kinematics | None = None,
 ) -> Float[Array, " nv"]:
     q, qd, tau = _args("aba", "aba(model, q, qd, tau)", model, q, qd, tau)
-    return _aba_v(model, q, qd, tau, *(() if f_ext is None else (f_ext,)))
+    return _aba_v(model, kinematics, q, qd, tau, *(() if f_ext is None else (f_ext,)))
 
 
 @functools.wraps(_rnea_mod.rnea)
@@ -124,15 +134,16 @@ def rnea(
     qd: Float[Array, " nv"],
     qdd: Float[Array, " nv"],
     f_ext: Float[Array, "nb 6"] | None = None,
+    kinematics: Kinematics | None = None,
 ) -> Float[Array, " nv"]:
     q, qd, qdd = _args("rnea", "rnea(model, q, qd, qdd)", model, q, qd, qdd)
-    return _rnea_v(model, q, qd, qdd, *(() if f_ext is None else (f_ext,)))
+    return _rnea_v(model, kinematics, q, qd, qdd, *(() if f_ext is None else (f_ext,)))
 
 
 @functools.wraps(_crba_mod.crba)
-def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
+def crba(model: Model, q: Float[Array, " nq"], kinematics: Kinematics | None = None) -> Float[Array, "nv nv"]:
     (q,) = _args("crba", "crba(model, q)", model, q)
-    return _crba_v(model, q)
+    return _crba_v(model, kinematics, q)
 
 
 _NOTE = """

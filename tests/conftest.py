@@ -57,6 +57,10 @@ def data_dir():
 #   quantity compiles in about as long for the floating double pendulum, and the fixed-base
 #   double pendulum is checked quick through the batched public API).
 SLOW = {
+    # the shared kinematics record: the quick run keeps the values with and without it, one
+    # executor under vmap, and the contact step's single forward kinematics
+    "tests/test_shared_kinematics.py::test_derivatives_pass_through_the_record",
+    "tests/test_shared_kinematics.py::test_batched_with_the_record_under_either_executor[kernel]",
     # constraints: the quick run keeps the four-bar against MuJoCo, the leg against Pinocchio
     # without gains, the first Euler steps, the mimic coupling and the bad input
     "tests/test_constraints.py::test_soft_constraints_match_mujoco[gripper]",

@@ -22,7 +22,7 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..algebra import Algebra
 from ..model import Model
-from .common import check, joint_data, world_motion
+from .common import Kinematics, check, joint_data, world_motion
 from .rnea import rnea_full
 
 
@@ -141,7 +141,9 @@ class ABAResult(NamedTuple):
     root: ArticulatedQuantities | None
 
 
-def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAResult:
+def aba_full(
+    model: Model, q, qd, tau, f_ext=None, gravity: bool = True, kinematics: Kinematics | None = None
+) -> ABAResult:
     """ABA returning the filter/smoother internals (see :class:`ArticulatedQuantities`).
 
     Filter (inward, Rodriguez86 (8.3)-(8.9), (8.24)): ``P = M + sum_children phi P+ phi^T``,
@@ -150,10 +152,10 @@ def aba_full(model: Model, q, qd, tau, f_ext=None, gravity: bool = True) -> ABAR
     Smoother (outward, (8.11)-(8.13)): ``a' = phi^T a_parent + c``,
     ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``.
     """
-    check(model, "aba", q=q, qd=qd, tau=tau, f_ext=f_ext)
+    check(model, "aba", q=q, qd=qd, tau=tau, f_ext=f_ext, kinematics=kinematics)
     lay = model.layout
     dtype = model.dtype
-    jd = joint_data(model, q)
+    jd = joint_data(model, q) if kinematics is None else kinematics.joints
     I = model.body_inertias()
     qd_l, qd_r = tree.v_to_link_values(lay, jnp.asarray(qd, dtype))
     tau_l, tau_r = tree.v_to_link_values(lay, jnp.asarray(tau, dtype))
@@ -216,22 +218,24 @@ def aba(
     qd: Float[Array, " nv"],
     tau: Float[Array, " nv"],
     f_ext: Float[Array, "nb 6"] | None = None,
+    kinematics: Kinematics | None = None,
 ) -> Float[Array, " nv"]:
     """Forward dynamics ``qdd = M^-1 (tau - C qd - g + sum J^T f_ext)`` in O(N).
 
     Args: q ``(nq,)``, qd ``(nv,)``, tau ``(nv,)``; f_ext optional ``(nb, 6)`` body wrenches
-    ``[moment; force]`` in body coordinates. Returns qdd ``(nv,)``.
+    ``[moment; force]`` in body coordinates; kinematics optional :func:`jaxdyn.kinematics`
+    record at ``q`` (None: computed here). Returns qdd ``(nv,)``.
 
     Derivatives (any order, forward and reverse mode, w.r.t. the state, ``tau``, ``f_ext`` and
     the model's parameters) come from the inverse-dynamics identity rather than from
     differentiating the three sweeps (see :func:`_aba_jvp`).
     """
-    return _aba(model, q, qd, tau, f_ext)
+    return _aba(model, q, qd, tau, f_ext, kinematics)
 
 
 @jax.custom_jvp
-def _aba(model, q, qd, tau, f_ext):
-    return aba_full(model, q, qd, tau, f_ext).qdd
+def _aba(model, q, qd, tau, f_ext, kinematics):
+    return aba_full(model, q, qd, tau, f_ext, kinematics=kinematics).qdd
 
 
 def _zero(t):
@@ -256,26 +260,26 @@ def _aba_jvp(primals, tangents):
 
     The identity needs the RNEA and the ABA to be the same function of every parameter they
     read; both read ``model.inertia`` through its symmetric part (``Model.body_inertias``)."""
-    model, q, qd, tau, f_ext = primals
-    dmodel, dq, dqd, dtau, df = tangents
-    qdd = aba_full(model, q, qd, tau, f_ext).qdd
-    names = ("model", "q", "qd", "f_ext")
-    vals = dict(zip(names, (model, q, qd, f_ext)))
-    tans = dict(zip(names, (dmodel, dq, dqd, df)))
+    model, q, qd, tau, f_ext, kin = primals
+    dmodel, dq, dqd, dtau, df, dkin = tangents
+    qdd = aba_full(model, q, qd, tau, f_ext, kinematics=kin).qdd
+    names = ("model", "q", "qd", "f_ext", "kin")
+    vals = dict(zip(names, (model, q, qd, f_ext, kin)))
+    tans = dict(zip(names, (dmodel, dq, dqd, df, dkin)))
     live = [k for k in names if not all(_zero(t) for t in jax.tree_util.tree_leaves(tans[k], is_leaf=_zero))]
     rhs = None if _zero(dtau) else dtau
     if live:
 
         def inverse(*xs):
             v = {**vals, **dict(zip(live, xs))}
-            return rnea_full(v["model"], v["q"], v["qd"], qdd, v["f_ext"]).tau
+            return rnea_full(v["model"], v["q"], v["qd"], qdd, v["f_ext"], kinematics=v["kin"]).tau
 
         dense = [jax.tree_util.tree_map(_dense, tans[k], is_leaf=_zero) for k in live]
         did = jax.jvp(inverse, tuple(vals[k] for k in live), tuple(dense))[1]
         rhs = -did if rhs is None else rhs - did
     if rhs is None:
         return qdd, jnp.zeros_like(qdd)
-    return qdd, jax.jvp(lambda t: aba_full(model, q, qd, t, f_ext).qdd, (tau,), (rhs,))[1]
+    return qdd, jax.jvp(lambda t: aba_full(model, q, qd, t, f_ext, kinematics=kin).qdd, (tau,), (rhs,))[1]
 
 
 _aba.defjvp(_aba_jvp, symbolic_zeros=True)

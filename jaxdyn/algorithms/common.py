@@ -47,6 +47,31 @@ class JointData(NamedTuple):
     S_root: jnp.ndarray | None
 
 
+class Kinematics(NamedTuple):
+    """What the algorithms at one configuration share, computed once per call by
+    :func:`jaxdyn.kinematics` (as MuJoCo's ``mj_kinematics`` fills ``xpos``, ``xmat`` and
+    ``cdof`` of ``Data`` for every later stage): the joint transforms and motion subspaces, the
+    world placement of every body and the motion subspace of every dof in world coordinates.
+
+    joints: :class:`JointData` (``X``, ``S`` per scanned link; the free root's pose);
+    poses: world placements of the bodies, ``Pose(R (nb,3,3), p (nb,3))`` (a scatter of
+    ``X_world,k = X_world,parent o X_k``);
+    dofs: ``(6, nv)``, each dof's motion subspace in world coordinates about the world origin
+    (``phi^T H^T`` of Rodriguez86 (7.2): the columns of the world Jacobian).
+
+    Passed as ``kinematics=`` to :func:`jaxdyn.aba`, :func:`jaxdyn.rnea`, :func:`jaxdyn.crba`,
+    the contact's :meth:`~jaxdyn.contact.Contact.joint_space` and
+    :meth:`~jaxdyn.contact.Contact.wrenches`, it replaces their own forward kinematics. It must
+    be the record of the same ``q`` (and of the model's geometry: a model that differs only in
+    inertias, armature, damping or gravity shares it), built inside any function that is
+    differentiated with respect to ``q`` or the model, so that the derivatives pass through it.
+    """
+
+    joints: JointData
+    poses: spatial.Pose
+    dofs: jnp.ndarray
+
+
 def joint_data(model: Model, q) -> JointData:
     q = jnp.asarray(q)  # a list or a numpy array, as users pass them
     lay = model.layout
@@ -68,7 +93,8 @@ def check(model: Model, fn: str, **args):
     axis short an argument that ``vmap`` mapped over while it had no batch axis: the messages
     name the fix.
 
-    Recognised names: q (nq), qd/qdd/tau/v/x/b (nv), f_ext (nb, 6).
+    Recognised names: q (nq), qd/qdd/tau/v/x/b (nv), f_ext (nb, 6), kinematics (a
+    :class:`Kinematics` record of the model).
     """
     import jaxdyn
 
@@ -91,6 +117,9 @@ def check(model: Model, fn: str, **args):
                 f"{vmap} (to batch over models, stack whole models)"
             )
     sizes = {"q": (model.nq,), "f_ext": (model.nb, 6)}
+    kin = args.pop("kinematics", None)
+    if kin is not None:
+        _check_kinematics(model, fn, kin)
     for name, x in args.items():
         if x is None:
             continue
@@ -108,6 +137,28 @@ def check(model: Model, fn: str, **args):
             f"{fn}: argument '{name}' has shape {shape}, expected {want} for model "
             f"'{model.name}' (nq={model.nq}, nv={model.nv}, nb={model.nb}){hint}"
         )
+
+
+def _check_kinematics(model: Model, fn: str, kin) -> None:
+    """A ``kinematics=`` argument that is not a :class:`Kinematics` record of ``model``."""
+    if not isinstance(kin, Kinematics):
+        raise TypeError(
+            f"{fn}: argument 'kinematics' must be a jaxdyn.Kinematics record (from "
+            f"jaxdyn.kinematics(model, q)), got {type(kin).__name__}"
+        )
+    want = {"dofs": (6, model.nv), "poses.p": (model.nb, 3)}
+    got = {"dofs": tuple(np.shape(kin.dofs)), "poses.p": tuple(np.shape(kin.poses.p))}
+    for name, shape in want.items():
+        if got[name] != shape:
+            why = (
+                "a batch of records: map it with the same jax.vmap as q"
+                if got[name][1:] == shape
+                else "the record of another model"
+            )
+            raise ValueError(
+                f"{fn}: argument 'kinematics' has {name} of shape {got[name]}, expected {shape} for model "
+                f"'{model.name}' (nv={model.nv}, nb={model.nb}): {why}"
+            )
 
 
 def world_motion(model: Model, dtype):

@@ -31,7 +31,7 @@ from jaxtyping import Array, Float
 
 from .. import spatial
 from ..model import Model
-from .common import check, full_precision
+from .common import Kinematics, check, full_precision
 from .kinematics import composite_inertias_from_poses, dof_motions_world, forward_kinematics
 
 
@@ -92,11 +92,12 @@ def entry(alg, s, F):
 
 
 @full_precision
-def crba(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
-    """The joint-space mass matrix ``M(q)`` (symmetric positive definite), ``+ diag(armature)``."""
-    check(model, "crba", q=q)
+def crba(model: Model, q: Float[Array, " nq"], kinematics: Kinematics | None = None) -> Float[Array, "nv nv"]:
+    """The joint-space mass matrix ``M(q)`` (symmetric positive definite), ``+ diag(armature)``.
+    ``kinematics``: optional :func:`jaxdyn.kinematics` record at ``q`` (None: computed here)."""
+    check(model, "crba", q=q, kinematics=kinematics)
     lay = model.layout
-    Sw, poses = dof_motions_world(model, q)  # (6, nv)
+    Sw, poses = dof_motions_world(model, q, kinematics)  # (6, nv)
     Ic = composite_inertias_from_poses(model, poses)
     db = lay.dof_body
     # common frame: every column force at once, and every entry as one product

@@ -16,26 +16,57 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..configuration import configuration_derivative
 from ..model import Model
-from .common import check, full_precision, joint_data
+from .common import JointData, Kinematics, check, full_precision, joint_data
 from .rnea import rnea_full
 
 REFERENCES = ("local", "world", "local_world_aligned")
 
 
-def forward_kinematics(model: Model, q: Float[Array, " nq"]) -> spatial.Pose:
-    """World placement of every body frame: ``Pose(R (nb,3,3), p (nb,3))`` (a scatter of
-    ``X_world,i = X_world,parent o X_parent,i``)."""
-    check(model, "forward_kinematics", q=q)
-    lay = model.layout
+def kinematics(model: Model, q: Float[Array, " nq"]) -> Kinematics:
+    """The kinematics at ``q`` that several algorithms share (:class:`Kinematics`): the joint
+    data, every body's world placement and every dof's world motion subspace, computed once.
+
+    Pass it as ``kinematics=`` to the algorithms called at the same ``q``, e.g.
+    ``kin = jaxdyn.kinematics(model, q)``, then ``jaxdyn.crba(model, q, kinematics=kin)`` and
+    ``jaxdyn.rnea(model, q, qd, qdd, kinematics=kin)``: one forward kinematics instead of one
+    per algorithm (what :func:`jaxdyn.sim.step` does with contact)."""
+    check(model, "kinematics", q=q)
     jd = joint_data(model, q)
-    world = spatial.identity_pose(model.dtype)
+    poses = _poses(model, jd)
+    return Kinematics(jd, poses, _dofs_world(model, jd, poses))
+
+
+_kinematics = kinematics  # for the functions whose argument ``kinematics`` shadows it
+
+
+def _poses(model: Model, jd: JointData) -> spatial.Pose:
+    """The scatter ``X_world,k = X_world,parent o X_k`` over the joint data."""
 
     def down(parent, X):
-        Xw = spatial.compose(parent, X)
-        return Xw, None
+        return spatial.compose(parent, X), None
 
-    poses, _, _ = tree.scatter(lay, down, jd.X, world, jd.X_root)
+    poses, _, _ = tree.scatter(model.layout, down, jd.X, spatial.identity_pose(model.dtype), jd.X_root)
     return poses
+
+
+def _dofs_world(model: Model, jd: JointData, poses: spatial.Pose) -> Float[Array, "6 nv"]:
+    """Each dof's motion subspace moved to the world, ``phi^T H^T`` (Rodriguez86 (7.2))."""
+    lay = model.layout
+    lb = lay.link_bodies
+    link = spatial.motion_matrix_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S)  # (n, 6, k)
+    root = None
+    if lay.floating:
+        root = spatial.motion_matrix_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root).T  # (6dof, 6)
+    return tree.link_values_to_v(lay, jnp.swapaxes(link, -1, -2), root).T  # (6, nv)
+
+
+def forward_kinematics(model: Model, q: Float[Array, " nq"], kinematics: Kinematics | None = None) -> spatial.Pose:
+    """World placement of every body frame: ``Pose(R (nb,3,3), p (nb,3))`` (a scatter of
+    ``X_world,i = X_world,parent o X_parent,i``); the poses of ``kinematics`` where given."""
+    check(model, "forward_kinematics", q=q, kinematics=kinematics)
+    if kinematics is not None:
+        return kinematics.poses
+    return _poses(model, joint_data(model, q))
 
 
 def _with_world(poses: spatial.Pose) -> spatial.Pose:
@@ -66,10 +97,10 @@ def frame_placement(model: Model, q, frame: str) -> spatial.Pose:
     return frame_poses(model, forward_kinematics(model, q), model.frame_index(frame))
 
 
-def body_velocities(model: Model, q, qd) -> Float[Array, "nb 6"]:
+def body_velocities(model: Model, q, qd, kinematics: Kinematics | None = None) -> Float[Array, "nb 6"]:
     """Spatial velocity of every body in its own frame ``[omega; v]`` (Rodriguez86 (5.1)-(5.2))."""
     z = jnp.zeros(model.nv, model.dtype)
-    return rnea_full(model, q, qd, z, gravity=False).v
+    return rnea_full(model, q, qd, z, gravity=False, kinematics=kinematics).v
 
 
 def body_accelerations(model: Model, q, qd, qdd) -> Float[Array, "nb 6"]:
@@ -78,19 +109,14 @@ def body_accelerations(model: Model, q, qd, qdd) -> Float[Array, "nb 6"]:
     return rnea_full(model, q, qd, qdd, gravity=False).a
 
 
-def dof_motions_world(model: Model, q) -> tuple[Float[Array, "6 nv"], spatial.Pose]:
+def dof_motions_world(
+    model: Model, q, kinematics: Kinematics | None = None
+) -> tuple[Float[Array, "6 nv"], spatial.Pose]:
     """The motion subspace of every dof in world coordinates about the world origin (the
-    columns of the world Jacobian, ``phi^T H^T`` of Rodriguez86 (7.2)), and the body poses."""
-    lay = model.layout
-    jd = joint_data(model, q)
-    poses = forward_kinematics(model, q)
-    lb = lay.link_bodies
-    link = spatial.motion_matrix_to_parent(spatial.Pose(poses.R[lb], poses.p[lb]), jd.S)  # (n, 6, k)
-    root = None
-    if lay.floating:
-        root = spatial.motion_matrix_to_parent(spatial.Pose(poses.R[0], poses.p[0]), jd.S_root).T  # (6dof, 6)
-    cols = tree.link_values_to_v(lay, jnp.swapaxes(link, -1, -2), root)  # (nv, 6)
-    return cols.T, poses
+    columns of the world Jacobian, ``phi^T H^T`` of Rodriguez86 (7.2)), and the body poses
+    (those of ``kinematics`` where given)."""
+    kin = kinematics if kinematics is not None else _kinematics(model, q)
+    return kin.dofs, kin.poses
 
 
 @full_precision

@@ -13,7 +13,7 @@ from jaxtyping import Array, Float
 
 from .. import spatial, tree
 from ..model import Model
-from .common import check, joint_data, world_motion
+from .common import Kinematics, check, joint_data, world_motion
 
 
 def smul(S, x):
@@ -61,7 +61,14 @@ class RNEAResult(NamedTuple):
 
 
 def rnea_full(
-    model: Model, q, qd, qdd, f_ext=None, gravity: bool = True, inertia: spatial.RigidInertia | None = None
+    model: Model,
+    q,
+    qd,
+    qdd,
+    f_ext=None,
+    gravity: bool = True,
+    inertia: spatial.RigidInertia | None = None,
+    kinematics: Kinematics | None = None,
 ) -> RNEAResult:
     """RNEA returning the intermediate quantities (see :class:`RNEAResult`).
 
@@ -69,12 +76,13 @@ def rnea_full(
     ``a_k = X^-1 a_p + S qdd + v_k x S qd`` (``eta_k``); world acceleration ``[0; -g]``.
     Body forces (Rodriguez86 (4.4)): ``f_k = I a_k + v_k x* I v_k - f_ext_k``.
     Gather (Rodriguez86 (4.1)-(4.3)): ``f_p += X* f_k``, ``tau_k = S^T f_k`` ((6.5)).
-    ``inertia`` overrides the model's body inertias (used by the regressor).
+    ``inertia`` overrides the model's body inertias (used by the regressor); ``kinematics``
+    (:class:`~jaxdyn.algorithms.common.Kinematics` at ``q``) supplies the joint data.
     """
-    check(model, "rnea", q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    check(model, "rnea", q=q, qd=qd, qdd=qdd, f_ext=f_ext, kinematics=kinematics)
     lay = model.layout
     dtype = model.dtype
-    jd = joint_data(model, q)
+    jd = joint_data(model, q) if kinematics is None else kinematics.joints
     I = model.body_inertias() if inertia is None else inertia
     lb = lay.link_bodies
     qd_l, qd_r = tree.v_to_link_values(lay, jnp.asarray(qd, dtype))
@@ -113,6 +121,7 @@ def rnea(
     qd: Float[Array, " nv"],
     qdd: Float[Array, " nv"],
     f_ext: Float[Array, "nb 6"] | None = None,
+    kinematics: Kinematics | None = None,
 ) -> Float[Array, " nv"]:
     """Inverse dynamics ``tau = M(q) qdd + C(q, qd) qd + g(q) - sum_k J_k^T f_ext_k``.
 
@@ -121,10 +130,12 @@ def rnea(
         with ``jax.vmap``).
       f_ext: optional ``(nb, 6)`` external wrenches ``[moment; force]`` on each body, about the
         body origin in body coordinates.
+      kinematics: optional :func:`jaxdyn.kinematics` record at ``q``, shared with other
+        algorithms at the same configuration (None: computed here).
 
     Returns: generalised forces ``(nv,)`` (for a free base: ``[moment; force]`` in the body frame).
     """
-    return rnea_full(model, q, qd, qdd, f_ext).tau
+    return rnea_full(model, q, qd, qdd, f_ext, kinematics=kinematics).tau
 
 
 def bias_forces(model: Model, q, qd, f_ext=None) -> Float[Array, " nv"]:

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..algorithms.common import full_precision
+from ..algorithms.common import Kinematics, full_precision
 from ..algorithms.rnea import rnea_full
 from ..geometry import Geoms
 from ..model import Model
@@ -130,11 +130,15 @@ class Contact(eqx.Module):
         return ContactState(jnp.zeros((m, 3), model.dtype), jnp.zeros((p, 3), model.dtype))
 
     @full_precision
-    def wrenches(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, "nb 6"]:
+    def wrenches(
+        self, model: Model, q, qd, state: ContactState | None = None, dt=0.0, kinematics: Kinematics | None = None
+    ) -> Float[Array, "nb 6"]:
         """Body wrenches (:func:`contact_wrenches`). ``state``, ``dt``: for ``friction="spring"``,
         the elongation (``None``: relaxed) and the ``h`` of (S2) (``0``: continuous time);
-        ignored by the regularised law."""
-        return _evaluate(model, q, qd, self.ground, self.params, self._state(model, state), dt, **self._which())[0]
+        ignored by the regularised law. ``kinematics``: the :func:`jaxdyn.kinematics` record at
+        ``q``, where the caller shares one (None: computed here)."""
+        st = self._state(model, state)
+        return _evaluate(model, q, qd, self.ground, self.params, st, dt, kinematics=kinematics, **self._which())[0]
 
     @full_precision
     def generalized_forces(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> Float[Array, " nv"]:
@@ -152,15 +156,25 @@ class Contact(eqx.Module):
 
     @full_precision
     def joint_space(
-        self, model: Model, q, state: ContactState | None = None, dt=0.0, lookahead=None, qd=None, step=None
+        self,
+        model: Model,
+        q,
+        state: ContactState | None = None,
+        dt=0.0,
+        lookahead=None,
+        qd=None,
+        step=None,
+        kinematics: Kinematics | None = None,
     ) -> JointSpaceContacts:
         """Every contact (ground points, then pairs) at the configuration ``q`` with its
         velocity Jacobian: the joint-space force and its velocity derivative at any velocity
         without repeating the kinematics (:class:`JointSpaceContacts`). ``lookahead``: the
         ``h`` of (J3) there (None: the penetrations of ``q``). ``qd``, ``step``: with
         ``normal="mujoco"``, the start velocity and length of the step whose end velocity the
-        law takes ((M2) of :mod:`jaxdyn.contact.soft`; None: (M1) at the velocity)."""
-        return joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead, qd, step)
+        law takes ((M2) of :mod:`jaxdyn.contact.soft`; None: (M1) at the velocity).
+        ``kinematics``: the :func:`jaxdyn.kinematics` record at ``q``, where the caller shares
+        one (None: computed here)."""
+        return joint_space_contacts(model, q, self, self._state(model, state), dt, lookahead, qd, step, kinematics)
 
     @full_precision
     def state_rate(self, model: Model, q, qd, state: ContactState | None = None, dt=0.0) -> ContactState:
@@ -446,9 +460,11 @@ def _evaluate(
     exclude,
     max_pairs=None,
     normal="hunt_crossley",
+    kinematics=None,
 ):
     """Wrenches (as :func:`contact_wrenches`) and, with a ``state``, its rate (S4) and the
-    elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``)."""
+    elongations projected on the tangent planes (S1), as :class:`ContactState` (else ``None``);
+    ``kinematics``: the :func:`jaxdyn.kinematics` record at ``q``, if the caller has one."""
     q = jnp.asarray(q, model.dtype)
     qd = jnp.asarray(qd, model.dtype)
     ground = Ground() if ground is None else ground
@@ -462,7 +478,7 @@ def _evaluate(
     proj = [state.ground, state.pairs] if spring else None
     if not _acts(model, collide_ground, collide_pairs, exclude):
         return out[:-1], _as_state(rates), _as_state(proj)
-    F = _frames(model, q, qd)
+    F = _frames(model, q, qd, kinematics=kinematics)
     kinds = _kinds(model, F, ground, params, state, dt, **which)
     for slot, name in enumerate(("ground", "pairs")):
         if name not in kinds:

@@ -26,17 +26,20 @@ class Frames(NamedTuple):
     v: Float[Array, "nb1 3"]
 
 
-def _frames(model: Model, q, qd=None, X=None) -> Frames:
+def _frames(model: Model, q, qd=None, X=None, kinematics=None) -> Frames:
     """The frames at ``(q, qd)``; without ``qd`` the velocities are zero (no RNEA pass). ``X``:
-    the body poses at ``q`` if already computed."""
-    X = forward_kinematics(model, q) if X is None else X
+    the body poses at ``q`` if already computed; ``kinematics``: the
+    :func:`jaxdyn.kinematics` record at ``q``, if computed (its poses, and its joint data for
+    the velocities)."""
+    if X is None:
+        X = forward_kinematics(model, q) if kinematics is None else kinematics.poses
     dt = model.dtype
     z = jnp.zeros((1, 3), dt)
     R = jnp.concatenate([X.R, jnp.eye(3, dtype=dt)[None]])
     if qd is None:
         zw = jnp.zeros((model.nb + 1, 3), dt)
         return Frames(R, jnp.concatenate([X.p, z]), zw, zw)
-    V = body_velocities(model, q, qd)  # (nb, 6) body frame [omega; v]
+    V = body_velocities(model, q, qd, kinematics)  # (nb, 6) body frame [omega; v]
     return Frames(
         R,
         jnp.concatenate([X.p, z]),

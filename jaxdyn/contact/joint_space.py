@@ -328,7 +328,7 @@ def contact_budget(model: Model, contact: Contact) -> int | None:
 
 
 def joint_space_contacts(
-    model: Model, q, contact: Contact, state, dt, lookahead=None, qd=None, step=None
+    model: Model, q, contact: Contact, state, dt, lookahead=None, qd=None, step=None, kinematics=None
 ) -> JointSpaceContacts:
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
@@ -341,7 +341,7 @@ def joint_space_contacts(
         soft.check_invweights(model)
     use_ground = contact.collide_ground and has_ground_points(geoms)
     use_pairs = contact.collide_pairs and len(collision_pairs(model, contact.exclude).pairs) > 0
-    Jw, X = dof_motions_world(model, q)
+    Jw, X = dof_motions_world(model, q, kinematics)
     F = _frames(model, q, X=X)
     # each row's bodies (None: the world) and world point
     body1: list[Any] = []

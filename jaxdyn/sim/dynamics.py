@@ -10,8 +10,9 @@ from jaxtyping import Array, Float
 
 from .. import actuators, batching
 from .. import constraints as _constraints
-from ..algorithms.common import full_precision
+from ..algorithms.common import Kinematics, full_precision
 from ..algorithms.energy import kinetic_energy, potential_energy
+from ..algorithms.kinematics import kinematics
 from ..model import Model
 from .options import SimOptions
 from .passive import applied_torques, implicit_friction, passive_torques
@@ -37,20 +38,23 @@ def forward_dynamics(
     continuous-time law, ``h = 0`` in docs/contact.md (S2)). ``ctrl (nu,)``: the control of the
     model's actuators (:mod:`jaxdyn.actuators`), whose joint torques are added to ``tau``
     (``tau=None``: none); ``act (na,)``: the activations of those with activation dynamics."""
-    if contact is not None:
-        fc = contact.wrenches(model, q, qd, contact_state)
+    kin = None
+    if contact is not None:  # the contact and the ABA share one forward kinematics
+        kin = kinematics(model, q)
+        fc = contact.wrenches(model, q, qd, contact_state, kinematics=kin)
         f_ext = fc if f_ext is None else f_ext + fc
     m, total = forces(model, q, qd, tau, options, ctrl, act)
     if model.constraints is not None and model.constraints.solved:
-        return _constrained(m, q, qd, total, f_ext, options)
-    return batching.aba(m, q, qd, total, f_ext)
+        return _constrained(m, q, qd, total, f_ext, options, kin=kin)
+    return batching.aba(m, q, qd, total, f_ext, kinematics=kin)
 
 
-def _constrained(m, q, qd, total, f_ext, options: SimOptions, dt=None):
+def _constrained(m, q, qd, total, f_ext, options: SimOptions, dt=None, kin=None):
     """The constrained acceleration (:func:`jaxdyn.constraints.solve`) of ``m``'s tree under the
-    joint torque ``total`` and ``f_ext``."""
+    joint torque ``total`` and ``f_ext`` (``kin``: the :func:`jaxdyn.kinematics` record at ``q``,
+    if computed)."""
     tree_m = m.replace(constraints=None)  # the tendons' forces are in total
-    a0 = batching.aba(tree_m, q, qd, total, f_ext)
+    a0 = batching.aba(tree_m, q, qd, total, f_ext, kinematics=kin)
     return _constraints.solve(m, q, qd, a0, options.constraints, dt, options.baumgarte).qdd
 
 
@@ -83,8 +87,10 @@ def forces(model: Model, q, qd, tau, options: SimOptions, ctrl=None, act=None):
     return m, total
 
 
-def mass_matrix(model: Model, q, options: SimOptions):
-    return batching.crba(model, q)
+def mass_matrix(model: Model, q, options: SimOptions, kin: Kinematics | None = None):
+    """The mass matrix of the step's model (``kin``: the :func:`jaxdyn.kinematics` record at
+    ``q``, if computed)."""
+    return batching.crba(model, q, kinematics=kin)
 
 
 def energy(model: Model, q, qd) -> Float[Array, ""]:

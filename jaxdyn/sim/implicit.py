@@ -10,22 +10,24 @@ import jax
 import jax.numpy as jnp
 
 from .. import batching, linalg, spatial
+from ..algorithms.kinematics import kinematics
 from ..model import Model
 from .dynamics import forces, forward_dynamics, mass_matrix
 from .options import SimOptions
 from .passive import JointFriction
 
 
-def _free_torque(model: Model, q, qd, tau, f_ext, options: SimOptions, ctrl=None, act=None):
+def _free_torque(model: Model, q, qd, tau, f_ext, options: SimOptions, ctrl=None, act=None, kin=None):
     """``M qdd`` of :func:`forward_dynamics` (no contact) without forming ``qdd``: the joint
     torque of every force less the bias, ``tau - c(q, qd) + sum_k J_k^T f_ext_k``, one RNEA at
     ``qdd = 0`` in place of ABA and a product with ``M``; through ``qdd`` where the model's
-    constraints are solved in the dynamics."""
+    constraints are solved in the dynamics. ``kin``: the :func:`jaxdyn.kinematics` record at
+    ``q``, if computed."""
     if model.constraints is not None and model.constraints.solved:
-        M = mass_matrix(model, q, options)
+        M = mass_matrix(model, q, options, kin)
         return M @ forward_dynamics(model, q, qd, tau, f_ext, options, ctrl=ctrl, act=act)
     m, total = forces(model, q, qd, tau, options, ctrl, act)
-    return total - batching.rnea(m, q, qd, jnp.zeros_like(qd), f_ext)
+    return total - batching.rnea(m, q, qd, jnp.zeros_like(qd), f_ext, kinematics=kin)
 
 
 def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, options, ctrl=None, act=None):
@@ -49,8 +51,9 @@ def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, 
     friction's change, and one that sticks lands in the tanh's linear zone after the first line
     search (the minimum along the step), where Newton's steps converge quadratically.
     ``1 + options.contact_iterations`` Newton steps."""
-    b = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act)
-    Md = mass_matrix(md, q, options)
+    kin = kinematics(md, q)  # shared by the RNEA and the CRBA
+    b = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act, kin)
+    Md = mass_matrix(md, q, options, kin)
     a0 = linalg.spd_solve(Md, b)
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
@@ -159,9 +162,12 @@ def implicit_contact(
     rows' depths the solve took: the deepest are among them) and the rows beyond the budget
     (:class:`ContactReport`)."""
     lookahead = dt if options.contact_position == "implicit" else None
-    js = contact.joint_space(model, q, contact_state, dt if stateful else 0.0, lookahead, qd=qd, step=dt)
-    Md = mass_matrix(md, q, options)
-    other = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act)  # M_d qdd = tau - c
+    kin = kinematics(model, q)  # one forward kinematics for the contacts, the CRBA and the RNEA
+    js = contact.joint_space(
+        model, q, contact_state, dt if stateful else 0.0, lookahead, qd=qd, step=dt, kinematics=kin
+    )
+    Md = mass_matrix(md, q, options, kin)
+    other = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act, kin)  # M_d qdd = tau - c
     qd_lin = qd
     if model.floating_base:
         # the step changes the base velocity, in body axes at the start pose, by
