@@ -84,7 +84,7 @@ from jaxtyping import Array, Float, Int
 
 from . import actuators, joints, spatial
 from .algorithms.common import check
-from .algorithms.kinematics import forward_kinematics
+from .algorithms.kinematics import kinematics
 from .algorithms.rnea import rnea_full
 from .io.mjcf.sensors import parse_sensors
 from .model import Model
@@ -336,7 +336,8 @@ def read(
     dtype = model.dtype
     q = jnp.asarray(q, dtype)
     nb = model.nb
-    poses = forward_kinematics(model, q)
+    rec = kinematics(model, q)  # one forward kinematics for the frames and the RNEA below
+    poses = rec.poses
     Rb = jnp.concatenate([poses.R, jnp.eye(3, dtype=dtype)[None]])  # the world last
     pb = jnp.concatenate([poses.p, jnp.zeros((1, 3), dtype)])
     ob = np.where(np.array(sensors.obj_body) < 0, nb, sensors.obj_body)
@@ -351,9 +352,9 @@ def read(
     if stages & {"vel", "acc"}:
         qd = jnp.asarray(qd, dtype)
         if "acc" in stages:
-            kin = rnea_full(model, q, qd, jnp.asarray(qdd, dtype), f_ext, gravity=True)
+            kin = rnea_full(model, q, qd, jnp.asarray(qdd, dtype), f_ext, gravity=True, kinematics=rec)
         else:
-            kin = rnea_full(model, q, qd, jnp.zeros(model.nv, dtype), gravity=False)
+            kin = rnea_full(model, q, qd, jnp.zeros(model.nv, dtype), gravity=False, kinematics=rec)
         v = jnp.concatenate([kin.v, jnp.zeros((1, 6), dtype)])
         w_o, v_o = _point_velocity(Rb, v, ob, sensors.obj_p)
         w_r, v_r = _point_velocity(Rb, v, rb, sensors.ref_p)
