@@ -26,13 +26,13 @@ from .common import Kinematics, check, joint_data, world_motion
 from .rnea import rnea_full
 
 
-def bias_force(alg, I, v, f_ext):
+def bias_force(alg: Algebra, I, v, f_ext):
     """``xi = v x* I v - f_ext`` (Rodriguez86 (8.24)), the bias force that seeds ``z``
     (``f_ext = None``: none)."""
     return alg.sub(alg.cross_force(v, alg.inertia_apply(I, v)), f_ext)
 
 
-def velocity_step(alg, X, S, qd, v_p):
+def velocity_step(alg: Algebra, X, S, qd, v_p):
     """One link of the outward velocity sweep (Rodriguez86 (5.1), (8.3)): ``v = X^-1 v_p + S qd``
     and the bias acceleration ``c = v x S qd`` (eta). ``v_p = None`` is the world at rest.
     Returns ``(v, c)``.
@@ -46,7 +46,7 @@ def velocity_step(alg, X, S, qd, v_p):
     return v, alg.cross_motion(v, vJ)
 
 
-def filter_step(alg, P, z, S, armature, tau, c, to_parent=True):
+def filter_step(alg: Algebra, P, z, S, armature, tau, c, to_parent=True):
     """One link of the inward Riccati sweep (the Kalman filter, Rodriguez86 (8.5)-(8.9)), from
     the link's articulated inertia ``P`` and residual force ``z`` (its own plus its children's):
     ``U = P S``, ``D = S^T U + armature``, ``e = tau - S^T z``; with ``to_parent`` also the
@@ -67,13 +67,13 @@ def filter_step(alg, P, z, S, armature, tau, c, to_parent=True):
     return U, D, Dinv, e, G, Pa, za
 
 
-def to_parent(alg, X, Pa, za):
+def to_parent(alg: Algebra, X, Pa, za):
     """``(phi P+ phi^T, phi z+)``: a link's contribution to its parent's ``(P, z)``
     (Rodriguez86 (8.3), (8.4))."""
     return alg.art_to_parent(X, Pa), alg.force_to_parent(X, za)
 
 
-def smooth_step(alg, X, S, c, U, Dinv, e, a_p):
+def smooth_step(alg: Algebra, X, S, c, U, Dinv, e, a_p):
     """One link of the outward acceleration sweep (the smoother, Rodriguez86 (8.11)-(8.13)):
     ``a' = X^-1 a_p + c``, ``qdd = D^-1 (e - U^T a')``, ``a = a' + S qdd``. Returns
     ``(a, qdd)``."""

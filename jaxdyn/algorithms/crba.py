@@ -30,6 +30,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .. import spatial
+from ..algebra import Algebra
 from ..model import Model
 from .common import Kinematics, check, full_precision
 from .kinematics import composite_inertias_from_poses, dof_motions_world, forward_kinematics
@@ -42,7 +43,7 @@ def composite_inertias_world(model: Model, q) -> spatial.RigidInertia:
     return composite_inertias_from_poses(model, forward_kinematics(model, q))
 
 
-def world_step(alg, X_wp, X, S, I):
+def world_step(alg: Algebra, X_wp, X, S, I):
     """One link of the outward sweep of the CRBA in world coordinates (or any common frame): the
     link's placement ``X_w = X_wp X`` from its parent's, and its motion subspace and rigid inertia
     moved there (:func:`to_common`). Returns ``(X_w, (S_w, I_w))``. Composite inertias are then
@@ -55,7 +56,7 @@ def world_step(alg, X_wp, X, S, I):
     return Xw, to_common(alg, Xw, S, I)
 
 
-def to_common(alg, Xw, S, I):
+def to_common(alg: Algebra, Xw, S, I):
     """A link's motion subspace and rigid inertia in the common frame, ``phi^T H^T`` and
     ``phi M phi^T`` (Rodriguez86 (7.2), (7.8)), from its placement ``Xw`` there. The one-sample
     :func:`crba` applies the same two transforms (``spatial.motion_matrix_to_parent``,
@@ -65,27 +66,27 @@ def to_common(alg, Xw, S, I):
     return alg.subspace_to_parent(Xw, S), alg.inertia_to_parent(Xw, I)
 
 
-def composite_step(alg, X, Ic, Ic_parent):
+def composite_step(alg: Algebra, X, Ic, Ic_parent):
     """Rodriguez86 (7.9) on a tree, one child at a time: the parent's composite inertia
     ``Ic_parent`` (its own ``M``, plus the children added so far) gains the child's ``Ic``
     moved across the joint, ``phi Ic phi^T``; ``X`` is the child's placement in the parent."""
     return alg.inertia_add(Ic_parent, alg.inertia_to_parent(X, Ic))
 
 
-def column_force(alg, Ic, s):
+def column_force(alg: Algebra, Ic, s):
     """``R_{i,i} H_i^T`` for one column ``s`` (a motion) of a link's motion subspace: the force
     ``Ic s`` (Rodriguez86 (7.7) with ``k = i``)."""
     return alg.inertia_apply(Ic, s)
 
 
-def column_step(alg, X, F):
+def column_step(alg: Algebra, X, F):
     """``R_{k,i} H_i^T = phi_{k,i} R_{i,i} H_i^T`` one joint further toward the base
     (Rodriguez86 (7.7)): the column's force moved to the parent, ``X`` the placement of the link
     it was expressed at."""
     return alg.force_to_parent(X, F)
 
 
-def entry(alg, s, F):
+def entry(alg: Algebra, s, F):
     """``M_{k,i} = H_k R_{k,i} H_i^T`` (Rodriguez86 (7.10)) for one column ``s`` of link k's
     motion subspace and a column force ``F`` expressed at link k: ``s . F``."""
     return alg.dot(s, F)

@@ -32,7 +32,8 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..model import Model
 from .aba import ArticulatedQuantities, aba_full, gain_filter_step, gain_smooth_step
-from .common import JointData, check, full_precision, joint_data
+from .common import JointData, Kinematics, check, full_precision
+from .kinematics import kinematics as _kinematics
 from .rnea import rnea_full
 
 
@@ -44,12 +45,15 @@ class MassFactorization(NamedTuple):
     root: ArticulatedQuantities | None
 
 
-def factorize(model: Model, q: Float[Array, " nq"]) -> MassFactorization:
-    """The O(N) Riccati gather (Rodriguez86 (8.4)-(8.9)) at ``q``, shared by all operators below."""
-    check(model, "factorize", q=q)
+def factorize(model: Model, q: Float[Array, " nq"], kinematics: Kinematics | None = None) -> MassFactorization:
+    """The O(N) Riccati gather (Rodriguez86 (8.4)-(8.9)) at ``q``, shared by all operators below
+    (``kinematics``: the :func:`jaxdyn.kinematics` record at ``q``, if computed; the gather and
+    the operators then share its joint data)."""
+    check(model, "factorize", q=q, kinematics=kinematics)
+    kin = _kinematics(model, q) if kinematics is None else kinematics
     z = jnp.zeros(model.nv, model.dtype)
-    r = aba_full(model, q, z, z, gravity=False)
-    return MassFactorization(joint_data(model, q), r.link, r.root)
+    r = aba_full(model, q, z, z, gravity=False, kinematics=kin)
+    return MassFactorization(kin.joints, r.link, r.root)
 
 
 def _root_x(model, fac, *extra):

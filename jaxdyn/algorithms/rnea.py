@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .. import spatial, tree
+from ..algebra import Algebra
 from ..model import Model
 from .common import Kinematics, check, joint_data, world_motion
 
@@ -26,7 +27,7 @@ def stmul(S, f):
     return spatial.mtv(S, f)
 
 
-def forward_step(alg, X, S, qd, qdd, I, f_ext, parent):
+def forward_step(alg: Algebra, X, S, qd, qdd, I, f_ext, parent):
     """One link of the outward sweep, from the parent's ``(v_p, a_p)`` (Rodriguez86 (5.1)-(5.6),
     (4.4)): ``v = X^-1 v_p + S qd``, ``a = X^-1 a_p + S qdd + v x S qd``,
     ``f = I a + v x* I v - f_ext`` (``f_ext = None``: none). Returns ``((v, a), f)``.
@@ -42,7 +43,7 @@ def forward_step(alg, X, S, qd, qdd, I, f_ext, parent):
     return (v, a), f
 
 
-def backward_step(alg, X, S, armature, qdd, f):
+def backward_step(alg: Algebra, X, S, armature, qdd, f):
     """One link of the inward sweep, with ``f`` the link's force including its children's
     (Rodriguez86 (4.1)-(4.3), (6.5)): ``tau = S^T f + armature qdd`` and the contribution
     ``X* f`` to the parent's force. Returns ``(X* f, tau)``."""
