@@ -21,6 +21,11 @@ from jaxdyn.algorithms import kinematics as kin_mod
 from jaxdyn.algorithms import rnea as rnea_mod
 
 CASES = ("chain_mixed", "tree_mixed_float")
+LEG = """<mujoco><option timestep="0.005"/><worldbody><geom type="plane" size="5 5 .1"/>
+  <body name="torso" pos="0 0 .3"><freejoint/><geom type="sphere" size=".1" mass="2"/>
+    <body name="leg" pos="0 0 -.1"><joint name="hip" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -.15" size=".03" mass=".3"/></body></body>
+</worldbody></mujoco>"""
 
 
 def _all(model, q, qd, qdd, tau, kin):
@@ -57,6 +62,24 @@ def test_record_is_the_scatter_of_the_joint_placements(name):
     w = np.einsum("dij,dj->di", Rb, Vd[:, :3])
     v = np.einsum("dij,dj->di", Rb, Vd[:, 3:]) - np.cross(w, pb)
     assert_close(kin.dofs, np.concatenate([w, v], 1).T, 1e-12)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_record_velocities_are_the_rnea_sweep(name):
+    """Built with ``qd``, the record's body velocities are those of RNEA's outward sweep, and
+    :func:`jaxdyn.body_velocities` given it returns them."""
+    model = zoo(name)
+    q, qd, *_ = state(model, 6)
+
+    @jax.jit
+    def both(q, qd):
+        kin = jaxdyn.kinematics(model, q, qd)
+        return kin.velocities, jaxdyn.body_velocities(model, q, qd), jaxdyn.body_velocities(model, q, qd, kin)
+
+    rec, rnea_v, given = both(q, qd)
+    assert_close(rec, rnea_v, 1e-12)
+    assert_close(given, rnea_v, 1e-12)
+    assert jaxdyn.kinematics(model, q).velocities is None
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -129,6 +152,9 @@ def test_a_wrong_record_names_the_argument():
     q, qd, _, tau = state(model)
     with pytest.raises(ValueError, match="argument 'kinematics'.*another model"):
         jaxdyn.aba(model, q, qd, tau, kinematics=jaxdyn.kinematics(other, state(other)[0]))
+    with pytest.raises(ValueError, match="argument 'kinematics' has velocities"):
+        kin = jaxdyn.kinematics(model, q)
+        jaxdyn.rnea(model, q, qd, tau, kinematics=kin._replace(velocities=jnp.zeros((model.nb + 1, 6))))
     with pytest.raises(TypeError, match="argument 'kinematics' must be a jaxdyn.Kinematics"):
         jaxdyn.crba(model, q, kinematics=common.joint_data(model, q))
 
@@ -136,12 +162,7 @@ def test_a_wrong_record_names_the_argument():
 def test_the_contact_step_runs_one_forward_kinematics(monkeypatch):
     """The implicit contact step shares one record among the contacts, the CRBA and the RNEA:
     the joint data is built once per traced step (it was built eight times)."""
-    xml = """<mujoco><option timestep="0.005"/><worldbody><geom type="plane" size="5 5 .1"/>
-      <body name="torso" pos="0 0 .3"><freejoint/><geom type="sphere" size=".1" mass="2"/>
-        <body name="leg" pos="0 0 -.1"><joint name="hip" type="hinge" axis="0 1 0"/>
-          <geom type="capsule" fromto="0 0 0 0 0 -.15" size=".03" mass=".3"/></body></body>
-    </worldbody></mujoco>"""
-    model = jaxdyn.load_mjcf(xml)
+    model = jaxdyn.load_mjcf(LEG)
     ct = contact.Contact(ground=contact.Ground.from_model(model))
     calls = []
     real = common.joint_data
@@ -158,3 +179,24 @@ def test_the_contact_step_runs_one_forward_kinematics(monkeypatch):
     assert len(calls) == 1
     # the leg starts 5 cm into the floor: the contact pushes the body up
     assert np.all(np.isfinite(np.asarray(qd1))) and float(qd1[5]) > 0.0
+
+
+def test_contact_given_the_record_is_unchanged():
+    """The contact's wrenches (which read the body velocities) and joint-space rows computed
+    with a record equal those computed without, for a leg 5 cm into the floor, moving."""
+    model = jaxdyn.load_mjcf(LEG)
+    ct = contact.Contact(ground=contact.Ground.from_model(model))
+    q = jaxdyn.neutral(model).at[2].set(0.2)
+    qd = jnp.array([0.3, -0.2, 0.5, 0.1, 0.2, -0.4, 1.5])
+
+    @jax.jit
+    def both(q, qd):
+        kin = jaxdyn.kinematics(model, q, qd)
+        js = ct.joint_space(model, q, kinematics=kin)
+        js0 = ct.joint_space(model, q)
+        return ct.wrenches(model, q, qd, kinematics=kin), ct.wrenches(model, q, qd), js.forces(qd), js0.forces(qd)
+
+    w, w0, f, f0 = both(q, qd)
+    assert float(jnp.max(jnp.abs(w0))) > 1.0  # the floor pushes
+    assert_close(w, w0, 1e-12)
+    assert_close(f, f0, 1e-12)

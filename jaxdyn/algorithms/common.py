@@ -57,7 +57,10 @@ class Kinematics(NamedTuple):
     poses: world placements of the bodies, ``Pose(R (nb,3,3), p (nb,3))`` (a scatter of
     ``X_world,k = X_world,parent o X_k``);
     dofs: ``(6, nv)``, each dof's motion subspace in world coordinates about the world origin
-    (``phi^T H^T`` of Rodriguez86 (7.2): the columns of the world Jacobian).
+    (``phi^T H^T`` of Rodriguez86 (7.2): the columns of the world Jacobian);
+    velocities: ``(nb, 6)``, every body's spatial velocity ``[omega; v]`` in its own frame at the
+    joint velocity the record was built with (Rodriguez86 (5.1)), or None (built from ``q``
+    alone).
 
     Passed as ``kinematics=`` to :func:`jaxdyn.aba`, :func:`jaxdyn.rnea`, :func:`jaxdyn.crba`,
     the contact's :meth:`~jaxdyn.contact.Contact.joint_space` and
@@ -70,6 +73,7 @@ class Kinematics(NamedTuple):
     joints: JointData
     poses: spatial.Pose
     dofs: jnp.ndarray
+    velocities: jnp.ndarray | None = None
 
 
 def joint_data(model: Model, q) -> JointData:
@@ -148,6 +152,9 @@ def _check_kinematics(model: Model, fn: str, kin) -> None:
         )
     want = {"dofs": (6, model.nv), "poses.p": (model.nb, 3)}
     got = {"dofs": tuple(np.shape(kin.dofs)), "poses.p": tuple(np.shape(kin.poses.p))}
+    if kin.velocities is not None:
+        want["velocities"] = (model.nb, 6)
+        got["velocities"] = tuple(np.shape(kin.velocities))
     for name, shape in want.items():
         if got[name] != shape:
             why = (

@@ -16,24 +16,40 @@ from jaxtyping import Array, Float
 from .. import spatial, tree
 from ..configuration import configuration_derivative
 from ..model import Model
+from .aba import velocity_step
 from .common import JointData, Kinematics, check, full_precision, joint_data
 from .rnea import rnea_full
 
 REFERENCES = ("local", "world", "local_world_aligned")
 
 
-def kinematics(model: Model, q: Float[Array, " nq"]) -> Kinematics:
+def kinematics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"] | None = None) -> Kinematics:
     """The kinematics at ``q`` that several algorithms share (:class:`Kinematics`): the joint
-    data, every body's world placement and every dof's world motion subspace, computed once.
+    data, every body's world placement and every dof's world motion subspace, computed once;
+    with ``qd`` also every body's velocity (the outward sweep of Rodriguez86 (5.1),
+    :func:`jaxdyn.algorithms.aba.velocity_step`).
 
     Pass it as ``kinematics=`` to the algorithms called at the same ``q``, e.g.
     ``kin = jaxdyn.kinematics(model, q)``, then ``jaxdyn.crba(model, q, kinematics=kin)`` and
     ``jaxdyn.rnea(model, q, qd, qdd, kinematics=kin)``: one forward kinematics instead of one
     per algorithm (what :func:`jaxdyn.sim.step` does with contact)."""
-    check(model, "kinematics", q=q)
+    check(model, "kinematics", q=q, qd=qd)
     jd = joint_data(model, q)
     poses = _poses(model, jd)
-    return Kinematics(jd, poses, _dofs_world(model, jd, poses))
+    return Kinematics(jd, poses, _dofs_world(model, jd, poses), None if qd is None else _velocities(model, jd, qd))
+
+
+def _velocities(model: Model, jd: JointData, qd) -> Float[Array, "nb 6"]:
+    """The scatter ``v_k = X^-1 v_parent + S qd_k`` from the world at rest (Rodriguez86 (5.1))."""
+    lay = model.layout
+    qd_l, qd_r = tree.v_to_link_values(lay, jnp.asarray(qd, model.dtype))
+
+    def down(v_p, x):
+        return velocity_step(spatial.ArrayAlgebra, *x, v_p)
+
+    root = (jd.X_root, jd.S_root, qd_r) if lay.floating else None
+    v, _, _ = tree.scatter(lay, down, (jd.X, jd.S, qd_l), jnp.zeros(6, model.dtype), root)
+    return v
 
 
 _kinematics = kinematics  # for the functions whose argument ``kinematics`` shadows it
@@ -98,7 +114,10 @@ def frame_placement(model: Model, q, frame: str) -> spatial.Pose:
 
 
 def body_velocities(model: Model, q, qd, kinematics: Kinematics | None = None) -> Float[Array, "nb 6"]:
-    """Spatial velocity of every body in its own frame ``[omega; v]`` (Rodriguez86 (5.1)-(5.2))."""
+    """Spatial velocity of every body in its own frame ``[omega; v]`` (Rodriguez86 (5.1)-(5.2));
+    those of ``kinematics`` where it was built with this ``qd``, else from its joint data."""
+    if kinematics is not None and kinematics.velocities is not None:
+        return kinematics.velocities
     z = jnp.zeros(model.nv, model.dtype)
     return rnea_full(model, q, qd, z, gravity=False, kinematics=kinematics).v
 

@@ -40,7 +40,7 @@ def forward_dynamics(
     (``tau=None``: none); ``act (na,)``: the activations of those with activation dynamics."""
     kin = None
     if contact is not None:  # the contact and the ABA share one forward kinematics
-        kin = kinematics(model, q)
+        kin = kinematics(model, q, qd)  # with the body velocities the contact reads
         fc = contact.wrenches(model, q, qd, contact_state, kinematics=kin)
         f_ext = fc if f_ext is None else f_ext + fc
     m, total = forces(model, q, qd, tau, options, ctrl, act)
