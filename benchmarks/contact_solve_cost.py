@@ -17,11 +17,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--scene", default="go1_feet")
     args = p.parse_args(argv)
-    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import warnings
-
-    warnings.filterwarnings("ignore")
     import jax
     import jax.numpy as jnp
     import sim_step

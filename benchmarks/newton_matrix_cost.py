@@ -23,11 +23,7 @@ def main(argv=None) -> int:
     p.add_argument("scene", nargs="?", default="humanoid")
     p.add_argument("--batch", type=int, default=64)
     args = p.parse_args(argv)
-    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import warnings
-
-    warnings.filterwarnings("ignore")
     import jax
     import jax.numpy as jnp
     import sim_step

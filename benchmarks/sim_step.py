@@ -223,9 +223,14 @@ def jaxdyn_scene(path):
 
 
 def timing_scene(name):
-    """For the CPU-time scripts (``step_cpu_time.py``, ``contact_solve_cost.py``; ``XLA_FLAGS`` set
-    before): synchronous dispatch, then the scene's jaxdyn model and contact
-    (:func:`jaxdyn_scene`), its initial configuration (float32) and time step."""
+    """For the CPU-time scripts (``step_cpu_time.py``, ``contact_solve_cost.py``,
+    ``newton_matrix_cost.py``; call it before the first JAX computation): XLA's CPU thread pool
+    off for Eigen, warnings silenced, synchronous dispatch, then the scene's jaxdyn model and
+    contact (:func:`jaxdyn_scene`), its initial configuration (float32) and time step."""
+    import warnings
+
+    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"
+    warnings.filterwarnings("ignore")
     import jax
     import jax.numpy as jnp
 

@@ -17,12 +17,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--steps", type=int, default=50)
     args = p.parse_args(argv)
-    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"
     sys.path.insert(0, os.path.abspath(args.root))
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import warnings
-
-    warnings.filterwarnings("ignore")
     import jax
     import jax.numpy as jnp
     import sim_step

@@ -152,8 +152,8 @@ def test_a_wrong_record_names_the_argument():
     q, qd, _, tau = state(model)
     with pytest.raises(ValueError, match="argument 'kinematics'.*another model"):
         jaxdyn.aba(model, q, qd, tau, kinematics=jaxdyn.kinematics(other, state(other)[0]))
+    kin = jaxdyn.kinematics(model, q)
     with pytest.raises(ValueError, match="argument 'kinematics' has velocities"):
-        kin = jaxdyn.kinematics(model, q)
         jaxdyn.rnea(model, q, qd, tau, kinematics=kin._replace(velocities=jnp.zeros((model.nb + 1, 6))))
     with pytest.raises(TypeError, match="argument 'kinematics' must be a jaxdyn.Kinematics"):
         jaxdyn.crba(model, q, kinematics=common.joint_data(model, q))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .parse import ACTUATORS, MJCFError, _limited, actuator_semantics, desc, flag, numbers
+from ... import joints
+from .parse import ACTUATORS, JOINT_TYPES, MJCFError, _limited, actuator_semantics, desc, flag, numbers
 
 
 def _tendons(root):
@@ -77,7 +78,7 @@ def effort_limits(root, ctx, jmap, nv):
                 ctrl = float(np.max(np.abs(numbers(a.get("ctrlrange", "0 0"), 2, f"{what} ctrlrange"))))
                 bound = min(bound, gain * ctrl)
             gear = numbers(a.get("gear", "1"), 6, f"{what} gear", at_least=1)
-            ndof = 3 if kind == "ball" else 1
+            ndof = joints.get(JOINT_TYPES[kind]).nv
             g = np.zeros(6)
             g[: len(gear)] = gear
             for c in range(ndof):

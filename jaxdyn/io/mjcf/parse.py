@@ -33,6 +33,8 @@ ACTUATORS = (
     "dcmotor",
     "plugin",
 )
+# the MJCF joint kinds and the jaxdyn joint types (jaxdyn.joints) they load as
+JOINT_TYPES = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "free"}
 REFUSED_BODY = ("composite", "flexcomp", "replicate", "attach", "skin", "plugin")
 MIN_MASS = 1e-15
 

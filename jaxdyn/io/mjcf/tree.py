@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import joints
 from ..inertia import combine
 from .geom_inertia import body_inertia, bounds
 from .parse import (
     I3,
+    JOINT_TYPES,
     MIN_MASS,
     REFUSED_BODY,
     MJCFError,
@@ -275,10 +277,10 @@ def joint_bodies(bodies, ctx, joint_name, jnames):
                 bn = b.name if last else f"{b.name}/{jn}"
                 while not last and bn in bnames:
                     bn += "_"
-                jtype = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical"}[kind]
+                jtype = JOINT_TYPES[kind]
                 pb = new_body(pb, jtype, jn, bn, place[0], place[1], ax)
                 C = after
-                n_dof = 3 if kind == "ball" else 1
+                n_dof = joints.get(jtype).nv
             # joint parameters
             arm = float(numbers(a.get("armature", "0"), 1, f"{jw} armature")[0])
             dmp = numbers(a.get("damping", "0"), 3, f"{jw} damping", at_least=1)
