@@ -32,7 +32,11 @@ def kinematics(model: Model, q: Float[Array, " nq"], qd: Float[Array, " nv"] | N
     Pass it as ``kinematics=`` to the algorithms called at the same ``q``, e.g.
     ``kin = jaxdyn.kinematics(model, q)``, then ``jaxdyn.crba(model, q, kinematics=kin)`` and
     ``jaxdyn.rnea(model, q, qd, qdd, kinematics=kin)``: one forward kinematics instead of one
-    per algorithm (what :func:`jaxdyn.sim.step` does with contact)."""
+    per algorithm (what :func:`jaxdyn.sim.step` does with contact).
+
+    Args: q ``(nq,)``; qd optional ``(nv,)`` (one sample; batch with ``jax.vmap``).
+    Returns: :class:`Kinematics` with ``poses`` ``R (nb, 3, 3)``, ``p (nb, 3)``, ``dofs (6, nv)``
+    and ``velocities (nb, 6)`` (None without ``qd``)."""
     check(model, "kinematics", q=q, qd=qd)
     jd = joint_data(model, q)
     poses = _poses(model, jd)
