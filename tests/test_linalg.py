@@ -23,6 +23,9 @@ def test_factor_and_solves_equal_lapack(n):
     L = linalg.cholesky(A)
     np.testing.assert_allclose(L, np.linalg.cholesky(A), atol=1e-12)
     np.testing.assert_allclose(linalg.cho_solve(L, b), np.linalg.solve(A, b), atol=1e-12)
+    y = linalg.solve_lower(L, b)
+    np.testing.assert_allclose(np.linalg.cholesky(A) @ y, b, atol=1e-12)
+    np.testing.assert_allclose(y @ y, b @ np.linalg.solve(A, b), rtol=1e-12)
     np.testing.assert_allclose(linalg.spd_solve(A, B), np.linalg.solve(A, B), atol=1e-12)
     np.testing.assert_allclose(linalg.spd_solve(A, B, L), np.linalg.solve(A, B), atol=1e-12)
     # a general matrix whose first pivot is tiny: partial pivoting keeps the solve exact

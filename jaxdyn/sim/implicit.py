@@ -214,8 +214,9 @@ def implicit_contact(
         return a, qd_lin, report
     L = linalg.cholesky(jax.lax.stop_gradient(Md))
 
-    def merit(R):
-        return R @ linalg.spd_solve(Md, R, L)
+    def merit(R):  # R^T M_d^-1 R = |L^-1 R|^2: one triangular substitution; only compared
+        y = linalg.solve_lower(L, jax.lax.stop_gradient(R))
+        return y @ y
 
     def polish(_, carry):
         a, R, m = carry
