@@ -29,9 +29,10 @@ The peers, each as its users run it:
   a CUDA graph and launched ``--steps`` times, contact and constraint capacity (``nconmax``,
   ``njmax``) sized from MuJoCo C's largest counts along the same rollout.
 
-jaxdyn runs the step as a user writes it: ``sim.rollout(model, q0, qd0, policy, dt, steps,
-contact=Contact(ground=Ground.from_model(model)))`` with every default, vmapped over envs and
-jitted; on the CPU with ``--xla_cpu_multi_thread_eigen=false`` (below). ``--devices all`` also
+jaxdyn runs the step as a user writes it: ``sim.rollout(model, q0, qd0, None, dt, steps,
+contact=Contact(ground=Ground.from_model(model)), ctrl=policy)`` with every default (the scene's
+actuators driven by the control MuJoCo gets; zero torque where MuJoCo's are zeroed), vmapped
+over envs and jitted; on the CPU with ``--xla_cpu_multi_thread_eigen=false`` (below). ``--devices all`` also
 runs it with the batch split over one XLA CPU device per core
 (``--xla_force_host_platform_device_count``, set before jax is imported), the counterpart of
 MuJoCo's threads. The Playground files ship in the ``playground`` wheel and dm_control's in
@@ -249,20 +250,17 @@ def _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, T, devices, repeats):
 
     model, con = jaxdyn_scene(path)
     dt = float(mm.opt.timestep)
-    nact = model.nv - 6
-    kp = 35.0
-    # the actuators' force ranges, in the model's joint order (Playground's Go1: one per leg joint)
-    lim = jnp.asarray(np.abs(mm.actuator_forcerange[:, 1]), model.dtype)
+    # the scene's own actuators (Playground's Go1: position servos, kp 35, force ranges) driven
+    # by the control MuJoCo gets, as jaxdyn.actuators models them; zero torque otherwise
     target = jnp.asarray(ctrl, model.dtype)
 
-    def policy(q, qd, t):
-        if not servo:
-            return jnp.zeros(model.nv, model.dtype)
-        u = jnp.clip(kp * (target - q[7 : 7 + nact]), -lim, lim)
-        return jnp.concatenate([jnp.zeros(6, model.dtype), u])
-
     def run(q0):
-        return sim.rollout(model, q0, jnp.zeros(model.nv, model.dtype), policy, dt, steps=T, contact=con).q[-1]
+        qd0 = jnp.zeros(model.nv, model.dtype)
+        if servo:
+            return sim.rollout(model, q0, qd0, None, dt, steps=T, contact=con, ctrl=lambda q, qd, t: target).q[-1]
+        return sim.rollout(
+            model, q0, qd0, lambda q, qd, t: jnp.zeros(model.nv, model.dtype), dt, steps=T, contact=con
+        ).q[-1]
 
     q0 = jnp.tile(jnp.asarray(qpos, model.dtype), (B, 1))
     fn = jax.jit(jax.vmap(run))
