@@ -44,8 +44,8 @@ def data_dir():
     return DATA
 
 
-# The exhaustive checks, marked `slow`: `pytest -m "not slow"` (the README's command, under
-# 5 minutes on 2 cores) runs the rest, and CI then runs these too (.ci/run: `-m slow`). Compiling
+# The exhaustive checks, marked `slow`: `pytest -m "not slow"` (the README's command, 5 minutes on
+# 2 cores aimed at: 6.5 min idle, 2026-11-30) runs the rest, and CI then runs these too (.ci/run: `-m slow`). Compiling
 # is most of every test's time, so a check is exhaustive by what it compiles:
 # - the listed tests, each over ~5 s on 2 cores with an empty compile cache (the durations of
 #   `pytest --durations=0`), where a cheaper test of the same property stays in the quick run;
@@ -406,6 +406,59 @@ SLOW = {
     # its quick counterpart: test_pairs_beyond_the_broad_phase_budget_are_counted (three rollouts
     # compiled: 35 s of the quick run)
     "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_reported",
+    # the quick run's costliest (4.5-21 s each in its `--durations=0`, 2026-11-30: about a third
+    # of its test time), each file keeping quick tests of its subject: the kernels against the
+    # generic code in float64 and the chain's looped RNEA; the identities' ABA(RNEA) on the tree;
+    # the innovations factorization and its operators; the float64 pair tables; the four-bar,
+    # the mimic coupling and the first Euler steps against MuJoCo; the Go1 task's float32
+    # trajectory; the quadruped environment's float32 steps and gymnax interface; the input
+    # checks' other entry points; the helical joint against Pinocchio
+    "tests/test_actuators.py::test_torques_and_ctrl_add",
+    "tests/test_batching.py::test_small_batches_run_vmap_on_a_cpu",
+    "tests/test_bench.py::test_harness_reports_failed_cases_and_headline",
+    "tests/test_checked_inputs.py::test_common_api_slips_name_the_fix",
+    "tests/test_checked_inputs.py::test_lists_are_arrays_everywhere[aba_derivatives]",
+    "tests/test_checked_inputs.py::test_models_built_inside_jit",
+    "tests/test_constraints.py::test_coupling_gradients_quick",
+    "tests/test_contact.py::test_force_continuous_with_finite_derivatives_at_the_kinks",
+    "tests/test_contact_mujoco.py::test_quadruped_standing_under_pd_as_in_mujoco",
+    "tests/test_contact_pairs.py::test_analytic_penetrations_normals_and_witnesses",
+    'tests/test_contact_pairs.py::test_condim_one_is_frictionless[condim="1"--0.9]',
+    "tests/test_contact_soft.py::test_explicit_forces_are_the_law_at_rest",
+    "tests/test_contact_spin.py::test_spin_slows_at_the_torsional_bound",
+    "tests/test_contact_stick.py::test_step_and_rollout_carry_the_state_only_for_spring_friction",
+    "tests/test_envs.py::test_physics_sanity_pendulum_energy_and_gravity",
+    "tests/test_friction_hold.py::test_contact_polish_option",
+    "tests/test_go1_joystick.py::test_observation_reads_the_scene_sensors_at_mujoco_states",
+    "tests/test_go1_joystick.py::test_reset_action_and_randomisation",
+    "tests/test_helical.py::test_helical_batched[float64]",
+    "tests/test_helical.py::test_helical_identities[float32]",
+    "tests/test_helical.py::test_helical_identities[float64]",
+    "tests/test_helical.py::test_helical_pitch_gradient",
+    "tests/test_identities.py::test_crba_equals_rnea_columns[tree_mixed_float]",
+    "tests/test_identities.py::test_mdot_minus_2c_is_skew[tree_mixed_float]",
+    "tests/test_innovations.py::test_regressor[tree_mixed_float]",
+    "tests/test_kernels.py::test_chunked_batches_equal_whole",
+    "tests/test_kernels.py::test_float32_and_single_sample[scan]",
+    "tests/test_kernels.py::test_pallas_matches_generic_interpret[rnea]",
+    "tests/test_linalg.py::test_implicit_derivatives_equal_finite_differences",
+    "tests/test_mjcf.py::test_dynamics_match_mujoco[mesh_exact]",
+    "tests/test_pallas_scan.py::test_looped_matches_generic_float64[chain-aba]",
+    "tests/test_parallel.py::test_rollouts_shard_over_four_host_devices",
+    "tests/test_penetration_report.py::test_shapes_driven_through_each_other_are_reported",
+    "tests/test_quadruped_env.py::test_dof_pos_limits_and_observation_noise",
+    "tests/test_seed_algorithms.py::test_filter_smoother_internals[tree_mixed_float]",
+    "tests/test_sensors.py::test_sensordata_equals_mujocos[humanoid]",
+    "tests/test_shared_kinematics.py::test_algorithms_given_the_record_are_unchanged[tree_mixed_float]",
+    "tests/test_sim.py::test_damping_dissipates_and_limits_hold",
+    "tests/test_sim.py::test_step_kernel_matches_generic",
+    "tests/test_sim.py::test_substeps_and_float32",
+    "tests/test_trajopt.py::test_jit_vmap_with_closed_over_inputs",
+    "tests/test_viewer.py::test_skeleton_matches_kinematics",
+    "tests/test_quadruped_env.py::test_shapes_dtypes_and_determinism",
+    "tests/test_sysid.py::test_gradient_fit_is_consistent_and_reduces_error",
+    "tests/test_penetration_report.py::test_environments_carry_the_penetration_record",
+    "tests/test_helical.py::test_helical_zero_pitch_is_revolute",
 }
 # The slow tests that CI's slow pass leaves out (marked `exhaustive` as well as `slow`: `pytest -m
 # slow` runs them, `-m "slow and not exhaustive"` does not), so that .ci/run stays well inside
