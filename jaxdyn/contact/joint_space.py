@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from .. import spatial
 from ..algorithms.common import full_precision
 from ..algorithms.kinematics import dof_motions_world
 from ..collision import dot
@@ -167,11 +168,11 @@ class JointSpaceContacts(eqx.Module):
         contact_velocities(dv)``, ``sum_c f_c(x_c) . dx_c`` (plus ``t_c . dw_c`` with angular
         friction), the friction bounded by ``mu`` times ``friction_normal`` ``(m,)`` ((J4)):
         no ``nv``-sized product."""
-        out = jnp.sum(self._point_forces_at(x[0], friction_normal) * dx[0])
+        out = _total(self._point_forces_at(x[0], friction_normal) * dx[0])
         if self.A is None:
             return out
         t = angular_friction_law(friction_normal, self.normal, x[1], self.mu_angular, self.params, self.G.dtype)[0]
-        return out + jnp.sum(t * dx[1])
+        return out + _total(t * dx[1])
 
     @full_precision
     def torques(self, v, friction_normal=None) -> Float[Array, "m 3"]:
@@ -265,7 +266,12 @@ class JointSpaceContacts(eqx.Module):
             c0, s = self.soft[:2]
             slope = jnp.where(c0 - s * vn > 0, -s, 0.0)
         else:
-            slope = jax.vmap(jax.grad(normal, argnums=3))(self.depth, phi, self.normal, vn)
+            # forward mode: reverse mode's transpose of ``vn * n`` is a sum over the three
+            # components, which XLA CPU fused with the law into one slow YNNPACK call
+            def dnormal(d, phi, n, vn):
+                return jax.jvp(lambda x: normal(d, phi, n, x), (vn,), (jnp.ones_like(vn),))[1]
+
+            slope = jax.vmap(dnormal)(self.depth, phi, self.normal, vn)
         vt = vel - vn[:, None] * self.normal
         ut = None if self.elongation is None else tangential(self.elongation, self.normal)
         c = friction(vt, ut, self.mu * friction_normal, p, dtype, self.dt)[1]
@@ -282,16 +288,12 @@ class JointSpaceContacts(eqx.Module):
 
 def _congruence(K, G):
     """``sum_c G_c^T K_c G_c`` ``(nv, nv)`` of per-contact blocks ``K`` ``(m, k, k)`` and
-    Jacobians ``G`` ``(m, k, nv)``, element-wise: the blocks' products ``K_c G_c``, then the sum
-    over the ``m k`` rows of their outer products. Under ``vmap`` on the CPU a product per
-    contact (``einsum("mij,mjn->min")``) was one tiny matrix product per sample and contact
-    (1.7-2.6x slower at 52 rows and 27 dofs), and one matrix product over the rows one per
-    sample: 1.26 against 0.72 us per sample at 12 rows and 18 dofs, 5.9 against 5.1 at 90 rows
-    (256 samples, float32), even at 156 rows and 27 dofs."""
+    Jacobians ``G`` ``(m, k, nv)``, as explicit sums (:func:`jaxdyn.spatial.mm`,
+    :func:`~jaxdyn.spatial.mtm`): the blocks' products ``K_c G_c``, then the sum over the ``m k``
+    rows of their outer products. See :func:`_total` for why no ``jnp.sum`` or matrix product."""
     m, k, n = G.shape
-    KG = jnp.sum(K[:, :, :, None] * G[:, None, :, :], axis=2).reshape(m * k, n)
-    Gr = G.reshape(m * k, n)
-    return jnp.sum(Gr[:, :, None] * KG[:, None, :], axis=0)
+    KG = spatial.mm(K, G).reshape(m * k, n)
+    return spatial.mtm(G.reshape(m * k, n), KG)
 
 
 def _end_depth(phi, h, vn):
@@ -301,13 +303,24 @@ def _end_depth(phi, h, vn):
 
 
 def _mv_rows(G, v):
+    """``G_c v`` of every row ``(m, k)``. A ``dot_general``: as an explicit sum over the dofs the
+    feet-only Go1's step took 15-20 % more CPU time (256 samples, float32)."""
     return jnp.einsum("min,n->mi", G, v)
 
 
 def _mtv_rows(G, f):
-    # a reduction XLA fuses: under vmap the dot_general form became one small matrix-vector
-    # product per sample (2.2x slower on the CPU at 52 rows)
-    return jnp.sum(G * f[..., None], (0, 1))
+    """``sum_c G_c^T f_c`` ``(nv,)``: an explicit sum over the ``m k`` rows (:func:`_total`)."""
+    m, k, n = G.shape
+    return spatial.mtv(G.reshape(m * k, n), f.reshape(m * k))
+
+
+def _total(x):
+    """The sum of every entry of a small array, as a chain of additions. The contact rows'
+    sums are written so (here, :func:`_congruence`, :func:`_mtv_rows`): under ``vmap`` on a CPU
+    (jax 0.10.2) XLA hands a ``jnp.sum`` fused with its operands to YNNPACK, slower at these
+    sizes than XLA's own fused loop."""
+    x = x.reshape(-1)
+    return spatial._sum_terms([x[i] for i in range(x.shape[0])])
 
 
 def contact_budget(model: Model, contact: Contact) -> int | None:
