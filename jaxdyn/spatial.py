@@ -62,6 +62,11 @@ def _sum_terms(terms):
     return out
 
 
+def vdot(a, b):
+    """``a . b`` over the last axis (any length), an explicit sum (see above)."""
+    return _sum_terms([a[..., j] * b[..., j] for j in range(a.shape[-1])])
+
+
 def mv(A, x):
     """``A @ x`` for (..., m, n) x (..., n), elementwise so that XLA fuses it."""
     return _sum_terms([A[..., :, j] * x[..., None, j] for j in range(A.shape[-1])])

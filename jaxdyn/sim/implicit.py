@@ -61,10 +61,10 @@ def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, 
         v = qd + dt * a
         Me = Md @ a - b
         da = -linalg.spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v))
-        s0, curvature = Me @ da, da @ (Md @ da)
+        s0, curvature = spatial.vdot(Me, da), spatial.vdot(da, Md @ da)
 
         def slope(t):
-            return s0 + t * curvature + friction.force(v + (t * dt) * da) @ da
+            return s0 + t * curvature + spatial.vdot(friction.force(v + (t * dt) * da), da)
 
         return a + _line_search(slope, fractions) * da
 
@@ -198,13 +198,14 @@ def implicit_contact(
         da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v))
         # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
         # is per dof, nv terms)
-        s0 = (Ma - other) @ da
-        curvature = da @ (Md @ da)
+        # explicit sums (spatial.vdot): XLA CPU hands a fused dot's reduction to YNNPACK
+        s0 = spatial.vdot(Ma - other, da)
+        curvature = spatial.vdot(da, Md @ da)
         x, dx = js.contact_velocities(v), js.contact_velocities(da)
 
         def slope(t):
             xt = jax.tree_util.tree_map(lambda x0, d: x0 + (t * dt) * d, x, dx)
-            return s0 + t * curvature - js.power(xt, dx, fbar) + joint_friction(v + (t * dt) * da) @ da
+            return s0 + t * curvature - js.power(xt, dx, fbar) + spatial.vdot(joint_friction(v + (t * dt) * da), da)
 
         return a + _line_search(slope, fractions) * da
 
@@ -216,7 +217,7 @@ def implicit_contact(
 
     def merit(R):  # R^T M_d^-1 R = |L^-1 R|^2: one triangular substitution; only compared
         y = linalg.solve_lower(L, jax.lax.stop_gradient(R))
-        return y @ y
+        return spatial.vdot(y, y)
 
     def polish(_, carry):
         a, R, m = carry
