@@ -408,18 +408,18 @@ SLOW = {
     "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_reported",
     # the quick run's costliest (4.5-21 s each in its `--durations=0`, 2026-11-30: about a third
     # of its test time), each file keeping quick tests of its subject: the kernels against the
-    # generic code in float64 and the chain's looped RNEA; the identities' ABA(RNEA) on the tree;
-    # the innovations factorization and its operators; the float64 pair tables; the four-bar,
-    # the mimic coupling and the first Euler steps against MuJoCo; the Go1 task's float32
-    # trajectory; the quadruped environment's float32 steps and gymnax interface; the input
-    # checks' other entry points; the helical joint against Pinocchio
+    # generic code in float64, in float32 and on one sample, and the chain's looped RNEA; the
+    # identities' ABA(RNEA) on the tree; the innovations factorization and its operators; the
+    # float64 pair tables; the four-bar, the mimic coupling, its gradients and the first Euler
+    # steps against MuJoCo; the Go1 task's float32 trajectory; the quadruped environment's
+    # float32 steps and gymnax interface; the input checks' other entry points; the helical joint
+    # against Pinocchio
     "tests/test_actuators.py::test_torques_and_ctrl_add",
     "tests/test_batching.py::test_small_batches_run_vmap_on_a_cpu",
     "tests/test_bench.py::test_harness_reports_failed_cases_and_headline",
     "tests/test_checked_inputs.py::test_common_api_slips_name_the_fix",
     "tests/test_checked_inputs.py::test_lists_are_arrays_everywhere[aba_derivatives]",
     "tests/test_checked_inputs.py::test_models_built_inside_jit",
-    "tests/test_constraints.py::test_coupling_gradients_quick",
     "tests/test_contact.py::test_force_continuous_with_finite_derivatives_at_the_kinks",
     "tests/test_contact_mujoco.py::test_quadruped_standing_under_pd_as_in_mujoco",
     "tests/test_contact_pairs.py::test_analytic_penetrations_normals_and_witnesses",
@@ -439,7 +439,6 @@ SLOW = {
     "tests/test_identities.py::test_mdot_minus_2c_is_skew[tree_mixed_float]",
     "tests/test_innovations.py::test_regressor[tree_mixed_float]",
     "tests/test_kernels.py::test_chunked_batches_equal_whole",
-    "tests/test_kernels.py::test_float32_and_single_sample[scan]",
     "tests/test_kernels.py::test_pallas_matches_generic_interpret[rnea]",
     "tests/test_linalg.py::test_implicit_derivatives_equal_finite_differences",
     "tests/test_mjcf.py::test_dynamics_match_mujoco[mesh_exact]",
