@@ -57,22 +57,21 @@ def solve_lower(L: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array
     step. With the Cholesky factor of ``A``, ``|y|^2 = b^T A^-1 b`` (one substitution where
     :func:`cho_solve` takes two)."""
     L, b = jnp.asarray(L), jnp.asarray(b)
-    return _substitute(L, b, range(L.shape[-1]))
+    return _substitute(L, b, reverse=False)
 
 
-def _substitute(T, b, order):
-    """``x`` with ``T x = b`` for a triangular ``T``, solved for ``x_i`` in ``order`` (from the
-    row with one unknown), column-oriented: ``x_i = r_i / T_ii``, then ``r -= T[:, i] x_i``. The
-    row-oriented form (``x_i = (b_i - T_i . x) / T_ii``) reduces a row per step, which XLA CPU
-    (jax 0.10.2) hands to YNNPACK under ``vmap``: the feet-only Go1's contact step took 3 % more
-    CPU time with it."""
+def _substitute(T, b, reverse: bool):
+    """``x`` with ``T x = b`` for a lower (``reverse=False``) or upper (``reverse=True``)
+    triangular ``T``, from the row with one unknown on, column-oriented: ``x_i = r_i / T_ii``,
+    then ``r -= T[:, i] x_i``. The row-oriented form (``x_i = (b_i - T_i . x) / T_ii``) reduces
+    a row per step, which XLA CPU (jax 0.10.2) hands to YNNPACK under ``vmap``: the feet-only
+    Go1's contact step took 3 % more CPU time with it."""
     n = T.shape[-1]
-    idx = jnp.asarray(list(order))
     shape = (n,) + (1,) * (b.ndim - 1)
 
     def col(k, c):
         x, r = c
-        i = idx[k]
+        i = n - 1 - k if reverse else k
         xi = r[i] / T[i, i]
         return x.at[i].set(xi), r - T[:, i].reshape(shape) * xi
 
@@ -81,7 +80,7 @@ def _substitute(T, b, order):
 
 def _backward(U, y):
     """``x`` with ``U x = y`` (``U`` upper triangular)."""
-    return _substitute(U, y, range(U.shape[-1] - 1, -1, -1))
+    return _substitute(U, y, reverse=True)
 
 
 def cho_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:

@@ -63,7 +63,8 @@ def _sum_terms(terms):
 
 
 def vdot(a, b):
-    """``a . b`` over the last axis (any length), an explicit sum (see above)."""
+    """``a . b`` over the last axis, ``(..., n) x (..., n) -> (...)`` for any ``n``, an explicit
+    sum (see above)."""
     return _sum_terms([a[..., j] * b[..., j] for j in range(a.shape[-1])])
 
 

@@ -168,11 +168,11 @@ class JointSpaceContacts(eqx.Module):
         contact_velocities(dv)``, ``sum_c f_c(x_c) . dx_c`` (plus ``t_c . dw_c`` with angular
         friction), the friction bounded by ``mu`` times ``friction_normal`` ``(m,)`` ((J4)):
         no ``nv``-sized product."""
-        out = _total(self._point_forces_at(x[0], friction_normal) * dx[0])
+        out = _dot_rows(self._point_forces_at(x[0], friction_normal), dx[0])
         if self.A is None:
             return out
         t = angular_friction_law(friction_normal, self.normal, x[1], self.mu_angular, self.params, self.G.dtype)[0]
-        return out + _total(t * dx[1])
+        return out + _dot_rows(t, dx[1])
 
     @full_precision
     def torques(self, v, friction_normal=None) -> Float[Array, "m 3"]:
@@ -290,7 +290,7 @@ def _congruence(K, G):
     """``sum_c G_c^T K_c G_c`` ``(nv, nv)`` of per-contact blocks ``K`` ``(m, k, k)`` and
     Jacobians ``G`` ``(m, k, nv)``, as explicit sums (:func:`jaxdyn.spatial.mm`,
     :func:`~jaxdyn.spatial.mtm`): the blocks' products ``K_c G_c``, then the sum over the ``m k``
-    rows of their outer products. See :func:`_total` for why no ``jnp.sum`` or matrix product."""
+    rows of their outer products. See :func:`_dot_rows` for why no ``jnp.sum`` or matrix product."""
     m, k, n = G.shape
     KG = spatial.mm(K, G).reshape(m * k, n)
     return spatial.mtm(G.reshape(m * k, n), KG)
@@ -309,18 +309,17 @@ def _mv_rows(G, v):
 
 
 def _mtv_rows(G, f):
-    """``sum_c G_c^T f_c`` ``(nv,)``: an explicit sum over the ``m k`` rows (:func:`_total`)."""
+    """``sum_c G_c^T f_c`` ``(nv,)``: an explicit sum over the ``m k`` rows (:func:`_dot_rows`)."""
     m, k, n = G.shape
     return spatial.mtv(G.reshape(m * k, n), f.reshape(m * k))
 
 
-def _total(x):
-    """The sum of every entry of a small array, as a chain of additions. The contact rows'
-    sums are written so (here, :func:`_congruence`, :func:`_mtv_rows`): under ``vmap`` on a CPU
-    (jax 0.10.2) XLA hands a ``jnp.sum`` fused with its operands to YNNPACK, slower at these
-    sizes than XLA's own fused loop."""
-    x = x.reshape(-1)
-    return spatial._sum_terms([x[i] for i in range(x.shape[0])])
+def _dot_rows(a, b):
+    """``sum_c a_c . b_c`` of two ``(m, k)`` arrays, an explicit sum (:func:`jaxdyn.spatial.vdot`).
+    The contact rows' sums are written so (here, :func:`_congruence`, :func:`_mtv_rows`): under
+    ``vmap`` on a CPU (jax 0.10.2) XLA hands a ``jnp.sum`` fused with its operands to YNNPACK,
+    slower at these sizes than XLA's own fused loop."""
+    return spatial.vdot(a.reshape(-1), b.reshape(-1))
 
 
 def contact_budget(model: Model, contact: Contact) -> int | None:
