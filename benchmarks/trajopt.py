@@ -140,6 +140,12 @@ def main():
     ap.add_argument("--jacfwd", action="store_true", help="the step's Jacobians by jacfwd (the former path)")
     ap.add_argument("--no-batch", action="store_true", help="skip the vmapped batch")
     ap.add_argument(
+        "--hessian",
+        default="exact",
+        choices=("exact", "gauss_newton"),
+        help="FramePositionCost's Hessian (Crocoddyl's residual cost is Gauss-Newton)",
+    )
+    ap.add_argument(
         "--init", default="rest", choices=("rest", "interp"), help="states of the guess: x0, or interpolated (fddp)"
     )
     ap.add_argument("--out")
@@ -196,7 +202,9 @@ def main():
     interp = args.init == "interp"
 
     def solve(target, xs):
-        cost = reg + to.FramePositionCost(model, FRAME, target, weight=DT * W_P, terminal_weight=W_PT)
+        cost = reg + to.FramePositionCost(
+            model, FRAME, target, weight=DT * W_P, terminal_weight=W_PT, hessian=args.hessian
+        )
         if interp:
             return to.fddp(dyn, cost, x0, U0, xs, options=opt)
         return to.ilqr(dyn, cost, x0, U0, options=opt)
@@ -298,6 +306,7 @@ def main():
         rounds=f"best of {args.rounds}",
         problem=f"panda 7 dof, T={T}, dt={DT}, symplectic Euler, sim.IDEAL",
         step_jacobians="jacfwd" if args.jacfwd else "closed form",
+        end_effector_hessian=args.hessian,
         initial_states="interpolated to the goal (infeasible)" if interp else "x0 at every knot (a rollout)",
     )
 

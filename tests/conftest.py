@@ -273,6 +273,12 @@ SLOW = {
     # ilqr through the implicit contact step (jacfwd through the contact forces); the quick run
     # keeps the explicit step's Jacobians against finite differences
     "tests/test_trajopt_contact.py::test_ilqr_lifts_the_body_through_ground_contact",
+    # residual costs: the quick run keeps the placement and the centre of mass against
+    # Pinocchio, the frame position's Gauss-Newton Hessian and the bad input
+    "tests/test_trajopt_residuals.py::test_frame_velocity_residual_and_derivatives_match_pinocchio",
+    "tests/test_trajopt_residuals.py::test_gauss_newton_expansion",
+    "tests/test_trajopt_residuals.py::test_contact_force_cost_is_the_hunt_crossley_force",
+    "tests/test_trajopt_residuals.py::test_fddp_reaches_a_placement_with_per_knot_references",
     "tests/test_trajopt_contact.py::test_step_jacobians_through_implicit_contact_match_finite_differences",
     # solve_batch over two host devices (a subprocess); the quick run keeps one device
     "tests/test_trajopt_batch.py::test_solve_batch_over_two_host_devices",
@@ -551,6 +557,12 @@ EXHAUSTIVE = {
     "tests/test_touch_contact.py::test_touch_at_rest_reads_the_weight_it_carries[float64]",
     "tests/test_trajopt.py::test_closed_form_step_jacobians_floating_base_and_euler",
     "tests/test_trajopt_contact.py::test_ilqr_lifts_the_body_through_ground_contact",
+    # residual costs: the quick run keeps the placement and the centre of mass against
+    # Pinocchio, the frame position's Gauss-Newton Hessian and the bad input
+    "tests/test_trajopt_residuals.py::test_frame_velocity_residual_and_derivatives_match_pinocchio",
+    "tests/test_trajopt_residuals.py::test_gauss_newton_expansion",
+    "tests/test_trajopt_residuals.py::test_contact_force_cost_is_the_hunt_crossley_force",
+    "tests/test_trajopt_residuals.py::test_fddp_reaches_a_placement_with_per_knot_references",
     "tests/test_trajopt_floating.py::test_fddp_floating_base_reaches_crocoddyl_cost",
     "tests/test_transforms.py::test_grad_wrt_model_parameters",
     "tests/test_transforms.py::test_grads_wrt_state",

@@ -13,7 +13,10 @@ Problem (discrete time, horizon ``T``)::
   (quaternions) are handled without a singular or over-parametrised linearisation.
 * Costs (:class:`Cost`): a running cost ``l(x, u, t)`` and a terminal cost ``l_f(x)``; user
   functions (:class:`FunctionCost`), quadratic state/control costs (:func:`quadratic_cost`),
-  an end-effector position cost (:class:`FramePositionCost`), and sums of them (``cost_a + cost_b``).
+  an end-effector position cost (:class:`FramePositionCost`), residual costs with a Gauss-Newton
+  expansion as Crocoddyl's (:class:`ResidualCost`: :class:`FramePlacementCost`,
+  :class:`FrameVelocityCost`, :class:`CenterOfMassCost`, :class:`ContactForceCost`), and sums of
+  them (``cost_a + cost_b``).
 
 The optimiser (:func:`ilqr`) is iterative LQR (Li & Todorov, *Iterative linear quadratic
 regulator design for nonlinear biological movement systems*, ICINCO 2004) with the
@@ -71,7 +74,19 @@ from __future__ import annotations
 from .augmented import AL_STATUS, ALOptions, ALResult, AugmentedCost, augmented_lagrangian, violated_constraints
 from .batch import BatchResult, Problem, solve_batch
 from .constraints import Constraint, FramePositionConstraint, FunctionConstraint, JointPositionLimits
-from .costs import Cost, FramePositionCost, FunctionCost, QuadraticCost, SumCost, quadratic_cost
+from .costs import (
+    CenterOfMassCost,
+    ContactForceCost,
+    Cost,
+    FramePlacementCost,
+    FramePositionCost,
+    FrameVelocityCost,
+    FunctionCost,
+    QuadraticCost,
+    ResidualCost,
+    SumCost,
+    quadratic_cost,
+)
 from .dynamics import Dynamics, FunctionDynamics, LinearDynamics, ModelDynamics, model_dynamics
 from .ilqr import (
     STATUS,
@@ -102,6 +117,11 @@ __all__ = [
     "FunctionCost",
     "QuadraticCost",
     "FramePositionCost",
+    "ResidualCost",
+    "FramePlacementCost",
+    "FrameVelocityCost",
+    "CenterOfMassCost",
+    "ContactForceCost",
     "SumCost",
     "quadratic_cost",
     "ILQROptions",

@@ -1,16 +1,26 @@
 """Costs for :mod:`jaxdyn.trajopt`: the interface, sums, function, quadratic and frame-position
-costs."""
+costs, and the residual costs (frame placement and velocity, centre of mass, contact force) with
+their Gauss-Newton expansion."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..algorithms.kinematics import dof_motions_world, frame_bodies, frame_placement, frame_poses
+from .. import spatial
+from ..algorithms.kinematics import (
+    center_of_mass,
+    dof_motions_world,
+    frame_bodies,
+    frame_jacobian,
+    frame_placement,
+    frame_poses,
+)
 from ..model import Model
 from .dynamics import Dynamics, ModelDynamics
 
@@ -93,6 +103,16 @@ class FunctionCost(Cost):
 
     def terminal(self, x):
         return jnp.zeros((), x.dtype) if self.terminal_fn is None else self.terminal_fn(x)
+
+
+HESSIANS = ("exact", "gauss_newton")
+
+
+def _check_frame(cls: str, model: Model, frame: str):
+    if frame not in model.frame_names:
+        raise ValueError(
+            f"{cls}: frame '{frame}' is not a frame of model '{model.name}' (frames: {', '.join(model.frame_names)})"
+        )
 
 
 def _pad(a, n):
@@ -203,24 +223,26 @@ class FramePositionCost(Cost):
     """End-effector position cost on a :class:`~jaxdyn.Model` state ``x = (q, qd)``:
     ``l = weight/2 |p(q) - target|^2`` (running, per step) and
     ``l_f = terminal_weight/2 |p(q_T) - target|^2``, ``p`` from :func:`jaxdyn.frame_placement`.
-    ``target`` is ``(3,)`` or per step ``(T+1, 3)`` (the terminal cost uses its last row)."""
+    ``target`` is ``(3,)`` or per step ``(T+1, 3)`` (the terminal cost uses its last row).
+    ``hessian``: ``"exact"`` (the point's second derivatives included) or ``"gauss_newton"``
+    (``weight J' J``, positive semi-definite, as Crocoddyl's ``ResidualModelFrameTranslation``
+    with a quadratic activation)."""
 
     model: Model
     frame: str = eqx.field(static=True)
     target: jnp.ndarray
     weight: jnp.ndarray
     terminal_weight: jnp.ndarray
+    hessian: str = eqx.field(static=True)
 
-    def __init__(self, model: Model, frame: str, target, weight=0.0, terminal_weight=1.0):
-        if frame not in model.frame_names:
-            raise ValueError(
-                f"FramePositionCost: frame '{frame}' is not a frame of model '{model.name}' "
-                f"(frames: {', '.join(model.frame_names)})"
-            )
+    def __init__(self, model: Model, frame: str, target, weight=0.0, terminal_weight=1.0, hessian: str = "exact"):
+        _check_frame("FramePositionCost", model, frame)
         target = jnp.asarray(target, model.dtype)
         if target.ndim not in (1, 2) or target.shape[-1] != 3:
             raise ValueError(f"FramePositionCost: target must have shape (3,) or (T+1, 3), got {target.shape}")
-        self.model, self.frame, self.target = model, frame, target
+        if hessian not in HESSIANS:
+            raise ValueError(f"FramePositionCost: hessian must be one of {', '.join(HESSIANS)}, got {hessian!r}")
+        self.model, self.frame, self.target, self.hessian = model, frame, target, hessian
         self.weight = jnp.asarray(weight, model.dtype)
         self.terminal_weight = jnp.asarray(terminal_weight, model.dtype)
 
@@ -251,6 +273,8 @@ class FramePositionCost(Cost):
             d2p/dq_j dq_k = w_k x J_j + [j ancestor-or-self of k] (w_j x v_k + v_j x w_k + (w_j x w_k) x p)
             l_q = weight J' e,    l_qq = weight (J' J + sum_i e_i d2p_i/dq dq),    e = p - tgt
 
+        (the second term left out with ``hessian="gauss_newton"``).
+
         Otherwise by ``jax.grad`` / ``jax.hessian`` in the ``nv`` configuration directions."""
         model = self.model
         nq, nv = model.nq, model.nv
@@ -271,8 +295,15 @@ class FramePositionCost(Cost):
             t1 = jnp.cross(w[None, :, :], J[:, None, :])  # [j, k]: w_k x J_j
             t2 = jnp.cross(w[:, None, :], v[None, :, :]) + jnp.cross(v[:, None, :], w[None, :, :])
             t2 = t2 + jnp.cross(jnp.cross(w[:, None, :], w[None, :, :]), p)
-            He = t1 @ e + jnp.where(anc, t2 @ e, 0.0)
-            g, H = weight * (J @ e), weight * (J @ J.T + He)
+            H = J @ J.T
+            if self.hessian == "exact":
+                H = H + t1 @ e + jnp.where(anc, t2 @ e, 0.0)
+            g, H = weight * (J @ e), weight * H
+        elif self.hessian == "gauss_newton":
+            r = lambda dq: self.position(dynamics.plus(x, _pad(dq, 2 * nv))) - tgt
+            z = jnp.zeros(nv, q.dtype)
+            Jt = jax.jacfwd(r)(z)  # (3, nv)
+            g, H = weight * (Jt.T @ r(z)), weight * (Jt.T @ Jt)
         else:
             l = lambda dq: 0.5 * weight * jnp.sum((self.position(dynamics.plus(x, _pad(dq, 2 * nv))) - tgt) ** 2)
             z = jnp.zeros(nv, q.dtype)
@@ -295,3 +326,219 @@ class FramePositionCost(Cost):
             return super().expand_terminal(dynamics, x)
         tgt = self.target if self.target.ndim == 1 else self.target[-1]
         return self._q_expansion(dynamics, x, self.terminal_weight, tgt)
+
+
+# -- residual costs -----------------------------------------------------------------------------------
+
+
+def _residual_weight(cls: str, name: str, w, m: int, dtype):
+    w = jnp.asarray(w, dtype)
+    if w.ndim == 0:
+        return jnp.full((m,), w, dtype)
+    if w.shape != (m,):
+        raise ValueError(f"{cls}: {name} must be a scalar or have shape ({m},), got {w.shape}")
+    return w
+
+
+def _reference(cls: str, name: str, ref, shape: tuple, dtype):
+    """A reference of ``shape``, constant or per knot (a leading axis of ``T+1`` rows)."""
+    ref = jnp.asarray(ref, dtype)
+    if ref.shape != shape and (ref.ndim != len(shape) + 1 or ref.shape[1:] != shape):
+        want = ", ".join(str(n) for n in shape)
+        raise ValueError(f"{cls}: {name} must have shape ({want}) or (T+1, {want}), got {ref.shape}")
+    return ref
+
+
+def _at(ref, t, ndim: int):
+    """The reference at knot ``t`` (``None``: the terminal knot, the last row)."""
+    if ref.ndim == ndim:
+        return ref
+    return ref[-1] if t is None else ref[jnp.minimum(t, ref.shape[0] - 1)]
+
+
+class ResidualCost(Cost):
+    """``l = 1/2 sum_i w_i r_i(x, u, t)^2`` (running) and ``l_f = 1/2 sum_i w_f,i r_i(x_T)^2``
+    (terminal) of a residual ``r`` of ``m`` rows, ``w = weight`` and ``w_f = terminal_weight``
+    (scalars or ``(m,)``): Crocoddyl's ``CostModelResidual`` with its weighted quadratic
+    activation. Expanded by Gauss-Newton, with ``W = diag(w)`` and ``r_x``, ``r_u`` the
+    residual's derivatives in the tangent space of the dynamics (``r(x (+) dx, u + du)`` at
+    ``dx = du = 0``)::
+
+        l_x = r_x' W r    l_u = r_u' W r    l_xx = r_x' W r_x    l_uu = r_u' W r_u    l_ux = r_u' W r_x
+
+    positive semi-definite (the exact Hessian adds ``sum_i w_i r_i r_i,xx``, which vanishes as the
+    residual does). Subclasses define :meth:`residual` (``u`` and ``t`` are ``None`` at the
+    terminal knot) and ``depends``: ``"q"`` (the configuration only: with
+    :class:`~jaxdyn.trajopt.ModelDynamics` the residual is differentiated along the ``nv``
+    configuration directions alone), ``"x"`` (the state) or ``"xu"``. The derivatives are
+    ``jax.jacfwd`` of the residual unless a subclass gives them (:meth:`jacobians`)."""
+
+    weight: jnp.ndarray
+    terminal_weight: jnp.ndarray
+    depends: ClassVar[str] = "xu"
+
+    def residual(self, x, u, t):
+        raise NotImplementedError(f"{type(self).__name__}: a ResidualCost subclass must define residual(x, u, t)")
+
+    def running(self, x, u, t):
+        r = self.residual(x, u, t)
+        return 0.5 * jnp.sum(self.weight * r * r)
+
+    def terminal(self, x):
+        r = self.residual(x, None, None)
+        return 0.5 * jnp.sum(self.terminal_weight * r * r)
+
+    def jacobians(self, dynamics: Dynamics, x, u, t):
+        """``(r_x (m, ndx), r_u (m, nu))`` at ``(x, u, t)`` (``u``, ``t`` ``None``: terminal)."""
+        nu, ndx = dynamics.nu, dynamics.ndx
+        zx = jnp.zeros(ndx, x.dtype)
+        if self.depends == "q" and isinstance(dynamics, ModelDynamics):
+            nv = dynamics.model.nv
+            rq = jax.jacfwd(lambda dq: self.residual(dynamics.plus(x, _pad(dq, ndx)), u, t))(zx[:nv])
+            rx = jnp.concatenate([rq, jnp.zeros((rq.shape[0], ndx - nv), x.dtype)], 1)
+        else:
+            rx = jax.jacfwd(lambda dx: self.residual(dynamics.plus(x, dx), u, t))(zx)
+        if self.depends != "xu" or u is None:
+            return rx, jnp.zeros((rx.shape[0], nu), x.dtype)
+        return rx, jax.jacfwd(lambda du: self.residual(x, u + du, t))(jnp.zeros(nu, x.dtype))
+
+    def _expand(self, w, r, rx, ru):
+        Wrx, Wru = w[:, None] * rx, w[:, None] * ru
+        return rx.T @ (w * r), ru.T @ (w * r), rx.T @ Wrx, ru.T @ Wru, ru.T @ Wrx
+
+    def expand(self, dynamics, x, u, t):
+        """The Gauss-Newton expansion (class docstring)."""
+        rx, ru = self.jacobians(dynamics, x, u, t)
+        return self._expand(self.weight, self.residual(x, u, t), rx, ru)
+
+    def expand_terminal(self, dynamics, x):
+        rx, ru = self.jacobians(dynamics, x, None, None)
+        lx, _, lxx, _, _ = self._expand(self.terminal_weight, self.residual(x, None, None), rx, ru)
+        return lx, lxx
+
+
+class FramePlacementCost(ResidualCost):
+    """A frame's placement against a reference: ``r = log6(M_ref^-1 M(q))`` (6 rows ``[omega; v]``,
+    the twist in the frame's own axes that moves the reference onto the frame, :func:`jaxdyn.spatial.log6`),
+    ``M = (R, p)`` the frame's world placement (:func:`jaxdyn.frame_placement`); Crocoddyl's
+    ``ResidualModelFramePlacement`` (whose twist is ordered ``[v; omega]``). ``rotation``
+    ``(3, 3)`` and ``translation`` ``(3,)``, or per knot ``(T+1, 3, 3)`` / ``(T+1, 3)``;
+    ``weight`` and ``terminal_weight`` scalars or ``(6,)`` (:class:`ResidualCost`)."""
+
+    model: Model
+    frame: str = eqx.field(static=True)
+    rotation: jnp.ndarray
+    translation: jnp.ndarray
+    depends: ClassVar[str] = "q"
+
+    def __init__(self, model: Model, frame: str, rotation, translation, weight=0.0, terminal_weight=1.0):
+        c = "FramePlacementCost"
+        _check_frame(c, model, frame)
+        self.model, self.frame = model, frame
+        self.rotation = _reference(c, "rotation", rotation, (3, 3), model.dtype)
+        self.translation = _reference(c, "translation", translation, (3,), model.dtype)
+        self.weight = _residual_weight(c, "weight", weight, 6, model.dtype)
+        self.terminal_weight = _residual_weight(c, "terminal_weight", terminal_weight, 6, model.dtype)
+
+    def residual(self, x, u, t):
+        M = frame_placement(self.model, x[: self.model.nq], self.frame)
+        R0, p0 = _at(self.rotation, t, 2), _at(self.translation, t, 1)
+        return spatial.log6(spatial.rotation_to_quat(R0.T @ M.R), R0.T @ (M.p - p0))
+
+
+class FrameVelocityCost(ResidualCost):
+    """A frame's spatial velocity against a reference: ``r = J(q) qd - v_ref`` (6 rows
+    ``[omega; v]`` in ``reference`` axes: ``"local"``, ``"local_world_aligned"`` or
+    ``"world"``, :func:`jaxdyn.frame_jacobian`); Crocoddyl's ``ResidualModelFrameVelocity``
+    (ordered ``[v; omega]``). ``velocity`` ``(6,)`` or per knot ``(T+1, 6)``, zero by
+    default."""
+
+    model: Model
+    frame: str = eqx.field(static=True)
+    reference: str = eqx.field(static=True)
+    velocity: jnp.ndarray
+    depends: ClassVar[str] = "x"
+
+    def __init__(
+        self, model: Model, frame: str, velocity=None, reference: str = "local", weight=0.0, terminal_weight=1.0
+    ):
+        c = "FrameVelocityCost"
+        _check_frame(c, model, frame)
+        if reference not in ("local", "local_world_aligned", "world"):
+            raise ValueError(f"{c}: reference must be 'local', 'local_world_aligned' or 'world', got {reference!r}")
+        self.model, self.frame, self.reference = model, frame, reference
+        self.velocity = _reference(c, "velocity", jnp.zeros(6) if velocity is None else velocity, (6,), model.dtype)
+        self.weight = _residual_weight(c, "weight", weight, 6, model.dtype)
+        self.terminal_weight = _residual_weight(c, "terminal_weight", terminal_weight, 6, model.dtype)
+
+    def residual(self, x, u, t):
+        nq = self.model.nq
+        J = frame_jacobian(self.model, x[:nq], self.frame, self.reference)
+        return J @ x[nq:] - _at(self.velocity, t, 1)
+
+
+class CenterOfMassCost(ResidualCost):
+    """The centre of mass against a target: ``r = c(q) - target`` (:func:`jaxdyn.center_of_mass`,
+    world coordinates); Crocoddyl's ``ResidualModelCoMPosition``. ``target`` ``(3,)`` or per
+    knot ``(T+1, 3)``."""
+
+    model: Model
+    target: jnp.ndarray
+    depends: ClassVar[str] = "q"
+
+    def __init__(self, model: Model, target, weight=0.0, terminal_weight=1.0):
+        c = "CenterOfMassCost"
+        self.model = model
+        self.target = _reference(c, "target", target, (3,), model.dtype)
+        self.weight = _residual_weight(c, "weight", weight, 3, model.dtype)
+        self.terminal_weight = _residual_weight(c, "terminal_weight", terminal_weight, 3, model.dtype)
+
+    def residual(self, x, u, t):
+        return center_of_mass(self.model, x[: self.model.nq]) - _at(self.target, t, 1)
+
+
+class ContactForceCost(ResidualCost):
+    """The contact force on a body against a target: ``r = F(q, qd) - target``, ``F`` the sum of
+    the world-frame forces that the compliant contact ``contact`` (:class:`jaxdyn.contact.Contact`,
+    normally the dynamics' own) puts on ``body`` at the state (from the ground and from other
+    bodies' geoms, :meth:`~jaxdyn.contact.Contact.point_forces`): the force law at ``(q, qd)``,
+    a smooth function of the state. ``target`` ``(3,)`` or per knot ``(T+1, 3)``, zero by
+    default (a foot that should not push, or a force to track). A contact with bristle state
+    (``friction="spring"``) is refused, the trajectory's state not carrying it."""
+
+    model: Model
+    contact: Any
+    body: str = eqx.field(static=True)
+    target: jnp.ndarray
+    depends: ClassVar[str] = "x"
+
+    def __init__(self, model: Model, contact, body: str, target=None, weight=0.0, terminal_weight=1.0):
+        c = "ContactForceCost"
+        if body not in model.body_names:
+            raise ValueError(
+                f"{c}: body '{body}' is not a body of model '{model.name}' (bodies: {', '.join(model.body_names)})"
+            )
+        if getattr(contact, "stateful", False):
+            raise ValueError(f"{c}: a contact with bristle state (friction='spring') needs its state, which x lacks")
+        from ..configuration import neutral
+
+        q0 = neutral(model)
+        rows = jax.eval_shape(lambda q, qd: contact.point_forces(model, q, qd), q0, jnp.zeros(model.nv, q0.dtype))
+        b = model.body_index(body)
+        if b not in rows.body and b not in rows.other:
+            raise ValueError(f"{c}: body '{body}' has no contact of this Contact (no collision geom that touches)")
+        self.model, self.contact, self.body = model, contact, body
+        self.target = _reference(c, "target", jnp.zeros(3) if target is None else target, (3,), model.dtype)
+        self.weight = _residual_weight(c, "weight", weight, 3, model.dtype)
+        self.terminal_weight = _residual_weight(c, "terminal_weight", terminal_weight, 3, model.dtype)
+
+    def force(self, x):
+        """The contact force ``(3,)`` on the body at state ``x``, world coordinates."""
+        nq = self.model.nq
+        pf = self.contact.point_forces(self.model, x[:nq], x[nq:])
+        b = self.model.body_index(self.body)
+        sign = (np.asarray(pf.body) == b).astype(float) - (np.asarray(pf.other) == b).astype(float)
+        return jnp.asarray(sign, x.dtype) @ pf.force
+
+    def residual(self, x, u, t):
+        return self.force(x) - _at(self.target, t, 1)
