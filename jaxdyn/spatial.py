@@ -362,33 +362,34 @@ def quat_to_rotation(q: Float[Array, "... 4"]) -> Float[Array, "... 3 3"]:
     return jnp.stack(R, -1).reshape(q.shape[:-1] + (3, 3))
 
 
-def rotation_to_quat(R: Float[Array, "... 3 3"]) -> Float[Array, "... 4"]:
+def rotation_to_quat(R: Float[Array, "... 3 3"], xp=jnp) -> Float[Array, "... 4"]:
     """Unit quaternion ``[w, x, y, z]`` (``w >= 0``) of a rotation matrix, by Shepperd's method
     (Shepperd 1978): of ``4 w^2 = 1 + tr R`` and ``4 x^2 = 1 + 2 R_xx - tr R`` (likewise ``y``,
     ``z``) the largest is taken by its square root, at least 1/2, and the other three components
     from the off-diagonal sums and differences divided by it, so the result is exact and smooth
-    everywhere (no division by a small number); the inverse of :func:`quat_to_rotation`."""
+    everywhere (no division by a small number); the inverse of :func:`quat_to_rotation`.
+    ``xp``: the array module (``numpy`` for host arrays, as :func:`parallel_axis`)."""
     r = lambda i, j: R[..., i, j]  # noqa: E731
     tr = r(0, 0) + r(1, 1) + r(2, 2)
-    sq = jnp.stack([1.0 + tr, 1.0 + 2.0 * r(0, 0) - tr, 1.0 + 2.0 * r(1, 1) - tr, 1.0 + 2.0 * r(2, 2) - tr], -1)
-    k = jnp.argmax(sq, -1)
+    sq = xp.stack([1.0 + tr, 1.0 + 2.0 * r(0, 0) - tr, 1.0 + 2.0 * r(1, 1) - tr, 1.0 + 2.0 * r(2, 2) - tr], -1)
+    k = xp.argmax(sq, -1)
     # each candidate: its own component 0.5 sqrt(4 c^2), the others (sum or difference) / (4 c);
     # the largest 4 c^2 is at least 1, so the floor of 1 only touches candidates not chosen
-    c = 0.5 * jnp.sqrt(jnp.maximum(sq, 1.0))
+    c = 0.5 * xp.sqrt(xp.maximum(sq, 1.0))
     d = 0.25 / c
     wx, wy, wz = r(2, 1) - r(1, 2), r(0, 2) - r(2, 0), r(1, 0) - r(0, 1)
     xy, xz, yz = r(0, 1) + r(1, 0), r(0, 2) + r(2, 0), r(1, 2) + r(2, 1)
-    cands = jnp.stack(
+    cands = xp.stack(
         [
-            jnp.stack([c[..., 0], wx * d[..., 0], wy * d[..., 0], wz * d[..., 0]], -1),
-            jnp.stack([wx * d[..., 1], c[..., 1], xy * d[..., 1], xz * d[..., 1]], -1),
-            jnp.stack([wy * d[..., 2], xy * d[..., 2], c[..., 2], yz * d[..., 2]], -1),
-            jnp.stack([wz * d[..., 3], xz * d[..., 3], yz * d[..., 3], c[..., 3]], -1),
+            xp.stack([c[..., 0], wx * d[..., 0], wy * d[..., 0], wz * d[..., 0]], -1),
+            xp.stack([wx * d[..., 1], c[..., 1], xy * d[..., 1], xz * d[..., 1]], -1),
+            xp.stack([wy * d[..., 2], xy * d[..., 2], c[..., 2], yz * d[..., 2]], -1),
+            xp.stack([wz * d[..., 3], xz * d[..., 3], yz * d[..., 3], c[..., 3]], -1),
         ],
         -2,
     )
-    q = jnp.take_along_axis(cands, k[..., None, None], -2)[..., 0, :]
-    return jnp.where(q[..., :1] < 0, -q, q)
+    q = xp.take_along_axis(cands, k[..., None, None], -2)[..., 0, :]
+    return xp.where(q[..., :1] < 0, -q, q)
 
 
 def rotation_log(R: Float[Array, "... 3 3"]) -> Float[Array, "... 3"]:

@@ -95,6 +95,16 @@ def test_quaternions_of_rotations():
     ref = np.roll(R.as_quat(), 1, axis=-1)  # (x, y, z, w) -> (w, x, y, z)
     ref *= np.where(ref[:, :1] < 0, -1.0, 1.0)
     np.testing.assert_allclose(q, ref, atol=1e-12)
+    # the same function in JAX (differentiable) and half-turns, where w = 0 and x, y or z leads
+    import jax.numpy as jnp
+
+    from jaxdyn import spatial
+
+    np.testing.assert_allclose(spatial.rotation_to_quat(jnp.asarray(R.as_matrix())), ref, atol=1e-12)
+    for axis in np.eye(3):
+        half = Rotation.from_rotvec(np.pi * axis).as_matrix()
+        np.testing.assert_allclose(np.abs(render.mat_to_quat(half)), np.r_[0.0, axis], atol=1e-15)
+        np.testing.assert_allclose(spatial.rotation_log(jnp.asarray(half)), np.pi * axis, atol=1e-12)
 
 
 def test_primitive_meshes_are_closed_and_outward():

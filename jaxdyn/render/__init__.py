@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import spatial
 from .._files import replace_atomically
 from .._optional import require
 from ..algorithms.kinematics import forward_kinematics
@@ -107,28 +108,11 @@ def world_poses(model, qs):
 
 
 def mat_to_quat(R: np.ndarray) -> np.ndarray:
-    """Unit quaternions ``(..., 4)`` (w, x, y, z) of rotation matrices ``(..., 3, 3)``
-    (Shepperd's method: the largest of the four candidates' denominators)."""
-    R = np.asarray(R, np.float64)
-    t = np.stack(
-        [
-            1 + R[..., 0, 0] + R[..., 1, 1] + R[..., 2, 2],
-            1 + R[..., 0, 0] - R[..., 1, 1] - R[..., 2, 2],
-            1 - R[..., 0, 0] + R[..., 1, 1] - R[..., 2, 2],
-            1 - R[..., 0, 0] - R[..., 1, 1] + R[..., 2, 2],
-        ],
-        -1,
-    )
-    k = np.argmax(t, -1)
-    # the row of the largest candidate, 4 q_k q = (..., 4 q_k^2 = t_k, ...), then normalised
-    w = np.stack([t[..., 0], R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
-    x = np.stack([R[..., 2, 1] - R[..., 1, 2], t[..., 1], R[..., 0, 1] + R[..., 1, 0], R[..., 0, 2] + R[..., 2, 0]], -1)
-    y = np.stack([R[..., 0, 2] - R[..., 2, 0], R[..., 0, 1] + R[..., 1, 0], t[..., 2], R[..., 1, 2] + R[..., 2, 1]], -1)
-    z = np.stack([R[..., 1, 0] - R[..., 0, 1], R[..., 0, 2] + R[..., 2, 0], R[..., 1, 2] + R[..., 2, 1], t[..., 3]], -1)
-    cand = np.stack([w, x, y, z], -2)
-    q = np.take_along_axis(cand, k[..., None, None], -2)[..., 0, :]
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return q * np.where(q[..., :1] < 0, -1.0, 1.0)
+    """Unit quaternions ``(..., 4)`` (w, x, y, z, ``w >= 0``) of rotation matrices ``(..., 3, 3)``
+    on the host, float64 (:func:`jaxdyn.spatial.rotation_to_quat` on NumPy arrays), normalised
+    against round-off in ``R``."""
+    q = spatial.rotation_to_quat(np.asarray(R, np.float64), xp=np)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def _check_size(width, height):
