@@ -362,7 +362,7 @@ def quat_to_rotation(q: Float[Array, "... 4"]) -> Float[Array, "... 3 3"]:
     return jnp.stack(R, -1).reshape(q.shape[:-1] + (3, 3))
 
 
-def rotation_to_quat(R: Float[Array, "... 3 3"], xp=jnp) -> Float[Array, "... 4"]:
+def rotation_to_quat(R, xp=jnp):
     """Unit quaternion ``[w, x, y, z]`` (``w >= 0``) of a rotation matrix, by Shepperd's method
     (Shepperd 1978): of ``4 w^2 = 1 + tr R`` and ``4 x^2 = 1 + 2 R_xx - tr R`` (likewise ``y``,
     ``z``) the largest is taken by its square root, at least 1/2, and the other three components
