@@ -141,7 +141,7 @@ def main():
     ap.add_argument("--no-batch", action="store_true", help="skip the vmapped batch")
     ap.add_argument(
         "--hessian",
-        default="exact",
+        default="gauss_newton",
         choices=("exact", "gauss_newton"),
         help="FramePositionCost's Hessian (Crocoddyl's residual cost is Gauss-Newton)",
     )

@@ -216,7 +216,7 @@ def test_closed_form_cost_expansions_equal_autodiff():
     rng = np.random.default_rng(1)
     Q = rng.standard_normal((4, 4))
     cost = to.quadratic_cost(jnp.ones(4), Q, [0.3, 0.2], Qf=Q.T, space=dyn) + to.FramePositionCost(
-        m, m.frame_names[-1], jnp.array([0.1, 0.2, 0.3]), weight=2.0, terminal_weight=5.0
+        m, m.frame_names[-1], jnp.array([0.1, 0.2, 0.3]), weight=2.0, terminal_weight=5.0, hessian="exact"
     )
     x, u = jnp.asarray(rng.standard_normal(4)), jnp.asarray(rng.standard_normal(2))
 

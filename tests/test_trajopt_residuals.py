@@ -140,15 +140,15 @@ def test_gauss_newton_expansion(solo):
 
 
 def test_frame_position_gauss_newton_hessian():
-    """``FramePositionCost(hessian="gauss_newton")`` on an arm (the closed form): the exact
+    """``FramePositionCost`` (``hessian="gauss_newton"``, the default) on an arm (the closed form): the exact
     gradient and ``weight J' J``, the exact Hessian less the point's second derivatives."""
     m = jaxdyn.load_robot("ur5", dtype=jnp.float64)
     dyn = to.model_dynamics(m, 0.01, "semi_implicit_euler")
     x = jnp.concatenate([jaxdyn.neutral(m) + 0.3, 0.1 * jnp.ones(m.nv)])
     u = jnp.zeros(dyn.nu)
     target = jnp.array([0.2, 0.3, 0.1])
-    ex = to.FramePositionCost(m, "tool0", target, weight=2.0)
-    gn = to.FramePositionCost(m, "tool0", target, weight=2.0, hessian="gauss_newton")
+    ex = to.FramePositionCost(m, "tool0", target, weight=2.0, hessian="exact")
+    gn = to.FramePositionCost(m, "tool0", target, weight=2.0)  # Gauss-Newton by default
 
     @jax.jit
     def both(x):

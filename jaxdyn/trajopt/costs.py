@@ -224,9 +224,11 @@ class FramePositionCost(Cost):
     ``l = weight/2 |p(q) - target|^2`` (running, per step) and
     ``l_f = terminal_weight/2 |p(q_T) - target|^2``, ``p`` from :func:`jaxdyn.frame_placement`.
     ``target`` is ``(3,)`` or per step ``(T+1, 3)`` (the terminal cost uses its last row).
-    ``hessian``: ``"exact"`` (the point's second derivatives included) or ``"gauss_newton"``
-    (``weight J' J``, positive semi-definite, as Crocoddyl's ``ResidualModelFrameTranslation``
-    with a quadratic activation)."""
+    ``hessian``: ``"gauss_newton"`` (the default: ``weight J' J``, positive semi-definite, as
+    Crocoddyl's ``ResidualModelFrameTranslation`` with a quadratic activation) or ``"exact"`` (the
+    point's second derivatives included, indefinite away from the target). On the Panda reach
+    of ``benchmarks/trajopt.py`` (8 targets) ``ilqr`` needed 58 iterations with the first and
+    163 with the second, to the same costs."""
 
     model: Model
     frame: str = eqx.field(static=True)
@@ -235,7 +237,9 @@ class FramePositionCost(Cost):
     terminal_weight: jnp.ndarray
     hessian: str = eqx.field(static=True)
 
-    def __init__(self, model: Model, frame: str, target, weight=0.0, terminal_weight=1.0, hessian: str = "exact"):
+    def __init__(
+        self, model: Model, frame: str, target, weight=0.0, terminal_weight=1.0, hessian: str = "gauss_newton"
+    ):
         _check_frame("FramePositionCost", model, frame)
         target = jnp.asarray(target, model.dtype)
         if target.ndim not in (1, 2) or target.shape[-1] != 3:
