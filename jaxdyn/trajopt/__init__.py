@@ -38,6 +38,7 @@ Mansard & Todorov (*Control-limited differential dynamic programming*, ICRA 2014
        k = argmin_{lo <= u + k <= hi} 1/2 k' Q~_uu k + k' Q_u      (box QP, Tassa 2014 Alg. 1:
                                                                      projected Newton)
        K = -Q~_uu,ff^-1 Q~_ux,f on the free controls, 0 on the clamped ones
+       (without limits: k = -Q~_uu^-1 Q_u, K = -Q~_uu^-1 Q~_ux, one Cholesky factorisation)
        V_x  = Q_x + K' Q_uu k + K' Q_u + Q_ux' k
        V_xx = Q_xx + K' Q_uu K + K' Q_ux + Q_ux' K
        dV   = sum (alpha k' Q_u + alpha^2/2 k' Q_uu k)         (expected change of J)

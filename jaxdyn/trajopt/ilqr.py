@@ -143,6 +143,8 @@ def backward_pass(
 ) -> BackwardPass:
     """Riccati-like backward pass of box-constrained iLQR (module docstring; Tassa 2012
     eqs. (10)-(11), Tassa 2014 Sec. III). ``mu`` regularises ``V_xx`` (``V_xx + mu I``).
+    Without limits (``u_lower`` and ``u_upper`` ``None``) ``k = -Q~_uu^-1 Q_u`` and
+    ``K = -Q~_uu^-1 Q~_ux`` from one Cholesky factorisation, the box QP's first Newton step.
 
     With ``gaps (T, ndx)`` (multiple shooting, ``g_t+1 = f(x_t, u_t) (-) x_t+1``), the value
     function of knot ``t+1`` is taken at the end of the gap (Mastalli et al. 2020):
@@ -152,6 +154,10 @@ def backward_pass(
     T, nu = us.shape
     ndx = exp.lfx.shape[0]
     I = jnp.eye(ndx, dtype=us.dtype)
+    boxed = u_lower is not None or u_upper is not None
+    if boxed:
+        u_lower = jnp.full(nu, -jnp.inf, us.dtype) if u_lower is None else u_lower
+        u_upper = jnp.full(nu, jnp.inf, us.dtype) if u_upper is None else u_upper
     if k_warm is None:
         k_warm = jnp.zeros_like(us)
     shooting = gaps is not None
@@ -175,8 +181,13 @@ def backward_pass(
         Vreg = Vxx + mu * I
         Quu_r = _sym(luu + fu.T @ Vreg @ fu)
         Qux_r = lux + fu.T @ Vreg @ fx
-        k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
-        K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0)), 0.0)
+        if boxed:
+            k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
+            K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0)), 0.0)
+        else:  # no limits: the Newton step of the box QP, one factorisation for k and K
+            L = linalg.cholesky(Quu_r)
+            kK = -linalg.cho_solve(L, jnp.concatenate([Qu[:, None], Qux_r], 1))
+            k, K = kK[:, 0], kK[:, 1:]
         ok = ok & jnp.all(jnp.isfinite(L)) & jnp.all(jnp.isfinite(k))
         dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
         Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
@@ -213,7 +224,9 @@ def forward_pass(dynamics: Dynamics, cost: Cost, xs, us, k, K, alpha, u_lower, u
 
     def body(x, inp):
         xb, ub, kt, Kt, t, g = inp
-        u = jnp.clip(ub + alpha * kt + Kt @ dynamics.minus(x, xb), u_lower, u_upper)
+        u = ub + alpha * kt + Kt @ dynamics.minus(x, xb)
+        if u_lower is not None or u_upper is not None:
+            u = jnp.clip(u, u_lower, u_upper)
         xn = dynamics(x, u)
         if shooting:
             x1 = dynamics.plus(xn, (alpha - 1.0) * g)
@@ -315,7 +328,8 @@ def _start(dynamics: Dynamics, cost: Cost, x0, us0, xs0, lo, hi, opt: ILQROption
     dtype = x0.dtype
     T, nu = us0.shape
     ndx = dynamics.ndx
-    us0 = jnp.clip(us0, lo, hi)
+    if lo is not None or hi is not None:
+        us0 = jnp.clip(us0, lo, hi)
     if xs0 is not None:
         xs0 = xs0.at[0].set(x0)
         gaps0 = defects(dynamics, xs0, us0)
@@ -492,7 +506,7 @@ def host_value(a):
 
 def checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options):
     """The inputs of :func:`ilqr` / :func:`fddp` as arrays of one dtype, checked (their
-    docstrings): ``(x0, u_init, lower, upper)``."""
+    docstrings): ``(x0, u_init, lower, upper)``, the limits ``None`` when neither is given."""
     if not isinstance(dynamics, Dynamics):
         raise ValueError(f"{solver}: dynamics must be a jaxdyn.trajopt.Dynamics, got {type(dynamics).__name__}")
     if not isinstance(cost, Cost):
@@ -522,6 +536,8 @@ def checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options):
             raise ValueError(f"{solver}: {name} must be a scalar or have shape ({nu},), got {v.shape}")
         lim.append(v)
     lo, hi = lim
+    if u_lower is None and u_upper is None:  # unconstrained: the backward pass needs no box QP
+        lo = hi = None
     if x0_host is not None and not np.all(np.isfinite(x0_host)):
         raise ValueError(f"{solver}: x0 contains NaN or inf")
     if u_host is not None and not np.all(np.isfinite(u_host)):
