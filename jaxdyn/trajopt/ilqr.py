@@ -535,9 +535,8 @@ def checked(solver: str, dynamics, cost, x0, u_init, u_lower, u_upper, options):
         if v.shape != (nu,):
             raise ValueError(f"{solver}: {name} must be a scalar or have shape ({nu},), got {v.shape}")
         lim.append(v)
-    lo, hi = lim
-    if u_lower is None and u_upper is None:  # unconstrained: the backward pass needs no box QP
-        lo = hi = None
+    # unconstrained (neither limit given): None, so the backward pass needs no box QP
+    lo, hi = (None, None) if u_lower is None and u_upper is None else (lim[0], lim[1])
     if x0_host is not None and not np.all(np.isfinite(x0_host)):
         raise ValueError(f"{solver}: x0 contains NaN or inf")
     if u_host is not None and not np.all(np.isfinite(u_host)):
