@@ -102,20 +102,24 @@ def segment_of(Rg, cg, size):
 GOLDEN_STEPS = 64  # golden-section steps at most: the bracket shrinks by 0.618^64 = 4e-14
 
 
-def golden_steps(dtype) -> int:
+def golden_steps(dtype, smooth: bool = False) -> int:
     """The golden-section steps that shrink a unit bracket to the precision of ``dtype``:
     ``ceil(log(eps) / log(0.618))``, at most :data:`GOLDEN_STEPS` (float32: 34, float64: 64).
-    Steps beyond it change nothing the dtype can hold."""
+    Steps beyond it change nothing the dtype can hold. ``smooth``: to ``2 sqrt(eps)`` (float32:
+    16, float64: 37), for a search whose caller needs the minimum's *value* where the function
+    is smooth at its minimiser: a parameter ``delta`` off it changes the value by
+    ``f'' delta^2 / 2``, of the order of ``eps`` (and by ``|f'| delta`` at a kink)."""
     eps = float(jnp.finfo(dtype).eps)
     g = (5.0**0.5 - 1.0) / 2.0
-    return min(GOLDEN_STEPS, int(np.ceil(np.log(eps) / np.log(g))))
+    tol = 2.0 * eps**0.5 if smooth else eps
+    return min(GOLDEN_STEPS, int(np.ceil(np.log(tol) / np.log(g))))
 
 
-def golden_minimum(f, lo, hi):
+def golden_minimum(f, lo, hi, smooth: bool = False):
     """The minimiser of ``f`` (elementwise over arrays of arguments) in the bracket ``[lo, hi]``
-    by :func:`golden_steps` golden-section steps (exact for a unimodal ``f``; one new evaluation
-    a step), returned without derivatives: the caller evaluates its distance there, whose
-    derivative is then the minimum's (the envelope theorem)."""
+    by :func:`golden_steps` golden-section steps (``smooth`` as there; exact for a unimodal
+    ``f``; one new evaluation a step), returned without derivatives: the caller evaluates its
+    distance there, whose derivative is then the minimum's (the envelope theorem)."""
     g = (5.0**0.5 - 1.0) / 2.0  # a Python float: weakly typed, keeps float32 float32
     x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
 
@@ -129,7 +133,8 @@ def golden_minimum(f, lo, hi):
         f1, f2 = jnp.where(left, fn, f2), jnp.where(left, f1, fn)
         return lo, hi, x1, x2, f1, f2
 
-    lo, hi, *_ = jax.lax.fori_loop(0, golden_steps(lo.dtype), step, (lo, hi, x1, x2, f(x1), f(x2)))
+    n = golden_steps(lo.dtype, smooth)
+    lo, hi, *_ = jax.lax.fori_loop(0, n, step, (lo, hi, x1, x2, f(x1), f(x2)))
     return jax.lax.stop_gradient(0.5 * (lo + hi))
 
 
