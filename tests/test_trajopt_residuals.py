@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_trajopt_contact import LIFT  # the foot (a 5 cm sphere on the leg) on the ground
 
 import jaxdyn
 from jaxdyn import contact as C
@@ -159,15 +160,6 @@ def test_frame_position_gauss_newton_hessian():
     np.testing.assert_allclose(lx_g, lx_e, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(lxx_g[: m.nv, : m.nv], 2.0 * J.T @ J, rtol=1e-9, atol=1e-12)
     assert np.max(np.abs(lxx_g - lxx_e)) > 1e-3
-
-
-# the lift of tests/test_trajopt_contact.py: the foot (a 5 cm sphere on the leg) on the ground
-LIFT = """<mujoco><worldbody>
-<body name="torso" pos="0 0 0.45"><joint name="z" type="slide" axis="0 0 1"/>
-<geom type="box" size="0.1 0.1 0.05" mass="2" contype="0" conaffinity="0"/>
-<body name="leg"><joint name="knee" type="slide" axis="0 0 1"/>
-<geom name="foot" type="sphere" size="0.05" pos="0 0 -0.4" mass="0.2"/></body></body>
-</worldbody></mujoco>"""
 
 
 def test_contact_force_cost_is_the_hunt_crossley_force():
