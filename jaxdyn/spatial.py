@@ -368,7 +368,8 @@ def rotation_to_quat(R, xp=jnp):
     ``z``) the largest is taken by its square root, at least 1/2, and the other three components
     from the off-diagonal sums and differences divided by it, so the result is exact and smooth
     everywhere (no division by a small number); the inverse of :func:`quat_to_rotation`.
-    ``xp``: the array module (``numpy`` for host arrays, as :func:`parallel_axis`)."""
+    ``R`` ``(..., 3, 3)`` -> ``(..., 4)``; ``xp``: the array module (``numpy`` for host arrays,
+    as :func:`parallel_axis`)."""
     r = lambda i, j: R[..., i, j]  # noqa: E731
     tr = r(0, 0) + r(1, 1) + r(2, 2)
     sq = xp.stack([1.0 + tr, 1.0 + 2.0 * r(0, 0) - tr, 1.0 + 2.0 * r(1, 1) - tr, 1.0 + 2.0 * r(2, 2) - tr], -1)

@@ -21,6 +21,7 @@ from ..algorithms.kinematics import (
     frame_placement,
     frame_poses,
 )
+from ..configuration import neutral
 from ..model import Model
 from .dynamics import Dynamics, ModelDynamics
 
@@ -120,9 +121,22 @@ def _pad(a, n):
     return jnp.concatenate([a, jnp.zeros(n - a.shape[0], a.dtype)])
 
 
-def _pick(ref, t):
-    """A reference that is either constant ``(n,)`` or per step ``(T, n)``."""
-    return ref if ref.ndim == 1 else ref[jnp.minimum(t, ref.shape[0] - 1)]
+def _pick(ref, t, ndim: int = 1):
+    """The reference at knot ``t`` of one that is either constant (``ndim`` axes) or per knot
+    (a leading axis; ``t`` past its end reads the last row, and ``t = None``, the terminal knot,
+    reads the last row)."""
+    if ref.ndim == ndim:
+        return ref
+    return ref[-1] if t is None else ref[jnp.minimum(t, ref.shape[0] - 1)]
+
+
+def _q_jacobian(fn, dynamics: ModelDynamics, x):
+    """``fn(x (+) (dq, 0))`` at ``dq = 0`` and its derivative ``(m, nv)`` along the ``nv``
+    configuration directions of the tangent space (a function of the configuration only)."""
+    nv, ndx = dynamics.model.nv, dynamics.ndx
+    g = lambda dq: fn(dynamics.plus(x, _pad(dq, ndx)))  # noqa: E731
+    J, value = jax.jacfwd(lambda dq: (g(dq), g(dq)), has_aux=True)(jnp.zeros(nv, x.dtype))
+    return value, J
 
 
 class QuadraticCost(Cost):
@@ -147,8 +161,7 @@ class QuadraticCost(Cost):
         return 0.5 * dx @ self.Q @ dx + 0.5 * du @ self.R @ du
 
     def terminal(self, x):
-        ref = self.x_ref if self.x_ref.ndim == 1 else self.x_ref[-1]
-        dx = self._dx(x, ref)
+        dx = self._dx(x, _pick(self.x_ref, None))
         return 0.5 * dx @ self.Qf @ dx
 
     def _closed_form(self, dynamics: Dynamics) -> bool:
@@ -169,7 +182,7 @@ class QuadraticCost(Cost):
         if not self._closed_form(dynamics):
             return super().expand_terminal(dynamics, x)
         Qs = 0.5 * (self.Qf + self.Qf.T)
-        return Qs @ (x - (self.x_ref if self.x_ref.ndim == 1 else self.x_ref[-1])), Qs
+        return Qs @ (x - _pick(self.x_ref, None)), Qs
 
 
 def _weight_matrix(w, n, name, dtype):
@@ -259,8 +272,7 @@ class FramePositionCost(Cost):
         return 0.5 * self.weight * e @ e
 
     def terminal(self, x):
-        tgt = self.target if self.target.ndim == 1 else self.target[-1]
-        e = self.position(x) - tgt
+        e = self.position(x) - _pick(self.target, None)
         return 0.5 * self.terminal_weight * e @ e
 
     def _q_expansion(self, dynamics: ModelDynamics, x, weight, tgt):
@@ -304,10 +316,8 @@ class FramePositionCost(Cost):
                 H = H + t1 @ e + jnp.where(anc, t2 @ e, 0.0)
             g, H = weight * (J @ e), weight * H
         elif self.hessian == "gauss_newton":
-            r = lambda dq: self.position(dynamics.plus(x, _pad(dq, 2 * nv))) - tgt
-            z = jnp.zeros(nv, q.dtype)
-            Jt = jax.jacfwd(r)(z)  # (3, nv)
-            g, H = weight * (Jt.T @ r(z)), weight * (Jt.T @ Jt)
+            e, Jt = _q_jacobian(lambda xx: self.position(xx) - tgt, dynamics, x)  # (3,), (3, nv)
+            g, H = weight * (Jt.T @ e), weight * (Jt.T @ Jt)
         else:
             l = lambda dq: 0.5 * weight * jnp.sum((self.position(dynamics.plus(x, _pad(dq, 2 * nv))) - tgt) ** 2)
             z = jnp.zeros(nv, q.dtype)
@@ -328,8 +338,7 @@ class FramePositionCost(Cost):
     def expand_terminal(self, dynamics, x):
         if not isinstance(dynamics, ModelDynamics):
             return super().expand_terminal(dynamics, x)
-        tgt = self.target if self.target.ndim == 1 else self.target[-1]
-        return self._q_expansion(dynamics, x, self.terminal_weight, tgt)
+        return self._q_expansion(dynamics, x, self.terminal_weight, _pick(self.target, None))
 
 
 # -- residual costs -----------------------------------------------------------------------------------
@@ -351,13 +360,6 @@ def _reference(cls: str, name: str, ref, shape: tuple, dtype):
         want = ", ".join(str(n) for n in shape)
         raise ValueError(f"{cls}: {name} must have shape ({want}) or (T+1, {want}), got {ref.shape}")
     return ref
-
-
-def _at(ref, t, ndim: int):
-    """The reference at knot ``t`` (``None``: the terminal knot, the last row)."""
-    if ref.ndim == ndim:
-        return ref
-    return ref[-1] if t is None else ref[jnp.minimum(t, ref.shape[0] - 1)]
 
 
 class ResidualCost(Cost):
@@ -382,6 +384,8 @@ class ResidualCost(Cost):
     depends: ClassVar[str] = "xu"
 
     def residual(self, x, u, t):
+        """The residual ``(m,)`` at state ``x``, control ``u`` and knot ``t`` (``u``, ``t``
+        ``None`` at the terminal knot)."""
         raise NotImplementedError(f"{type(self).__name__}: a ResidualCost subclass must define residual(x, u, t)")
 
     def running(self, x, u, t):
@@ -394,17 +398,20 @@ class ResidualCost(Cost):
 
     def jacobians(self, dynamics: Dynamics, x, u, t):
         """``(r_x (m, ndx), r_u (m, nu))`` at ``(x, u, t)`` (``u``, ``t`` ``None``: terminal)."""
+        return self._linearize(dynamics, x, u, t)[1:]
+
+    def _linearize(self, dynamics: Dynamics, x, u, t):
+        """``(r, r_x, r_u)``: the residual and its derivatives (:meth:`jacobians`)."""
         nu, ndx = dynamics.nu, dynamics.ndx
-        zx = jnp.zeros(ndx, x.dtype)
         if self.depends == "q" and isinstance(dynamics, ModelDynamics):
-            nv = dynamics.model.nv
-            rq = jax.jacfwd(lambda dq: self.residual(dynamics.plus(x, _pad(dq, ndx)), u, t))(zx[:nv])
-            rx = jnp.concatenate([rq, jnp.zeros((rq.shape[0], ndx - nv), x.dtype)], 1)
+            r, rq = _q_jacobian(lambda xx: self.residual(xx, u, t), dynamics, x)
+            rx = jnp.concatenate([rq, jnp.zeros((rq.shape[0], ndx - rq.shape[1]), x.dtype)], 1)
         else:
-            rx = jax.jacfwd(lambda dx: self.residual(dynamics.plus(x, dx), u, t))(zx)
+            g = lambda dx: self.residual(dynamics.plus(x, dx), u, t)  # noqa: E731
+            rx, r = jax.jacfwd(lambda dx: (g(dx), g(dx)), has_aux=True)(jnp.zeros(ndx, x.dtype))
         if self.depends != "xu" or u is None:
-            return rx, jnp.zeros((rx.shape[0], nu), x.dtype)
-        return rx, jax.jacfwd(lambda du: self.residual(x, u + du, t))(jnp.zeros(nu, x.dtype))
+            return r, rx, jnp.zeros((rx.shape[0], nu), x.dtype)
+        return r, rx, jax.jacfwd(lambda du: self.residual(x, u + du, t))(jnp.zeros(nu, x.dtype))
 
     def _expand(self, w, r, rx, ru):
         Wrx, Wru = w[:, None] * rx, w[:, None] * ru
@@ -412,12 +419,10 @@ class ResidualCost(Cost):
 
     def expand(self, dynamics, x, u, t):
         """The Gauss-Newton expansion (class docstring)."""
-        rx, ru = self.jacobians(dynamics, x, u, t)
-        return self._expand(self.weight, self.residual(x, u, t), rx, ru)
+        return self._expand(self.weight, *self._linearize(dynamics, x, u, t))
 
     def expand_terminal(self, dynamics, x):
-        rx, ru = self.jacobians(dynamics, x, None, None)
-        lx, _, lxx, _, _ = self._expand(self.terminal_weight, self.residual(x, None, None), rx, ru)
+        lx, _, lxx, _, _ = self._expand(self.terminal_weight, *self._linearize(dynamics, x, None, None))
         return lx, lxx
 
 
@@ -446,7 +451,7 @@ class FramePlacementCost(ResidualCost):
 
     def residual(self, x, u, t):
         M = frame_placement(self.model, x[: self.model.nq], self.frame)
-        R0, p0 = _at(self.rotation, t, 2), _at(self.translation, t, 1)
+        R0, p0 = _pick(self.rotation, t, 2), _pick(self.translation, t)
         return spatial.log6(spatial.rotation_to_quat(R0.T @ M.R), R0.T @ (M.p - p0))
 
 
@@ -478,7 +483,7 @@ class FrameVelocityCost(ResidualCost):
     def residual(self, x, u, t):
         nq = self.model.nq
         J = frame_jacobian(self.model, x[:nq], self.frame, self.reference)
-        return J @ x[nq:] - _at(self.velocity, t, 1)
+        return J @ x[nq:] - _pick(self.velocity, t)
 
 
 class CenterOfMassCost(ResidualCost):
@@ -498,7 +503,7 @@ class CenterOfMassCost(ResidualCost):
         self.terminal_weight = _residual_weight(c, "terminal_weight", terminal_weight, 3, model.dtype)
 
     def residual(self, x, u, t):
-        return center_of_mass(self.model, x[: self.model.nq]) - _at(self.target, t, 1)
+        return center_of_mass(self.model, x[: self.model.nq]) - _pick(self.target, t)
 
 
 class ContactForceCost(ResidualCost):
@@ -524,8 +529,6 @@ class ContactForceCost(ResidualCost):
             )
         if getattr(contact, "stateful", False):
             raise ValueError(f"{c}: a contact with bristle state (friction='spring') needs its state, which x lacks")
-        from ..configuration import neutral
-
         q0 = neutral(model)
         rows = jax.eval_shape(lambda q, qd: contact.point_forces(model, q, qd), q0, jnp.zeros(model.nv, q0.dtype))
         b = model.body_index(body)
@@ -545,4 +548,4 @@ class ContactForceCost(ResidualCost):
         return jnp.asarray(sign, x.dtype) @ pf.force
 
     def residual(self, x, u, t):
-        return self.force(x) - _at(self.target, t, 1)
+        return self.force(x) - _pick(self.target, t)
