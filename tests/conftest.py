@@ -261,6 +261,7 @@ SLOW = {
     # fddp on a robot model against Crocoddyl's stored solution; the quick run keeps fddp on the
     # linear-quadratic problem and the function pendulum
     "tests/test_trajopt.py::test_fddp_robot_model_matches_crocoddyl_from_interpolated_states",
+    "tests/test_trajopt.py::test_fddp_panda_reach_from_interpolated_states_takes_full_steps",
     # the augmented-Lagrangian loop on a robot model (one program, two solves); the quick run
     # keeps the function pendulum's constraints and the rows' names and values
     "tests/test_trajopt.py::test_augmented_lagrangian_arm_joint_limit_and_end_effector",

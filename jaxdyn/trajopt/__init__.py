@@ -47,8 +47,10 @@ Mansard & Todorov (*Control-limited differential dynamic programming*, ICRA 2014
 3. forward pass ``u_t = clip(u_t + alpha k_t + K_t (x_t (-) xbar_t), lo, hi)`` for the step
    sizes ``alpha`` of the line search in decreasing order, stopping at the first (the largest)
    whose actual/expected decrease ratio exceeds ``armijo`` (Tassa 2012 eq. (13)); then ``mu`` is
-   lowered; when none is accepted, ``mu`` is raised (the Levenberg-Marquardt schedule of Tassa
-   2012 Sec. II-F). Usually the first step is accepted: one rollout per iteration.
+   lowered after a step longer than ``step_decrease`` (0.5) and raised when none is accepted or
+   the accepted one is at most ``step_increase`` (0.01) (the Levenberg-Marquardt schedule of
+   Tassa 2012 Sec. II-F, by the step's size as in Crocoddyl). Usually the first step is
+   accepted: one rollout per iteration.
 
 :func:`fddp` is the same solver by multiple shooting (feasibility-driven DDP, Mastalli et al.,
 *Crocoddyl: An Efficient and Versatile Framework for Multi-Contact Optimal Control*, ICRA 2020):
