@@ -261,6 +261,8 @@ SLOW = {
     # fddp on a robot model against Crocoddyl's stored solution; the quick run keeps fddp on the
     # linear-quadratic problem and the function pendulum
     "tests/test_trajopt.py::test_fddp_robot_model_matches_crocoddyl_from_interpolated_states",
+    "tests/test_trajopt_contact.py::test_step_jacobians_through_a_shape_pair_match_finite_differences",
+    "tests/test_trajopt_contact.py::test_ilqr_pushes_a_box_through_the_fingertip_contact",
     "tests/test_trajopt.py::test_fddp_panda_reach_from_interpolated_states_takes_full_steps",
     # the augmented-Lagrangian loop on a robot model (one program, two solves); the quick run
     # keeps the function pendulum's constraints and the rows' names and values

@@ -1,5 +1,6 @@
 """trajopt through the compliant contact step: a body on a vertical slide lifted by a leg that
-pushes against the ground (the only force that can raise it is the ground's)."""
+pushes against the ground (the only force that can raise it is the ground's), and an arm whose
+fingertip pushes a free box across the ground (``examples/trajopt_push.py``)."""
 
 import jax
 import jax.numpy as jnp
@@ -100,3 +101,61 @@ def test_model_dynamics_contact_bad_input():
         to.model_dynamics(m, DT, contact="ground")
     with pytest.raises(ValueError, match="contact with state"):
         to.model_dynamics(m, DT, contact=C.Contact(C.Ground(), C.ContactParams(), friction="spring"))
+
+
+def _push_example():
+    """``examples/trajopt_push.py`` as a module: an arm's fingertip pushing a free box on the
+    ground (its scene, start and cost are the test's)."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "trajopt_push.py")
+    spec = importlib.util.spec_from_file_location("trajopt_push", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_step_jacobians_through_a_shape_pair_match_finite_differences():
+    """``f_x``, ``f_u`` of the push's step (a free box: a quaternion in the state) with the
+    fingertip pressed 1 mm into the box and the box on the ground, by ``jax.jacfwd`` through
+    the implicit contact step, against central differences in the tangent space: the box's
+    velocity responds to the arm's joints and torques through the tip-box contact alone."""
+    ex = _push_example()
+    model, dyn = ex.scene()
+    x = ex.start(model).at[model.nq :].set(jnp.array([0.3, -0.2, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    u = jnp.array([1.0, 0.5])
+    f = jax.jit(lambda x, u: dyn(x, u))
+    fx, fu = jax.jit(lambda x, u: dyn.jacobians(x, u))(x, u)
+    f0, n, h = f(x, u), fx.shape[0], 1e-7  # 1e-6 leaves 2e-4 of truncation error at 0.1 mm deep
+    E = np.eye(n)
+
+    def diff(xp, xm):
+        return (dyn.minus(xp, f0) - dyn.minus(xm, f0)) / (2 * h)
+
+    fd_x = np.stack([diff(f(dyn.plus(x, h * E[i]), u), f(dyn.plus(x, -h * E[i]), u)) for i in range(n)], 1)
+    fd_u = np.stack([diff(f(x, u + h * np.eye(2)[i]), f(x, u - h * np.eye(2)[i])) for i in range(2)], 1)
+    np.testing.assert_allclose(fx, fd_x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fu, fd_u, rtol=1e-5, atol=1e-6)
+    box_v = slice(model.nv + 2, model.nv + 5)  # the box's linear velocity in the tangent of the state
+    assert float(np.max(np.abs(fu[box_v]))) > 1e-3  # the torques reach the box through the tip
+
+
+def test_ilqr_pushes_a_box_through_the_fingertip_contact():
+    """``ilqr`` through the contact step slides the box 10 cm in 1 s and leaves it at rest,
+    within the torque limits; the box keeps its line and stays upright. The same torques without
+    the fingertip's contact leave the box where it stood: the push is the contact's. Where the
+    box slides free of the tip it decelerates at ``mu g``, the ground's Coulomb friction."""
+    ex = _push_example()
+    r = ex.run()
+    res = r["res"]
+    assert bool(res.converged), int(res.status)
+    assert float(res.cost) < 0.01 * float(res.cost_history[0])
+    x, y, z = r["box_end"]
+    assert abs(x - ex.BOX_X - ex.PUSH_BY) < 3e-3 and abs(y) < 3e-3 and abs(z - ex.BOX_Z) < 1e-3
+    assert abs(abs(float(r["box_quat"][0])) - 1.0) < 1e-4  # upright, not turned
+    assert r["box_speed"] < 0.02
+    assert float(jnp.max(jnp.abs(res.u))) <= ex.UMAX + 1e-9
+    assert abs(r["box_moved_apart"]) < 5e-4
+    assert r["free_knots"] >= 2
+    np.testing.assert_allclose(r["slide_deceleration"], ex.MU * 9.81, rtol=0.03)
