@@ -259,8 +259,9 @@ class ILQROptions:
     :func:`regularisation_schedule`): raised, ``delta = max(delta0, delta * delta0)``,
     ``mu = max(mu_min, mu * delta)``, when no step is accepted or the accepted one is at most
     ``step_increase``; lowered, ``delta = min(1/delta0, delta/delta0)``, ``mu = mu * delta``
-    (0 below ``mu_min``), after a step longer than ``step_decrease``; kept in between. Line search: step sizes ``alphas`` (decreasing,
-    tried in order until one is accepted), accepted when actual/expected decrease > ``armijo``;
+    (0 below ``mu_min``), after a step longer than ``step_decrease``; kept in between. Line
+    search: step sizes ``alphas`` (decreasing, tried in order until one is accepted), accepted
+    when actual/expected decrease > ``armijo``;
     with gaps left, a step whose model predicts a cost increase (closing the gaps costs) is
     accepted when the actual increase is at most ``gap_armijo`` times the predicted one.
     """
