@@ -115,6 +115,19 @@ class TestTrajoptContactLift:
         assert rise > 0.08 and drop > 1.0, (rise, drop)
 
 
+class TestTrajoptPush:
+    def test_pushes_the_box_through_the_fingertip(self, tmp_path):
+        out = run_example("trajopt_push.py", tmp_path)
+        written(tmp_path, "trajopt_push.png")
+        assert "converged" in out
+        moved, sideways = numbers(rf"box moved {NUM} m \(target 0.1\), sideways {NUM} m", out)
+        assert abs(moved - 0.1) < 3e-3 and abs(sideways) < 3e-3, (moved, sideways)
+        (apart,) = numbers(rf"without the fingertip's contact move the box {NUM} m", out)
+        assert abs(apart) < 5e-4
+        decel, mu_g = numbers(rf"decelerates at {NUM} m/s\^2 \(mu g = {NUM}\)", out)
+        assert abs(decel - mu_g) < 0.03 * mu_g
+
+
 class TestTrajoptPanda:
     def test_reach_with_less_effort_than_the_baseline(self, tmp_path):
         out = run_example("trajopt_panda.py", tmp_path)
