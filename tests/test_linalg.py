@@ -28,6 +28,11 @@ def test_factor_and_solves_equal_lapack(n):
     np.testing.assert_allclose(y @ y, b @ np.linalg.solve(A, b), rtol=1e-12)
     np.testing.assert_allclose(linalg.spd_solve(A, B), np.linalg.solve(A, B), atol=1e-12)
     np.testing.assert_allclose(linalg.spd_solve(A, B, L), np.linalg.solve(A, B), atol=1e-12)
+    # unrolled into straight-line code: the same factor and solves
+    Lu = linalg.cholesky(A, unroll=True)
+    np.testing.assert_allclose(Lu, np.linalg.cholesky(A), atol=1e-12)
+    np.testing.assert_allclose(linalg.cho_solve(Lu, B, unroll=True), np.linalg.solve(A, B), atol=1e-12)
+    np.testing.assert_allclose(linalg.solve_lower(Lu, b, unroll=True), y, atol=1e-12)
     # a general matrix whose first pivot is tiny: partial pivoting keeps the solve exact
     G = rng.normal(size=(n, n)) + np.eye(n)
     G[0, 0] = 1e-14

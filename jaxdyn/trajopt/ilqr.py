@@ -77,7 +77,7 @@ def _masked_cholesky(H, free):
     """Cholesky factor of ``H`` restricted to the ``free`` rows/columns (identity elsewhere)."""
     both = free[:, None] & free[None, :]
     Hf = jnp.where(both, H, jnp.eye(H.shape[0], dtype=H.dtype))
-    return linalg.cholesky(Hf)
+    return linalg.cholesky(Hf, unroll=True)
 
 
 _QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
@@ -106,7 +106,7 @@ def box_qp(H, g, lower, upper, k0, iterations: int = 10):
         clamped, grad = clamped_mask(kk)
         free = ~clamped
         L = _masked_cholesky(H, free)
-        d = jnp.where(free, -linalg.cho_solve(L, jnp.where(free, grad, 0.0)), 0.0)
+        d = jnp.where(free, -linalg.cho_solve(L, jnp.where(free, grad, 0.0), unroll=True), 0.0)
         cand = jnp.clip(kk[None] + steps[:, None] * d[None], lower, upper)
         vals = jax.vmap(f)(cand)
         f0 = f(kk)
@@ -183,10 +183,12 @@ def backward_pass(
         Qux_r = lux + fu.T @ Vreg @ fx
         if boxed:
             k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
-            K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0)), 0.0)
+            K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0), unroll=True), 0.0)
         else:  # no limits: the Newton step of the box QP, one factorisation for k and K
-            L = linalg.cholesky(Quu_r)
-            kK = -linalg.cho_solve(L, jnp.concatenate([Qu[:, None], Qux_r], 1))
+            # (unrolled, here and in the box QP: inside the knot scan a loop's iteration costs
+            # more than a nu x nu factorisation's arithmetic; jaxdyn.linalg)
+            L = linalg.cholesky(Quu_r, unroll=True)
+            kK = -linalg.cho_solve(L, jnp.concatenate([Qu[:, None], Qux_r], 1), unroll=True)
             k, K = kK[:, 0], kK[:, 1:]
         ok = ok & jnp.all(jnp.isfinite(L)) & jnp.all(jnp.isfinite(k))
         dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
