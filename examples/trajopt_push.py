@@ -4,8 +4,8 @@ A two-link arm (0.25 m links, hinges about the vertical, so gravity loads no joi
 2 cm fingertip sphere that touches the side of a 0.5 kg box (10 cm cube, a free body) standing
 on the ground. Only the fingertip, the box and the ground collide (``jaxdyn.contact``:
 Hunt-Crossley normal force and regularised friction, mu 1 for both contacts, MuJoCo's
-default). ``jaxdyn.trajopt.ilqr`` finds the shoulder and elbow torques (at most 5 N m) that slide the box 10 cm forward in 1 s and leave it at rest there. The box is
-moved by nothing but the fingertip's contact force, so every useful gradient comes through the
+default). ``jaxdyn.trajopt.ilqr`` finds the shoulder and elbow torques (at most 5 N m) that
+slide the box 10 cm forward in 1 s and leave it at rest there. The box is moved by nothing but the fingertip's contact force, so every useful gradient comes through the
 differentiable contact: the Jacobians of each step are ``jax.jacfwd`` through
 ``jaxdyn.sim.step``'s implicit-Euler contact step (``model_dynamics(..., contact=...)``, the
 contact position taken at the end of the step, which keeps the box's four ground corners

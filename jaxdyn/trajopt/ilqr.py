@@ -258,10 +258,9 @@ class ILQROptions:
     :func:`ilqr`) and the expected decrease ``-dV(1)`` or an accepted actual decrease is below
     ``tolerance * (1 + |J|)``; or ``mu`` exceeds ``mu_max`` (failure); or ``max_iterations``.
     Regularisation (Tassa 2012 Sec. II-F, by the step's size as Mastalli et al. 2020;
-    :func:`regularisation_schedule`): raised, ``delta = max(delta0, delta * delta0)``,
-    ``mu = max(mu_min, mu * delta)``, when no step is accepted or the accepted one is at most
-    ``step_increase``; lowered, ``delta = min(1/delta0, delta/delta0)``, ``mu = mu * delta``
-    (0 below ``mu_min``), after a step longer than ``step_decrease``; kept in between. Line
+    :func:`regularisation_schedule`): ``mu`` (``mu_init``, ``mu_min``, ``mu_max``, factor
+    ``delta0``) raised when no step is accepted or the accepted one is at most
+    ``step_increase``, lowered after a step longer than ``step_decrease``, kept in between. Line
     search: step sizes ``alphas`` (decreasing, tried in order until one is accepted), accepted
     when actual/expected decrease > ``armijo``;
     with gaps left, a step whose model predicts a cost increase (closing the gaps costs) is
@@ -385,22 +384,34 @@ def finish(s: _State) -> ILQRResult:
     )
 
 
-def regularisation_schedule(mu, delta, accepted, alpha, opt: ILQROptions):
-    """``(mu, delta)`` after a line search: the Levenberg-Marquardt schedule of Tassa 2012
-    Sec. II-F, taken by the accepted step's size as in Mastalli et al. 2020 (Crocoddyl's
-    ``th_stepdec`` and ``th_stepinc``). Lowered (``delta = min(1/delta0, delta/delta0)``,
-    ``mu = mu delta``, 0 below ``mu_min``) after a step longer than ``opt.step_decrease``;
-    raised (``delta = max(delta0, delta delta0)``, ``mu = max(mu_min, mu delta)``) when no step
-    was accepted or the accepted one was at most ``opt.step_increase``; kept in between. A
-    short step says the model is trusted too far: lowering ``mu`` after it makes the next
-    Newton step longer still and the line search shorter (a Panda reach from interpolated
-    states took 110 iterations, the full step refused for 100 of them; 36 with this
-    schedule)."""
+def _raised(mu, delta, opt: ILQROptions):
+    """``(mu, delta)`` raised (Tassa 2012 Sec. II-F): ``delta = max(delta0, delta delta0)``,
+    ``mu = max(mu_min, mu delta)``."""
     dtype = jnp.result_type(mu)
-    d_dn = jnp.minimum(jnp.asarray(1.0 / opt.delta0, dtype), delta / opt.delta0)
-    mu_dn = jnp.where(mu * d_dn > opt.mu_min, mu * d_dn, jnp.asarray(0.0, dtype))
-    d_up = jnp.maximum(jnp.asarray(opt.delta0, dtype), delta * opt.delta0)
-    mu_up = jnp.maximum(jnp.asarray(opt.mu_min, dtype), mu * d_up)
+    delta = jnp.maximum(jnp.asarray(opt.delta0, dtype), delta * opt.delta0)
+    return jnp.maximum(jnp.asarray(opt.mu_min, dtype), mu * delta), delta
+
+
+def _lowered(mu, delta, opt: ILQROptions):
+    """``(mu, delta)`` lowered (Tassa 2012 Sec. II-F): ``delta = min(1/delta0, delta/delta0)``,
+    ``mu = mu delta``, 0 below ``mu_min``."""
+    dtype = jnp.result_type(mu)
+    delta = jnp.minimum(jnp.asarray(1.0 / opt.delta0, dtype), delta / opt.delta0)
+    return jnp.where(mu * delta > opt.mu_min, mu * delta, jnp.asarray(0.0, dtype)), delta
+
+
+def regularisation_schedule(mu, delta, accepted, alpha, opt: ILQROptions):
+    """``(mu, delta)`` (scalars) after a line search that ``accepted`` (bool) a step of size
+    ``alpha``: the Levenberg-Marquardt schedule of Tassa 2012 Sec. II-F, taken by the accepted
+    step's size as in Mastalli et al. 2020 (Crocoddyl's ``th_stepdec`` and ``th_stepinc``).
+    Lowered (:func:`_lowered`) after a step longer than ``opt.step_decrease``; raised
+    (:func:`_raised`) when no step was accepted or the accepted one was at most
+    ``opt.step_increase``; kept in between. A short step says the model is trusted too far:
+    lowering ``mu`` after it makes the next Newton step longer still and the line search
+    shorter (a Panda reach from interpolated states took 110 iterations, the full step refused
+    for 100 of them; 36 with this schedule)."""
+    mu_dn, d_dn = _lowered(mu, delta, opt)
+    mu_up, d_up = _raised(mu, delta, opt)
     lower = accepted & (alpha > opt.step_decrease)
     raise_ = ~accepted | (alpha <= opt.step_increase)
     mu = jnp.where(lower, mu_dn, jnp.where(raise_, mu_up, mu))
@@ -429,9 +440,8 @@ def _iterate(dynamics: Dynamics, cost: Cost, lo, hi, opt: ILQROptions, shooting:
 
         def body(st):
             mu, delta, _, first = st
-            delta_up = jnp.maximum(c(opt.delta0), delta * opt.delta0)
-            mu = jnp.where(first, mu, jnp.maximum(c(opt.mu_min), mu * delta_up))
-            delta = jnp.where(first, delta, delta_up)
+            mu_up, delta_up = _raised(mu, delta, opt)
+            mu, delta = jnp.where(first, mu, mu_up), jnp.where(first, delta, delta_up)
             bp = backward_pass(exp, us, lo, hi, mu, k_warm, opt.qp_iterations, gaps if shooting else None)
             return mu, delta, bp, jnp.asarray(False)
 
