@@ -84,3 +84,46 @@ def test_fddp_floating_base_reaches_crocoddyl_cost(flight):
     assert abs(float(res.cost) / float(J_c) - 1.0) < 1e-6
     np.testing.assert_allclose(res.u, ref["us"], atol=1e-3 * float(np.max(np.abs(ref["us"]))))
     assert int(res.iterations) <= 2 * ref["iterations"]
+
+
+def test_quadratic_cost_gauss_newton_expansion_on_the_free_flyer(flight):
+    """``quadratic_cost`` on SE(3) x R^n (``hessian="gauss_newton"``, the default): the exact
+    gradient (``jax.grad`` through ``(+)`` and ``(-)``), and a Hessian that is the exact one
+    less the residual's curvature ``sum_i (Q r)_i d2r_i/ddx2`` (each ``d2r_i`` by
+    ``jax.hessian``), so equal to it at the reference; the terminal expansion likewise."""
+    ref, dyn, cost, x0 = flight
+    exact = to.quadratic_cost(cost.x_ref, cost.Q, cost.R, Qf=cost.Qf, nu=12, space=dyn, hessian="exact")
+    rng = np.random.default_rng(3)
+    # a state away from the reference: the base turned and moved, the legs and velocities random
+    x = dyn.plus(x0, jnp.asarray(rng.uniform(-0.5, 0.5, dyn.ndx)))
+    u = jnp.asarray(rng.standard_normal(12))
+    x_ref = cost.x_ref
+
+    @jax.jit
+    def expansions(x):
+        res = lambda dx: dyn.minus(dyn.plus(x, dx), x_ref)  # noqa: E731
+        z = jnp.zeros(dyn.ndx)
+        curvature = jnp.einsum("i,ijk->jk", 0.5 * (cost.Q + cost.Q.T) @ res(z), jax.hessian(res)(z))
+        return (
+            cost.expand(dyn, x, u, 0),
+            exact.expand(dyn, x, u, 0),
+            curvature,
+            cost.expand_terminal(dyn, x),
+            exact.expand_terminal(dyn, x),
+        )
+
+    (lx, lu, lxx, luu, lux), (lx_e, lu_e, lxx_e, luu_e, lux_e), curv, (tx, txx), (tx_e, txx_e) = expansions(x)
+    scale = float(jnp.max(jnp.abs(lxx_e)))
+    np.testing.assert_allclose(lx, lx_e, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tx, tx_e, rtol=1e-10, atol=1e-10)
+    assert float(jnp.max(jnp.abs(curv))) > 1e-3 * scale  # the two Hessians differ here
+    np.testing.assert_allclose(lxx + curv, lxx_e, atol=1e-10 * scale)
+    np.testing.assert_allclose(np.linalg.eigvalsh(np.asarray(lxx)).min(), 0.0, atol=1e-10 * scale)  # PSD, Q singular
+    for a, b in ((lu, lu_e), (luu, luu_e), (lux, lux_e)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    # at the reference the residual is zero and the expansions are the same
+    at_ref = expansions(x_ref)
+    np.testing.assert_allclose(at_ref[0][2], at_ref[1][2], atol=1e-10 * scale)
+    np.testing.assert_allclose(at_ref[3][1], at_ref[4][1], atol=1e-10 * float(jnp.max(jnp.abs(at_ref[4][1]))))
+    with pytest.raises(ValueError, match="quadratic_cost: hessian must be one of"):
+        to.quadratic_cost(cost.x_ref, cost.Q, cost.R, nu=12, space=dyn, hessian="newton")

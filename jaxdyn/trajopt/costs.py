@@ -143,7 +143,9 @@ class QuadraticCost(Cost):
     """``l = 1/2 dx' Q dx + 1/2 du' R du``, ``l_f = 1/2 dx_T' Qf dx_T`` with
     ``dx = x (-) x_ref`` (``space.minus`` when a :class:`Dynamics` is given, else ``x - x_ref``)
     and ``du = u - u_ref``. References may be constant or per step (``(T+1, nx)``/``(T, nu)``;
-    the terminal cost uses the last row). Build it with :func:`quadratic_cost`."""
+    the terminal cost uses the last row). ``hessian``: on a manifold (a free-flyer, a ball
+    joint), ``"gauss_newton"`` (the default) or ``"exact"`` (:meth:`expand`); where the states
+    are Euclidean the two are the same. Build it with :func:`quadratic_cost`."""
 
     Q: jnp.ndarray
     R: jnp.ndarray
@@ -151,6 +153,7 @@ class QuadraticCost(Cost):
     x_ref: jnp.ndarray
     u_ref: jnp.ndarray
     space: Dynamics | None = None
+    hessian: str = eqx.field(static=True, default="gauss_newton")
 
     def _dx(self, x, ref):
         return x - ref if self.space is None else self.space.minus(x, ref)
@@ -167,22 +170,42 @@ class QuadraticCost(Cost):
     def _closed_form(self, dynamics: Dynamics) -> bool:
         return dynamics.euclidean and (self.space is None or self.space.euclidean)
 
+    def _state_expansion(self, dynamics: Dynamics, x, Q, ref):
+        """``(l_x, l_xx)`` of ``1/2 r' Q r`` in the tangent space of ``dynamics``, ``r(dx) =
+        (x (+) dx) (-) x_ref``: with ``Q_s = (Q + Q')/2``, ``J = dr/ddx`` at ``dx = 0`` (one
+        forward-mode pass, ``ndx`` directions)::
+
+            l_x = J' Q_s r,    l_xx = J' Q_s J
+
+        ``l_x`` is exact; ``l_xx`` leaves out ``sum_i (Q_s r)_i d2r_i/ddx2`` (zero at the
+        reference and where the states are Euclidean), positive semi-definite for a positive
+        semi-definite ``Q``: Crocoddyl's ``ResidualModelState`` with a weighted quadratic
+        activation. ``hessian="exact"``: ``jax.grad`` / ``jax.hessian`` (:meth:`Cost.expand`)."""
+        Qs = 0.5 * (Q + Q.T)
+        if self._closed_form(dynamics):
+            return Qs @ (x - ref), Qs
+        res = lambda dx: self._dx(dynamics.plus(x, dx), ref)  # noqa: E731
+        J, r = jax.jacfwd(lambda dx: (res(dx), res(dx)), has_aux=True)(jnp.zeros(dynamics.ndx, x.dtype))
+        QJ = Qs @ J
+        return QJ.T @ r, J.T @ QJ
+
     def expand(self, dynamics, x, u, t):
-        """In closed form where the states are Euclidean (``x (+) dx = x + dx`` for the
-        dynamics and the cost): ``l_x = Q_s dx``, ``l_xx = Q_s``, ``l_u = R_s du``,
-        ``l_uu = R_s``, ``l_ux = 0`` with ``Q_s = (Q + Q')/2``, ``R_s = (R + R')/2``; by
-        differentiation otherwise."""
-        if not self._closed_form(dynamics):
+        """Where the states are Euclidean (``x (+) dx = x + dx`` for the dynamics and the
+        cost), in closed form: ``l_x = Q_s dx``, ``l_xx = Q_s``, ``l_u = R_s du``, ``l_uu =
+        R_s``, ``l_ux = 0`` with ``Q_s = (Q + Q')/2``, ``R_s = (R + R')/2``. On a manifold the
+        state terms are the Gauss-Newton expansion of :meth:`_state_expansion` (the exact
+        Hessian, ``hessian="exact"``, by differentiating twice through ``(+)`` and ``(-)``)."""
+        if self.hessian == "exact" and not self._closed_form(dynamics):
             return super().expand(dynamics, x, u, t)
-        Qs, Rs = 0.5 * (self.Q + self.Q.T), 0.5 * (self.R + self.R.T)
-        dx, du = x - _pick(self.x_ref, t), u - _pick(self.u_ref, t)
-        return Qs @ dx, Rs @ du, Qs, Rs, jnp.zeros((du.shape[0], dx.shape[0]), x.dtype)
+        Rs = 0.5 * (self.R + self.R.T)
+        lx, lxx = self._state_expansion(dynamics, x, self.Q, _pick(self.x_ref, t))
+        du = u - _pick(self.u_ref, t)
+        return lx, Rs @ du, lxx, Rs, jnp.zeros((du.shape[0], lx.shape[0]), x.dtype)
 
     def expand_terminal(self, dynamics, x):
-        if not self._closed_form(dynamics):
+        if self.hessian == "exact" and not self._closed_form(dynamics):
             return super().expand_terminal(dynamics, x)
-        Qs = 0.5 * (self.Qf + self.Qf.T)
-        return Qs @ (x - _pick(self.x_ref, None)), Qs
+        return self._state_expansion(dynamics, x, self.Qf, _pick(self.x_ref, None))
 
 
 def _weight_matrix(w, n, name, dtype):
@@ -199,12 +222,24 @@ def _weight_matrix(w, n, name, dtype):
 
 
 def quadratic_cost(
-    x_ref, Q, R, Qf=None, u_ref=None, nu: int | None = None, space: Dynamics | None = None, dtype=None
+    x_ref,
+    Q,
+    R,
+    Qf=None,
+    u_ref=None,
+    nu: int | None = None,
+    space: Dynamics | None = None,
+    dtype=None,
+    hessian: str = "gauss_newton",
 ) -> QuadraticCost:
     """A :class:`QuadraticCost`. Weights may be scalars, diagonals or full matrices; ``Qf``
     defaults to ``Q``; ``u_ref`` to zero (then ``nu`` or a matrix ``R`` gives its size). Pass
     ``space=dynamics`` to measure state errors with ``dynamics.minus`` (needed on a manifold:
-    the weights then act on the tangent space of size ``dynamics.ndx``)."""
+    the weights then act on the tangent space of size ``dynamics.ndx``). ``hessian``: the state
+    terms' expansion on a manifold, ``"gauss_newton"`` or ``"exact"``
+    (:meth:`QuadraticCost.expand`)."""
+    if hessian not in HESSIANS:
+        raise ValueError(f"quadratic_cost: hessian must be one of {', '.join(HESSIANS)}, got {hessian!r}")
     x_ref = jnp.asarray(x_ref, dtype)
     dtype = x_ref.dtype
     if x_ref.ndim not in (1, 2):
@@ -229,7 +264,7 @@ def quadratic_cost(
     Qm = _weight_matrix(Q, ndx, "Q", dtype)
     Qfm = Qm if Qf is None else _weight_matrix(Qf, ndx, "Qf", dtype)
     Rm = _weight_matrix(R, n_u, "R", dtype)
-    return QuadraticCost(Qm, Rm, Qfm, x_ref, u_ref, space)
+    return QuadraticCost(Qm, Rm, Qfm, x_ref, u_ref, space, hessian)
 
 
 class FramePositionCost(Cost):
