@@ -77,6 +77,8 @@ def test_against_jacfwd_every_joint_type(name):
 
 
 def test_float32_is_usable_and_batches():
+    """float32 against float64 on the 38-dof talos, batched; the batched program calls no
+    library kernel."""
     m64 = jaxdyn.load_robot("talos", dtype=jnp.float64)
     m32 = m64.astype(jnp.float32)
     keys = jax.random.split(jax.random.PRNGKey(2), 8)
@@ -85,6 +87,9 @@ def test_float32_is_usable_and_batches():
     tau = jax.random.normal(keys[1], (8, m64.nv), jnp.float64)
     f = lambda m: jax.jit(jax.vmap(lambda q, v, t: jaxdyn.aba_derivatives(m, q, v, t)))  # noqa: E731
     d64 = f(m64)(q, qd, tau)
+    # batched, M^-1 comes from XLA loops (jaxdyn.linalg): jaxlib's batched LAPACK kernels block
+    # XLA's CPU thread pool and deadlocked trajopt.solve_batch on two host devices
+    assert "custom_call" not in f(m64).lower(q, qd, tau).as_text()
     d32 = f(m32)(q.astype(jnp.float32), qd.astype(jnp.float32), tau.astype(jnp.float32))
     assert d32.dqdd_dq.dtype == jnp.float32 and d32.dqdd_dq.shape == (8, m64.nv, m64.nv)
     for a, b in zip(d32, d64):

@@ -40,12 +40,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial, tree
+from .. import linalg, spatial, tree
 from ..model import Model
 from .aba import aba
 from .common import check, full_precision, world_motion
@@ -159,8 +158,9 @@ def aba_derivatives(
     with the RNEA derivatives of :func:`rnea_derivatives` at ``(q, qd, qdd)``.
 
     ``minv``: how ``M^-1`` is formed. ``"cholesky"`` (default): CRBA and a dense Cholesky
-    inverse, O(nv^3) but a few LAPACK / cuSOLVER calls; on the 2-core CPU it took a quarter of
-    the time of ``"innovations"`` for talos (38 dof) and a third for panda, float32, batched.
+    inverse (:mod:`jaxdyn.linalg`), O(nv^3) in a few small loops; on the 2-core CPU it took a
+    quarter of the time of ``"innovations"`` for talos (38 dof) and a third for panda, float32,
+    batched (measured with LAPACK's factorisation).
     ``"innovations"``: :func:`jaxdyn.mass_matrix_inverse` (one Riccati gather and the O(N)
     inverse factor applied to each unit vector, O(N^2); JainRodriguez95 (4.1), Rodriguez86 (8.4)-(8.13)): the choice for
     long chains, where nv^3 dominates.
@@ -174,8 +174,10 @@ def aba_derivatives(
     qdd = aba(model, q, qd, tau, f_ext)
     d = rnea_derivatives(model, q, qd, qdd, f_ext)
     if minv == "cholesky":
-        c = jax.scipy.linalg.cho_factor(crba(model, q), lower=True)
-        Minv = jax.scipy.linalg.cho_solve(c, jnp.eye(model.nv, dtype=model.dtype))
+        # jaxdyn.linalg's XLA loops, not LAPACK: batched (the knots of a trajectory, the slots
+        # of trajopt.solve_batch on several CPU devices) jaxlib's LAPACK kernels block XLA's
+        # thread pool and can deadlock it
+        Minv = linalg.cho_solve(linalg.cholesky(crba(model, q)), jnp.eye(model.nv, dtype=model.dtype))
         Minv = 0.5 * (Minv + Minv.T)
     else:
         Minv = mass_matrix_inverse(model, q)
