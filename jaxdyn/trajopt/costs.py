@@ -139,6 +139,14 @@ def _q_jacobian(fn, dynamics: ModelDynamics, x):
     return value, J
 
 
+def _x_jacobian(fn, dynamics: Dynamics, x):
+    """``fn(x (+) dx)`` at ``dx = 0`` and its derivative ``(m, ndx)`` along the tangent space of
+    ``dynamics`` (one forward-mode pass, ``ndx`` directions)."""
+    g = lambda dx: fn(dynamics.plus(x, dx))  # noqa: E731
+    J, value = jax.jacfwd(lambda dx: (g(dx), g(dx)), has_aux=True)(jnp.zeros(dynamics.ndx, x.dtype))
+    return value, J
+
+
 class QuadraticCost(Cost):
     """``l = 1/2 dx' Q dx + 1/2 du' R du``, ``l_f = 1/2 dx_T' Qf dx_T`` with
     ``dx = x (-) x_ref`` (``space.minus`` when a :class:`Dynamics` is given, else ``x - x_ref``)
@@ -184,8 +192,7 @@ class QuadraticCost(Cost):
         Qs = 0.5 * (Q + Q.T)
         if self._closed_form(dynamics):
             return Qs @ (x - ref), Qs
-        res = lambda dx: self._dx(dynamics.plus(x, dx), ref)  # noqa: E731
-        J, r = jax.jacfwd(lambda dx: (res(dx), res(dx)), has_aux=True)(jnp.zeros(dynamics.ndx, x.dtype))
+        r, J = _x_jacobian(lambda xx: self._dx(xx, ref), dynamics, x)
         QJ = Qs @ J
         return QJ.T @ r, J.T @ QJ
 
@@ -442,8 +449,7 @@ class ResidualCost(Cost):
             r, rq = _q_jacobian(lambda xx: self.residual(xx, u, t), dynamics, x)
             rx = jnp.concatenate([rq, jnp.zeros((rq.shape[0], ndx - rq.shape[1]), x.dtype)], 1)
         else:
-            g = lambda dx: self.residual(dynamics.plus(x, dx), u, t)  # noqa: E731
-            rx, r = jax.jacfwd(lambda dx: (g(dx), g(dx)), has_aux=True)(jnp.zeros(ndx, x.dtype))
+            r, rx = _x_jacobian(lambda xx: self.residual(xx, u, t), dynamics, x)
         if self.depends != "xu" or u is None:
             return r, rx, jnp.zeros((rx.shape[0], nu), x.dtype)
         return r, rx, jax.jacfwd(lambda du: self.residual(x, u + du, t))(jnp.zeros(nu, x.dtype))
