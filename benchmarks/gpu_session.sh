@@ -104,9 +104,10 @@ case "$PART" in
   # (results/gpu-2026-11-27-h200-envs-quadruped.md, docs/rl.md). On an H200 on 2026-11-28
   # (results/gpu-2026-11-28-h200.md): part10 at 64, 4096 and 16384 environments, part11 (5
   # minutes: finite, learned to walk), part9t without frax, part7b at 131072 without frax, part7c's
-  # panda rows. Still to run, in order of value: part12 (the fused CRBA's frames, 2 minutes),
-  # part7d (talos launch parameters), part7c's chains,
-  # part7e (arms' CRBA launch), the frax columns of part9t and part7b (carry frax's wheel).
+  # panda rows. On an H200 on 2026-11-30 (results/gpu-2026-11-30-h200-*.md): sim4, then part12,
+  # part7e (its CRBA step with warps 0 and 4 only) and sim4's humanoid MJX row at 16384 from the
+  # warm machine's compilation cache. Still to run, in order of value: part7d (talos launch
+  # parameters), part7c's chains, the frax columns of part9t and part7b (carry frax's wheel).
   # Afterwards: python benchmarks/targets.py <the new JSONs> <the earlier ones> for the status.
   part7a)  # not yet run on a GPU: the looped fused kernels (kernels/pallas_scan.py, traversal
            # "scan"; deviceless compile ABA 8-12 s, RNEA 1-2 s, CRBA 1.5-2.2 s at any depth) against
@@ -242,6 +243,51 @@ open('/tmp/warp.so.zst','rb'), open('/tmp/site/warp/bin/warp.so','wb'))" || exit
       simstep 70 gpu-feet-mjx --scenes go1_feet --batches 4096,16384 --peers mjx --no-jaxdyn
       simstep 70 gpu-humanoid-mjx --scenes humanoid --batches 4096,16384 --peers mjx --no-jaxdyn
       simstep 120 gpu-full --scenes go1_full --batches 4096 --peers mjx,mjwarp
+    fi
+    ;;
+  sim4)  # the simulation step's GPU rows after the 2026-11-29/30 contact changes, in one call: the
+          # peers' wheels and the scenes' XML in .gpu/ (benchmarks/README.md, "On a GPU"; MJWarp's
+          # 300 MB library does not travel with them). Compiles are the cost (jaxdyn's Go1 step
+          # took 75-80 s on 2026-11-28), so every program is first compiled in parallel, one process
+          # per row, into a persistent compilation cache (their compile times are the record's,
+          # taken with the other processes compiling beside them); the rows are then timed one
+          # process at a time, in order of value, reading the cache
+    export XLA_PYTHON_CLIENT_PREALLOCATE=false
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl \
+      && cp -r .gpu/site/* /tmp/site/ || exit 1
+    export PYTHONPATH=/tmp/site:$PWD JAX_COMPILATION_CACHE_DIR=/tmp/jcache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+    T0=$(date +%s)
+    bash "$0" info | tee "$OUT/info.txt"
+    $PY -c "import mujoco; from mujoco import mjx; print('mujoco', mujoco.__version__)" || exit 1
+    mkdir -p "$W/warm"
+    echo "=== $(date +%T) compiling every row in parallel"
+    for job in "go1_feet 4096 jaxdyn" "go1_feet 16384 jaxdyn" "humanoid 4096 jaxdyn" "humanoid 16384 jaxdyn" \
+        "go1_full 4096 jaxdyn" "go1_feet 1024 jaxdyn" "humanoid 1024 jaxdyn" "go1_full 16384 jaxdyn" \
+        "go1_full 1024 jaxdyn" "go1_feet 4096 mjx" "go1_feet 16384 mjx" "humanoid 4096 mjx" "humanoid 16384 mjx" \
+        "go1_full 4096 mjx" "go1_feet 1024 mjx" "humanoid 1024 mjx" "go1_full 16384 mjx" "go1_full 1024 mjx" \
+        "go1_feet 4096 mjx_default" "humanoid 4096 mjx_default" "go1_full 4096 mjx_default"; do
+      set -- $job
+      if [ "$3" = jaxdyn ]; then who=--peers=; else who="--peers=$3 --no-jaxdyn"; fi
+      # shellcheck disable=SC2086
+      timeout "${WARM_SECS:-300}" $PY benchmarks/sim_step.py --out "$W/warm" --tag="-warm-$1-$2-$3" --repeats 1 \
+        --steps 100 --scenes "$1" --batches "$2" $who >"$W/warm/log-$1-$2-$3.txt" 2>&1 &
+    done
+    wait
+    echo "=== $(date +%T) compiled ($(( $(date +%s) - T0 )) s since the start)"
+    grep -h "compile" "$W"/warm/log-*.txt | tee "$W/log-warm.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    simstep 60 gpu-feet --scenes go1_feet --batches 4096,16384 --peers mjx
+    simstep 50 gpu-humanoid --scenes humanoid --batches 4096,16384 --peers mjx
+    simstep 50 gpu-full --scenes go1_full --batches 4096 --peers mjx
+    simstep 50 gpu-default --scenes go1_feet,humanoid,go1_full --batches 4096 --peers mjx_default --no-jaxdyn
+    simstep 60 gpu-1024 --scenes go1_feet,humanoid,go1_full --batches 1024 --peers mjx
+    simstep 50 gpu-full-16k --scenes go1_full --batches 16384 --peers mjx
+    LEFT=$(( ${DEADLINE:-560} - $(date +%s) + T0 ))
+    echo "=== $(date +%T) $LEFT s left for part12"
+    if [ "$LEFT" -gt 100 ]; then
+      timeout "$LEFT" $PY benchmarks/crba_frames_ab.py --robots ur5 panda solo12 --batch 131072 --rounds 3 \
+        --out "$W/crba-frames-ab.md" 2>&1 | grep --line-buffered -v "^WARNING" | tee "$W/log-crba-frames.txt"
+      tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     fi
     ;;
   sim3)  # on sim2's machine: MJX (it needs trimesh, in .gpu2/) and the rows sim1 and sim2 did not reach
