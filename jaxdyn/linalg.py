@@ -12,6 +12,12 @@ reproduced with two independent batched ``cho_factor`` calls at batch 1,024 on 2
 ``--xla_cpu_multi_thread_eigen=false`` included). These functions call no library kernel, so
 they cannot take part in that wait, on any backend.
 
+That is the CPU's executor (``planner.dense() == "elementwise"``). Elsewhere (``"library"``, the
+default on a GPU, where each loop trip costs a launch and a read of its predicate by the host)
+the same functions call the backend's batched factorisations and triangular solves
+(``jax.lax.linalg``: cuSOLVER and cuBLAS), with the same results to round-off and the same
+implicit derivatives; :func:`jaxdyn.executor` chooses either on any backend.
+
 Glossary: ``A`` the matrix (``n x n``), ``L`` its lower Cholesky factor (``A = L L^T``), ``b`` a
 right-hand side ``(n,)`` or ``(n, k)``.
 
@@ -41,6 +47,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from . import planner
+
 __all__ = ["cholesky", "cho_solve", "solve_lower", "spd_solve", "solve"]
 
 
@@ -51,6 +59,8 @@ def cholesky(A: Float[Array, "n n"], unroll: bool = False) -> Float[Array, "n n"
     instead of a loop (for a few small matrices inside a loop of their own, where each
     iteration of a loop costs more than its arithmetic)."""
     A = jnp.asarray(A)
+    if _library():
+        return jax.lax.linalg.cholesky(A, symmetrize_input=False)
     n = A.shape[-1]
     i = jnp.arange(n)
 
@@ -66,7 +76,20 @@ def solve_lower(L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool =
     step. With the Cholesky factor of ``A``, ``|y|^2 = b^T A^-1 b`` (one substitution where
     :func:`cho_solve` takes two)."""
     L, b = jnp.asarray(L), jnp.asarray(b)
+    if _library():
+        return _triangular(L, b, transpose=False)
     return _substitute(L, b, reverse=False, unroll=unroll)
+
+
+def _library() -> bool:
+    return planner.dense() == "library"
+
+
+def _triangular(L, b, transpose: bool):
+    """``L^-1 b`` or ``L^-T b`` by the backend's triangular solve (``b`` a vector or a matrix)."""
+    B = b[:, None] if b.ndim == 1 else b
+    x = jax.lax.linalg.triangular_solve(L, B, left_side=True, lower=True, transpose_a=transpose)
+    return x[:, 0] if b.ndim == 1 else x
 
 
 def _substitute(T, b, reverse: bool, unroll: bool = False):
@@ -95,6 +118,8 @@ def _backward(U, y, unroll: bool = False):
 def cho_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool = False) -> Float[Array, "n ..."]:
     """``x`` with ``L L^T x = b``, ``L`` from :func:`cholesky` (``unroll`` as there)."""
     L, b = jnp.asarray(L), jnp.asarray(b)
+    if _library():
+        return _triangular(L, _triangular(L, b, transpose=False), transpose=True)
     return _backward(L.T, solve_lower(L, b, unroll), unroll)
 
 
@@ -112,7 +137,10 @@ def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."], L=None) -> Float
 def _eliminate(A, b, pivot: bool):
     """``A^-1 b``: with ``pivot``, by Gaussian elimination with partial pivoting (rows exchanged
     so that each pivot is the largest remaining entry of its column), then back substitution;
-    without, by :func:`_gauss_jordan`."""
+    without, by :func:`_gauss_jordan`. With the library (:func:`planner.dense`), its LU
+    factorisation with partial pivoting either way."""
+    if _library():
+        return jnp.linalg.solve(A, b)
     if not pivot:
         return _gauss_jordan(A, b)
     n = A.shape[-1]

@@ -47,6 +47,7 @@ from . import joints
 
 TRAVERSALS = ("auto", "scan", "unroll", "latency")
 BATCH = ("auto", "kernel", "vmap")
+DENSE = ("auto", "elementwise", "library")
 
 # -- the generic algorithms ---------------------------------------------------------------------
 # "auto" unrolls trees with at most this many scanned links on a CPU, else scans. Measured on
@@ -100,6 +101,24 @@ CPU_STEP_KERNEL_MIN_BATCH: int | None = None
 # 14-link humanoid with 9 ball joints, the unrolled ones at 2.5-3.4x: such models go to the
 # kernels only where they unroll.
 
+# -- small dense algebra (dense()) ---------------------------------------------------------------
+# On a CPU: loops and sums of XLA element-wise operations. LAPACK's batched calls split the batch
+# over XLA's intra-op pool and block their thread: two at once can hang the program (jaxlib
+# 0.10.2, jaxdyn.linalg's docstring), and XLA CPU hands a fused reduction or a small matrix
+# product to YNNPACK, slower at these sizes (feet-only Go1 contact step 14-22 % less CPU time
+# with the sums, benchmarks/results/cpu-2026-11-30-sim-step-feet-explicit-sums.md). On a GPU
+# each loop trip is a launch and a read of its predicate by the host, and XLA stops fusing the
+# explicit sums of the congruence's 156 outer products above 8,192 envs: compiled for an H200,
+# the dm_control humanoid's contact step took 383 loop trips per step, and its program 300 MiB
+# at 4,096 envs but 5,696 MiB at 16,384, about 5,100 MiB of them those products written
+# out (measured on the H200: 331 and 6,676 MB; 6.85e5 and 5.83e5 env-steps/s,
+# benchmarks/results/gpu-2026-11-30-h200-sim-step.md). With the library, compiled the same way:
+# 113 loop trips per step (the link traversals' and the Newton and line-search loops) and
+# 1,099 MiB at 16,384 envs against 5,696 (benchmarks/results/gpu-aot-h200-dense.md; the Go1 with
+# every geom 499 MiB against 1,919). Elsewhere: the library; its speed on a GPU is
+# gpu_session.sh sim5's to measure.
+CPU_DENSE = "elementwise"
+
 # -- the fused kernels --------------------------------------------------------------------------
 # Largest robot (scanned links) each Pallas kernel is unrolled for: Triton's compile time grows
 # steeply with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240
@@ -117,6 +136,7 @@ class Executor:
 
     traversal: str = "auto"
     batch: str = "auto"
+    dense: str = "auto"
 
 
 # part of jax.jit's cache key (jax.make_user_context): a function traced under one override is
@@ -125,7 +145,7 @@ _CURRENT = jax.make_user_context(default_value=Executor())
 
 
 @contextlib.contextmanager
-def executor(traversal: str = "auto", batch: str = "auto") -> Iterator[Executor]:
+def executor(traversal: str = "auto", batch: str = "auto", dense: str = "auto") -> Iterator[Executor]:
     """Override the planner's choice for the calls traced inside the ``with`` block.
 
     Args:
@@ -134,6 +154,9 @@ def executor(traversal: str = "auto", batch: str = "auto") -> Iterator[Executor]
       batch: under ``jax.vmap``, ``"kernel"`` (the batch kernels of :mod:`jaxdyn.kernels`),
         ``"vmap"`` (``vmap`` of the generic algorithms: the reference the kernels are tested
         against) or ``"auto"``.
+      dense: the small dense algebra of one sample (:func:`dense`): ``"elementwise"`` (loops
+        and sums of XLA element-wise operations), ``"library"`` (the backend's batched
+        factorisations and matrix products) or ``"auto"``.
 
     Results are the same to round-off whatever the choice. Part of ``jax.jit``'s cache key, so
     a jitted function is traced again under another override (module docstring).
@@ -142,14 +165,29 @@ def executor(traversal: str = "auto", batch: str = "auto") -> Iterator[Executor]
         raise ValueError(f"executor: unknown traversal {traversal!r}, choose one of {', '.join(TRAVERSALS)}")
     if batch not in BATCH:
         raise ValueError(f"executor: unknown batch {batch!r}, choose one of {', '.join(BATCH)}")
-    chosen = Executor(traversal, batch)
+    if dense not in DENSE:
+        raise ValueError(f"executor: unknown dense {dense!r}, choose one of {', '.join(DENSE)}")
+    chosen = Executor(traversal, batch, dense)
     with _CURRENT(chosen):
         yield chosen
 
 
 def current() -> Executor:
-    """The override in force (``Executor("auto", "auto")`` outside :func:`executor`)."""
+    """The override in force (``Executor("auto", "auto", "auto")`` outside :func:`executor`)."""
     return _CURRENT.value
+
+
+def dense() -> str:
+    """How the small dense algebra of one sample runs (the override's ``dense``, else the
+    backend's, :data:`CPU_DENSE`): ``"elementwise"``, the factorisations and substitutions of
+    :mod:`jaxdyn.linalg` as loops of XLA element-wise operations and the contact rows'
+    congruence ``sum_c G_c^T K_c G_c`` as an explicit sum; ``"library"``, the backend's batched
+    factorisations and triangular solves (``jax.lax.linalg``: cuSOLVER and cuBLAS on a GPU) and
+    that congruence as one ``dot_general``."""
+    d = current().dense
+    if d != "auto":
+        return d
+    return CPU_DENSE if jax.default_backend() == "cpu" else "library"
 
 
 def scanned_links(topology) -> int:

@@ -1,6 +1,8 @@
 """jaxdyn.linalg: the small dense solvers of the implicit step, the constraint solve and iLQR,
 against NumPy's LAPACK in float64 and float32, with implicit derivatives checked by finite
-differences, under vmap, and without a library (LAPACK) call in the compiled program."""
+differences, under vmap, and without a library (LAPACK) call in the compiled program; each
+under both executors of the small dense algebra (``jaxdyn.executor(dense=...)``: XLA loops, the
+CPU's, and the backend's library, a GPU's)."""
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +10,10 @@ import numpy as np
 import pytest
 from jax.test_util import check_grads
 
-from jaxdyn import linalg
+import jaxdyn
+from jaxdyn import linalg, planner
+
+DENSE = ["elementwise", "library"]
 
 
 def spd(rng, n):
@@ -16,8 +21,15 @@ def spd(rng, n):
     return X @ X.T + n * np.eye(n)
 
 
+@pytest.mark.parametrize("dense", DENSE)
 @pytest.mark.parametrize("n", [1, 7, 18])
-def test_factor_and_solves_equal_lapack(n):
+def test_factor_and_solves_equal_lapack(n, dense):
+    with jaxdyn.executor(dense=dense):
+        assert planner.dense() == dense
+        _factor_and_solves(n, dense)
+
+
+def _factor_and_solves(n, dense):
     rng = np.random.default_rng(n)
     A, b, B = spd(rng, n), rng.normal(size=n), rng.normal(size=(n, 3))
     L = linalg.cholesky(A)
@@ -43,30 +55,40 @@ def test_factor_and_solves_equal_lapack(n):
     # tiny first pivot
     S = A + (G - G.T)
     np.testing.assert_allclose(linalg.solve(S, B, pivot=False), np.linalg.solve(S, B), atol=1e-12)
-    if n > 1:
+    if n > 1 and dense == "elementwise":  # the library's LU always exchanges rows
         err = np.abs(np.asarray(linalg.solve(G, B, pivot=False)) - x).max()
         assert not err < 1e-6 * np.abs(x).max()
 
 
-def test_float32_solves_to_single_precision():
+@pytest.mark.parametrize("dense", DENSE)
+def test_float32_solves_to_single_precision(dense):
     rng = np.random.default_rng(0)
     A, b = spd(rng, 18), rng.normal(size=18)
     x = np.linalg.solve(A, b)
     for f in (lambda A, b: linalg.spd_solve(A, b), linalg.solve):
-        y = f(A.astype(np.float32), b.astype(np.float32))
+        with jaxdyn.executor(dense=dense):
+            y = f(A.astype(np.float32), b.astype(np.float32))
         assert y.dtype == jnp.float32
         np.testing.assert_allclose(y, x, atol=1e-5 * np.abs(x).max())
 
 
-def test_not_positive_definite_gives_nan_as_lapack():
+@pytest.mark.parametrize("dense", DENSE)
+def test_not_positive_definite_gives_nan_as_lapack(dense):
     A = np.diag([1.0, -1.0, 2.0])
-    assert not np.isfinite(np.asarray(linalg.cholesky(A))).all()
+    with jaxdyn.executor(dense=dense):
+        assert not np.isfinite(np.asarray(linalg.cholesky(A))).all()
     assert not np.isfinite(np.asarray(jnp.linalg.cholesky(A))).all()
 
 
-def test_implicit_derivatives_equal_finite_differences():
+@pytest.mark.parametrize("dense", DENSE)
+def test_implicit_derivatives_equal_finite_differences(dense):
     """Derivatives in A and b, forward and reverse (the Cholesky solve reads the lower triangle,
     so A is perturbed symmetrically); jitted, as the step runs them."""
+    with jaxdyn.executor(dense=dense):
+        _derivatives()
+
+
+def _derivatives():
     rng = np.random.default_rng(1)
     A, G, b = spd(rng, 5), rng.normal(size=(5, 5)) + 3 * np.eye(5), rng.normal(size=5)
     check_grads(jax.jit(lambda A, b: linalg.spd_solve(0.5 * (A + A.T), b)), (A, b), 2, modes=["fwd", "rev"])
@@ -89,5 +111,22 @@ def test_batched_program_calls_no_library_kernel():
 
     text = jax.jit(jax.vmap(f)).lower(A, b).as_text()
     assert "custom_call" not in text
+    loops = text.count("stablehlo.while")  # the factorisation's, the substitutions', ...
     x = np.linalg.solve(A, b[..., None])[..., 0] + np.linalg.solve(A + np.eye(6), b[..., None])[..., 0]
     np.testing.assert_allclose(jax.vmap(f)(A, b), x, atol=1e-12)
+    # the library's executor calls the backend's kernels (here LAPACK's); its one loop on a CPU
+    # turns the LU's pivots into a permutation (a kernel of its own on a GPU)
+    with jaxdyn.executor(dense="library"):
+        text = jax.jit(jax.vmap(f)).lower(A, b).as_text()
+        np.testing.assert_allclose(jax.vmap(f)(A, b), x, atol=1e-12)
+    assert loops == 5 and "custom_call" in text and text.count("stablehlo.while") == 1
+
+
+def test_dense_executor_choice():
+    """The CPU's choice is the XLA loops, the override wins, and a bad name is refused."""
+    assert planner.dense() == ("elementwise" if jax.default_backend() == "cpu" else "library")
+    with jaxdyn.executor(dense="library"):
+        assert planner.dense() == "library"
+    with pytest.raises(ValueError, match="unknown dense 'cusolver'"):
+        with jaxdyn.executor(dense="cusolver"):
+            pass

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial
+from .. import planner, spatial
 from ..algorithms.common import full_precision
 from ..algorithms.kinematics import dof_motions_world
 from ..collision import dot
@@ -290,9 +290,15 @@ def _congruence(K, G):
     """``sum_c G_c^T K_c G_c`` ``(nv, nv)`` of per-contact blocks ``K`` ``(m, k, k)`` and
     Jacobians ``G`` ``(m, k, nv)``, as explicit sums (:func:`jaxdyn.spatial.mm`,
     :func:`~jaxdyn.spatial.mtm`): the blocks' products ``K_c G_c``, then the sum over the ``m k``
-    rows of their outer products. See :func:`_dot_rows` for why no ``jnp.sum`` or matrix product."""
+    rows of their outer products. See :func:`_dot_rows` for why no ``jnp.sum`` or matrix product
+    on a CPU; elsewhere (:func:`jaxdyn.planner.dense` ``"library"``) that sum is one matrix
+    product."""
     m, k, n = G.shape
     KG = spatial.mm(K, G).reshape(m * k, n)
+    if planner.dense() == "library":
+        # one dot_general: the explicit sum's m k outer products stop fusing on a GPU above
+        # 8,192 envs and are written out (planner.CPU_DENSE's note)
+        return jnp.einsum("rn,rm->nm", G.reshape(m * k, n), KG, precision=jax.lax.Precision.HIGHEST)
     return spatial.mtm(G.reshape(m * k, n), KG)
 
 
