@@ -290,6 +290,38 @@ open('/tmp/warp.so.zst','rb'), open('/tmp/site/warp/bin/warp.so','wb'))" || exit
       tar czf "$OUT/results-${PART}.tgz" -C "$W" .
     fi
     ;;
+  sim5)  # the A/B of the small dense algebra on a GPU (jaxdyn.planner.dense), as sim4 (wheels and XML in
+          # .gpu/ from benchmarks/gpu_wheels.sh, parallel compiles into a persistent cache, then
+          # one process at a time): jaxdyn's default (the library's factorisations and one matrix
+          # product for the contact rows' congruence; deviceless H200 compile of the humanoid at
+          # 16,384 envs: 1,152 MB of program against 5,973, 113 loop trips per step against 383),
+          # the CPU's executor (dense=elementwise: the step measured by sim4 on 2026-11-30), the
+          # link traversals unrolled too, and MJX as Playground configures it
+    export XLA_PYTHON_CLIENT_PREALLOCATE=false
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl \
+      && cp -r .gpu/site/* /tmp/site/ || exit 1
+    export PYTHONPATH=/tmp/site:$PWD JAX_COMPILATION_CACHE_DIR=/tmp/jcache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+    T0=$(date +%s)
+    bash "$0" info | tee "$OUT/info.txt"
+    mkdir -p "$W/warm"
+    echo "=== $(date +%T) compiling every row in parallel"
+    for scene in go1_feet humanoid go1_full; do for b in 4096 16384; do
+      for v in default dense=elementwise traversal=unroll mjx; do
+        case $v in default) who="--peers=";; mjx) who="--peers=mjx --no-jaxdyn";; *) who="--peers= --executor=$v";; esac
+        # shellcheck disable=SC2086
+        timeout "${WARM_SECS:-240}" $PY benchmarks/sim_step.py --out "$W/warm" --tag="-warm-$scene-$b-${v//=/-}" \
+          --repeats 1 --steps 100 --scenes $scene --batches $b $who >"$W/warm/log-$scene-$b-${v//=/-}.txt" 2>&1 &
+      done
+    done; done
+    wait
+    echo "=== $(date +%T) compiled ($(( $(date +%s) - T0 )) s since the start)"
+    grep -h "compile" "$W"/warm/log-*.txt | tee "$W/log-warm.txt"
+    tar czf "$OUT/results-${PART}.tgz" -C "$W" .
+    simstep 90 gpu-dense-library --scenes go1_feet,humanoid,go1_full --batches 4096,16384 --peers mjx
+    simstep 70 gpu-dense-elementwise --scenes go1_feet,humanoid,go1_full --batches 4096,16384 --peers= \
+      --executor dense=elementwise
+    simstep 70 gpu-unroll --scenes go1_feet,humanoid,go1_full --batches 4096,16384 --peers= --executor traversal=unroll
+    ;;
   sim3)  # on sim2's machine: MJX (it needs trimesh, in .gpu2/) and the rows sim1 and sim2 did not reach
     export XLA_PYTHON_CLIENT_PREALLOCATE=false
     [ -d /tmp/site/mujoco_warp ] || { echo "sim2's files are gone"; exit 1; }

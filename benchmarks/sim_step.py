@@ -376,6 +376,8 @@ def _write(args, rows, cores, peers):
         peers={p: PEER_CONFIG[p].format(cores=cores) for p in peers},
         python=sys.version.split()[0],
     )
+    if args.executor:
+        env["executor"] = args.executor
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"{env['device']}-{env['date']}-sim-step{args.tag}")
     with open(stem + ".json", "w") as f:
@@ -450,6 +452,12 @@ def main(argv=None) -> int:
         "the rest on a GPU; '' for jaxdyn alone",
     )
     p.add_argument("--no-jaxdyn", action="store_true", help="the peers alone")
+    p.add_argument(
+        "--executor",
+        default="",
+        help="jaxdyn's rows under jaxdyn.executor(...), e.g. 'dense=elementwise' or "
+        "'traversal=unroll,dense=library' (default: the planner's choices)",
+    )
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--tag", default="")
     p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
@@ -484,6 +492,11 @@ def main(argv=None) -> int:
         peers = [q for q in args.peers.split(",") if q]
 
     warnings.filterwarnings("ignore", message=".*inertia.*")
+    import jaxdyn
+
+    overrides = dict(kv.split("=", 1) for kv in args.executor.split(",") if kv)
+    with jaxdyn.executor(**overrides):  # a bad name stops the run before any row
+        pass
     rows = []
     workdir = tempfile.mkdtemp(prefix="sim_step_")
 
@@ -502,7 +515,8 @@ def main(argv=None) -> int:
             for nd in [] if args.no_jaxdyn else devs:
                 if B % nd:
                     continue
-                rate, comp, q, nbytes = _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, args.steps, nd, args.repeats)
+                with jaxdyn.executor(**overrides):
+                    rate, comp, q, nbytes = _jaxdyn_rate(path, mm, qpos, ctrl, servo, B, args.steps, nd, args.repeats)
                 record(
                     scene=name,
                     batch=B,
