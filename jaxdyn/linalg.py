@@ -32,13 +32,14 @@ right-hand side ``(n,)`` or ``(n, k)``.
   the factorisation's loop; :func:`solve` eliminates with partial pivoting then substitutes
   back (any nonsingular ``A``), or with ``pivot=False`` by Gauss-Jordan elimination of
   ``[A | b]`` (``n`` steps, no back substitution), and solves ``A^T`` for reverse mode.
-* ``unroll=True`` (:func:`cholesky`, :func:`solve_lower`, :func:`cho_solve`): the ``n`` steps
-  as straight-line code. For a few small matrices inside a loop of their own, where each
-  iteration of an inner loop costs more than its arithmetic: the Riccati step of
-  :mod:`jaxdyn.trajopt` (7 x 7, inside the scan over 100 knots) took 10.3-11.8 ms per iLQR
-  iteration unrolled against 18.2-19.5 as loops (``docs/benchmarks.md``). Under ``vmap`` over
-  a batch, where each step's arithmetic is wide, the loops measured faster (a Cholesky and two
-  substitutions of 18 x 18 at 256 samples: 3.8 against 4.3 us per sample unrolled).
+* ``unroll=True`` (:func:`cholesky`, :func:`solve_lower`, :func:`cho_solve`; the loops only,
+  the library has none): the ``n`` steps as straight-line code. For a few small matrices
+  inside a loop of their own, where each iteration of an inner loop costs more than its
+  arithmetic: the Riccati step of :mod:`jaxdyn.trajopt` (7 x 7, inside the scan over 100
+  knots) took 10.3-11.8 ms per iLQR iteration unrolled against 18.2-19.5 as loops
+  (``docs/benchmarks.md``). Under ``vmap`` over a batch, where each step's arithmetic is wide,
+  the loops measured faster (a Cholesky and two substitutions of 18 x 18 at 256 samples: 3.8
+  against 4.3 us per sample unrolled).
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def solve(A: Float[Array, "n n"], b: Float[Array, "n ..."], pivot: bool = True) 
     ``pivot=False`` eliminates without exchanging rows, at about half the cost under ``vmap`` on
     a CPU (each exchange is a gather per sample): exact where every leading principal minor is
     nonzero, as when the symmetric part of ``A`` is positive definite; a zero pivot gives inf or
-    NaN."""
+    NaN. With the library (``planner.dense() == "library"``) the LU factorisation exchanges rows
+    either way."""
     A, b = jnp.asarray(A), jnp.asarray(b)
     As = jax.lax.stop_gradient(A)
     return jax.lax.custom_linear_solve(
