@@ -31,6 +31,13 @@ simstep() {  # simstep SECONDS TAG ARGS...: one benchmarks/sim_step.py process (
     | grep --line-buffered -v "^WARNING\|^Module \|^  warnings.warn" | tee "$W/log-$tag.txt"
   tar czf "$OUT/results-${PART}.tgz" -C "$W" .
 }
+peers_site() {  # sim4, sim5: the peers' wheels and the scenes' XML from .gpu/, a compilation cache
+  export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX processes side by side on one device
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl \
+    && cp -r .gpu/site/* /tmp/site/ || exit 1
+  export PYTHONPATH=/tmp/site:$PWD JAX_COMPILATION_CACHE_DIR=/tmp/jcache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+  bash "$0" info | tee "$OUT/info.txt"
+}
 PART=${1:-info}
 case "$PART" in
   info)
@@ -252,12 +259,8 @@ open('/tmp/warp.so.zst','rb'), open('/tmp/site/warp/bin/warp.so','wb'))" || exit
           # per row, into a persistent compilation cache (their compile times are the record's,
           # taken with the other processes compiling beside them); the rows are then timed one
           # process at a time, in order of value, reading the cache
-    export XLA_PYTHON_CLIENT_PREALLOCATE=false
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl \
-      && cp -r .gpu/site/* /tmp/site/ || exit 1
-    export PYTHONPATH=/tmp/site:$PWD JAX_COMPILATION_CACHE_DIR=/tmp/jcache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+    peers_site
     T0=$(date +%s)
-    bash "$0" info | tee "$OUT/info.txt"
     $PY -c "import mujoco; from mujoco import mjx; print('mujoco', mujoco.__version__)" || exit 1
     mkdir -p "$W/warm"
     echo "=== $(date +%T) compiling every row in parallel"
@@ -294,15 +297,11 @@ open('/tmp/warp.so.zst','rb'), open('/tmp/site/warp/bin/warp.so','wb'))" || exit
           # .gpu/ from benchmarks/gpu_wheels.sh, parallel compiles into a persistent cache, then
           # one process at a time): jaxdyn's default (the library's factorisations and one matrix
           # product for the contact rows' congruence; deviceless H200 compile of the humanoid at
-          # 16,384 envs: 1,152 MB of program against 5,973, 113 loop trips per step against 383),
+          # 16,384 envs: 1,099 MiB of program against 5,696, 113 loop trips per step against 383),
           # the CPU's executor (dense=elementwise: the step measured by sim4 on 2026-11-30), the
           # link traversals unrolled too, and MJX as Playground configures it
-    export XLA_PYTHON_CLIENT_PREALLOCATE=false
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl \
-      && cp -r .gpu/site/* /tmp/site/ || exit 1
-    export PYTHONPATH=/tmp/site:$PWD JAX_COMPILATION_CACHE_DIR=/tmp/jcache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+    peers_site
     T0=$(date +%s)
-    bash "$0" info | tee "$OUT/info.txt"
     mkdir -p "$W/warm"
     echo "=== $(date +%T) compiling every row in parallel"
     for scene in go1_feet humanoid go1_full; do for b in 4096 16384; do
