@@ -118,6 +118,15 @@ CPU_STEP_KERNEL_MIN_BATCH: int | None = None
 # every geom 499 MiB against 1,919). Elsewhere: the library; its speed on a GPU is
 # gpu_session.sh sim5's to measure.
 CPU_DENSE = "elementwise"
+# The contact rows' congruence on a CPU under "auto": the explicit sum up to this many dofs, one
+# dot_general from it on. CPU time per env-step of sim_step.py's scenes with every collision
+# geom, zero torque, float32, one core, the sum against the product (two alternated runs each,
+# benchmarks/step_cpu_time.py; docs/benchmarks.md): the Go1 (18 dofs, feet only, 48 rows) 44.4
+# and 45.5 against 52.9 and 58.8 us at 256 envs, 61.1 and 61.5 against 57.5 and 61.8 at 64; the
+# Go1 with every geom (18 dofs, 156 rows) 237.5 and 241.0 against 255.4 and 230.2 at 64; the
+# dm_control humanoid (27 dofs, 156 rows) 426.7 and 365.7 against 291.1 and 289.2 at 64, 342.4
+# and 341.1 against 312.5 and 308.3 at 256.
+CPU_CONGRUENCE_PRODUCT_MIN_DOFS = 24
 
 # -- the fused kernels --------------------------------------------------------------------------
 # Largest robot (scanned links) each Pallas kernel is unrolled for: Triton's compile time grows
@@ -181,13 +190,25 @@ def dense() -> str:
     """How the small dense algebra of one sample runs (the override's ``dense``, else the
     backend's, :data:`CPU_DENSE`): ``"elementwise"``, the factorisations and substitutions of
     :mod:`jaxdyn.linalg` as loops of XLA element-wise operations and the contact rows'
-    congruence ``sum_c G_c^T K_c G_c`` as an explicit sum; ``"library"``, the backend's batched
-    factorisations and triangular solves (``jax.lax.linalg``: cuSOLVER and cuBLAS on a GPU) and
-    that congruence as one ``dot_general``."""
+    congruence ``sum_c G_c^T K_c G_c`` as an explicit sum (on a CPU for models under
+    :data:`CPU_CONGRUENCE_PRODUCT_MIN_DOFS` dofs, :func:`congruence_product`); ``"library"``,
+    the backend's batched factorisations and triangular solves (``jax.lax.linalg``: cuSOLVER and
+    cuBLAS on a GPU) and that congruence as one ``dot_general``."""
     d = current().dense
     if d != "auto":
         return d
     return CPU_DENSE if jax.default_backend() == "cpu" else "library"
+
+
+def congruence_product(nv: int) -> bool:
+    """Whether the contact rows' congruence ``sum_c G_c^T K_c G_c`` of a model with ``nv`` dofs
+    is one ``dot_general`` (else an explicit sum of the rows' outer products): with the
+    library's executor (:func:`dense`), and on a CPU from
+    :data:`CPU_CONGRUENCE_PRODUCT_MIN_DOFS` dofs."""
+    d = current().dense
+    if d != "auto":
+        return d == "library"
+    return dense() == "library" or nv >= CPU_CONGRUENCE_PRODUCT_MIN_DOFS
 
 
 def scanned_links(topology) -> int:

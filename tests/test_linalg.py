@@ -123,10 +123,16 @@ def test_batched_program_calls_no_library_kernel():
 
 
 def test_dense_executor_choice():
-    """The CPU's choice is the XLA loops, the override wins, and a bad name is refused."""
-    assert planner.dense() == ("elementwise" if jax.default_backend() == "cpu" else "library")
+    """The CPU's choice is the XLA loops, and for the contact rows' congruence the explicit sum
+    below 24 dofs and the matrix product from there; the override wins, and a bad name is
+    refused."""
+    cpu = jax.default_backend() == "cpu"
+    assert planner.dense() == ("elementwise" if cpu else "library")
+    assert planner.congruence_product(18) == (not cpu) and planner.congruence_product(27)
     with jaxdyn.executor(dense="library"):
-        assert planner.dense() == "library"
+        assert planner.dense() == "library" and planner.congruence_product(18)
+    with jaxdyn.executor(dense="elementwise"):
+        assert planner.dense() == "elementwise" and not planner.congruence_product(27)
     with pytest.raises(ValueError, match="unknown dense 'cusolver'"):
         with jaxdyn.executor(dense="cusolver"):
             pass

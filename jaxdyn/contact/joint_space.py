@@ -291,13 +291,14 @@ def _congruence(K, G):
     Jacobians ``G`` ``(m, k, nv)``, as explicit sums (:func:`jaxdyn.spatial.mm`,
     :func:`~jaxdyn.spatial.mtm`): the blocks' products ``K_c G_c``, then the sum over the ``m k``
     rows of their outer products. See :func:`_dot_rows` for why no ``jnp.sum`` or matrix product
-    on a CPU; elsewhere (:func:`jaxdyn.planner.dense` ``"library"``) that sum is one matrix
-    product."""
+    on a CPU; elsewhere, and on a CPU for larger models
+    (:func:`jaxdyn.planner.congruence_product`), that sum is one matrix product."""
     m, k, n = G.shape
     KG = spatial.mm(K, G).reshape(m * k, n)
-    if planner.dense() == "library":
+    if planner.congruence_product(n):
         # one dot_general: the explicit sum's m k outer products stop fusing on a GPU above
-        # 8,192 envs and are written out (planner.CPU_DENSE's note)
+        # 8,192 envs and are written out (planner.CPU_DENSE's note), and on a CPU cost more
+        # from about 24 dofs (planner.CPU_CONGRUENCE_PRODUCT_MIN_DOFS)
         return jnp.einsum("rn,rm->nm", G.reshape(m * k, n), KG, precision=jax.lax.Precision.HIGHEST)
     return spatial.mtm(G.reshape(m * k, n), KG)
 
