@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg
 from jaxtyping import Array, Float
 
 from . import planner
@@ -78,19 +79,12 @@ def solve_lower(L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool =
     :func:`cho_solve` takes two)."""
     L, b = jnp.asarray(L), jnp.asarray(b)
     if _library():
-        return _triangular(L, b, transpose=False)
+        return jax.scipy.linalg.solve_triangular(L, b, lower=True)
     return _substitute(L, b, reverse=False, unroll=unroll)
 
 
 def _library() -> bool:
     return planner.dense() == "library"
-
-
-def _triangular(L, b, transpose: bool):
-    """``L^-1 b`` or ``L^-T b`` by the backend's triangular solve (``b`` a vector or a matrix)."""
-    B = b[:, None] if b.ndim == 1 else b
-    x = jax.lax.linalg.triangular_solve(L, B, left_side=True, lower=True, transpose_a=transpose)
-    return x[:, 0] if b.ndim == 1 else x
 
 
 def _substitute(T, b, reverse: bool, unroll: bool = False):
@@ -120,7 +114,7 @@ def cho_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool = F
     """``x`` with ``L L^T x = b``, ``L`` from :func:`cholesky` (``unroll`` as there)."""
     L, b = jnp.asarray(L), jnp.asarray(b)
     if _library():
-        return _triangular(L, _triangular(L, b, transpose=False), transpose=True)
+        return jax.scipy.linalg.cho_solve((L, True), b)
     return _backward(L.T, solve_lower(L, b, unroll), unroll)
 
 

@@ -119,8 +119,8 @@ CPU_STEP_KERNEL_MIN_BATCH: int | None = None
 # gpu_session.sh sim5's to measure.
 CPU_DENSE = "elementwise"
 # The contact rows' congruence on a CPU under "auto": the explicit sum up to this many dofs, one
-# dot_general from it on. CPU time per env-step of sim_step.py's scenes with every collision
-# geom, zero torque, float32, one core, the sum against the product (two alternated runs each,
+# dot_general from it on. CPU time per env-step of sim_step.py's scenes, zero torque, float32,
+# one core, the sum against the product (two alternated runs each,
 # benchmarks/step_cpu_time.py; docs/benchmarks.md): the Go1 (18 dofs, feet only, 48 rows) 44.4
 # and 45.5 against 52.9 and 58.8 us at 256 envs, 61.1 and 61.5 against 57.5 and 61.8 at 64; the
 # Go1 with every geom (18 dofs, 156 rows) 237.5 and 241.0 against 255.4 and 230.2 at 64; the
