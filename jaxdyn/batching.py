@@ -154,3 +154,19 @@ for _f in (aba, rnea, crba):
     _f.__doc__ = (_f.__doc__ or "") + _NOTE
     del _f.__wrapped__  # signatures come from the definitions above
 del _f
+
+
+@jax.custom_batching.custom_vmap
+def batch_any(x) -> Array:
+    """``jnp.any(x)`` of one sample's boolean array; under ``jax.vmap``, of the whole batch, and
+    not batched: a predicate that ``lax.cond`` keeps a branch on (a batched predicate turns the
+    ``cond`` into a select of both branches). For work that every sample would skip, such as a
+    narrow phase whose pairs are out of reach in every sample (:func:`jaxdyn.planner.broad`): the
+    branch must give each sample what it would alone, as a select does. Not differentiated (a
+    boolean)."""
+    return jnp.any(x)
+
+
+@batch_any.def_vmap
+def _batch_any_rule(axis_size, in_batched, x):
+    return jnp.any(x), False

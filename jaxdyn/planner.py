@@ -48,6 +48,7 @@ from . import joints
 TRAVERSALS = ("auto", "scan", "unroll", "latency")
 BATCH = ("auto", "kernel", "vmap")
 DENSE = ("auto", "elementwise", "library")
+BROAD = ("auto", "branch", "select")
 
 # -- the generic algorithms ---------------------------------------------------------------------
 # "auto" unrolls trees with at most this many scanned links on a CPU, else scans. Measured on
@@ -128,6 +129,16 @@ CPU_DENSE = "elementwise"
 # and 341.1 against 312.5 and 308.3 at 256.
 CPU_CONGRUENCE_PRODUCT_MIN_DOFS = 24
 
+# -- the broad phase's verdict (broad()) ----------------------------------------------------------
+# A kind of shape pair whose bounding spheres are apart in every sample of a batch skips its
+# narrow phase (a lax.cond on the batch's verdict). On a CPU the branch costs one reduction and
+# spares the searches: Playground's Go1 with every collision geom (64 envs, zero torque, float32)
+# spent 63 us of CPU per env-step in its six hip cylinder-cylinder pairs, whose bounding spheres
+# never met along 300-step falls (benchmarks/step_parts.py; benchmarks/executor_ab.py).
+# Elsewhere the select: on a GPU a conditional's predicate is read by the host, and the branch
+# is not measured there.
+CPU_BROAD = "branch"
+
 # -- the fused kernels --------------------------------------------------------------------------
 # Largest robot (scanned links) each Pallas kernel is unrolled for: Triton's compile time grows
 # steeply with the unrolled body (deviceless H100 compile of the ABA: 12 links 40 s, 32 > 240
@@ -146,6 +157,7 @@ class Executor:
     traversal: str = "auto"
     batch: str = "auto"
     dense: str = "auto"
+    broad: str = "auto"
 
 
 # part of jax.jit's cache key (jax.make_user_context): a function traced under one override is
@@ -154,7 +166,9 @@ _CURRENT = jax.make_user_context(default_value=Executor())
 
 
 @contextlib.contextmanager
-def executor(traversal: str = "auto", batch: str = "auto", dense: str = "auto") -> Iterator[Executor]:
+def executor(
+    traversal: str = "auto", batch: str = "auto", dense: str = "auto", broad: str = "auto"
+) -> Iterator[Executor]:
     """Override the planner's choice for the calls traced inside the ``with`` block.
 
     Args:
@@ -166,6 +180,9 @@ def executor(traversal: str = "auto", batch: str = "auto", dense: str = "auto") 
       dense: the small dense algebra of one sample (:func:`dense`): ``"elementwise"`` (loops
         and sums of XLA element-wise operations), ``"library"`` (the backend's batched
         factorisations and matrix products) or ``"auto"``.
+      broad: how the broad phase's verdict is applied (:func:`broad`): ``"branch"`` (a kind
+        of shape pair far apart in every sample skips its narrow phase), ``"select"`` (every
+        pair's narrow phase, then a select) or ``"auto"``.
 
     Results are the same to round-off whatever the choice. Part of ``jax.jit``'s cache key, so
     a jitted function is traced again under another override (module docstring).
@@ -176,13 +193,15 @@ def executor(traversal: str = "auto", batch: str = "auto", dense: str = "auto") 
         raise ValueError(f"executor: unknown batch {batch!r}, choose one of {', '.join(BATCH)}")
     if dense not in DENSE:
         raise ValueError(f"executor: unknown dense {dense!r}, choose one of {', '.join(DENSE)}")
-    chosen = Executor(traversal, batch, dense)
+    if broad not in BROAD:
+        raise ValueError(f"executor: unknown broad {broad!r}, choose one of {', '.join(BROAD)}")
+    chosen = Executor(traversal, batch, dense, broad)
     with _CURRENT(chosen):
         yield chosen
 
 
 def current() -> Executor:
-    """The override in force (``Executor("auto", "auto", "auto")`` outside :func:`executor`)."""
+    """The override in force (``Executor("auto", "auto", "auto", "auto")`` outside :func:`executor`)."""
     return _CURRENT.value
 
 
@@ -209,6 +228,19 @@ def congruence_product(nv: int) -> bool:
     if d != "auto":
         return d == "library"
     return dense() == "library" or nv >= CPU_CONGRUENCE_PRODUCT_MIN_DOFS
+
+
+def broad() -> str:
+    """How the broad phase's verdict is applied to a kind of shape pair
+    (:func:`jaxdyn.contact.pairs.pair_slots`; the override's ``broad``, else the backend's,
+    :data:`CPU_BROAD`): ``"branch"``, the kind's narrow phase inside a ``lax.cond`` that runs it
+    only where some sample of the batch has a pair of the kind in reach
+    (:func:`jaxdyn.batching.batch_any`); ``"select"``, the narrow phase of every pair, then a
+    select. Both give the same numbers."""
+    b = current().broad
+    if b != "auto":
+        return b
+    return CPU_BROAD if jax.default_backend() == "cpu" else "select"
 
 
 def scanned_links(topology) -> int:

@@ -187,6 +187,9 @@ SLOW = {
     "tests/test_broad_phase.py::test_a_step_and_its_gradient_with_a_budget",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[2]",
     "tests/test_broad_phase.py::test_a_budget_gives_every_pairs_forces_where_it_suffices[4]",
+    # pairs out of reach: the step and its derivative under the branch (the joint-space forces
+    # under the branch, the select, alone and batched stay quick)
+    "tests/test_broad_phase.py::test_pairs_out_of_reach_keep_the_steps_derivative",
     # torsional and rolling friction: the joint-space form of the implicit step (the quick
     # spin and rolling rollouts run through it), float32, the gradient and the MuJoCo runs (the
     # float64 closed forms and MuJoCo's combined frictions stay quick)

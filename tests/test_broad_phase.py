@@ -351,3 +351,90 @@ def test_the_scenes_budgets_are_the_defaults():
     for data in ("0", "2.5", "-2", "many"):
         with pytest.raises(MJCFError, match="<custom><numeric name='max_geom_pairs'> data"):
             _balls(0.3, f'<numeric name="max_geom_pairs" data="{data}"/>')
+
+
+@functools.cache
+def _reach_case():
+    """Two balls and a capsule on the floor: apart in the first state, a ball pressed 1 mm into
+    the capsule's top in the second (its pairs with the balls the one kind in reach there)."""
+    xml = """<mujoco><worldbody><geom type="plane" size="0 0 1"/>
+      <body name="a"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>
+      <body name="c"><freejoint/><geom type="capsule" size="0.03" fromto="-0.1 0 0 0.1 0 0" mass="1"/></body>
+      <body name="b"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>
+    </worldbody></mujoco>"""
+    m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
+
+    def state(xa, xb):  # the balls at xa, xb (on the floor), the capsule at the origin
+        return jnp.concatenate(
+            [jnp.array([*xa, 1.0, 0, 0, 0]), jnp.array([0, 0, 0.0299, 1.0, 0, 0, 0]), jnp.array([*xb, 1.0, 0, 0, 0])]
+        )
+
+    q = jnp.stack([state((0, 0.5, 0.0499), (0, -0.5, 0.0499)), state((0.0, 0.0, 0.1088), (0, -0.5, 0.0499))])
+    rng = np.random.default_rng(3)
+    qd, dq = jnp.asarray(rng.normal(size=(2, m.nv))), jnp.asarray(rng.normal(size=(2, m.nq)))
+    return m, q, qd, dq
+
+
+def _reach_velocity(ct, derivative=False):
+    """The end velocity of an implicit step of the reach case, and its derivative along ``dq``."""
+    m = _reach_case()[0]
+
+    def v(q, qd, dq):
+        step = lambda q: sim.step(m, q, qd, jnp.zeros(m.nv), 1e-3, contact=ct)[1]  # noqa: E731
+        return jax.jvp(step, (q,), (dq,)) if derivative else (step(q),)
+
+    return v
+
+
+def _reach_forces(ct):
+    """The joint-space contact force of the reach case at its velocity
+    (:meth:`jaxdyn.contact.Contact.joint_space`)."""
+    m = _reach_case()[0]
+    return lambda q, qd: (ct.joint_space(m, q, qd=qd).forces(qd),)
+
+
+def _close(x, y, atol):
+    for a, b in zip(x, y):
+        np.testing.assert_allclose(a, b, rtol=0, atol=atol * max(1.0, float(jnp.abs(b).max())))
+
+
+def test_pairs_out_of_reach_skip_their_narrow_phase():
+    """With the broad phase on, a pair whose bounding spheres are apart is out of reach (its
+    rows carry no force) and a kind with no pair in reach in any sample of a batch skips its
+    narrow phase (``jaxdyn.planner.broad``: ``"branch"``, a ``lax.cond`` on the batch's verdict;
+    ``"select"``, every pair's narrow phase and a select). In the reach case the first state's
+    joint-space contact force is the same alone (the
+    branch skips the ball-capsule pairs), in the batch with the second (the branch evaluates
+    them), under the select and without a broad phase (every pair exact), and so are the
+    second's; the batched program has a conditional per kind under the branch and none under
+    the select. The step and its derivative: test_pairs_out_of_reach_keep_the_steps_derivative
+    (slow set)."""
+    m, q, qd, dq = _reach_case()
+    table = C.collision_pairs(m)
+    assert len(table.kinds) == 2  # sphere-sphere, sphere-capsule
+    assert np.asarray(jax.vmap(lambda q: C.pairs_in_reach(m, q))(q)).tolist() == [[0, 0], [0, 1]]
+    ground = C.Ground.from_model(m)
+    exact = jax.jit(jax.vmap(_reach_forces(C.Contact(ground, max_pairs=None))))(q, qd)
+    conds = {}
+    for how in ("branch", "select"):
+        with jaxdyn.executor(broad=how):
+            f = jax.jit(jax.vmap(_reach_forces(C.Contact(ground))))
+            _close(f(q, qd), exact, 1e-12)
+            conds[how] = f.lower(q, qd).as_text().count("stablehlo.case")
+    with jaxdyn.executor(broad="branch"):
+        _close(jax.jit(_reach_forces(C.Contact(ground)))(q[0], qd[0]), [exact[0][0]], 1e-12)
+    # the pressed ball's force on the capsule: a pair's force the comparisons would miss
+    free = jax.jit(jax.vmap(_reach_forces(C.Contact(ground, collide_pairs=False))))(q, qd)
+    assert float(jnp.abs(free[0][1] - exact[0][1]).max()) > 1.0
+    assert conds["branch"] == len(table.kinds) and conds["select"] == 0, conds
+
+
+def test_pairs_out_of_reach_keep_the_steps_derivative():
+    """The reach case stepped: the end velocities and their derivatives along a direction of q
+    under the branch, alone and batched, equal those without a broad phase."""
+    m, q, qd, dq = _reach_case()
+    ground = C.Ground.from_model(m)
+    exact = jax.jit(jax.vmap(_reach_velocity(C.Contact(ground, max_pairs=None), True)))(q, qd, dq)
+    with jaxdyn.executor(broad="branch"):
+        _close(jax.jit(_reach_velocity(C.Contact(ground), True))(q[0], qd[0], dq[0]), [x[0] for x in exact], 1e-10)
+        _close(jax.jit(jax.vmap(_reach_velocity(C.Contact(ground), True)))(q, qd, dq), exact, 1e-10)

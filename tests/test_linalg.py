@@ -136,3 +136,15 @@ def test_dense_executor_choice():
     with pytest.raises(ValueError, match="unknown dense 'cusolver'"):
         with jaxdyn.executor(dense="cusolver"):
             pass
+
+
+def test_broad_executor_choice():
+    """The broad phase's verdict is a branch on a CPU and a select elsewhere; the override
+    wins, and a bad name is refused (the two compared: test_broad_phase.py)."""
+    assert planner.broad() == ("branch" if jax.default_backend() == "cpu" else "select")
+    for how in ("branch", "select"):
+        with jaxdyn.executor(broad=how):
+            assert planner.broad() == how
+    with pytest.raises(ValueError, match="unknown broad 'skip'"):
+        with jaxdyn.executor(broad="skip"):
+            pass

@@ -401,7 +401,7 @@ def _kinds(
         )
     if _acts(model, False, collide_pairs, exclude):
         pc = pair_slots(model, F, exclude, max_pairs)
-        u = (state.pairs[pc.row] if pc.chosen else state.pairs) if spring else None
+        u = pc.bristles(state.pairs) if spring else None
         law = None
         if mujoco:
             rows = soft.take_rows(soft.pair_rows(model, exclude), pc.row)

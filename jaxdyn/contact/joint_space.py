@@ -397,7 +397,7 @@ def joint_space_contacts(
         if mujoco:
             soft_parts.append(soft.take_rows(soft.pair_rows(model, contact.exclude), pc.row))
         if state is not None:
-            u.append(state.pairs[pc.row] if pc.chosen else state.pairs)
+            u.append(pc.bristles(state.pairs))
     if not depth:
         z = jnp.zeros((0,), dtype)
         depth, mu, normal, J = [z], [z], [jnp.zeros((0, 3), dtype)], [jnp.zeros((0, 6, model.nv), dtype)]

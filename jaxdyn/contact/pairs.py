@@ -87,7 +87,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from .. import geometry
+from .. import geometry, planner
+from ..batching import batch_any
 from ..collision import (
     box_box_contacts,
     box_hull_contacts,
@@ -413,72 +414,122 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
     (int32, their bounding spheres meet: :func:`pairs_in_reach`; ``None`` where no kind has more
     pairs than the budget). Every pair of the kind (a static range), or with the budget ``K``
     (:func:`pair_budget`) below the kind's number of pairs, the ``K`` with the smallest bounding
-    gaps (:func:`_bounding_gaps`, chosen at each evaluation by ``lax.top_k``: traced indices)."""
+    gaps (:func:`_bounding_gaps`, chosen at each evaluation by ``lax.top_k``: traced indices).
+
+    With a budget (the broad phase on), a pair evaluated whose bounding spheres do not meet
+    (a positive gap, the margin included) is out of reach: every row of it is :func:`_far_rows`
+    (no force), and the narrow phase of a kind runs only where some pair of it is in reach
+    (:func:`jaxdyn.planner.broad`: a branch on the batch's verdict, or a select). The fourth
+    output: per kind, whether each pair evaluated is in reach ``(P,)`` (``None`` without a
+    budget: every pair exact)."""
     g = model.geoms
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     max_pairs = pair_budget(model, max_pairs)
     Rg, cg = geom_poses(model, F)
-    size = g.size
-    out, ids = [], []
+    out, ids, reach = [], [], []
     gaps = None
     overflow = None
-    one = lambda dd, n, p: (dd[:, None], n[:, None], p[:, None], dd)  # a kind of one contact per pair
     start = 0
     i: np.ndarray | jax.Array  # static indices, or traced ones with max_pairs
     j: np.ndarray | jax.Array
     pair: np.ndarray | jax.Array
-    for (t1, t2), i1, i2 in table.kinds:
+    for kind, i1, i2 in table.kinds:
         i, j = np.asarray(i1, np.int64), np.asarray(i2, np.int64)
         pair = np.arange(start, start + len(i), dtype=np.int64)
         start += len(i)
         sel = None
-        if max_pairs is not None and len(i) > max_pairs:
+        if max_pairs is not None:
             gaps = _bounding_gaps(model, F, table) if gaps is None else gaps
+        if max_pairs is not None and len(i) > max_pairs:
+            assert gaps is not None
             sel = jax.lax.top_k(-gaps[pair], max_pairs)[1]
             over = jnp.maximum(jnp.sum(gaps[pair] <= 0) - max_pairs, 0).astype(jnp.int32)
             overflow = over if overflow is None else overflow + over
             i, j, pair = jnp.asarray(i)[sel], jnp.asarray(j)[sel], jnp.asarray(pair)[sel]
         ids.append(pair)
-        r1 = size[i, 0]
-        if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
-            out.append(one(*spheres(cg[i], r1, cg[j], size[j, 0])))
-        elif (t1, t2) == (geometry.SPHERE, geometry.CAPSULE):
-            p2, d2 = segment_of(Rg[j], cg[j], size[j])
-            out.append(one(*spheres(cg[i], r1, segment_point(p2, d2, cg[i]), size[j, 0])))
-        elif (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
-            segs = (*segment_of(Rg[i], cg[i], size[i]), r1, *segment_of(Rg[j], cg[j], size[j]), size[j, 0])
-            out.append(segment_segment_contacts(*segs))
-        elif t1 == geometry.SPHERE and t2 in _SPHERE_AGAINST:  # the normal from the sphere to the other
-            dd, n, p = _SPHERE_AGAINST[t2](cg[i], r1, cg[j], Rg[j], size[j])
-            out.append(one(dd, -n, p))
-        elif t1 == geometry.CAPSULE and t2 in _SEGMENT_AGAINST:  # the normal from the capsule to the other
-            p1, d1 = segment_of(Rg[i], cg[i], size[i])
-            dd, n, p, phi = _SEGMENT_AGAINST[t2](p1, d1, r1, cg[j], Rg[j], size[j])
-            out.append((dd, -n, p, phi))
-        elif (t1, t2) == (geometry.ELLIPSOID, geometry.ELLIPSOID):
-            out.append(one(*ellipsoid_ellipsoid(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j])))
-        elif (t1, t2) in _SOLID_PAIRS:  # the normal from the first to the second
-            out.append(_SOLID_PAIRS[(t1, t2)](cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
-        elif (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
-            T1, V1, valid1, E1, e_valid1 = hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
-            T2, V2, valid2, _, _ = hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
-            out.append(hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1))
-        else:  # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
-            T, V, valid, E, e_valid = hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
-            if t1 == geometry.SPHERE:
-                dd, n, p = sphere_hull(cg[i][:, None], r1[:, None], T)
-                out.append(one(dd[:, 0], -n[:, 0], p[:, 0]))
-            elif t1 == geometry.CAPSULE:
-                p1, d1 = segment_of(Rg[i], cg[i], size[i])
-                dd, n, p, phi = segment_hull_contacts(p1, d1, r1, T)
-                out.append((dd, -n, p, phi))
-            elif t1 == geometry.CYLINDER:
-                out.append(cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
-            elif t1 == geometry.ELLIPSOID:
-                out.append(ellipsoid_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid))
-            else:
-                out.append(box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid))
-    return out, ids, overflow
+        narrow = functools.partial(_narrow_phase, g, kind, i, j, i1, i2, sel)
+        if gaps is None:
+            out.append(narrow(Rg, cg))
+            reach.append(None)
+            continue
+        near = jax.lax.stop_gradient(gaps[pair]) <= 0
+        reach.append(near)
+        far = functools.partial(_far_rows, cg, i, j)
+
+        def evaluated(Rg, cg, near=near, narrow=narrow, far=far):
+            rows, far_rows = narrow(Rg, cg), far(jax.eval_shape(narrow, Rg, cg)[0].shape[-1])
+            return jax.tree_util.tree_map(
+                lambda a, b: jnp.where(near.reshape(near.shape + (1,) * (a.ndim - 1)), a, b), rows, far_rows
+            )
+
+        if planner.broad() == "branch":
+            rows = jax.eval_shape(narrow, Rg, cg)[0].shape[-1]
+            out.append(jax.lax.cond(batch_any(near), evaluated, lambda Rg, cg, far=far, rows=rows: far(rows), Rg, cg))
+        else:
+            out.append(evaluated(Rg, cg))
+    return out, ids, overflow, reach
+
+
+def _far_rows(cg, i, j, rows: int):
+    """The ``rows`` contacts of pairs out of reach (bounding spheres apart) without their narrow
+    phase: each row at the distance of the two geoms' centres (at least the shapes' distance,
+    and beyond the pair's margin, so no force), the normal along the line of centres, the
+    witness midway between them."""
+    d = cg[j] - cg[i]
+    sq = dot(d, d)
+    ok = sq > jnp.finfo(d.dtype).tiny
+    length = jnp.sqrt(jnp.where(ok, sq, 1.0))
+    n = jnp.where(ok[:, None], d / length[:, None], jnp.asarray([0.0, 0.0, 1.0], d.dtype))
+    length = jnp.where(ok, length, 0.0)
+    mid = 0.5 * (cg[i] + cg[j])
+    wide = lambda x: jnp.broadcast_to(x[:, None], (x.shape[0], rows, *x.shape[1:]))  # noqa: E731
+    return wide(length), wide(n), wide(mid), length
+
+
+def _narrow_phase(g: geometry.Geoms, kind, i, j, i1, i2, sel, Rg, cg):
+    """The narrow phase of the pairs ``(i, j)`` of one kind (:func:`_pair_geometry`'s per-kind
+    outputs)."""
+    t1, t2 = kind
+    size = g.size
+    r1 = size[i, 0]
+    one = lambda dd, n, p: (dd[:, None], n[:, None], p[:, None], dd)  # noqa: E731  a kind of one contact per pair
+    if (t1, t2) == (geometry.SPHERE, geometry.SPHERE):
+        return one(*spheres(cg[i], r1, cg[j], size[j, 0]))
+    if (t1, t2) == (geometry.SPHERE, geometry.CAPSULE):
+        p2, d2 = segment_of(Rg[j], cg[j], size[j])
+        return one(*spheres(cg[i], r1, segment_point(p2, d2, cg[i]), size[j, 0]))
+    if (t1, t2) == (geometry.CAPSULE, geometry.CAPSULE):
+        segs = (*segment_of(Rg[i], cg[i], size[i]), r1, *segment_of(Rg[j], cg[j], size[j]), size[j, 0])
+        return segment_segment_contacts(*segs)
+    if t1 == geometry.SPHERE and t2 in _SPHERE_AGAINST:  # the normal from the sphere to the other
+        dd, n, p = _SPHERE_AGAINST[t2](cg[i], r1, cg[j], Rg[j], size[j])
+        return one(dd, -n, p)
+    if t1 == geometry.CAPSULE and t2 in _SEGMENT_AGAINST:  # the normal from the capsule to the other
+        p1, d1 = segment_of(Rg[i], cg[i], size[i])
+        dd, n, p, phi = _SEGMENT_AGAINST[t2](p1, d1, r1, cg[j], Rg[j], size[j])
+        return dd, -n, p, phi
+    if (t1, t2) == (geometry.ELLIPSOID, geometry.ELLIPSOID):
+        return one(*ellipsoid_ellipsoid(cg[i], Rg[i], size[i], cg[j], Rg[j], size[j]))
+    if (t1, t2) in _SOLID_PAIRS:  # the normal from the first to the second
+        return _SOLID_PAIRS[(t1, t2)](cg[i], Rg[i], size[i], cg[j], Rg[j], size[j])
+    if (t1, t2) == (geometry.MESH, geometry.MESH):  # two convex hulls, the normal from the first
+        T1, V1, valid1, E1, e_valid1 = hull_arrays(g, np.asarray(i1, np.int64), Rg, cg, sel)
+        T2, V2, valid2, _, _ = hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
+        return hull_hull_contacts(T1, V1, valid1, T2, V2, valid2, E1, e_valid1)
+    # a primitive against a mesh's convex hull, the normal from the primitive to the mesh
+    T, V, valid, E, e_valid = hull_arrays(g, np.asarray(i2, np.int64), Rg, cg, sel)
+    if t1 == geometry.SPHERE:
+        dd, n, p = sphere_hull(cg[i][:, None], r1[:, None], T)
+        return one(dd[:, 0], -n[:, 0], p[:, 0])
+    if t1 == geometry.CAPSULE:
+        p1, d1 = segment_of(Rg[i], cg[i], size[i])
+        dd, n, p, phi = segment_hull_contacts(p1, d1, r1, T)
+        return dd, -n, p, phi
+    if t1 == geometry.CYLINDER:
+        return cylinder_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid)
+    if t1 == geometry.ELLIPSOID:
+        return ellipsoid_hull_contacts(cg[i], Rg[i], size[i], T, V, valid, E, e_valid)
+    return box_hull_contacts(cg[i], Rg[i], size[i], T, V, valid)
 
 
 def hull_arrays(g: geometry.Geoms, meshes, Rg, cg, sel=None):
@@ -541,7 +592,9 @@ class _PairSlots(NamedTuple):
     angular velocity ``w_2 - w_1`` (world) and the torsional and rolling friction of each
     contact, ``None`` where no pair has either (:func:`angular_friction`); ``overflow``: the
     pairs in reach that the budget left out (``None``: no budget applies,
-    :func:`_pair_geometry`)."""
+    :func:`_pair_geometry`); ``near``: whether each row's pair is in reach (``None``: no
+    broad phase, every pair exact), the bristle of a row out of reach starting again from
+    relaxed (:meth:`bristles`)."""
 
     distance: Array
     depth: Array
@@ -559,6 +612,14 @@ class _PairSlots(NamedTuple):
     mu_angular: Array | None = None
     margin: Array | None = None
     overflow: Array | None = None
+    near: Array | None = None
+
+    def bristles(self, pairs_state: Array) -> Array:
+        """The elongations of these rows from the state's pair rows ``pairs_state`` (the rows
+        chosen, with a budget), a row out of reach relaxed (zero), as a pair the budget left
+        out."""
+        u = pairs_state[self.row] if self.chosen else pairs_state
+        return u if self.near is None else jnp.where(self.near[:, None], u, 0.0)
 
     @property
     def chosen(self) -> bool:
@@ -576,7 +637,7 @@ def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | str | None = N
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     table = collision_pairs(model, exclude)
     dt = model.dtype
-    kinds, ids, overflow = _pair_geometry(model, F, table, max_pairs)
+    kinds, ids, overflow, reach = _pair_geometry(model, F, table, max_pairs)
     if kinds:
         dist = jnp.concatenate([k[0].reshape(-1) for k in kinds])
         normal = jnp.concatenate([k[1].reshape(-1, 3) for k in kinds])
@@ -584,12 +645,13 @@ def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | str | None = N
     else:
         dist, normal, point = jnp.zeros(0, dt), jnp.zeros((0, 3), dt), jnp.zeros((0, 3), dt)
     first = np.cumsum(np.asarray((0, *table.rows), np.int64))[:-1]  # each pair's first row
-    pairs, rows = [], []
-    for k, pid in zip(kinds, ids):
+    pairs, rows, near = [], [], []
+    for k, pid, r in zip(kinds, ids, reach):
         s = k[0].shape[-1]
         xp = np if isinstance(pid, np.ndarray) else jnp
         pairs.append(xp.repeat(pid, s))
         rows.append((_gather(first, pid)[:, None] + xp.arange(s)).reshape(-1))
+        near.append(None if r is None else jnp.repeat(r, s))
     static = all(isinstance(p, np.ndarray) for p in pairs)
     xp = np if static else jnp
     pair = xp.concatenate(pairs) if pairs else np.zeros(0, np.int64)
@@ -604,7 +666,10 @@ def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | str | None = N
     omega, mua = (None, None) if mua is None else (F.w[b2] - F.w[b1], mua[pair])
     margin = contact_margin(g, ij[:, 0], ij[:, 1])[pair].astype(dt)
     depth = jnp.maximum(margin - dist, 0.0)
-    return _PairSlots(dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin, overflow)
+    in_reach = jnp.concatenate(near) if near and near[0] is not None else None
+    return _PairSlots(
+        dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin, overflow, in_reach
+    )
 
 
 def _pair_contacts(model: Model, F: Frames, exclude) -> PairContacts:
