@@ -4,7 +4,7 @@ step, in one process: the scene's ``sim.rollout`` (zero torque, float32, one XLA
 process CPU time per env-step (best and median of the rounds), compile times, and the largest
 difference of the final configurations.
 
-    python benchmarks/executor_ab.py --scene go1_full --batch 64 --a broad=select --b broad=branch
+    python benchmarks/executor_ab.py --scene go1_full --batch 64 --a skip=select --b skip=branch
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 
 
 def _override(text: str) -> dict:
-    """``"broad=select,dense=library"`` -> keyword arguments of ``jaxdyn.executor``."""
+    """``"skip=select,dense=library"`` -> keyword arguments of ``jaxdyn.executor``."""
     return dict(kv.split("=", 1) for kv in text.split(",") if kv)
 
 
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--a", default="", help="the first override, e.g. broad=select ('' for none)")
+    p.add_argument("--a", default="", help="the first override, e.g. skip=select ('' for none)")
     p.add_argument("--b", default="", help="the second override")
     args = p.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

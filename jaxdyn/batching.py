@@ -161,7 +161,7 @@ def batch_any(x) -> Array:
     """``jnp.any(x)`` of one sample's boolean array; under ``jax.vmap``, of the whole batch, and
     not batched: a predicate that ``lax.cond`` keeps a branch on (a batched predicate turns the
     ``cond`` into a select of both branches). For work that every sample would skip, such as a
-    narrow phase whose pairs are out of reach in every sample (:func:`jaxdyn.planner.broad`): the
+    narrow phase whose pairs are out of reach in every sample (:func:`jaxdyn.planner.skip`): the
     branch must give each sample what it would alone, as a select does. Not differentiated (a
     boolean)."""
     return jnp.any(x)
@@ -170,3 +170,18 @@ def batch_any(x) -> Array:
 @batch_any.def_vmap
 def _batch_any_rule(axis_size, in_batched, x):
     return jnp.any(x), False
+
+
+@jax.custom_batching.custom_vmap
+def batch_max(x) -> Array:
+    """``x`` of one sample (an integer scalar); under ``jax.vmap``, its largest value over the
+    batch, not batched: the index of a ``lax.switch`` that keeps its branches (as
+    :func:`batch_any` for a ``cond``), e.g. the number of touching contact rows the implicit
+    contact solve must hold for every sample (:func:`jaxdyn.planner.contact_row_sizes`). Not
+    differentiated (an integer)."""
+    return x
+
+
+@batch_max.def_vmap
+def _batch_max_rule(axis_size, in_batched, x):
+    return jnp.max(x), False

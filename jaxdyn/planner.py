@@ -48,7 +48,7 @@ from . import joints
 TRAVERSALS = ("auto", "scan", "unroll", "latency")
 BATCH = ("auto", "kernel", "vmap")
 DENSE = ("auto", "elementwise", "library")
-BROAD = ("auto", "branch", "select")
+SKIP = ("auto", "branch", "select")
 
 # -- the generic algorithms ---------------------------------------------------------------------
 # "auto" unrolls trees with at most this many scanned links on a CPU, else scans. Measured on
@@ -129,15 +129,23 @@ CPU_DENSE = "elementwise"
 # and 341.1 against 312.5 and 308.3 at 256.
 CPU_CONGRUENCE_PRODUCT_MIN_DOFS = 24
 
-# -- the broad phase's verdict (broad()) ----------------------------------------------------------
-# A kind of shape pair whose bounding spheres are apart in every sample of a batch skips its
-# narrow phase (a lax.cond on the batch's verdict). On a CPU the branch costs one reduction and
-# spares the searches: Playground's Go1 with every collision geom (64 envs, zero torque, float32)
-# spent 63 us of CPU per env-step in its six hip cylinder-cylinder pairs, whose bounding spheres
-# never met along 300-step falls (benchmarks/step_parts.py; benchmarks/executor_ab.py).
+# -- work the whole batch would skip (skip()) ----------------------------------------------------
+# Work that a sample may skip (a kind of shape pair with every pair out of reach, the contact
+# rows beyond the touching ones) runs inside a lax.cond or lax.switch on the batch's verdict
+# (jaxdyn.batching.batch_any, batch_max): skipped where every sample of the batch skips it. On a
+# CPU the branch costs a reduction and spares the work: Playground's Go1 with every collision
+# geom (64 envs, zero torque, float32) spent 63 us of CPU per env-step in its six hip
+# cylinder-cylinder pairs, whose bounding spheres never met along 300-step falls
+# (benchmarks/step_parts.py; benchmarks/executor_ab.py: 191-203 -> 134-143 us per env-step).
 # Elsewhere the select: on a GPU a conditional's predicate is read by the host, and the branch
 # is not measured there.
-CPU_BROAD = "branch"
+CPU_SKIP = "branch"
+# With the branch, the implicit contact solve takes, of its budget's rows sorted by distance,
+# only the first max(CPU_SOLVE_ROWS_MIN, budget // 4) where no sample of the batch has more
+# touching ones (contact_row_sizes): one step at 64 envs, float32, CPU time per env-step
+# (alternated in one process): dm_control's humanoid 221-268 us with its 52 rows, 115-153 with
+# 16, 112-132 with 8; the Go1 with every geom 101-128 with its 30, 74-105 with 12, 71-94 with 8.
+CPU_SOLVE_ROWS_MIN = 8
 
 # -- the fused kernels --------------------------------------------------------------------------
 # Largest robot (scanned links) each Pallas kernel is unrolled for: Triton's compile time grows
@@ -157,7 +165,7 @@ class Executor:
     traversal: str = "auto"
     batch: str = "auto"
     dense: str = "auto"
-    broad: str = "auto"
+    skip: str = "auto"
 
 
 # part of jax.jit's cache key (jax.make_user_context): a function traced under one override is
@@ -167,7 +175,7 @@ _CURRENT = jax.make_user_context(default_value=Executor())
 
 @contextlib.contextmanager
 def executor(
-    traversal: str = "auto", batch: str = "auto", dense: str = "auto", broad: str = "auto"
+    traversal: str = "auto", batch: str = "auto", dense: str = "auto", skip: str = "auto"
 ) -> Iterator[Executor]:
     """Override the planner's choice for the calls traced inside the ``with`` block.
 
@@ -180,9 +188,9 @@ def executor(
       dense: the small dense algebra of one sample (:func:`dense`): ``"elementwise"`` (loops
         and sums of XLA element-wise operations), ``"library"`` (the backend's batched
         factorisations and matrix products) or ``"auto"``.
-      broad: how the broad phase's verdict is applied (:func:`broad`): ``"branch"`` (a kind
-        of shape pair far apart in every sample skips its narrow phase), ``"select"`` (every
-        pair's narrow phase, then a select) or ``"auto"``.
+      skip: how work that a sample may skip is executed (:func:`skip`): ``"branch"`` (skipped
+        where every sample of the batch skips it), ``"select"`` (done for every sample, then a
+        select) or ``"auto"``.
 
     Results are the same to round-off whatever the choice. Part of ``jax.jit``'s cache key, so
     a jitted function is traced again under another override (module docstring).
@@ -193,9 +201,9 @@ def executor(
         raise ValueError(f"executor: unknown batch {batch!r}, choose one of {', '.join(BATCH)}")
     if dense not in DENSE:
         raise ValueError(f"executor: unknown dense {dense!r}, choose one of {', '.join(DENSE)}")
-    if broad not in BROAD:
-        raise ValueError(f"executor: unknown broad {broad!r}, choose one of {', '.join(BROAD)}")
-    chosen = Executor(traversal, batch, dense, broad)
+    if skip not in SKIP:
+        raise ValueError(f"executor: unknown skip {skip!r}, choose one of {', '.join(SKIP)}")
+    chosen = Executor(traversal, batch, dense, skip)
     with _CURRENT(chosen):
         yield chosen
 
@@ -230,17 +238,30 @@ def congruence_product(nv: int) -> bool:
     return dense() == "library" or nv >= CPU_CONGRUENCE_PRODUCT_MIN_DOFS
 
 
-def broad() -> str:
-    """How the broad phase's verdict is applied to a kind of shape pair
-    (:func:`jaxdyn.contact.pairs.pair_slots`; the override's ``broad``, else the backend's,
-    :data:`CPU_BROAD`): ``"branch"``, the kind's narrow phase inside a ``lax.cond`` that runs it
-    only where some sample of the batch has a pair of the kind in reach
-    (:func:`jaxdyn.batching.batch_any`); ``"select"``, the narrow phase of every pair, then a
-    select. Both give the same numbers."""
-    b = current().broad
+def skip() -> str:
+    """How work that a sample may skip is executed (the override's ``skip``, else the
+    backend's, :data:`CPU_SKIP`): ``"branch"``, inside a ``lax.cond`` or ``lax.switch`` on the
+    batch's verdict (:func:`jaxdyn.batching.batch_any`, :func:`~jaxdyn.batching.batch_max`), so
+    skipped where every sample of the batch skips it; ``"select"``, done for every sample, then
+    a select. Both give each sample what it gets alone, to round-off. Used by the narrow phase
+    of pairs out of reach (:func:`jaxdyn.contact.pairs.pair_slots`) and the implicit contact
+    solve's rows beyond the touching ones (:func:`contact_row_sizes`)."""
+    b = current().skip
     if b != "auto":
         return b
-    return CPU_BROAD if jax.default_backend() == "cpu" else "select"
+    return CPU_SKIP if jax.default_backend() == "cpu" else "select"
+
+
+def contact_row_sizes(rows: int) -> tuple[int, ...]:
+    """The sizes, smallest first, among which the implicit contact solve takes the first rows of
+    its ``rows`` contacts sorted by distance (:func:`jaxdyn.sim.implicit.implicit_contact`):
+    the smallest that holds every touching row of every sample of the batch (a row apart carries
+    no force). With the branch (:func:`skip`), ``(max(CPU_SOLVE_ROWS_MIN, rows // 4), rows)``
+    where that is smaller than ``rows``; else ``(rows,)``."""
+    small = max(CPU_SOLVE_ROWS_MIN, rows // 4)
+    if skip() != "branch" or small >= rows:
+        return (rows,)
+    return (small, rows)
 
 
 def scanned_links(topology) -> int:

@@ -249,6 +249,9 @@ SLOW = {
     # pairs out of reach: the step and its derivative under the branch (the joint-space forces
     # under the branch, the select, alone and batched stay quick)
     "tests/test_broad_phase.py::test_pairs_out_of_reach_keep_the_steps_derivative",
+    # the solve's rows beyond the touching ones: steps under the branch, the select, alone and
+    # without a budget (the planner's sizes stay quick, test_linalg.py)
+    "tests/test_broad_phase.py::test_the_solve_leaves_out_the_rows_apart",
     # torsional and rolling friction: the joint-space form of the implicit step (the quick
     # spin and rolling rollouts run through it), float32, the gradient and the MuJoCo runs (the
     # float64 closed forms and MuJoCo's combined frictions stay quick)

@@ -401,7 +401,7 @@ def _close(x, y, atol):
 def test_pairs_out_of_reach_skip_their_narrow_phase():
     """With the broad phase on, a pair whose bounding spheres are apart is out of reach (its
     rows carry no force) and a kind with no pair in reach in any sample of a batch skips its
-    narrow phase (``jaxdyn.planner.broad``: ``"branch"``, a ``lax.cond`` on the batch's verdict;
+    narrow phase (``jaxdyn.planner.skip``: ``"branch"``, a ``lax.cond`` on the batch's verdict;
     ``"select"``, every pair's narrow phase and a select). In the reach case the first state's
     joint-space contact force is the same alone (the
     branch skips the ball-capsule pairs), in the batch with the second (the branch evaluates
@@ -417,11 +417,11 @@ def test_pairs_out_of_reach_skip_their_narrow_phase():
     exact = jax.jit(jax.vmap(_reach_forces(C.Contact(ground, max_pairs=None))))(q, qd)
     conds = {}
     for how in ("branch", "select"):
-        with jaxdyn.executor(broad=how):
+        with jaxdyn.executor(skip=how):
             f = jax.jit(jax.vmap(_reach_forces(C.Contact(ground))))
             _close(f(q, qd), exact, 1e-12)
             conds[how] = f.lower(q, qd).as_text().count("stablehlo.case")
-    with jaxdyn.executor(broad="branch"):
+    with jaxdyn.executor(skip="branch"):
         _close(jax.jit(_reach_forces(C.Contact(ground)))(q[0], qd[0]), [exact[0][0]], 1e-12)
     # the pressed ball's force on the capsule: a pair's force the comparisons would miss
     free = jax.jit(jax.vmap(_reach_forces(C.Contact(ground, collide_pairs=False))))(q, qd)
@@ -435,6 +435,62 @@ def test_pairs_out_of_reach_keep_the_steps_derivative():
     m, q, qd, dq = _reach_case()
     ground = C.Ground.from_model(m)
     exact = jax.jit(jax.vmap(_reach_velocity(C.Contact(ground, max_pairs=None), True)))(q, qd, dq)
-    with jaxdyn.executor(broad="branch"):
+    with jaxdyn.executor(skip="branch"):
         _close(jax.jit(_reach_velocity(C.Contact(ground), True))(q[0], qd[0], dq[0]), [x[0] for x in exact], 1e-10)
         _close(jax.jit(jax.vmap(_reach_velocity(C.Contact(ground), True)))(q, qd, dq), exact, 1e-10)
+
+
+@functools.cache
+def _row_sizes_case():
+    """Ten balls on vertical slides, each with the floor alone (ten rows), with a budget of 9
+    rows (the solve's sizes 8 and 9): three pressed 2 mm into the floor in the first state,
+    nine in the second."""
+    xml = (
+        '<mujoco><worldbody><geom type="plane" size="0 0 1" contype="2" conaffinity="1"/>'
+        + "".join(
+            f'<body pos="{0.3 * k} 0 0"><joint type="slide" axis="0 0 1"/>'
+            '<geom type="sphere" size="0.05" mass="1" contype="1" conaffinity="2"/></body>'
+            for k in range(10)
+        )
+        + "</worldbody></mujoco>"
+    )
+    m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
+    k = jnp.arange(10)
+    q = jnp.stack([jnp.where(k < 3, 0.048, 0.3), jnp.where(k < 9, 0.048, 0.3)])
+    qd = jnp.asarray(np.random.default_rng(5).normal(size=(2, 10)))
+    return m, q, qd
+
+
+def test_the_solve_leaves_out_the_rows_apart():
+    """With a budget the implicit solve's rows are sorted by distance, and a row apart carries
+    no force: the solve takes the first ``max(8, budget // 4)`` rows where no sample of the
+    batch touches with more (``jaxdyn.planner.contact_row_sizes``, a ``lax.switch`` on the
+    batch's largest count under ``jaxdyn.executor(skip="branch")``). Ten balls with a budget of
+    9 rows, three touching in one state and nine in the other: the end velocities equal every
+    row's alone (8 rows), in the batch (9), under the select (9) and without a budget (10)."""
+    m, q, qd = _row_sizes_case()
+    ground = C.Ground.from_model(m)
+    budget = C.Contact(ground, max_contacts=9)
+    with jaxdyn.executor(skip="branch"):
+        assert jaxdyn.planner.contact_row_sizes(9) == (8, 9)
+    js = budget.joint_space(m, q[0])
+    assert js.by_distance and js.separable() and js.depth.shape == (9,)
+    assert np.asarray(jax.vmap(lambda q: budget.joint_space(m, q).touching())(q)).tolist() == [3, 9]
+
+    def velocity(ct):
+        return lambda q, qd: sim.step(m, q, qd, jnp.zeros(m.nv), 1e-3, contact=ct)[1]
+
+    every = jax.jit(jax.vmap(velocity(C.Contact(ground, max_contacts=None))))(q, qd)
+    cases = {}
+    for how in ("branch", "select"):
+        with jaxdyn.executor(skip=how):
+            f = jax.jit(jax.vmap(velocity(budget)))
+            cases[how] = (f(q, qd), f.lower(q, qd).as_text().count("stablehlo.case"))
+    with jaxdyn.executor(skip="branch"):
+        alone = jax.jit(velocity(budget))(q[0], qd[0])
+    np.testing.assert_allclose(alone, every[0], rtol=0, atol=1e-12)
+    for how in cases:
+        np.testing.assert_allclose(cases[how][0], every, rtol=0, atol=1e-12)
+    # the balls in the floor are pushed up against gravity: forces the comparisons would miss
+    assert float(jnp.mean(every[:, :3] - qd[:, :3])) > 0.1
+    assert cases["branch"][1] == cases["select"][1] + 1, cases

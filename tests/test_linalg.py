@@ -139,12 +139,19 @@ def test_dense_executor_choice():
 
 
 def test_broad_executor_choice():
-    """The broad phase's verdict is a branch on a CPU and a select elsewhere; the override
-    wins, and a bad name is refused (the two compared: test_broad_phase.py)."""
-    assert planner.broad() == ("branch" if jax.default_backend() == "cpu" else "select")
+    """Work a sample may skip is a branch on a CPU and a select elsewhere, the contact solve's
+    row sizes follow it; the override wins, and a bad name is refused (the two compared:
+    test_broad_phase.py)."""
+    assert planner.skip() == ("branch" if jax.default_backend() == "cpu" else "select")
     for how in ("branch", "select"):
-        with jaxdyn.executor(broad=how):
-            assert planner.broad() == how
-    with pytest.raises(ValueError, match="unknown broad 'skip'"):
-        with jaxdyn.executor(broad="skip"):
+        with jaxdyn.executor(skip=how):
+            assert planner.skip() == how
+    # the implicit solve's row sizes: a quarter of the budget (at least 8) under the branch
+    with jaxdyn.executor(skip="branch"):
+        assert planner.contact_row_sizes(52) == (13, 52) and planner.contact_row_sizes(30) == (8, 30)
+        assert planner.contact_row_sizes(8) == (8,)
+    with jaxdyn.executor(skip="select"):
+        assert planner.contact_row_sizes(52) == (52,)
+    with pytest.raises(ValueError, match="unknown skip 'never'"):
+        with jaxdyn.executor(skip="never"):
             pass

@@ -88,6 +88,9 @@ class JointSpaceContacts(eqx.Module):
     end velocity and non-increasing in ``v_n``, so (J4) holds) in place of Hunt-Crossley's, and
     ``elastic`` its force at rest; the lookahead (J3) does not apply to it.
 
+    With a budget of rows (``Contact(max_contacts=...)``) the rows are the budget's nearest to
+    touching, sorted by signed distance (``by_distance``: the touching ones first).
+
     With a budget of rows (``Contact(max_contacts=...)``) or of pairs (``Contact(max_pairs=...)``),
     ``overflow`` (int32) is the number of rows that touch at the configuration (signed distance
     below zero) beyond the rows' budget, whose force the solve left out, plus the pairs in reach
@@ -108,6 +111,38 @@ class JointSpaceContacts(eqx.Module):
     mu_angular: Float[Array, "m 2"] | None = None
     soft: tuple[Float[Array, " m"], Float[Array, " m"], Float[Array, " m"]] | None = None
     overflow: Array | None = None
+    by_distance: bool = eqx.field(static=True, default=False)
+
+    def touching(self) -> Array:
+        """The number of rows with a penetration (int32): with ``by_distance``, the first rows."""
+        return jnp.sum(self.depth > 0).astype(jnp.int32)
+
+    def separable(self) -> bool:
+        """Whether the rows apart carry no force at any velocity, so that the solve may leave
+        out the rows beyond the touching ones: rows sorted by distance (``by_distance``, a
+        budget's), the penetration of the configuration (no lookahead) and Hunt-Crossley's
+        normal law (MuJoCo's acts within the margin)."""
+        return self.by_distance and self.lookahead is None and self.soft is None
+
+    def first(self, k: int) -> JointSpaceContacts:
+        """The first ``k`` rows (static)."""
+        cut = lambda x: None if x is None else x[:k]  # noqa: E731
+        return JointSpaceContacts(
+            self.depth[:k],
+            self.normal[:k],
+            self.mu[:k],
+            self.G[:k],
+            cut(self.elongation),
+            self.params,
+            self.dt,
+            cut(self.distance),
+            self.lookahead,
+            cut(self.A),
+            cut(self.mu_angular),
+            None if self.soft is None else tuple(x[:k] for x in self.soft),  # type: ignore[arg-type]
+            self.overflow,
+            self.by_distance,
+        )
 
     def _soft(self):
         """``(c0, s)`` of MuJoCo's law, or ``None`` (Hunt-Crossley)."""
@@ -455,4 +490,5 @@ def joint_space_contacts(
         mua,
         coef,
         overflow,
+        budget is not None,
     )

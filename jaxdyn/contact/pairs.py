@@ -419,7 +419,7 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
     With a budget (the broad phase on), a pair evaluated whose bounding spheres do not meet
     (a positive gap, the margin included) is out of reach: every row of it is :func:`_far_rows`
     (no force), and the narrow phase of a kind runs only where some pair of it is in reach
-    (:func:`jaxdyn.planner.broad`: a branch on the batch's verdict, or a select). The fourth
+    (:func:`jaxdyn.planner.skip`: a branch on the batch's verdict, or a select). The fourth
     output: per kind, whether each pair evaluated is in reach ``(P,)`` (``None`` without a
     budget: every pair exact)."""
     g = model.geoms
@@ -462,7 +462,7 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
                 lambda a, b: jnp.where(near.reshape(near.shape + (1,) * (a.ndim - 1)), a, b), rows, far_rows
             )
 
-        if planner.broad() == "branch":
+        if planner.skip() == "branch":
             rows = jax.eval_shape(narrow, Rg, cg)[0].shape[-1]
             out.append(jax.lax.cond(batch_any(near), evaluated, lambda Rg, cg, far=far, rows=rows: far(rows), Rg, cg))
         else:

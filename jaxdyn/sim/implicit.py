@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .. import batching, linalg, spatial
+from .. import batching, linalg, planner, spatial
 from ..algorithms.kinematics import kinematics
 from ..model import Model
 from .dynamics import forces, forward_dynamics, mass_matrix
@@ -179,61 +179,72 @@ def implicit_contact(
     def joint_friction(v):  # f(v) of the joints' friction (zero without)
         return jnp.zeros_like(v) if friction is None else friction.force(v)
 
-    def residual(a, fbar=None):  # R_fbar(a); R(a), the exact force's, without fbar
-        v = qd_lin + dt * a
-        return Md @ a - other - js.forces(v, fbar) + joint_friction(v)
-
-    elastic = js.elastic_normal_forces()
-
-    def newton(i, a):
-        v = qd_lin + dt * a
-        # the first step bounds the friction by the elastic force k d^p, not by the normal force
-        # at the start velocity (an impact's, with the damping, can be 1e4 times the weight);
-        # the following steps by the iterate's
-        fbar = jnp.where(i > 0, js.normal_forces(v), elastic)
-        Ma = Md @ a
-        N = Md - dt * js.newton_matrix(v, fbar)
-        if friction is not None:
-            N = N + jnp.diag(dt * friction.secant(v))
-        da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v))
-        # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
-        # is per dof, nv terms)
-        # explicit sums (spatial.vdot): XLA CPU hands a fused dot's reduction to YNNPACK
-        s0 = spatial.vdot(Ma - other, da)
-        curvature = spatial.vdot(da, Md @ da)
-        x, dx = js.contact_velocities(v), js.contact_velocities(da)
-
-        def slope(t):
-            xt = jax.tree_util.tree_map(lambda x0, d: x0 + (t * dt) * d, x, dx)
-            return s0 + t * curvature - js.power(xt, dx, fbar) + spatial.vdot(joint_friction(v + (t * dt) * da), da)
-
-        return a + _line_search(slope, fractions) * da
-
-    a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qd))
     report = ContactReport(jnp.max(js.depth, initial=0.0), js.overflow)
-    if options.contact_polish == 0:
-        return a, qd_lin, report
-    L = linalg.cholesky(jax.lax.stop_gradient(Md))
+    L = linalg.cholesky(jax.lax.stop_gradient(Md)) if options.contact_polish else None
 
-    def merit(R):  # R^T M_d^-1 R = |L^-1 R|^2: one triangular substitution; only compared
-        y = linalg.solve_lower(L, jax.lax.stop_gradient(R))
-        return spatial.vdot(y, y)
+    def solve(js):  # the Newton steps and the polish steps over the rows of js
+        def residual(a, fbar=None):  # R_fbar(a); R(a), the exact force's, without fbar
+            v = qd_lin + dt * a
+            return Md @ a - other - js.forces(v, fbar) + joint_friction(v)
 
-    def polish(_, carry):
-        a, R, m = carry
-        v = qd_lin + dt * a
-        J = Md - dt * js.velocity_derivative(v)
-        if friction is not None:
-            J = J + jnp.diag(dt * friction.derivative(v))
-        # without row exchanges (half the cost of pivoting under vmap on a CPU): J is M_d, positive
-        # definite, less h dF/dv, and a candidate spoiled by a small pivot raises the merit (or is
-        # NaN) and is not kept
-        cand = a - linalg.solve(J, R, pivot=False)
-        Rc = residual(cand)
-        mc = merit(Rc)
-        better = mc < m
-        return jnp.where(better, cand, a), jnp.where(better, Rc, R), jnp.where(better, mc, m)
+        elastic = js.elastic_normal_forces()
 
-    R = residual(a)
-    a = jax.lax.fori_loop(0, options.contact_polish, polish, (a, R, merit(R)))[0]
+        def newton(i, a):
+            v = qd_lin + dt * a
+            # the first step bounds the friction by the elastic force k d^p, not by the normal
+            # force at the start velocity (an impact's, with the damping, can be 1e4 times the
+            # weight); the following steps by the iterate's
+            fbar = jnp.where(i > 0, js.normal_forces(v), elastic)
+            Ma = Md @ a
+            N = Md - dt * js.newton_matrix(v, fbar)
+            if friction is not None:
+                N = N + jnp.diag(dt * friction.secant(v))
+            da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v))
+            # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
+            # is per dof, nv terms)
+            # explicit sums (spatial.vdot): XLA CPU hands a fused dot's reduction to YNNPACK
+            s0 = spatial.vdot(Ma - other, da)
+            curvature = spatial.vdot(da, Md @ da)
+            x, dx = js.contact_velocities(v), js.contact_velocities(da)
+
+            def slope(t):
+                xt = jax.tree_util.tree_map(lambda x0, d: x0 + (t * dt) * d, x, dx)
+                return s0 + t * curvature - js.power(xt, dx, fbar) + spatial.vdot(joint_friction(v + (t * dt) * da), da)
+
+            return a + _line_search(slope, fractions) * da
+
+        a = jax.lax.fori_loop(0, 1 + options.contact_iterations, newton, jnp.zeros_like(qd))
+        if options.contact_polish == 0:
+            return a
+
+        def merit(R):  # R^T M_d^-1 R = |L^-1 R|^2: one triangular substitution; only compared
+            y = linalg.solve_lower(L, jax.lax.stop_gradient(R))
+            return spatial.vdot(y, y)
+
+        def polish(_, carry):
+            a, R, m = carry
+            v = qd_lin + dt * a
+            J = Md - dt * js.velocity_derivative(v)
+            if friction is not None:
+                J = J + jnp.diag(dt * friction.derivative(v))
+            # without row exchanges (half the cost of pivoting under vmap on a CPU): J is M_d,
+            # positive definite, less h dF/dv, and a candidate spoiled by a small pivot raises
+            # the merit (or is NaN) and is not kept
+            cand = a - linalg.solve(J, R, pivot=False)
+            Rc = residual(cand)
+            mc = merit(Rc)
+            better = mc < m
+            return jnp.where(better, cand, a), jnp.where(better, Rc, R), jnp.where(better, mc, m)
+
+        R = residual(a)
+        return jax.lax.fori_loop(0, options.contact_polish, polish, (a, R, merit(R)))[0]
+
+    # the rows apart carry no force: where they are sorted by distance, the solve takes the
+    # fewest rows that hold every touching one of the batch (planner.contact_row_sizes)
+    sizes = planner.contact_row_sizes(js.depth.shape[0]) if js.separable() else ()
+    if len(sizes) < 2:
+        return solve(js), qd_lin, report
+    touching = batching.batch_max(jax.lax.stop_gradient(js.touching()))
+    which = sum((touching > k).astype(jnp.int32) for k in sizes[:-1])
+    a = jax.lax.switch(which, [lambda js, k=k: solve(js.first(k)) for k in sizes], js)
     return a, qd_lin, report
