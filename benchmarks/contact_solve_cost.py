@@ -9,7 +9,6 @@ process CPU time per env-step, best of 5:
 import argparse
 import os
 import sys
-import time
 
 
 def main(argv=None) -> int:
@@ -33,14 +32,7 @@ def main(argv=None) -> int:
         opts = sim.SimOptions(contact_polish=polish, contact_iterations=iterations)
         tau = jnp.zeros(model.nv, jnp.float32)
         f = jax.jit(jax.vmap(lambda q, qd, o=opts: sim.step(model, q, qd, tau, dt, contact=con, options=o)))
-        jax.block_until_ready(f(q0, qd0))
-        best = float("inf")
-        for _ in range(5):
-            c = time.process_time()
-            for _ in range(20):
-                out = f(q0, qd0)
-            jax.block_until_ready(out)
-            best = min(best, (time.process_time() - c) / 20)
+        best = sim_step.cpu_time_per_call(f, (q0, qd0), calls=20)
         print(f"contact_polish={polish} contact_iterations={iterations}: {best / B * 1e6:.1f}", flush=True)
     return 0
 

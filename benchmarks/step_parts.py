@@ -85,13 +85,7 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         jax.block_until_ready(f(q0, qd0))
         c_s = time.perf_counter() - t
-        best = float("inf")
-        for _ in range(5):
-            c = time.process_time()
-            for _ in range(10):
-                out = f(q0, qd0)
-            jax.block_until_ready(out)
-            best = min(best, (time.process_time() - c) / 10)
+        best = sim_step.cpu_time_per_call(f, (q0, qd0))
         print(f"{name:40s} {best / B * 1e6:8.1f}   (compile {c_s:.0f} s)", flush=True)
     return 0
 

@@ -426,7 +426,8 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
     assert g is not None  # a model with geoms (make_model gives every model its Geoms)
     max_pairs = pair_budget(model, max_pairs)
     Rg, cg = geom_poses(model, F)
-    out, ids, reach = [], [], []
+    out, ids = [], []
+    reach: list[jax.Array | None] = []
     gaps = None
     overflow = None
     start = 0
@@ -645,13 +646,14 @@ def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | str | None = N
     else:
         dist, normal, point = jnp.zeros(0, dt), jnp.zeros((0, 3), dt), jnp.zeros((0, 3), dt)
     first = np.cumsum(np.asarray((0, *table.rows), np.int64))[:-1]  # each pair's first row
-    pairs, rows, near = [], [], []
+    pairs, rows, near = [], [], []  # near: every kind's (a budget) or none's
     for k, pid, r in zip(kinds, ids, reach):
         s = k[0].shape[-1]
         xp = np if isinstance(pid, np.ndarray) else jnp
         pairs.append(xp.repeat(pid, s))
         rows.append((_gather(first, pid)[:, None] + xp.arange(s)).reshape(-1))
-        near.append(None if r is None else jnp.repeat(r, s))
+        if r is not None:
+            near.append(jnp.repeat(r, s))
     static = all(isinstance(p, np.ndarray) for p in pairs)
     xp = np if static else jnp
     pair = xp.concatenate(pairs) if pairs else np.zeros(0, np.int64)
@@ -666,7 +668,7 @@ def pair_slots(model: Model, F: Frames, exclude, max_pairs: int | str | None = N
     omega, mua = (None, None) if mua is None else (F.w[b2] - F.w[b1], mua[pair])
     margin = contact_margin(g, ij[:, 0], ij[:, 1])[pair].astype(dt)
     depth = jnp.maximum(margin - dist, 0.0)
-    in_reach = jnp.concatenate(near) if near and near[0] is not None else None
+    in_reach = jnp.concatenate(near) if near else None
     return _PairSlots(
         dist, depth, normal, point, vel, mu, g1, g2, b1, b2, pair, row, omega, mua, margin, overflow, in_reach
     )
