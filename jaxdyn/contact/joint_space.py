@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, cast
 
 import equinox as eqx
@@ -89,9 +90,8 @@ class JointSpaceContacts(eqx.Module):
     ``elastic`` its force at rest; the lookahead (J3) does not apply to it.
 
     With a budget of rows (``Contact(max_contacts=...)``) the rows are the budget's nearest to
-    touching, sorted by signed distance (``by_distance``: the touching ones first).
-
-    With a budget of rows (``Contact(max_contacts=...)``) or of pairs (``Contact(max_pairs=...)``),
+    touching, sorted by signed distance (``by_distance``: the touching ones first). With it or a
+    budget of pairs (``Contact(max_pairs=...)``),
     ``overflow`` (int32) is the number of rows that touch at the configuration (signed distance
     below zero) beyond the rows' budget, whose force the solve left out, plus the pairs in reach
     (bounding spheres that meet) beyond the broad phase's budget, whose force may be missing (0
@@ -125,24 +125,11 @@ class JointSpaceContacts(eqx.Module):
         return self.by_distance and self.lookahead is None and self.soft is None
 
     def first(self, k: int) -> JointSpaceContacts:
-        """The first ``k`` rows (static)."""
-        cut = lambda x: None if x is None else x[:k]  # noqa: E731
-        return JointSpaceContacts(
-            self.depth[:k],
-            self.normal[:k],
-            self.mu[:k],
-            self.G[:k],
-            cut(self.elongation),
-            self.params,
-            self.dt,
-            cut(self.distance),
-            self.lookahead,
-            cut(self.A),
-            cut(self.mu_angular),
-            None if self.soft is None else tuple(x[:k] for x in self.soft),  # type: ignore[arg-type]
-            self.overflow,
-            self.by_distance,
-        )
+        """The first ``k`` rows (static): every per-row field cut, the rest kept."""
+        cut = lambda x: None if x is None else jax.tree_util.tree_map(lambda a: a[:k], x)  # noqa: E731
+        rows = ("depth", "normal", "mu", "G", "elongation", "distance", "A", "mu_angular", "soft")
+        changes: dict[str, Any] = {f: cut(getattr(self, f)) for f in rows}
+        return dataclasses.replace(self, **changes)
 
     def _soft(self):
         """``(c0, s)`` of MuJoCo's law, or ``None`` (Hunt-Crossley)."""

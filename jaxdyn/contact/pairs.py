@@ -455,17 +455,17 @@ def _pair_geometry(model: Model, F: Frames, table: CollisionPairs, max_pairs: in
             continue
         near = jax.lax.stop_gradient(gaps[pair]) <= 0
         reach.append(near)
-        far = functools.partial(_far_rows, cg, i, j)
+
+        rows = jax.eval_shape(narrow, Rg, cg)[0].shape[-1]  # contacts per pair of the kind
+        far = functools.partial(_far_rows, cg, i, j, rows)
 
         def evaluated(Rg, cg, near=near, narrow=narrow, far=far):
-            rows, far_rows = narrow(Rg, cg), far(jax.eval_shape(narrow, Rg, cg)[0].shape[-1])
             return jax.tree_util.tree_map(
-                lambda a, b: jnp.where(near.reshape(near.shape + (1,) * (a.ndim - 1)), a, b), rows, far_rows
+                lambda a, b: jnp.where(near.reshape(near.shape + (1,) * (a.ndim - 1)), a, b), narrow(Rg, cg), far()
             )
 
-        if planner.skip() == "branch":
-            rows = jax.eval_shape(narrow, Rg, cg)[0].shape[-1]
-            out.append(jax.lax.cond(batch_any(near), evaluated, lambda Rg, cg, far=far, rows=rows: far(rows), Rg, cg))
+        if planner.skip() == "branch":  # batch_any is not batched: the cond stays a branch under vmap
+            out.append(jax.lax.cond(batch_any(near), evaluated, lambda Rg, cg, far=far: far(), Rg, cg))
         else:
             out.append(evaluated(Rg, cg))
     return out, ids, overflow, reach

@@ -244,6 +244,7 @@ def implicit_contact(
     sizes = planner.contact_row_sizes(js.depth.shape[0]) if js.separable() else ()
     if len(sizes) < 2:
         return solve(js), qd_lin, report
+    # batch_max is not batched under vmap: the switch runs one branch for the whole batch
     touching = batching.batch_max(jax.lax.stop_gradient(js.touching()))
     which = sum((touching > k).astype(jnp.int32) for k in sizes[:-1])
     a = jax.lax.switch(which, [lambda js, k=k: solve(js.first(k)) for k in sizes], js)
