@@ -27,6 +27,8 @@ right-hand side ``(n,)`` or ``(n, k)``.
   matrix that is not positive definite gives NaN, as LAPACK's does through ``jnp.linalg``.
 * :func:`cho_solve`: ``L y = b`` forward (:func:`solve_lower`), ``L^T x = y`` backward, a
   column per step.
+* :func:`min_pivot`: the smallest pivot of the Cholesky factorisation with diagonal pivoting,
+  a rank test for a positive semi-definite matrix (the hard constraint solve's).
 * :func:`spd_solve` and :func:`solve`: ``x = A^-1 b`` differentiated implicitly
   (``lax.custom_linear_solve``: ``dx = A^-1 (db - dA x)``), so derivatives never run through
   the factorisation's loop; :func:`solve` eliminates with partial pivoting then substitutes
@@ -51,7 +53,7 @@ from jaxtyping import Array, Float
 
 from . import planner
 
-__all__ = ["cholesky", "cho_solve", "solve_lower", "spd_solve", "solve"]
+__all__ = ["cholesky", "cho_solve", "solve_lower", "spd_solve", "solve", "min_pivot"]
 
 
 def cholesky(A: Float[Array, "n n"], unroll: bool = False) -> Float[Array, "n n"]:
@@ -73,13 +75,17 @@ def cholesky(A: Float[Array, "n n"], unroll: bool = False) -> Float[Array, "n n"
     return jax.lax.fori_loop(0, n, column, jnp.zeros_like(A), unroll=unroll or None)
 
 
-def solve_lower(L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool = False) -> Float[Array, "n ..."]:
+def solve_lower(
+    L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool = False, transpose: bool = False
+) -> Float[Array, "n ..."]:
     """``y`` with ``L y = b`` (``L`` lower triangular, as from :func:`cholesky`), a column per
-    step. With the Cholesky factor of ``A``, ``|y|^2 = b^T A^-1 b`` (one substitution where
-    :func:`cho_solve` takes two)."""
+    step; with ``transpose``, ``L^T y = b`` (backward). With the Cholesky factor of ``A``,
+    ``|y|^2 = b^T A^-1 b`` (one substitution where :func:`cho_solve` takes two)."""
     L, b = jnp.asarray(L), jnp.asarray(b)
     if _library():
-        return jax.scipy.linalg.solve_triangular(L, b, lower=True)
+        return jax.scipy.linalg.solve_triangular(L, b, lower=True, trans=1 if transpose else 0)
+    if transpose:
+        return _backward(L.T, b, unroll)
     return _substitute(L, b, reverse=False, unroll=unroll)
 
 
@@ -116,6 +122,34 @@ def cho_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool = F
     if _library():
         return jax.scipy.linalg.cho_solve((L, True), b)
     return _backward(L.T, solve_lower(L, b, unroll), unroll)
+
+
+def min_pivot(A: Float[Array, "n n"]) -> Float[Array, ""]:
+    """The smallest pivot of the Cholesky factorisation of a symmetric positive semi-definite
+    ``A`` with diagonal pivoting (LAPACK's ``pstrf`` order: each step eliminates the largest
+    remaining diagonal entry of the Schur complement), for a rank test: ``A`` is numerically
+    rank deficient where it is at most a tolerance times ``A``'s largest diagonal entry. A
+    pivot bounds the smallest eigenvalue from above and, with this order, reveals a rank
+    deficiency as a pivot at round-off level. Once a pivot is not positive the remaining steps
+    eliminate nothing. ``n`` steps in XLA element-wise operations on every backend (no library
+    call); ``0 x 0``: ``inf``."""
+    A = jnp.asarray(A)
+    n = A.shape[-1]
+    if n == 0:
+        return jnp.asarray(jnp.inf, A.dtype)
+    i = jnp.arange(n)
+
+    def step(_, c):
+        S, left, smallest = c
+        d = jnp.where(left, jnp.diagonal(S), -jnp.inf)
+        p = jnp.argmax(d)
+        pivot = d[p]
+        ok = pivot > 0
+        col = jnp.where(left & (i != p) & ok, S[:, p], 0.0) / jnp.sqrt(jnp.where(ok, pivot, 1.0))
+        return S - jnp.outer(col, col), left & (i != p), jnp.minimum(smallest, pivot)
+
+    init = (A, jnp.ones(n, bool), jnp.asarray(jnp.inf, A.dtype))
+    return jax.lax.fori_loop(0, n, step, init)[2]
 
 
 def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."], L=None) -> Float[Array, "n ..."]:

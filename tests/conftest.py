@@ -518,6 +518,7 @@ SLOW = {
     "tests/test_innovations.py::test_regressor[tree_mixed_float]",
     "tests/test_kernels.py::test_chunked_batches_equal_whole",
     "tests/test_kernels.py::test_pallas_matches_generic_interpret[rnea]",
+    "tests/test_linalg.py::test_factorising_algorithms_call_no_library_kernel",
     "tests/test_linalg.py::test_implicit_derivatives_equal_finite_differences[elementwise]",
     "tests/test_linalg.py::test_implicit_derivatives_equal_finite_differences[library]",
     "tests/test_mjcf.py::test_dynamics_match_mujoco[mesh_exact]",

@@ -38,6 +38,8 @@ def _factor_and_solves(n, dense):
     y = linalg.solve_lower(L, b)
     np.testing.assert_allclose(np.linalg.cholesky(A) @ y, b, atol=1e-12)
     np.testing.assert_allclose(y @ y, b @ np.linalg.solve(A, b), rtol=1e-12)
+    yt = linalg.solve_lower(L, B, transpose=True)  # L^T y = B, backward
+    np.testing.assert_allclose(np.linalg.cholesky(A).T @ yt, B, atol=1e-12)
     np.testing.assert_allclose(linalg.spd_solve(A, B), np.linalg.solve(A, B), atol=1e-12)
     np.testing.assert_allclose(linalg.spd_solve(A, B, L), np.linalg.solve(A, B), atol=1e-12)
     # unrolled into straight-line code: the same factor and solves
@@ -97,6 +99,53 @@ def _derivatives():
     check_grads(jax.jit(lambda A: linalg.cholesky(0.5 * (A + A.T))), (A,), 1, modes=["fwd", "rev"])
     g = jax.grad(lambda A: linalg.spd_solve(A, b) @ b)(A)
     np.testing.assert_allclose(g, jax.grad(lambda A: jnp.linalg.solve(A, b) @ b)(A), atol=1e-12)
+
+
+@pytest.mark.parametrize("dense", DENSE)
+def test_min_pivot_reveals_rank(dense):
+    """The smallest pivot with diagonal pivoting equals LAPACK's (``dpstrf``, the squares of its
+    factor's diagonal) on a positive-definite matrix, falls to round-off on a rank-deficient
+    positive semi-definite one, and works in float32 and on an empty matrix."""
+    from scipy.linalg import lapack
+
+    rng = np.random.default_rng(3)
+    A = spd(rng, 7)
+    c, _, rank, info = lapack.dpstrf(A, lower=1)
+    assert info == 0 and rank == 7
+    X = rng.normal(size=(7, 4))
+    P = X @ X.T  # rank 4
+    with jaxdyn.executor(dense=dense):
+        np.testing.assert_allclose(linalg.min_pivot(A), np.min(np.diag(c) ** 2), rtol=1e-12)
+        assert linalg.min_pivot(P) <= 1e-12 * np.diag(P).max()
+        assert linalg.min_pivot(A.astype(np.float32)).dtype == jnp.float32
+        np.testing.assert_allclose(linalg.min_pivot(A.astype(np.float32)), np.min(np.diag(c) ** 2), rtol=1e-5)
+        assert linalg.min_pivot(np.zeros((0, 0))) == np.inf
+        pivots = jax.jit(jax.vmap(linalg.min_pivot))(np.stack([A, P]))
+    assert pivots[0] > 1e-3 * np.diag(A).max() and pivots[1] <= 1e-12 * np.diag(P).max()
+
+
+def test_factorising_algorithms_call_no_library_kernel():
+    """The algorithms that factor small blocks (the diagonalized dynamics' square roots of
+    ``D``, here with a ball joint's 3 x 3 block and the free root's 6 x 6 one; the
+    log-determinant of ``M``; the log-Cholesky parametrisation of sysid) take them from
+    :mod:`jaxdyn.linalg`: their batched programs have no custom call, which can deadlock XLA's
+    CPU thread pool. Their values are checked against LAPACK's and the identities in
+    ``test_innovations.py``, ``test_seed_algorithms.py`` and ``test_sysid.py``."""
+    from jaxdyn import builders, sysid
+
+    model = builders.chain(4, ("revolute", "prismatic", "spherical"), seed=11, floating_base=True)
+    assert model.layout.k == 3
+    keys = jax.random.split(jax.random.PRNGKey(4), 3)
+    q = jax.vmap(lambda k: jaxdyn.random_configuration(model, k))(keys)
+    qd = jax.random.normal(keys[0], (3, model.nv), q.dtype)
+    for f, args in [
+        (lambda q, v: jaxdyn.total_joint_rates(model, q, v), (q, qd)),
+        (lambda q, v: jaxdyn.working_moments(model, q, v), (q, qd)),  # C^-1
+        (lambda q, v: jaxdyn.joint_rates_from_total(model, q, v), (q, qd)),  # C^-T
+        (lambda q: jaxdyn.logdet_mass_matrix(model, q), (q,)),
+        (sysid.pseudo_inertia_to_log_cholesky, (jnp.tile(4.0 * jnp.eye(4), (3, 1, 1)),)),
+    ]:
+        assert "custom_call" not in jax.jit(jax.vmap(f)).lower(*args).as_text()
 
 
 def test_batched_program_calls_no_library_kernel():

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .. import tree
+from .. import linalg, tree
 from ..configuration import configuration_derivative, integrate
 from ..model import Model
 from .common import check
@@ -44,11 +44,13 @@ from .rnea import coriolis_torques, gravity_torques
 
 
 def _chol_blocks(model: Model, fac: MassFactorization):
+    """The lower Cholesky factors ``C`` of the joint blocks of ``D`` (:mod:`jaxdyn.linalg`: XLA
+    operations, no library kernel under ``vmap``)."""
     lay = model.layout
-    Cl = jnp.linalg.cholesky(fac.link.D) if len(lay.link_bodies) else None
-    if Cl is not None and lay.k == 1:
-        Cl = jnp.sqrt(fac.link.D)
-    Cr = jnp.linalg.cholesky(fac.root.D) if fac.root is not None else None
+    Cl = None
+    if len(lay.link_bodies):
+        Cl = jnp.sqrt(fac.link.D) if lay.k == 1 else jax.vmap(linalg.cholesky)(fac.link.D)
+    Cr = linalg.cholesky(fac.root.D) if fac.root is not None else None
     return Cl, Cr
 
 
@@ -57,13 +59,12 @@ def _blocks(model, Cl, Cr, x, transpose=False, inverse=False):
     x_l, x_r = tree.v_to_link_values(lay, x)
 
     def op(C, v):
-        A = jnp.swapaxes(C, -1, -2) if transpose else C
         if inverse:
-            return (
-                jax.scipy.linalg.solve_triangular(A, v[..., None], lower=not transpose)[..., 0]
-                if A.shape[-1] > 1
-                else v / A[..., 0]
-            )
+            if C.shape[-1] == 1:
+                return v / C[..., 0]
+            solve = lambda C_, v_: linalg.solve_lower(C_, v_, transpose=transpose)  # noqa: E731
+            return jax.vmap(solve)(C, v) if C.ndim == 3 else solve(C, v)
+        A = jnp.swapaxes(C, -1, -2) if transpose else C
         return jnp.einsum("...ij,...j->...i", A, v)
 
     o_l = op(Cl, x_l) if Cl is not None else x_l

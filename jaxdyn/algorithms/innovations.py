@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .. import spatial, tree
+from .. import linalg, spatial, tree
 from ..model import Model
 from .aba import ArticulatedQuantities, aba_full, gain_filter_step, gain_smooth_step
 from .common import JointData, Kinematics, check, full_precision
@@ -188,6 +188,12 @@ def mass_matrix_inverse(model: Model, q: Float[Array, " nq"]) -> Float[Array, "n
     return 0.5 * (Minv + Minv.T)
 
 
+def _logdet_spd(C):
+    """``sum log det D`` of positive-definite blocks from their Cholesky factors ``C``
+    (:mod:`jaxdyn.linalg`): ``2 sum log diag C``."""
+    return 2.0 * jnp.sum(jnp.log(jnp.diagonal(C, axis1=-2, axis2=-1)))
+
+
 def logdet_mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """``log det M = sum_k log det D_k`` in O(N) (JainRodriguez95 (4.1b): ``det L = 1``)."""
     fac = factorize(model, q)
@@ -195,9 +201,9 @@ def logdet_mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]
     total = jnp.zeros((), model.dtype)
     if len(lay.link_bodies):
         D = fac.link.D
-        total = total + (jnp.sum(jnp.log(D[:, 0, 0])) if lay.k == 1 else jnp.sum(jnp.linalg.slogdet(D)[1]))
+        total = total + (jnp.sum(jnp.log(D[:, 0, 0])) if lay.k == 1 else _logdet_spd(jax.vmap(linalg.cholesky)(D)))
     if fac.root is not None:  # the free-floating root's 6x6 block
-        total = total + jnp.linalg.slogdet(fac.root.D)[1]
+        total = total + _logdet_spd(linalg.cholesky(fac.root.D))
     return total
 
 

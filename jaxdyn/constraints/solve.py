@@ -290,8 +290,13 @@ def _rows_and_bias(model, q, qd, need: bool):
 
 
 def _singular(A):
-    ev = jnp.linalg.eigvalsh(A)
-    return ev[0] <= 1e-12 * jnp.maximum(ev[-1], MINVAL) if ev.shape[0] else jnp.asarray(False)
+    """Whether the positive semi-definite ``A`` is numerically rank deficient: its smallest
+    pivot with diagonal pivoting at most ``1e-12`` times its largest diagonal entry
+    (:func:`jaxdyn.linalg.min_pivot`; XLA operations, so a batched solve calls no library
+    kernel)."""
+    if not A.shape[0]:
+        return jnp.asarray(False)
+    return linalg.min_pivot(A) <= 1e-12 * jnp.maximum(jnp.max(jnp.diagonal(A)), MINVAL)
 
 
 @full_precision

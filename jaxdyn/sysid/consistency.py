@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import linalg
 from ..algorithms.regressor import inertial_parameters
 from ..model import Model
 from ..spatial import parallel_axis
@@ -69,7 +71,9 @@ def pseudo_inertia_to_log_cholesky(J) -> jnp.ndarray:
     exchange matrix. NaN for a ``J`` that is not positive definite."""
     J = jnp.asarray(J)
     P = jnp.eye(4, dtype=J.dtype)[::-1]
-    L = jnp.linalg.cholesky(P @ J @ P)
+    PJP = P @ J @ P
+    # jaxdyn.linalg (XLA operations) over any leading axes: no library kernel under vmap
+    L = jax.vmap(linalg.cholesky)(PJP.reshape((-1, 4, 4))).reshape(PJP.shape)
     U = P @ L @ P
     ea = U[..., 3, 3]
     V = U / ea[..., None, None]
