@@ -125,21 +125,15 @@ def loop_kernels(hlo_text):
     access, constant or bitcast. For the scanned kernels each body is one link step of a sweep."""
     import re
 
-    out = []
-    lines = hlo_text.splitlines()
+    from harness import hlo_computations
+
     bodies = {m.group(1) for m in re.finditer(r" while\(.*?body=%?([\w.\-]+)", hlo_text)}
-    for i, line in enumerate(lines):
-        m = re.match(r"^%?([\w.\-]+) \(", line)
-        if not m or m.group(1) not in bodies:
+    out = []
+    for name, lines in hlo_computations(hlo_text).items():
+        if name not in bodies:
             continue
-        n = 0
-        for body_line in lines[i + 1 :]:
-            if body_line.startswith("}"):
-                break
-            op = re.match(r"\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s([a-z][\w\-]*)\(", body_line)
-            if op and op.group(1) not in _NOT_KERNELS:
-                n += 1
-        out.append(n)
+        ops = (re.match(r"\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s([a-z][\w\-]*)\(", ln) for ln in lines)
+        out.append(sum(1 for op in ops if op and op.group(1) not in _NOT_KERNELS))
     return out
 
 

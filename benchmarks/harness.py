@@ -25,6 +25,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import sys
 import time
 
@@ -54,6 +55,23 @@ DEFAULT_ALGOS = "aba,aba_soa,rnea,rnea_soa,crba,crba_soa"
 GPU_ALGOS = "aba_pallas,rnea_pallas,crba_pallas"  # added to the default on a GPU: the fastest paths there
 # *_soa: the struct-of-arrays batched kernels (jaxdyn.kernels) called directly, under jax.jit (on CPU
 # aba_jacobian_soa with kernels.COMPILER_OPTIONS)
+
+
+def hlo_computations(hlo: str) -> dict[str, list[str]]:
+    """The computations of an HLO module's text (``Compiled.as_text()``), in text order: each
+    one's name (the entry's too) to the lines of its body."""
+    comps: dict[str, list[str]] = {}
+    cur = None
+    for ln in hlo.splitlines():
+        m = re.match(r"^(?:ENTRY )?%?([\w.\-]+) \(", ln)
+        if m and ln.rstrip().endswith("{"):
+            cur = m[1]
+            comps[cur] = []
+        elif ln.startswith("}"):
+            cur = None
+        elif cur is not None:
+            comps[cur].append(ln)
+    return comps
 
 
 def family(algo):

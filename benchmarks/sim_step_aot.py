@@ -29,14 +29,9 @@ def loop_counts(hlo: str):
     """``(loop trips per step, kernels of the step body)`` of an optimized HLO module whose
     entry holds the rollout's loop over steps: the trips of every loop nested in the step's body
     (nested trips multiplied), and the fusions, custom calls and copies of that body."""
-    comps, cur = {}, None
-    for ln in hlo.splitlines():
-        m = re.match(r"^(?:ENTRY )?%(\S+) \(", ln)
-        if m and ln.rstrip().endswith("{"):
-            cur = m[1]
-            comps[cur] = []
-        elif cur is not None:
-            comps[cur].append(ln)
+    from harness import hlo_computations
+
+    comps = hlo_computations(hlo)
     parent, step = {}, None
     for c, lines in comps.items():
         for ln in lines:
