@@ -34,6 +34,16 @@ right-hand side ``(n,)`` or ``(n, k)``.
   the factorisation's loop; :func:`solve` eliminates with partial pivoting then substitutes
   back (any nonsingular ``A``), or with ``pivot=False`` by Gauss-Jordan elimination of
   ``[A | b]`` (``n`` steps, no back substitution), and solves ``A^T`` for reverse mode.
+* :class:`Bordered` (``pattern=`` of :func:`spd_solve` and :func:`solve`): the solve of a
+  bordered block-diagonal matrix, whose only nonzero entries are in independent diagonal
+  blocks and in the rows and columns of a border, by block elimination: each block's
+  ``[A_kk | A_kr | b_k]`` by Gauss-Jordan (all blocks of a size at once), the border's Schur
+  complement ``A_rr - sum_k A_rk A_kk^-1 A_kr`` likewise, then each block's unknowns. No
+  entry outside the pattern fills in. The mass matrix of a branched tree has this pattern (the
+  dofs of two branches couple only through their common ancestors:
+  :func:`jaxdyn.tree.branch_pattern`), and keeps it under the implicit step's contact and
+  friction terms. Under ``vmap`` on a CPU the Go1's 18 x 18 (a 6-dof border, four 3-dof legs)
+  took 0.8 us per sample against 3.1 for the dense Cholesky solve (256 samples, float32).
 * ``unroll=True`` (:func:`cholesky`, :func:`solve_lower`, :func:`cho_solve`; the loops only,
   the library has none): the ``n`` steps as straight-line code. For a few small matrices
   inside a loop of their own, where each iteration of an inner loop costs more than its
@@ -46,14 +56,17 @@ right-hand side ``(n,)`` or ``(n, k)``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg
+import numpy as np
 from jaxtyping import Array, Float
 
 from . import planner
 
-__all__ = ["cholesky", "cho_solve", "solve_lower", "spd_solve", "solve", "min_pivot"]
+__all__ = ["Bordered", "cholesky", "cho_solve", "solve_lower", "spd_solve", "solve", "min_pivot"]
 
 
 def cholesky(A: Float[Array, "n n"], unroll: bool = False) -> Float[Array, "n n"]:
@@ -152,15 +165,88 @@ def min_pivot(A: Float[Array, "n n"]) -> Float[Array, ""]:
     return jax.lax.fori_loop(0, n, step, init)[2]
 
 
-def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."], L=None) -> Float[Array, "n ..."]:
+def spd_solve(
+    A: Float[Array, "n n"], b: Float[Array, "n ..."], L=None, pattern: Bordered | None = None
+) -> Float[Array, "n ..."]:
     """``A^-1 b`` for a symmetric positive-definite ``A`` by its Cholesky factor (``L`` when the
     caller already has it, for several right-hand sides of one ``A``), with implicit derivatives
-    in ``A`` and ``b``."""
+    in ``A`` and ``b``. ``pattern``: ``A``'s :class:`Bordered` pattern, solved by block
+    elimination (Gauss-Jordan without row exchanges: every pivot block of a positive-definite
+    matrix is positive definite) where the dense algebra is element-wise (:func:`planner.dense`);
+    the entries outside it are taken as zeros."""
     A, b = jnp.asarray(A), jnp.asarray(b)
+    if pattern is not None and not _library():
+        As = jax.lax.stop_gradient(A)
+        return jax.lax.custom_linear_solve(lambda x: A @ x, b, lambda _, r: _bordered(As, r, pattern), symmetric=True)
     if L is None:
         L = cholesky(jax.lax.stop_gradient(A))
     L = jax.lax.stop_gradient(L)
     return jax.lax.custom_linear_solve(lambda x: A @ x, b, lambda _, r: cho_solve(L, r), symmetric=True)
+
+
+class Bordered(NamedTuple):
+    """The pattern of a bordered block-diagonal ``n x n`` matrix (static: tuples of ints), whose
+    entries are zero outside the diagonal blocks and the border's rows and columns.
+
+    border: the indices of the border (empty: block-diagonal).
+    groups: the diagonal blocks, grouped by size: each group a tuple of blocks of one size,
+      each block a tuple of indices. Every index is in the border or in one block."""
+
+    border: tuple[int, ...]
+    groups: tuple[tuple[tuple[int, ...], ...], ...]
+
+    @property
+    def order(self) -> np.ndarray:
+        """The indices in elimination order: the border, then each group's blocks."""
+        return np.asarray(self.border + tuple(i for g in self.groups for blk in g for i in blk), np.int64)
+
+
+def _take(A, rows, cols):
+    """``A[rows[..., :, None], cols[..., None, :]]`` for static index arrays ``rows`` ``(c, s)``
+    and ``cols`` ``(c, t)`` (or ``(t,)``, shared): stacked slices where every block's indices are
+    consecutive (the usual case: a branch's dofs), else one gather."""
+    rows = np.asarray(rows)
+    cols = np.broadcast_to(np.asarray(cols), rows.shape[:-1] + np.asarray(cols).shape[-1:])
+
+    def run(ix):
+        return bool(np.all(np.diff(ix) == 1))
+
+    if rows.shape[-1] == 0 or cols.shape[-1] == 0:
+        return jnp.zeros(rows.shape + cols.shape[-1:], A.dtype)
+    if all(run(r) and run(c) for r, c in zip(rows, cols)):
+        return jnp.stack([A[r[0] : r[0] + len(r), c[0] : c[0] + len(c)] for r, c in zip(rows, cols)])
+    return A[rows[:, :, None], cols[:, None, :]]
+
+
+def _bordered(A, b, pattern: Bordered):
+    """``A^-1 b`` for ``A`` of the :class:`Bordered` pattern, by block elimination without row
+    exchanges: for each block ``k``, ``[Y_k | y_k] = A_kk^-1 [A_kr | b_k]`` (Gauss-Jordan, the
+    blocks of a group at once); the Schur complement ``S = A_rr - sum_k A_rk Y_k`` and
+    ``s = b_r - sum_k A_rk y_k``; ``x_r = S^-1 s`` (Gauss-Jordan); ``x_k = y_k - Y_k x_r``."""
+    vec = b.ndim == 1
+    B = b[:, None] if vec else b
+    border = np.asarray(pattern.border, np.int64)
+    r = len(border)
+    S, s = _take(A, border[None], border)[0], B[border]
+    solved = []
+    for group in pattern.groups:
+        idx = np.asarray(group, np.int64)  # (blocks, size)
+        rhs = jnp.concatenate([_take(A, idx, border), B[idx]], axis=2)  # [A_kr | b_k]
+        Y = jax.vmap(_gauss_jordan)(_take(A, idx, idx), rhs)  # (blocks, size, r + k)
+        if r:
+            Ark = _take(A, np.broadcast_to(border, (len(idx), r)), idx)  # A_rk (blocks, r, size)
+            S = S - jnp.einsum("crs,csj->rj", Ark, Y[..., :r])
+            s = s - jnp.einsum("crs,csj->rj", Ark, Y[..., r:])
+        solved.append(Y)
+    x_r = _gauss_jordan(S, s) if r else s
+    parts = [x_r] + [
+        (Y[..., r:] - jnp.einsum("csr,rj->csj", Y[..., :r], x_r) if r else Y).reshape(-1, B.shape[1]) for Y in solved
+    ]
+    x = jnp.concatenate(parts)
+    order = pattern.order
+    if not np.array_equal(order, np.arange(len(order))):
+        x = x[np.argsort(order)]
+    return x[:, 0] if vec else x
 
 
 def _eliminate(A, b, pivot: bool):
@@ -208,19 +294,27 @@ def _gauss_jordan(A, b):
     return x[:, 0] if vec else x
 
 
-def solve(A: Float[Array, "n n"], b: Float[Array, "n ..."], pivot: bool = True) -> Float[Array, "n ..."]:
+def solve(
+    A: Float[Array, "n n"], b: Float[Array, "n ..."], pivot: bool = True, pattern: Bordered | None = None
+) -> Float[Array, "n ..."]:
     """``A^-1 b`` for a nonsingular ``A``, with implicit derivatives in ``A`` and ``b``.
 
     ``pivot=False`` eliminates without exchanging rows, at about half the cost under ``vmap`` on
     a CPU (each exchange is a gather per sample): exact where every leading principal minor is
     nonzero, as when the symmetric part of ``A`` is positive definite; a zero pivot gives inf or
     NaN. With the library (``planner.dense() == "library"``) the LU factorisation exchanges rows
-    either way."""
+    either way. ``pattern`` (with ``pivot=False``): ``A``'s :class:`Bordered` pattern, solved by
+    block elimination as in :func:`spd_solve` (the symmetric part positive definite: so is every
+    pivot block's and the Schur complement's); the entries outside it are taken as zeros."""
     A, b = jnp.asarray(A), jnp.asarray(b)
     As = jax.lax.stop_gradient(A)
+    if pattern is not None and not pivot and not _library():
+        run = lambda M, r: _bordered(M, r, pattern)  # noqa: E731
+    else:
+        run = lambda M, r: _eliminate(M, r, pivot)  # noqa: E731
     return jax.lax.custom_linear_solve(
         lambda x: A @ x,
         b,
-        lambda _, r: _eliminate(As, r, pivot),
-        transpose_solve=lambda _, r: _eliminate(As.T, r, pivot),
+        lambda _, r: run(As, r),
+        transpose_solve=lambda _, r: run(As.T, r),
     )

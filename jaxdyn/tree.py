@@ -31,12 +31,14 @@ scan for a scatter and after it for a gather.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .linalg import Bordered
 from .model import Layout
 
 tmap = jax.tree_util.tree_map
@@ -435,3 +437,71 @@ def q_to_link_values(lay: Layout, q):
     """Per-link configuration slots ``(n, qw)`` from ``q (nq,)`` (padding with zeros)."""
     qp = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
     return qp[jnp.asarray(lay.link_q)] if len(lay.link_bodies) else jnp.zeros((0, lay.qw), q.dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def branch_pattern(
+    parents: tuple[int, ...], joint_nv: tuple[int, ...], coupled: tuple[tuple[int, int], ...] = ()
+) -> Bordered | None:
+    """The branch-induced sparsity of the joint-space mass matrix (Featherstone, "Efficient
+    factorization of the joint-space inertia matrix for branched kinematic trees", IJRR 24(6),
+    2005): ``M_ij = 0`` unless the body of dof ``i`` is an ancestor of the body of dof ``j`` or
+    the other way round. As a :class:`jaxdyn.linalg.Bordered` pattern: the border holds the
+    dofs of every body that is a branch point (two or more child subtrees with dofs; the world
+    where it has two or more such subtrees) or an ancestor of one; each block the dofs of one
+    subtree hanging off the border, a chain of bodies that no other block's dof couples to.
+    ``None`` where fewer than two blocks remain (a chain gains nothing).
+
+    ``coupled``: pairs of bodies (``-1`` the world) whose velocities a term of the matrix
+    couples (the contact rows of a collision pair, ``G = J_2 - J_1``: ``G^T K G`` adds entries
+    between the two bodies' dofs): the blocks of the two bodies join. Diagonal joint-space
+    terms (armature, damping, the joints' friction) and terms of one body's velocity (a contact
+    against the ground: ``J^T K J``) keep the pattern."""
+    nb = len(parents)
+    children: list[list[int]] = [[] for _ in range(nb)]
+    roots: list[int] = []
+    for i, p in enumerate(parents):
+        (roots if p < 0 else children[p]).append(i)
+    dofs = list(joint_nv)  # dofs of each subtree, leaves first (parents precede children)
+    for i in reversed(range(nb)):
+        if parents[i] >= 0:
+            dofs[parents[i]] += dofs[i]
+    branching = [sum(dofs[c] > 0 for c in children[i]) >= 2 for i in range(nb)]
+    border = [False] * nb
+    for i in reversed(range(nb)):  # a branch point and its ancestors
+        if branching[i] or any(border[c] for c in children[i]):
+            border[i] = True
+    tops = [i for i in range(nb) if not border[i] and dofs[i] and (parents[i] < 0 or border[parents[i]])]
+    if sum(dofs[r] > 0 for r in roots) < 2 and not any(border):
+        return None
+    block_of = [-1] * nb  # each body's block (the index of its top in tops), -1 on the border
+    for k, t in enumerate(tops):
+        block_of[t] = k
+    for i in range(nb):
+        if block_of[i] < 0 and not border[i] and parents[i] >= 0:
+            block_of[i] = block_of[parents[i]]
+    join = list(range(len(tops)))  # union-find over the blocks a coupled pair joins
+
+    def find(k):
+        while join[k] != k:
+            join[k] = join[join[k]]
+            k = join[k]
+        return k
+
+    for b1, b2 in coupled:
+        k1, k2 = (block_of[b] if b >= 0 else -1 for b in (b1, b2))
+        if k1 >= 0 and k2 >= 0:
+            join[find(k1)] = find(k2)
+    start = np.concatenate([[0], np.cumsum(joint_nv)]).astype(int)
+    blocks: dict[int, list[int]] = {}
+    for i in range(nb):
+        if block_of[i] >= 0:
+            blocks.setdefault(find(block_of[i]), []).extend(range(start[i], start[i + 1]))
+    if len(blocks) < 2:
+        return None
+    border_dofs = tuple(j for i in range(nb) if border[i] for j in range(start[i], start[i + 1]))
+    by_size: dict[int, list[tuple[int, ...]]] = {}
+    for blk in blocks.values():
+        by_size.setdefault(len(blk), []).append(tuple(sorted(blk)))
+    groups = tuple(tuple(sorted(by_size[n])) for n in sorted(by_size))
+    return Bordered(border_dofs, groups)

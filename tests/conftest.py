@@ -63,6 +63,7 @@ SLOW = {
     # contact-step threshold, the block on the slope, the touch rows, the drawn forces, the
     # looped RNEA)
     "tests/test_batching.py::test_batched_models_fall_back_and_spherical_joints_run_the_kernel",
+    "tests/test_implicit_euler.py::test_branch_pattern_solves_give_the_dense_steps",
     "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_counted",
     "tests/test_broad_phase.py::test_pairs_out_of_reach_skip_their_narrow_phase",
     "tests/test_broad_phase.py::test_rows_beyond_the_budget_are_reported",

@@ -145,3 +145,45 @@ def test_packed_outputs_round_trip_and_scan():
     whole = tree.unpack(ys)
     np.testing.assert_array_equal(whole[2], jnp.arange(3.0)[:, None] * b)
     assert whole[1] == 0.0
+
+
+@pytest.mark.parametrize("name", ["tree_rev_pri", "tree_mixed", "tree_mixed_float", "panda", "solo12", "talos"])
+def test_branch_pattern_holds_the_mass_matrix(name):
+    """``tree.branch_pattern`` (the branch-induced sparsity the implicit step's solves use) is
+    the mass matrix's: at random configurations every entry outside it is an exact zero."""
+    from helpers import zoo
+
+    from jaxdyn import tree
+
+    m = jaxdyn.load_robot("talos") if name == "talos" else zoo(name)
+    pattern = tree.branch_pattern(tuple(m.parents), m.joint_nv)
+    if pattern is None:  # a random tree may come out a chain
+        pytest.skip(f"{name}: a chain")
+    assert sorted(pattern.order) == list(range(m.nv))
+    mask = np.zeros((m.nv, m.nv), bool)
+    for group in pattern.groups:
+        for block in group:
+            mask[np.ix_(block, block)] = True
+    mask[list(pattern.border), :] = mask[:, list(pattern.border)] = True
+    crba = jax.jit(jax.vmap(lambda key: jaxdyn.crba(m, jaxdyn.random_configuration(m, key))))
+    for M in np.asarray(crba(jax.random.split(jax.random.PRNGKey(3), 3))):
+        assert np.all(M[~mask] == 0.0)
+
+
+def test_branch_pattern_of_known_trees():
+    """The quadruped's pattern is its free root around four legs; a chain has none; a pair of
+    coupled bodies joins their blocks, a coupling to the world or the border does not."""
+    from jaxdyn import tree
+
+    solo = jaxdyn.load_robot("solo12")
+    pattern = tree.branch_pattern(tuple(solo.parents), solo.joint_nv)
+    assert pattern == jaxdyn.linalg.Bordered(tuple(range(6)), (tuple(tuple(range(s, s + 3)) for s in (6, 9, 12, 15)),))
+    assert tree.branch_pattern((-1, 0, 1, 2), (6, 1, 1, 1)) is None  # a chain
+    parents, nv = (-1, 0, 1, 0, 3, 0, 5), (6, 1, 1, 1, 1, 1, 1)  # three 2-link legs
+    foot1, foot2 = 2, 4
+    joined = tree.branch_pattern(parents, nv, ((foot1, foot2),))
+    assert joined == jaxdyn.linalg.Bordered(tuple(range(6)), (((10, 11),), ((6, 7, 8, 9),)))
+    assert tree.branch_pattern(parents, nv, ((-1, foot1), (0, foot2))) == tree.branch_pattern(parents, nv)
+    assert tree.branch_pattern(parents, nv, ((foot1, foot2), (4, 6))) is None  # one block left
+    # two chains from the world: block-diagonal, no border
+    assert tree.branch_pattern((-1, 0, -1), (1, 1, 2)) == jaxdyn.linalg.Bordered((), (((0, 1), (2, 3)),))

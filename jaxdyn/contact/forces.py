@@ -121,6 +121,15 @@ class Contact(eqx.Module):
         """Whether the contact has a state to carry (``friction="spring"``)."""
         return self.friction == "spring"
 
+    def coupled_bodies(self, model: Model) -> tuple[tuple[int, int], ...]:
+        """The pairs of bodies (``-1`` the world) whose geoms this contact collides with each
+        other (static): the bodies whose velocities one contact row couples. A ground contact
+        involves one body and is not listed."""
+        if not (self.collide_pairs and _acts(model, False, True, self.exclude)):
+            return ()
+        body = cast(Geoms, model.geoms).body
+        return tuple(sorted({(int(body[a]), int(body[b])) for a, b in collision_pairs(model, self.exclude).pairs}))
+
     def init_state(self, model: Model) -> ContactState | None:
         """The relaxed state (zero elongation) for ``model``; ``None`` for a contact without state."""
         if not self.stateful:

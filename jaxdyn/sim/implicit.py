@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .. import batching, linalg, planner, spatial
+from .. import batching, linalg, planner, spatial, tree
 from ..algorithms.kinematics import kinematics
 from ..model import Model
 from .dynamics import forces, forward_dynamics, mass_matrix
@@ -54,13 +54,14 @@ def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, 
     kin = kinematics(md, q)  # shared by the RNEA and the CRBA
     b = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act, kin)
     Md = mass_matrix(md, q, options, kin)
-    a0 = linalg.spd_solve(Md, b)
+    pattern = tree.branch_pattern(tuple(md.parents), md.joint_nv)  # M_d's, kept by the diagonal terms
+    a0 = linalg.spd_solve(Md, b, pattern=pattern)
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
     def newton(_, a):
         v = qd + dt * a
         Me = Md @ a - b
-        da = -linalg.spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v))
+        da = -linalg.spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v), pattern=pattern)
         s0, curvature = spatial.vdot(Me, da), spatial.vdot(da, Md @ da)
 
         def slope(t):
@@ -176,6 +177,9 @@ def implicit_contact(
         # is qd_lin + h a with qd_lin = qd + h [0; omega x v_b]
         qd_lin = qd_lin.at[3:6].add(dt * spatial.cross(qd[0:3], qd[3:6]))
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
+    # the Newton and polish matrices keep M_d's branch-induced sparsity, but for the collision
+    # pairs' couplings (linalg.Bordered: block elimination, no fill-in)
+    pattern = tree.branch_pattern(tuple(model.parents), model.joint_nv, contact.coupled_bodies(model))
 
     def joint_friction(v):  # f(v) of the joints' friction (zero without)
         return jnp.zeros_like(v) if friction is None else friction.force(v)
@@ -201,7 +205,7 @@ def implicit_contact(
             N = Md - dt * js.newton_matrix(v, fbar)
             if friction is not None:
                 N = N + jnp.diag(dt * friction.secant(v))
-            da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v))
+            da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v), pattern=pattern)
             # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
             # is per dof, nv terms)
             # explicit sums (spatial.vdot): XLA CPU hands a fused dot's reduction to YNNPACK
@@ -234,7 +238,7 @@ def implicit_contact(
             # without row exchanges (half the cost of pivoting under vmap on a CPU): J is M_d,
             # positive definite, less h dF/dv, and a candidate spoiled by a small pivot raises
             # the merit (or is NaN) and is not kept
-            cand = a - linalg.solve(J, R, pivot=False)
+            cand = a - linalg.solve(J, R, pivot=False, pattern=pattern)
             Rc = residual(cand)
             mc = merit(Rc)
             better = mc < m
