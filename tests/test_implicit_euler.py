@@ -445,3 +445,33 @@ def test_branch_pattern_solves_give_the_dense_steps(monkeypatch):
         for got, want in zip([final(con), final(None)], with_pattern):
             np.testing.assert_allclose(got, want, atol=1e-10)
     assert np.ptp(with_pattern[0][7:19]) > 0.5  # the legs moved
+
+
+def test_pair_between_branches_takes_the_dense_solve_while_it_touches(monkeypatch):
+    """A collision pair between two blocks of the branch pattern (a box and a pendulum's ball,
+    each on its own root) couples them only while its rows carry a force: the step then solves
+    densely for the batch, else over the pattern. Batches of boxes apart from the ball and
+    batches with one box pressed against it, 20 steps of 5 ms: the states of the dense solves
+    (no pattern) to 1e-10 (float64), and the pressed box pushed by the ball."""
+    from jaxdyn import tree
+
+    model = jaxdyn.load_mjcf(BOX_AND_ARM, dtype=jnp.float64)
+    con = jaxdyn.contact.Contact(jaxdyn.contact.Ground())
+    assert sorted(con.coupled_bodies(model)[0]) == [0, 1]
+
+    def final(xs, contact=con):
+        def one(x):
+            q0 = jnp.array([0.0, 0.0, 0.0499, 1.0, 0.0, 0.0, 0.0, 0.0]).at[0].set(x)
+            qd0 = jnp.array([0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0])
+            tr = sim.rollout(model, q0, qd0, jnp.zeros((20, model.nv)), 5e-3, contact=contact)
+            return jnp.concatenate([tr.q[-1], tr.qd[-1]])
+
+        return np.asarray(jax.jit(jax.vmap(one))(jnp.asarray(xs)))
+
+    batches = ([0.0, 0.1], [0.0, 0.385])  # the second: a box against the ball (x 0.38)
+    got = [final(xs) for xs in batches]
+    apart = final(batches[1], jaxdyn.contact.Contact(jaxdyn.contact.Ground(), collide_pairs=False))
+    monkeypatch.setattr(tree, "branch_pattern", lambda *args: None)
+    for xs, x in zip(batches, got):
+        np.testing.assert_allclose(x, final(xs), atol=1e-10)
+    assert abs(got[1][1, 0] - apart[1, 0]) > 1e-3 and abs(got[1][0, 0] - apart[0, 0]) < 1e-12

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import batching, linalg, planner, spatial, tree
 from ..algorithms.kinematics import kinematics
@@ -104,6 +105,50 @@ _LINE_SEARCH = (0.0, 1.0 / 64, 1.0 / 16, 1.0 / 4, 1.0 / 2, 1.0, 2.0, 4.0)
 _REFINE = 3  # regula falsi steps on the bracket
 
 
+def _pattern_solves(model: Model, coupled):
+    """``(spd_solve, solve)`` for the implicit contact step's Newton matrices (symmetric positive
+    definite) and polish matrices (general, without row exchanges), by block elimination over the
+    mass matrix's branch pattern (:func:`jaxdyn.tree.branch_pattern`: ``M_d``'s, kept by the
+    contacts of one body and the diagonal terms; :class:`jaxdyn.linalg.Bordered`).
+
+    A collision pair between two blocks adds entries between them wherever its rows carry a
+    force derivative: those blocks join in the static pattern (``coupled``, the pairs' bodies).
+    Where that leaves none but the tree's pattern exists, and the executor branches on the
+    batch's verdict (:func:`jaxdyn.planner.skip`), each solve takes the tree's pattern when every
+    sample's matrix is zero outside it (the usual case: the rows of a pair apart have no force
+    and no derivative), else the dense solve."""
+    parents, nv = tuple(model.parents), model.joint_nv
+    pattern = tree.branch_pattern(parents, nv, coupled)
+    if pattern is not None or not coupled:
+        return (
+            lambda A, b: linalg.spd_solve(A, b, pattern=pattern),
+            lambda A, b: linalg.solve(A, b, pivot=False, pattern=pattern),
+        )
+    loose = tree.branch_pattern(parents, nv)
+    if loose is None or planner.skip() != "branch":
+        return linalg.spd_solve, lambda A, b: linalg.solve(A, b, pivot=False)
+    inside = np.zeros((model.nv, model.nv), bool)
+    for group in loose.groups:
+        for block in group:
+            inside[np.ix_(block, block)] = True
+    inside[list(loose.border), :] = inside[:, list(loose.border)] = True
+    rows, cols = np.nonzero(~inside)
+
+    def checked(dense, bordered):
+        def run(A, b):
+            outside = batching.batch_any(jax.lax.stop_gradient(A)[rows, cols] != 0)
+            return jax.lax.cond(outside, dense, bordered, A, b)
+
+        return run
+
+    return (
+        checked(linalg.spd_solve, lambda A, b: linalg.spd_solve(A, b, pattern=loose)),
+        checked(
+            lambda A, b: linalg.solve(A, b, pivot=False), lambda A, b: linalg.solve(A, b, pivot=False, pattern=loose)
+        ),
+    )
+
+
 class ContactReport(NamedTuple):
     """What the ``"implicit_euler"`` step saw of its start state's contact: the deepest depth and
     the touching rows beyond the solve's budget plus the pairs in reach beyond the broad phase's
@@ -177,9 +222,7 @@ def implicit_contact(
         # is qd_lin + h a with qd_lin = qd + h [0; omega x v_b]
         qd_lin = qd_lin.at[3:6].add(dt * spatial.cross(qd[0:3], qd[3:6]))
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
-    # the Newton and polish matrices keep M_d's branch-induced sparsity, but for the collision
-    # pairs' couplings (linalg.Bordered: block elimination, no fill-in)
-    pattern = tree.branch_pattern(tuple(model.parents), model.joint_nv, contact.coupled_bodies(model))
+    newton_solve, polish_solve = _pattern_solves(model, contact.coupled_bodies(model))
 
     def joint_friction(v):  # f(v) of the joints' friction (zero without)
         return jnp.zeros_like(v) if friction is None else friction.force(v)
@@ -205,7 +248,7 @@ def implicit_contact(
             N = Md - dt * js.newton_matrix(v, fbar)
             if friction is not None:
                 N = N + jnp.diag(dt * friction.secant(v))
-            da = -linalg.spd_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v), pattern=pattern)
+            da = -newton_solve(N, Ma - other - js.forces(v, fbar) + joint_friction(v))
             # s(t) in contact space: the joint-space terms are linear in t (the joints' friction
             # is per dof, nv terms)
             # explicit sums (spatial.vdot): XLA CPU hands a fused dot's reduction to YNNPACK
@@ -238,7 +281,7 @@ def implicit_contact(
             # without row exchanges (half the cost of pivoting under vmap on a CPU): J is M_d,
             # positive definite, less h dF/dv, and a candidate spoiled by a small pivot raises
             # the merit (or is NaN) and is not kept
-            cand = a - linalg.solve(J, R, pivot=False, pattern=pattern)
+            cand = a - polish_solve(J, R)
             Rc = residual(cand)
             mc = merit(Rc)
             better = mc < m
