@@ -252,16 +252,17 @@ def skip() -> str:
     return CPU_SKIP if jax.default_backend() == "cpu" else "select"
 
 
-def contact_row_sizes(rows: int) -> tuple[int, ...]:
+def contact_row_sizes(rows: int, by_distance: bool = True) -> tuple[int, ...]:
     """The sizes, smallest first, among which the implicit contact solve takes the first rows of
-    its ``rows`` contacts sorted by distance (:func:`jaxdyn.sim.implicit.implicit_contact`):
-    the smallest that holds every touching row of every sample of the batch (a row apart carries
-    no force). With the branch (:func:`skip`), ``(max(CPU_SOLVE_ROWS_MIN, rows // 4), rows)``
-    where that is smaller than ``rows``; else ``(rows,)``."""
-    small = max(CPU_SOLVE_ROWS_MIN, rows // 4)
-    if skip() != "branch" or small >= rows:
+    its ``rows`` contacts (:func:`jaxdyn.sim.implicit.implicit_contact`): the smallest that holds
+    every touching row of every sample of the batch (a row apart carries no force). With the
+    branch (:func:`skip`): ``0`` (no row touches: the solve without contact), then, where the
+    rows are sorted by distance (``by_distance``, a budget's), ``max(CPU_SOLVE_ROWS_MIN, rows //
+    4)`` where that is smaller than ``rows``, and ``rows``; else ``(rows,)``."""
+    if skip() != "branch" or rows == 0:
         return (rows,)
-    return (small, rows)
+    small = max(CPU_SOLVE_ROWS_MIN, rows // 4)
+    return (0, small, rows) if by_distance and small < rows else (0, rows)
 
 
 def scanned_links(topology) -> int:

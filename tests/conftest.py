@@ -65,6 +65,7 @@ SLOW = {
     "tests/test_batching.py::test_batched_models_fall_back_and_spherical_joints_run_the_kernel",
     "tests/test_implicit_euler.py::test_branch_pattern_solves_give_the_dense_steps",
     "tests/test_implicit_euler.py::test_pair_between_branches_takes_the_dense_solve_while_it_touches",
+    "tests/test_implicit_euler.py::test_step_without_touching_rows_is_the_solve_without_contact",
     "tests/test_broad_phase.py::test_pairs_beyond_the_broad_phase_budget_are_counted",
     "tests/test_broad_phase.py::test_pairs_out_of_reach_skip_their_narrow_phase",
     "tests/test_broad_phase.py::test_rows_beyond_the_budget_are_reported",

@@ -472,7 +472,7 @@ def test_the_solve_leaves_out_the_rows_apart():
     ground = C.Ground.from_model(m)
     budget = C.Contact(ground, max_contacts=9)
     with jaxdyn.executor(skip="branch"):
-        assert jaxdyn.planner.contact_row_sizes(9) == (8, 9)
+        assert jaxdyn.planner.contact_row_sizes(9) == (0, 8, 9)
     js = budget.joint_space(m, q[0])
     assert js.by_distance and js.separable() and js.depth.shape == (9,)
     assert np.asarray(jax.vmap(lambda q: budget.joint_space(m, q).touching())(q)).tolist() == [3, 9]

@@ -475,3 +475,35 @@ def test_pair_between_branches_takes_the_dense_solve_while_it_touches(monkeypatc
     for xs, x in zip(batches, got):
         np.testing.assert_allclose(x, final(xs), atol=1e-10)
     assert abs(got[1][1, 0] - apart[1, 0]) > 1e-3 and abs(got[1][0, 0] - apart[0, 0]) < 1e-12
+
+
+def test_step_without_touching_rows_is_the_solve_without_contact():
+    """Where no contact row of the batch touches, the step takes its branch without contact
+    (``planner.contact_row_sizes``' size 0): the Go1 in the air, with the joints' friction loss
+    (the Newton steps over no rows) and without it (one solve), gives the select's steps (every
+    row solved for every sample) to 1e-10 (float64), batch alone and batch with one sample
+    standing (which takes the rows)."""
+    from jaxdyn.envs.mjcf_joystick import keyframe
+
+    scene = os.path.join(
+        os.path.dirname(jaxdyn.__file__), "robots", "go1_playground", "scene_mjx_feetonly_flat_terrain.xml"
+    )
+    model = jaxdyn.load_mjcf(scene, dtype=jnp.float64)
+    home = jnp.asarray(keyframe(scene, "home")["qpos"])
+    con = jaxdyn.contact.Contact(jaxdyn.contact.Ground.from_model(model))
+    qd0 = jnp.asarray(np.random.default_rng(1).normal(scale=0.5, size=(2, model.nv)))
+
+    def step(options):
+        return jax.jit(
+            jax.vmap(lambda q, qd: sim.step(model, q, qd, jnp.zeros(model.nv), 4e-3, contact=con, options=options))
+        )
+
+    air = jnp.stack([home.at[2].add(0.3), home.at[2].add(0.5)])
+    for options in (sim.SimOptions(), sim.SimOptions(friction=False)):
+        out = {}
+        for how in ("branch", "select"):
+            with jaxdyn.executor(skip=how):
+                f = step(options)
+                out[how] = [f(q, qd0) for q in (air, air.at[1].set(home))]
+        for a, b in zip(jax.tree_util.tree_leaves(out["branch"]), jax.tree_util.tree_leaves(out["select"])):
+            np.testing.assert_allclose(a, b, atol=1e-10)

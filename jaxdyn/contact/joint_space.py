@@ -118,11 +118,12 @@ class JointSpaceContacts(eqx.Module):
         return jnp.sum(self.depth > 0).astype(jnp.int32)
 
     def separable(self) -> bool:
-        """Whether the rows apart carry no force at any velocity, so that the solve may leave
-        out the rows beyond the touching ones: rows sorted by distance (``by_distance``, a
-        budget's), the penetration of the configuration (no lookahead) and Hunt-Crossley's
-        normal law (MuJoCo's acts within the margin)."""
-        return self.by_distance and self.lookahead is None and self.soft is None
+        """Whether the rows apart carry no force (nor force derivative) at any velocity, so that
+        the solve may leave out the rows that do not touch (:meth:`touching`): the penetration
+        of the configuration (no lookahead) and Hunt-Crossley's normal law (MuJoCo's acts within
+        the margin). Where the rows are also sorted by distance (``by_distance``, a budget's),
+        the touching ones are the first."""
+        return self.lookahead is None and self.soft is None
 
     def first(self, k: int) -> JointSpaceContacts:
         """The first ``k`` rows (static): every per-row field cut, the rest kept."""
@@ -316,6 +317,8 @@ def _congruence(K, G):
     on a CPU; elsewhere, and on a CPU for larger models
     (:func:`jaxdyn.planner.congruence_product`), that sum is one matrix product."""
     m, k, n = G.shape
+    if m == 0:  # no rows (the solve without contact)
+        return jnp.zeros((n, n), G.dtype)
     KG = spatial.mm(K, G).reshape(m * k, n)
     if planner.congruence_product(n):
         # one dot_general: the explicit sum's m k outer products stop fusing on a GPU above
@@ -340,6 +343,8 @@ def _mv_rows(G, v):
 def _mtv_rows(G, f):
     """``sum_c G_c^T f_c`` ``(nv,)``: an explicit sum over the ``m k`` rows (:func:`_dot_rows`)."""
     m, k, n = G.shape
+    if m == 0:
+        return jnp.zeros(n, G.dtype)
     return spatial.mtv(G.reshape(m * k, n), f.reshape(m * k))
 
 
@@ -348,6 +353,8 @@ def _dot_rows(a, b):
     The contact rows' sums are written so (here, :func:`_congruence`, :func:`_mtv_rows`): under
     ``vmap`` on a CPU (jax 0.10.2) XLA hands a ``jnp.sum`` fused with its operands to YNNPACK,
     slower at these sizes than XLA's own fused loop."""
+    if a.size == 0:
+        return jnp.zeros((), jnp.result_type(a, b))
     return spatial.vdot(a.reshape(-1), b.reshape(-1))
 
 

@@ -290,13 +290,22 @@ def implicit_contact(
         R = residual(a)
         return jax.lax.fori_loop(0, options.contact_polish, polish, (a, R, merit(R)))[0]
 
-    # the rows apart carry no force: where they are sorted by distance, the solve takes the
-    # fewest rows that hold every touching one of the batch (planner.contact_row_sizes)
-    sizes = planner.contact_row_sizes(js.depth.shape[0]) if js.separable() else ()
+    # the rows apart carry no force: the solve takes the fewest rows that hold every touching
+    # one of the batch, none where no row touches, and where the rows are sorted by distance
+    # the first of them (planner.contact_row_sizes)
+    rows = js.depth.shape[0]
+    sizes = planner.contact_row_sizes(rows, js.by_distance) if js.separable() else ()
     if len(sizes) < 2:
         return solve(js), qd_lin, report
+
+    def without_contact(js):  # no row touches: R(a) = M_d a - other (+ the joints' friction)
+        if friction is None:  # the Newton steps' root, in one solve
+            return newton_solve(Md, other)
+        return solve(js.first(0))
+
     # batch_max is not batched under vmap: the switch runs one branch for the whole batch
     touching = batching.batch_max(jax.lax.stop_gradient(js.touching()))
     which = sum((touching > k).astype(jnp.int32) for k in sizes[:-1])
-    a = jax.lax.switch(which, [lambda js, k=k: solve(js.first(k)) for k in sizes], js)
+    branches = [without_contact if k == 0 else (lambda js, k=k: solve(js if k == rows else js.first(k))) for k in sizes]
+    a = jax.lax.switch(which, branches, js)
     return a, qd_lin, report
