@@ -200,6 +200,18 @@ class Bordered(NamedTuple):
         """The indices in elimination order: the border, then each group's blocks."""
         return np.asarray(self.border + tuple(i for g in self.groups for blk in g for i in blk), np.int64)
 
+    def mask(self) -> np.ndarray:
+        """``(n, n)`` bool: the entries the pattern holds (the blocks, the border's rows and
+        columns)."""
+        n = len(self.order)
+        inside = np.zeros((n, n), bool)
+        for group in self.groups:
+            for block in group:
+                inside[np.ix_(block, block)] = True
+        inside[list(self.border), :] = True
+        inside[:, list(self.border)] = True
+        return inside
+
 
 def _take(A, rows, cols):
     """``A[rows[..., :, None], cols[..., None, :]]`` for static index arrays ``rows`` ``(c, s)``

@@ -211,15 +211,13 @@ def test_broad_executor_choice():
 def _bordered_matrices(rng, pattern, n):
     """A symmetric positive-definite matrix and a general one whose symmetric part is positive
     definite, both zero outside ``pattern``."""
-    mask = np.zeros((n, n), bool)
-    for group in pattern.groups:
-        for block in group:
-            mask[np.ix_(block, block)] = True
-    mask[list(pattern.border), :] = True
-    mask[:, list(pattern.border)] = True
-    X = rng.normal(size=(n, n)) * mask
-    A = X @ X.T * mask + n * np.eye(n)  # diagonally dominant enough: still definite once masked
-    return A, A + 0.5 * rng.normal(size=(n, n)) * mask, mask
+    mask = pattern.mask()
+    X = rng.normal(size=(n, n))
+    S = X @ X.T * mask
+    E = 0.5 * rng.normal(size=(n, n)) * mask
+    # strictly diagonally dominant, so definite (and the general one's symmetric part too)
+    A = S + np.diag(np.abs(S).sum(1) + np.abs(E).sum(1) + 1.0)
+    return A, A + E - E.T, mask
 
 
 # a free root and four 3-dof legs (the Go1's), and a pattern out of order with blocks of three

@@ -160,11 +160,7 @@ def test_branch_pattern_holds_the_mass_matrix(name):
     if pattern is None:  # a random tree may come out a chain
         pytest.skip(f"{name}: a chain")
     assert sorted(pattern.order) == list(range(m.nv))
-    mask = np.zeros((m.nv, m.nv), bool)
-    for group in pattern.groups:
-        for block in group:
-            mask[np.ix_(block, block)] = True
-    mask[list(pattern.border), :] = mask[:, list(pattern.border)] = True
+    mask = pattern.mask()
     crba = jax.jit(jax.vmap(lambda key: jaxdyn.crba(m, jaxdyn.random_configuration(m, key))))
     for M in np.asarray(crba(jax.random.split(jax.random.PRNGKey(3), 3))):
         assert np.all(M[~mask] == 0.0)

@@ -127,12 +127,7 @@ def _pattern_solves(model: Model, coupled):
     loose = tree.branch_pattern(parents, nv)
     if loose is None or planner.skip() != "branch":
         return linalg.spd_solve, lambda A, b: linalg.solve(A, b, pivot=False)
-    inside = np.zeros((model.nv, model.nv), bool)
-    for group in loose.groups:
-        for block in group:
-            inside[np.ix_(block, block)] = True
-    inside[list(loose.border), :] = inside[:, list(loose.border)] = True
-    rows, cols = np.nonzero(~inside)
+    rows, cols = np.nonzero(~loose.mask())
 
     def checked(dense, bordered):
         def run(A, b):
