@@ -172,8 +172,8 @@ def spd_solve(
     caller already has it, for several right-hand sides of one ``A``), with implicit derivatives
     in ``A`` and ``b``. ``pattern``: ``A``'s :class:`Bordered` pattern, solved by block
     elimination (Gauss-Jordan without row exchanges: every pivot block of a positive-definite
-    matrix is positive definite) where the dense algebra is element-wise (:func:`planner.dense`);
-    the entries outside it are taken as zeros."""
+    matrix is positive definite) where the dense algebra is element-wise (:func:`planner.dense`;
+    ``L`` is then not used); the entries outside it are taken as zeros."""
     A, b = jnp.asarray(A), jnp.asarray(b)
     if pattern is not None and not _library():
         As = jax.lax.stop_gradient(A)
