@@ -55,14 +55,14 @@ def implicit_joint_friction(md, q, qd, tau, f_ext, dt, friction: JointFriction, 
     kin = kinematics(md, q)  # shared by the RNEA and the CRBA
     b = _free_torque(md, q, qd, tau, f_ext, options, ctrl, act, kin)
     Md = mass_matrix(md, q, options, kin)
-    pattern = tree.branch_pattern(tuple(md.parents), md.joint_nv)  # M_d's, kept by the diagonal terms
-    a0 = linalg.spd_solve(Md, b, pattern=pattern)
+    spd_solve = _pattern_solves(md, ())[0]  # over M_d's branch pattern, kept by the diagonal terms
+    a0 = spd_solve(Md, b)
     fractions = jnp.asarray(_LINE_SEARCH, qd.dtype)
 
     def newton(_, a):
         v = qd + dt * a
         Me = Md @ a - b
-        da = -linalg.spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v), pattern=pattern)
+        da = -spd_solve(Md + jnp.diag(dt * friction.derivative(v)), Me + friction.force(v))
         s0, curvature = spatial.vdot(Me, da), spatial.vdot(da, Md @ da)
 
         def slope(t):
@@ -106,8 +106,9 @@ _REFINE = 3  # regula falsi steps on the bracket
 
 
 def _pattern_solves(model: Model, coupled):
-    """``(spd_solve, solve)`` for the implicit contact step's Newton matrices (symmetric positive
-    definite) and polish matrices (general, without row exchanges), by block elimination over the
+    """``(spd_solve, solve)`` for the implicit step's Newton matrices (symmetric positive
+    definite: the contact's and the joints' friction's) and polish matrices (general, without
+    row exchanges), by block elimination over the
     mass matrix's branch pattern (:func:`jaxdyn.tree.branch_pattern`: ``M_d``'s, kept by the
     contacts of one body and the diagonal terms; :class:`jaxdyn.linalg.Bordered`).
 
