@@ -442,40 +442,41 @@ def test_pairs_out_of_reach_keep_the_steps_derivative():
 
 @functools.cache
 def _row_sizes_case():
-    """Ten balls on vertical slides, each with the floor alone (ten rows), with a budget of 9
-    rows (the solve's sizes 8 and 9): three pressed 2 mm into the floor in the first state,
-    nine in the second."""
+    """Twenty balls on vertical slides, each with the floor alone (twenty rows), with a budget
+    of 17 rows (the solve's sizes 8, 16 and 17): three, twelve and seventeen pressed 2 mm into
+    the floor in three states."""
     xml = (
         '<mujoco><worldbody><geom type="plane" size="0 0 1" contype="2" conaffinity="1"/>'
         + "".join(
             f'<body pos="{0.3 * k} 0 0"><joint type="slide" axis="0 0 1"/>'
             '<geom type="sphere" size="0.05" mass="1" contype="1" conaffinity="2"/></body>'
-            for k in range(10)
+            for k in range(20)
         )
         + "</worldbody></mujoco>"
     )
     m = jaxdyn.load_mjcf(xml, dtype=jnp.float64)
-    k = jnp.arange(10)
-    q = jnp.stack([jnp.where(k < 3, 0.048, 0.3), jnp.where(k < 9, 0.048, 0.3)])
-    qd = jnp.asarray(np.random.default_rng(5).normal(size=(2, 10)))
+    k = jnp.arange(20)
+    q = jnp.stack([jnp.where(k < n, 0.048, 0.3) for n in (3, 12, 17)])
+    qd = jnp.asarray(np.random.default_rng(5).normal(size=(3, 20)))
     return m, q, qd
 
 
 def test_the_solve_leaves_out_the_rows_apart():
     """With a budget the implicit solve's rows are sorted by distance, and a row apart carries
-    no force: the solve takes the first ``max(8, budget // 4)`` rows where no sample of the
-    batch touches with more (``jaxdyn.planner.contact_row_sizes``, a ``lax.switch`` on the
-    batch's largest count under ``jaxdyn.executor(skip="branch")``). Ten balls with a budget of
-    9 rows, three touching in one state and nine in the other: the end velocities equal every
-    row's alone (8 rows), in the batch (9), under the select (9) and without a budget (10)."""
+    no force: the solve takes the first 8, 16, ... rows (the smallest of its sizes) that hold
+    every touching row of the batch (``jaxdyn.planner.contact_row_sizes``, a ``lax.switch`` on
+    the batch's largest count under ``jaxdyn.executor(skip="branch")``). Twenty balls with a
+    budget of 17 rows, three, twelve and seventeen touching in three states: the end velocities
+    equal every row's alone (8, 16 and 17 rows), in the batch (17), under the select (17) and
+    without a budget (20)."""
     m, q, qd = _row_sizes_case()
     ground = C.Ground.from_model(m)
-    budget = C.Contact(ground, max_contacts=9)
+    budget = C.Contact(ground, max_contacts=17)
     with jaxdyn.executor(skip="branch"):
-        assert jaxdyn.planner.contact_row_sizes(9) == (0, 8, 9)
+        assert jaxdyn.planner.contact_row_sizes(17) == (0, 8, 16, 17)
     js = budget.joint_space(m, q[0])
-    assert js.by_distance and js.separable() and js.depth.shape == (9,)
-    assert np.asarray(jax.vmap(lambda q: budget.joint_space(m, q).touching())(q)).tolist() == [3, 9]
+    assert js.by_distance and js.separable() and js.depth.shape == (17,)
+    assert np.asarray(jax.vmap(lambda q: budget.joint_space(m, q).touching())(q)).tolist() == [3, 12, 17]
 
     def velocity(ct):
         return lambda q, qd: sim.step(m, q, qd, jnp.zeros(m.nv), 1e-3, contact=ct)[1]
@@ -487,8 +488,9 @@ def test_the_solve_leaves_out_the_rows_apart():
             f = jax.jit(jax.vmap(velocity(budget)))
             cases[how] = (f(q, qd), f.lower(q, qd).as_text().count("stablehlo.case"))
     with jaxdyn.executor(skip="branch"):
-        alone = jax.jit(velocity(budget))(q[0], qd[0])
-    np.testing.assert_allclose(alone, every[0], rtol=0, atol=1e-12)
+        one = jax.jit(velocity(budget))
+        for i in range(3):  # each sample alone takes its own size
+            np.testing.assert_allclose(one(q[i], qd[i]), every[i], rtol=0, atol=1e-12)
     for how in cases:
         np.testing.assert_allclose(cases[how][0], every, rtol=0, atol=1e-12)
     # the balls in the floor are pushed up against gravity: forces the comparisons would miss

@@ -195,10 +195,11 @@ def test_broad_executor_choice():
     for how in ("branch", "select"):
         with jaxdyn.executor(skip=how):
             assert planner.skip() == how
-    # the implicit solve's row sizes under the branch: none, a quarter of the budget (at least
-    # 8) where the rows are sorted by distance, every row
+    # the implicit solve's row sizes under the branch: none, 8 and its doublings below the
+    # budget where the rows are sorted by distance, every row
     with jaxdyn.executor(skip="branch"):
-        assert planner.contact_row_sizes(52) == (0, 13, 52) and planner.contact_row_sizes(30) == (0, 8, 30)
+        assert planner.contact_row_sizes(52) == (0, 8, 16, 32, 52) and planner.contact_row_sizes(30) == (0, 8, 16, 30)
+        assert planner.contact_row_sizes(16) == (0, 8, 16) and planner.contact_row_sizes(9) == (0, 8, 9)
         assert planner.contact_row_sizes(8) == (0, 8) and planner.contact_row_sizes(52, by_distance=False) == (0, 52)
         assert planner.contact_row_sizes(0) == (0,)
     with jaxdyn.executor(skip="select"):
