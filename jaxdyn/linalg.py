@@ -34,6 +34,9 @@ right-hand side ``(n,)`` or ``(n, k)``.
   the factorisation's loop; :func:`solve` eliminates with partial pivoting then substitutes
   back (any nonsingular ``A``), or with ``pivot=False`` by Gauss-Jordan elimination of
   ``[A | b]`` (``n`` steps, no back substitution), and solves ``A^T`` for reverse mode.
+* :func:`gauss_jordan`: ``A^-1 b`` and the pivots by Gauss-Jordan elimination without row
+  exchanges (every pivot positive: a symmetric ``A`` is positive definite), ``unroll`` as
+  below; :func:`solve` with ``pivot=False`` solves by it.
 * :class:`Bordered` (``pattern=`` of :func:`spd_solve` and :func:`solve`): the solve of a
   bordered block-diagonal matrix, whose only nonzero entries are in independent diagonal
   blocks and in the rows and columns of a border, by block elimination: each block's
@@ -44,7 +47,8 @@ right-hand side ``(n,)`` or ``(n, k)``.
   :func:`jaxdyn.tree.branch_pattern`), and keeps it under the implicit step's contact and
   friction terms. Under ``vmap`` on a CPU the Go1's 18 x 18 (a 6-dof border, four 3-dof legs)
   took 0.8 us per sample against 3.1 for the dense Cholesky solve (256 samples, float32).
-* ``unroll=True`` (:func:`cholesky`, :func:`solve_lower`, :func:`cho_solve`; the loops only,
+* ``unroll=True`` (:func:`cholesky`, :func:`solve_lower`, :func:`cho_solve`,
+  :func:`gauss_jordan`; the loops only,
   the library has none): the ``n`` steps as straight-line code. For a few small matrices
   inside a loop of their own, where each iteration of an inner loop costs more than its
   arithmetic: the Riccati step of :mod:`jaxdyn.trajopt` (7 x 7, inside the scan over 100
@@ -66,7 +70,7 @@ from jaxtyping import Array, Float
 
 from . import planner
 
-__all__ = ["Bordered", "cholesky", "cho_solve", "solve_lower", "spd_solve", "solve", "min_pivot"]
+__all__ = ["Bordered", "cholesky", "cho_solve", "solve_lower", "spd_solve", "solve", "gauss_jordan", "min_pivot"]
 
 
 def cholesky(A: Float[Array, "n n"], unroll: bool = False) -> Float[Array, "n n"]:
@@ -287,23 +291,46 @@ def _eliminate(A, b, pivot: bool):
 
 
 def _gauss_jordan(A, b):
-    """``A^-1 b`` by Gauss-Jordan elimination of ``[A | b]`` without row exchanges: step ``k``
-    scales row ``k`` by ``1 / A_kk`` and subtracts its multiples from every other row, so after
-    ``n`` steps ``A`` is the identity and ``b`` the solution. ``n`` steps where elimination and
-    back substitution take ``2n``: under ``vmap`` on a CPU, 18 x 18 at 256 samples, 3.5 us per
-    sample against 4.1 (float32)."""
+    """``A^-1 b`` by :func:`gauss_jordan` (the loop)."""
+    return gauss_jordan(A, b)[0]
+
+
+def gauss_jordan(
+    A: Float[Array, "n n"], b: Float[Array, "n ..."], unroll: bool = False
+) -> tuple[Float[Array, "n ..."], Float[Array, " n"]]:
+    """``(A^-1 b, pivots)`` by Gauss-Jordan elimination of ``[A | b]`` without row exchanges:
+    step ``k`` scales row ``k`` by ``1 / A_kk`` (the ``k``-th pivot) and subtracts its multiples
+    from every other row, so after ``n`` steps ``A`` is the identity and ``b`` the solution.
+    ``n`` steps where elimination and back substitution take ``2n``: under ``vmap`` on a CPU,
+    18 x 18 at 256 samples, 3.5 us per sample against 4.1 (float32). The ``k``-th pivot is the
+    ratio of the leading principal minors of orders ``k + 1`` and ``k``, so a symmetric ``A``
+    is positive definite exactly where every pivot is positive (a non-positive pivot gives inf
+    or NaN in the solution). ``unroll``: the ``n`` steps as straight-line code (as in
+    :func:`cholesky`): one elimination of ``[Q_uu | Q_u Q_ux]`` replaces the Riccati step's
+    Cholesky factorisation and two substitutions (:func:`jaxdyn.trajopt.backward_pass`).
+    Differentiable through the steps; prefer :func:`solve` when only solves are
+    differentiated."""
+    A, b = jnp.asarray(A), jnp.asarray(b)
     n = A.shape[-1]
     i = jnp.arange(n)
     vec = b.ndim == 1
     Ab = jnp.concatenate([A, b[:, None] if vec else b], axis=1)
 
-    def step(k, Ab):
-        r = Ab[k] / Ab[k, k]
+    def step(k, carry):
+        Ab, pivots = carry
+        p = Ab[k, k]
+        r = Ab[k] / p
         m = jnp.where(i == k, 0.0, Ab[:, k])
-        return (Ab - jnp.outer(m, r)).at[k].set(r)
+        return (Ab - jnp.outer(m, r)).at[k].set(r), pivots.at[k].set(p)
 
-    x = jax.lax.fori_loop(0, n, step, Ab)[:, n:]
-    return x[:, 0] if vec else x
+    carry = (Ab, jnp.zeros(n, Ab.dtype))
+    if unroll:  # static row indices: plain slices, no loop
+        for k in range(n):
+            carry = step(k, carry)
+    else:
+        carry = jax.lax.fori_loop(0, n, step, carry)
+    x = carry[0][:, n:]
+    return (x[:, 0] if vec else x), carry[1]
 
 
 def solve(

@@ -62,6 +62,28 @@ def _factor_and_solves(n, dense):
         assert not err < 1e-6 * np.abs(x).max()
 
 
+@pytest.mark.parametrize("unroll", [False, True])
+@pytest.mark.parametrize("n", [1, 7])
+def test_gauss_jordan_solves_and_its_pivots_are_the_minors_ratios(n, unroll):
+    """``linalg.gauss_jordan``: the solution of LAPACK, and pivots that are the ratios of
+    consecutive leading principal minors, so all positive exactly where a symmetric matrix is
+    positive definite (the Riccati step's test, jaxdyn.trajopt.backward_pass)."""
+    rng = np.random.default_rng(n + 10)
+    A, b, B = spd(rng, n), rng.normal(size=n), rng.normal(size=(n, 3))
+    minors = np.array([1.0] + [np.linalg.det(A[:k, :k]) for k in range(1, n + 1)])
+    for rhs in (b, B):
+        x, pivots = linalg.gauss_jordan(A, rhs, unroll=unroll)
+        np.testing.assert_allclose(x, np.linalg.solve(A, rhs), atol=1e-12)
+        np.testing.assert_allclose(pivots, minors[1:] / minors[:-1], rtol=1e-10)
+        assert np.all(np.asarray(pivots) > 0)
+    # symmetric and indefinite: the last leading minor changes sign, so does the last pivot
+    Q = A.copy()
+    Q[-1, -1] = -Q[-1, -1]
+    x, pivots = linalg.gauss_jordan(Q, b, unroll=unroll)
+    assert float(pivots[-1]) < 0 and np.all(np.asarray(pivots[:-1]) > 0)
+    np.testing.assert_allclose(x, np.linalg.solve(Q, b), atol=1e-10 * np.abs(np.linalg.solve(Q, b)).max())
+
+
 @pytest.mark.parametrize("dense", DENSE)
 def test_float32_solves_to_single_precision(dense):
     rng = np.random.default_rng(0)

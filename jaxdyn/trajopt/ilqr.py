@@ -144,7 +144,9 @@ def backward_pass(
     """Riccati-like backward pass of box-constrained iLQR (module docstring; Tassa 2012
     eqs. (10)-(11), Tassa 2014 Sec. III). ``mu`` regularises ``V_xx`` (``V_xx + mu I``).
     Without limits (``u_lower`` and ``u_upper`` ``None``) ``k = -Q~_uu^-1 Q_u`` and
-    ``K = -Q~_uu^-1 Q~_ux`` from one Cholesky factorisation, the box QP's first Newton step.
+    ``K = -Q~_uu^-1 Q~_ux`` from one Gauss-Jordan elimination (:func:`jaxdyn.linalg.gauss_jordan`),
+    the box QP's first Newton step; a pivot that is not positive (``Q~_uu`` not positive
+    definite) fails the pass, as the box QP's Cholesky factor that is not finite does.
 
     With ``gaps (T, ndx)`` (multiple shooting, ``g_t+1 = f(x_t, u_t) (-) x_t+1``), the value
     function of knot ``t+1`` is taken at the end of the gap (Mastalli et al. 2020):
@@ -184,13 +186,15 @@ def backward_pass(
         if boxed:
             k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
             K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0), unroll=True), 0.0)
-        else:  # no limits: the Newton step of the box QP, one factorisation for k and K
-            # (unrolled, here and in the box QP: inside the knot scan a loop's iteration costs
-            # more than a nu x nu factorisation's arithmetic; jaxdyn.linalg)
-            L = linalg.cholesky(Quu_r, unroll=True)
-            kK = -linalg.cho_solve(L, jnp.concatenate([Qu[:, None], Qux_r], 1), unroll=True)
-            k, K = kK[:, 0], kK[:, 1:]
-        ok = ok & jnp.all(jnp.isfinite(L)) & jnp.all(jnp.isfinite(k))
+            ok = ok & jnp.all(jnp.isfinite(L))
+        else:  # no limits: the Newton step of the box QP, one Gauss-Jordan elimination of
+            # [Q~_uu | Q_u Q~_ux] for k and K, Q~_uu positive definite where every pivot is
+            # positive (unrolled, here and in the box QP: inside the knot scan a loop's
+            # iteration costs more than a nu x nu elimination's arithmetic; jaxdyn.linalg)
+            kK, pivots = linalg.gauss_jordan(Quu_r, jnp.concatenate([Qu[:, None], Qux_r], 1), unroll=True)
+            k, K = -kK[:, 0], -kK[:, 1:]
+            ok = ok & jnp.all(pivots > 0)
+        ok = ok & jnp.all(jnp.isfinite(k))
         dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
         Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
         Vxx = _sym(Qxx + K.T @ Quu @ K + K.T @ Qux + Qux.T @ K)
