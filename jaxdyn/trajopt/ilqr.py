@@ -73,11 +73,25 @@ def _sym(A):
     return 0.5 * (A + A.T)
 
 
+def _masked(H, free):
+    """``H`` on the ``free`` rows and columns, the identity elsewhere."""
+    both = free[:, None] & free[None, :]
+    return jnp.where(both, H, jnp.eye(H.shape[0], dtype=H.dtype))
+
+
 def _masked_cholesky(H, free):
     """Cholesky factor of ``H`` restricted to the ``free`` rows/columns (identity elsewhere)."""
-    both = free[:, None] & free[None, :]
-    Hf = jnp.where(both, H, jnp.eye(H.shape[0], dtype=H.dtype))
-    return linalg.cholesky(Hf, unroll=True)
+    return linalg.cholesky(_masked(H, free), unroll=True)
+
+
+def _masked_solve(H, free, b):
+    """``(x, definite)``: ``x = H_ff^-1 b_f`` on the ``free`` rows and zero elsewhere, and
+    whether ``H_ff`` is positive definite (every pivot positive), by one unrolled Gauss-Jordan
+    elimination (:func:`jaxdyn.linalg.gauss_jordan`; inside the knot scan the steps of a
+    factorisation and two substitutions cost more than their arithmetic)."""
+    mask = free.reshape(free.shape + (1,) * (b.ndim - 1))
+    x, pivots = linalg.gauss_jordan(_masked(H, free), jnp.where(mask, b, 0.0), unroll=True)
+    return jnp.where(mask, x, 0.0), jnp.all(pivots > 0)
 
 
 _QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
@@ -86,7 +100,8 @@ _QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
 def box_qp(H, g, lower, upper, k0, iterations: int = 10):
     """``argmin 1/2 k' H k + g' k`` subject to ``lower <= k <= upper`` by projected Newton
     (Tassa, Mansard & Todorov 2014, Algorithm 1): the clamped set is the controls at a bound
-    whose gradient points outward; a Newton step on the free set is followed by a projected
+    whose gradient points outward; a Newton step on the free set (taken where ``H_ff`` is
+    positive definite, :func:`_masked_solve`) is followed by a projected
     Armijo line search (candidates in parallel). At most ``iterations`` steps, fewer once a step
     stops improving the objective (vmap-able); without active bounds the first iteration is the exact Newton
     solution. Returns ``(k, free, L)``: the solution, the free-control mask and the Cholesky
@@ -105,14 +120,13 @@ def box_qp(H, g, lower, upper, k0, iterations: int = 10):
         i, kk, _ = state
         clamped, grad = clamped_mask(kk)
         free = ~clamped
-        L = _masked_cholesky(H, free)
-        d = jnp.where(free, -linalg.cho_solve(L, jnp.where(free, grad, 0.0), unroll=True), 0.0)
+        d, definite = _masked_solve(H, free, -grad)
         cand = jnp.clip(kk[None] + steps[:, None] * d[None], lower, upper)
         vals = jax.vmap(f)(cand)
         f0 = f(kk)
         ok = jnp.isfinite(vals) & (vals <= f0 + 0.1 * (cand - kk[None]) @ grad)
         j = jnp.argmax(ok)
-        moved = jnp.any(ok) & jnp.all(jnp.isfinite(d))
+        moved = jnp.any(ok) & definite & jnp.all(jnp.isfinite(d))
         new = jnp.where(moved, cand[j], kk)
         # stop once a step no longer improves the objective (relative to its size)
         going = moved & (f0 - vals[j] > tol * (1.0 + jnp.abs(f0)))
@@ -184,9 +198,9 @@ def backward_pass(
         Quu_r = _sym(luu + fu.T @ Vreg @ fu)
         Qux_r = lux + fu.T @ Vreg @ fx
         if boxed:
-            k, free, L = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
-            K = jnp.where(free[:, None], -linalg.cho_solve(L, jnp.where(free[:, None], Qux_r, 0.0), unroll=True), 0.0)
-            ok = ok & jnp.all(jnp.isfinite(L))
+            k, free, _ = box_qp(Quu_r, Qu, u_lower - u, u_upper - u, kw, qp_iterations)
+            K, definite = _masked_solve(Quu_r, free, -Qux_r)
+            ok = ok & definite
         else:  # no limits: the Newton step of the box QP, one Gauss-Jordan elimination of
             # [Q~_uu | Q_u Q~_ux] for k and K, Q~_uu positive definite where every pivot is
             # positive (unrolled, here and in the box QP: inside the knot scan a loop's
