@@ -159,8 +159,9 @@ def backward_pass(
     eqs. (10)-(11), Tassa 2014 Sec. III). ``mu`` regularises ``V_xx`` (``V_xx + mu I``).
     Without limits (``u_lower`` and ``u_upper`` ``None``) ``k = -Q~_uu^-1 Q_u`` and
     ``K = -Q~_uu^-1 Q~_ux`` from one Gauss-Jordan elimination (:func:`jaxdyn.linalg.gauss_jordan`),
-    the box QP's first Newton step; a pivot that is not positive (``Q~_uu`` not positive
-    definite) fails the pass, as the box QP's Cholesky factor that is not finite does.
+    the box QP's first Newton step; with limits ``K`` comes from the same elimination on the free
+    controls (:func:`_masked_solve`). A pivot that is not positive (``Q~_uu``, or its free block,
+    not positive definite) fails the pass.
 
     With ``gaps (T, ndx)`` (multiple shooting, ``g_t+1 = f(x_t, u_t) (-) x_t+1``), the value
     function of knot ``t+1`` is taken at the end of the gap (Mastalli et al. 2020):
