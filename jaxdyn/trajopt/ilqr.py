@@ -84,14 +84,21 @@ def _masked_cholesky(H, free):
     return linalg.cholesky(_masked(H, free), unroll=True)
 
 
+def _definite_solve(H, b):
+    """``(H^-1 b, definite)`` for a symmetric ``H`` ``(nu, nu)`` and ``b`` ``(nu,)`` or ``(nu,
+    k)``: one unrolled Gauss-Jordan elimination (:func:`jaxdyn.linalg.gauss_jordan`; inside the
+    knot scan the steps of a factorisation and two substitutions cost more than their
+    arithmetic), ``definite`` whether ``H`` is positive definite (every pivot positive)."""
+    x, pivots = linalg.gauss_jordan(H, b, unroll=True)
+    return x, jnp.all(pivots > 0)
+
+
 def _masked_solve(H, free, b):
     """``(x, definite)``: ``x = H_ff^-1 b_f`` on the ``free`` rows and zero elsewhere, and
-    whether ``H_ff`` is positive definite (every pivot positive), by one unrolled Gauss-Jordan
-    elimination (:func:`jaxdyn.linalg.gauss_jordan`; inside the knot scan the steps of a
-    factorisation and two substitutions cost more than their arithmetic)."""
+    whether ``H_ff`` is positive definite (:func:`_definite_solve` of the masked ``H``)."""
     mask = free.reshape(free.shape + (1,) * (b.ndim - 1))
-    x, pivots = linalg.gauss_jordan(_masked(H, free), jnp.where(mask, b, 0.0), unroll=True)
-    return jnp.where(mask, x, 0.0), jnp.all(pivots > 0)
+    x, definite = _definite_solve(_masked(H, free), jnp.where(mask, b, 0.0))
+    return jnp.where(mask, x, 0.0), definite
 
 
 _QP_STEPS = (1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
@@ -206,9 +213,9 @@ def backward_pass(
             # [Q~_uu | Q_u Q~_ux] for k and K, Q~_uu positive definite where every pivot is
             # positive (unrolled, here and in the box QP: inside the knot scan a loop's
             # iteration costs more than a nu x nu elimination's arithmetic; jaxdyn.linalg)
-            kK, pivots = linalg.gauss_jordan(Quu_r, jnp.concatenate([Qu[:, None], Qux_r], 1), unroll=True)
-            k, K = -kK[:, 0], -kK[:, 1:]
-            ok = ok & jnp.all(pivots > 0)
+            kK, definite = _definite_solve(Quu_r, -jnp.concatenate([Qu[:, None], Qux_r], 1))
+            k, K = kK[:, 0], kK[:, 1:]
+            ok = ok & definite
         ok = ok & jnp.all(jnp.isfinite(k))
         dV = dV + jnp.stack([k @ Qu, 0.5 * k @ Quu @ k])
         Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
